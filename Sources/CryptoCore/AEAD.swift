@@ -1,0 +1,127 @@
+internal import COpenSSL
+import Foundation
+
+/// AEAD ciphers with a 12-byte nonce and a 16-byte tag appended to the ciphertext.
+package enum AEADAlgorithm: Sendable, Hashable {
+    case aes128gcm, aes256gcm, chacha20poly1305
+
+    /// Key length in bytes (Nk).
+    package var keySize: Int {
+        switch self {
+        case .aes128gcm: 16
+        case .aes256gcm, .chacha20poly1305: 32
+        }
+    }
+
+    /// Nonce length in bytes (Nn).
+    package var nonceSize: Int { 12 }
+
+    /// Tag length in bytes (Nt).
+    package var tagSize: Int { 16 }
+
+    var cipher: OpaquePointer {
+        switch self {
+        case .aes128gcm: Algorithms.aes128gcm.pointer
+        case .aes256gcm: Algorithms.aes256gcm.pointer
+        case .chacha20poly1305: Algorithms.chacha20poly1305.pointer
+        }
+    }
+
+    /// Encrypts `plaintext`, returning `ciphertext ‖ tag`.
+    package func seal<K: ContiguousBytes, N: ContiguousBytes, P: ContiguousBytes, A: ContiguousBytes>(
+        key: K, nonce: N, plaintext: P, aad: A
+    ) throws(CryptoError) -> [UInt8] {
+        var out = [UInt8]()
+        try seal(key: key, nonce: nonce, plaintext: plaintext, aad: aad, appendingTo: &out)
+        return out
+    }
+
+    /// Encrypts `plaintext`, appending `ciphertext ‖ tag` to `output` (one buffer, no intermediate copy).
+    package func seal<K: ContiguousBytes, N: ContiguousBytes, P: ContiguousBytes, A: ContiguousBytes>(
+        key: K, nonce: N, plaintext: P, aad: A, appendingTo output: inout [UInt8]
+    ) throws(CryptoError) {
+        guard let ctx = EVP_CIPHER_CTX_new() else { throw .operationFailed(operation: "cipher ctx") }
+        defer { EVP_CIPHER_CTX_free(ctx) }
+        try initialize(ctx, key: key, nonce: nonce, encrypt: true)
+        try feedAAD(ctx, aad: aad)
+        let ptLen = plaintext.withUnsafeBytes { $0.count }
+        let start = output.count
+        output.append(contentsOf: repeatElement(0, count: ptLen + tagSize))
+        let ok: Bool = plaintext.withUnsafeBytes { pt in
+            output.withUnsafeMutableBufferPointer { outBuf in
+                let dst = outBuf.baseAddress! + start
+                var outl: Int32 = 0
+                if pt.count > 0 {
+                    guard EVP_EncryptUpdate(ctx, dst, &outl, pt.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(pt.count)) == 1,
+                          Int(outl) == pt.count else { return false }
+                }
+                var finl: Int32 = 0
+                guard EVP_EncryptFinal_ex(ctx, dst + pt.count, &finl) == 1, finl == 0 else { return false }
+                return EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, Int32(tagSize), dst + pt.count) == 1
+            }
+        }
+        guard ok else {
+            output.removeSubrange(start...)
+            throw .operationFailed(operation: "seal")
+        }
+    }
+
+    /// Decrypts `ciphertext ‖ tag`. Any failure (short input, wrong key, tampering) is the single
+    /// opaque `authenticationFailed`; no plaintext is released unless the tag verifies.
+    package func open<K: ContiguousBytes, N: ContiguousBytes, C: ContiguousBytes, A: ContiguousBytes>(
+        key: K, nonce: N, ciphertext: C, aad: A
+    ) throws(CryptoError) -> [UInt8] {
+        guard let ctx = EVP_CIPHER_CTX_new() else { throw .operationFailed(operation: "cipher ctx") }
+        defer { EVP_CIPHER_CTX_free(ctx) }
+        do {
+            try initialize(ctx, key: key, nonce: nonce, encrypt: false)
+            try feedAAD(ctx, aad: aad)
+        } catch { throw .authenticationFailed }
+        var out = [UInt8]()
+        let ok: Bool = ciphertext.withUnsafeBytes { ct in
+            guard ct.count >= tagSize else { return false }
+            let bodyLen = ct.count - tagSize
+            out = [UInt8](repeating: 0, count: bodyLen)
+            return out.withUnsafeMutableBufferPointer { outBuf in
+                var outl: Int32 = 0
+                if bodyLen > 0 {
+                    guard EVP_DecryptUpdate(ctx, outBuf.baseAddress, &outl, ct.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(bodyLen)) == 1 else { return false }
+                }
+                let tag = UnsafeMutableRawPointer(mutating: ct.baseAddress! + bodyLen)
+                guard EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, Int32(tagSize), tag) == 1 else { return false }
+                var finl: Int32 = 0
+                var scratch = [UInt8](repeating: 0, count: 32)
+                return EVP_DecryptFinal_ex(ctx, &scratch, &finl) == 1
+            }
+        }
+        ERR_clear_error()
+        guard ok else {
+            SecureBytes.cleanse(&out)
+            throw .authenticationFailed
+        }
+        return out
+    }
+
+    private func initialize<K: ContiguousBytes, N: ContiguousBytes>(_ ctx: OpaquePointer, key: K, nonce: N, encrypt: Bool) throws(CryptoError) {
+        let ok: Bool = key.withUnsafeBytes { k in
+            nonce.withUnsafeBytes { n in
+                guard k.count == keySize, n.count == nonceSize else { return false }
+                let kp = k.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                let np = n.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                return encrypt
+                    ? EVP_EncryptInit_ex2(ctx, cipher, kp, np, nil) == 1
+                    : EVP_DecryptInit_ex2(ctx, cipher, kp, np, nil) == 1
+            }
+        }
+        guard ok else { ERR_clear_error(); throw .invalidLength }
+    }
+
+    private func feedAAD<A: ContiguousBytes>(_ ctx: OpaquePointer, aad: A) throws(CryptoError) {
+        let ok: Bool = aad.withUnsafeBytes { a in
+            guard a.count > 0 else { return true }
+            var outl: Int32 = 0
+            return EVP_CipherUpdate(ctx, nil, &outl, a.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(a.count)) == 1
+        }
+        guard ok else { throw .operationFailed(operation: "aad") }
+    }
+}

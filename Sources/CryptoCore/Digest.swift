@@ -1,0 +1,146 @@
+internal import COpenSSL
+import Foundation
+
+/// Fetched OpenSSL algorithm object, fetched once per process and shared read-only between threads.
+final class Fetched: @unchecked Sendable {
+    let pointer: OpaquePointer
+    init(_ pointer: OpaquePointer?) {
+        guard let pointer else { fatalError("OpenSSL algorithm fetch failed: the library is unusable") }
+        self.pointer = pointer
+    }
+}
+
+enum Algorithms {
+    static let sha256 = Fetched(EVP_MD_fetch(nil, "SHA256", nil))
+    static let sha384 = Fetched(EVP_MD_fetch(nil, "SHA384", nil))
+    static let sha512 = Fetched(EVP_MD_fetch(nil, "SHA512", nil))
+    static let aes128gcm = Fetched(EVP_CIPHER_fetch(nil, "AES-128-GCM", nil))
+    static let aes256gcm = Fetched(EVP_CIPHER_fetch(nil, "AES-256-GCM", nil))
+    static let chacha20poly1305 = Fetched(EVP_CIPHER_fetch(nil, "ChaCha20-Poly1305", nil))
+}
+
+/// SHA-2 digest algorithms.
+package enum DigestAlgorithm: Sendable, Hashable {
+    case sha256, sha384, sha512
+
+    /// Output length in bytes.
+    package var outputSize: Int {
+        switch self {
+        case .sha256: 32
+        case .sha384: 48
+        case .sha512: 64
+        }
+    }
+
+    var md: OpaquePointer {
+        switch self {
+        case .sha256: Algorithms.sha256.pointer
+        case .sha384: Algorithms.sha384.pointer
+        case .sha512: Algorithms.sha512.pointer
+        }
+    }
+
+    /// OpenSSL's name, for the signature APIs.
+    var name: String {
+        switch self {
+        case .sha256: "SHA256"
+        case .sha384: "SHA384"
+        case .sha512: "SHA512"
+        }
+    }
+
+    /// One-shot digest of `data`.
+    package func hash<D: ContiguousBytes>(_ data: D) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: outputSize)
+        var len: UInt32 = 0
+        let ok = withNonNullBytes(data) { p, n in
+            out.withUnsafeMutableBufferPointer { EVP_Digest(p, n, $0.baseAddress, &len, md, nil) }
+        }
+        precondition(ok == 1 && Int(len) == outputSize, "EVP_Digest failed")
+        return out
+    }
+
+    /// HMAC of `data` under `key` (RFC 2104).
+    package func hmac<K: ContiguousBytes, D: ContiguousBytes>(key: K, data: D) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: outputSize)
+        var len: UInt32 = 0
+        let result = withNonNullBytes(key) { kp, kn in
+            withNonNullBytes(data) { dp, dn in
+                out.withUnsafeMutableBufferPointer {
+                    HMAC(md, kp, Int32(kn), dp.assumingMemoryBound(to: UInt8.self), dn, $0.baseAddress, &len)
+                }
+            }
+        }
+        precondition(result != nil && Int(len) == outputSize, "HMAC failed")
+        return out
+    }
+
+    /// HKDF-Extract (RFC 5869 §2.2).
+    package func hkdfExtract<S: ContiguousBytes, I: ContiguousBytes>(salt: S, ikm: I) -> [UInt8] {
+        let saltCount = salt.withUnsafeBytes { $0.count }
+        if saltCount == 0 {
+            return hmac(key: [UInt8](repeating: 0, count: outputSize), data: ikm)
+        }
+        return hmac(key: salt, data: ikm)
+    }
+
+    /// HKDF-Expand (RFC 5869 §2.3). `length` must be at most 255 × the digest size.
+    package func hkdfExpand<P: ContiguousBytes, I: ContiguousBytes>(prk: P, info: I, length: Int) throws(CryptoError) -> [UInt8] {
+        guard length >= 0, length <= 255 * outputSize else { throw .invalidLength }
+        var okm = [UInt8]()
+        okm.reserveCapacity(length)
+        var t = [UInt8]()
+        let infoBytes = info.withUnsafeBytes { [UInt8]($0) }
+        var counter: UInt8 = 1
+        while okm.count < length {
+            var block = t
+            block.append(contentsOf: infoBytes)
+            block.append(counter)
+            SecureBytes.cleanse(&t)
+            t = hmac(key: prk, data: block)
+            SecureBytes.cleanse(&block)
+            okm.append(contentsOf: t.prefix(length - okm.count))
+            counter &+= 1
+        }
+        SecureBytes.cleanse(&t)
+        return okm
+    }
+
+    /// HKDF (RFC 5869): extract then expand.
+    package func hkdf<S: ContiguousBytes, I: ContiguousBytes, N: ContiguousBytes>(salt: S, ikm: I, info: N, length: Int) throws(CryptoError) -> [UInt8] {
+        var prk = hkdfExtract(salt: salt, ikm: ikm)
+        defer { SecureBytes.cleanse(&prk) }
+        return try hkdfExpand(prk: prk, info: info, length: length)
+    }
+}
+
+/// Incremental SHA-2 hashing, for inputs assembled in pieces.
+package struct DigestHasher: ~Copyable {
+    private let ctx: OpaquePointer
+    private let algorithm: DigestAlgorithm
+
+    /// Starts a new digest.
+    package init(_ algorithm: DigestAlgorithm) {
+        guard let c = EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new failed") }
+        precondition(EVP_DigestInit_ex2(c, algorithm.md, nil) == 1, "EVP_DigestInit_ex2 failed")
+        self.ctx = c
+        self.algorithm = algorithm
+    }
+
+    /// Adds bytes.
+    package mutating func update<D: ContiguousBytes>(_ data: D) {
+        data.withUnsafeBytes { buf in
+            if let base = buf.baseAddress, buf.count > 0 { _ = EVP_DigestUpdate(ctx, base, buf.count) }
+        }
+    }
+
+    /// Returns the digest; the hasher is consumed.
+    package consuming func finalize() -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: algorithm.outputSize)
+        var len: UInt32 = 0
+        _ = out.withUnsafeMutableBufferPointer { EVP_DigestFinal_ex(ctx, $0.baseAddress, &len) }
+        return out
+    }
+
+    deinit { EVP_MD_CTX_free(ctx) }
+}

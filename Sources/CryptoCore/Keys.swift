@@ -1,0 +1,518 @@
+internal import COpenSSL
+import Foundation
+
+/// NIST prime curves used by COSE, mdoc and HPKE.
+package enum Curve: Sendable, Hashable, CaseIterable {
+    case p256, p384, p521
+
+    /// Size of one coordinate or of the private scalar, in bytes (Nsk / Ndh in RFC 9180 terms).
+    package var coordinateSize: Int {
+        switch self {
+        case .p256: 32
+        case .p384: 48
+        case .p521: 66
+        }
+    }
+
+    /// Length of the uncompressed SEC1 point `04 ‖ x ‖ y`.
+    package var uncompressedPointSize: Int { 1 + 2 * coordinateSize }
+
+    /// The hash that pairs with the curve for ECDSA (ES256/ES384/ES512).
+    package var digest: DigestAlgorithm {
+        switch self {
+        case .p256: .sha256
+        case .p384: .sha384
+        case .p521: .sha512
+        }
+    }
+
+    var groupNamePointer: UnsafePointer<CChar> {
+        switch self {
+        case .p256: mdoc_GROUP_P256
+        case .p384: mdoc_GROUP_P384
+        case .p521: mdoc_GROUP_P521
+        }
+    }
+
+    var group: OpaquePointer {
+        switch self {
+        case .p256: Groups.p256.pointer
+        case .p384: Groups.p384.pointer
+        case .p521: Groups.p521.pointer
+        }
+    }
+
+    init?(bits: Int32) {
+        switch bits {
+        case 256: self = .p256
+        case 384: self = .p384
+        case 521: self = .p521
+        default: return nil
+        }
+    }
+}
+
+enum Groups {
+    static let p256 = Fetched(EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1))
+    static let p384 = Fetched(EC_GROUP_new_by_curve_name(NID_secp384r1))
+    static let p521 = Fetched(EC_GROUP_new_by_curve_name(NID_secp521r1))
+}
+
+/// What kind of key an OpenSSL key object holds.
+package enum KeyKind: Sendable, Hashable {
+    /// ECDSA / ECDH on a NIST curve.
+    case ec(Curve)
+    /// EdDSA over edwards25519.
+    case ed25519
+    /// X25519 key agreement.
+    case x25519
+    /// X448 key agreement.
+    case x448
+
+    /// Raw key length for the Montgomery/Edwards kinds; coordinate size for EC.
+    package var rawSize: Int {
+        switch self {
+        case .ec(let c): c.coordinateSize
+        case .ed25519, .x25519: 32
+        case .x448: 56
+        }
+    }
+
+    var evpType: Int32 {
+        switch self {
+        case .ec: EVP_PKEY_EC
+        case .ed25519: EVP_PKEY_ED25519
+        case .x25519: EVP_PKEY_X25519
+        case .x448: EVP_PKEY_X448
+        }
+    }
+}
+
+/// Owner of one `EVP_PKEY`. Immutable after creation, so it may be shared between threads.
+final class PKeyBox: @unchecked Sendable {
+    let pkey: OpaquePointer
+    init(_ pkey: OpaquePointer) { self.pkey = pkey }
+    deinit { EVP_PKEY_free(pkey) }
+}
+
+/// A validated public key.
+package struct PublicKey: Sendable {
+    let box: PKeyBox
+    /// The key's kind (curve or OKP type).
+    package let kind: KeyKind
+
+    /// Imports an EC public key from affine coordinates; rejects wrong lengths and points that are
+    /// not on the curve.
+    package init<X: ContiguousBytes, Y: ContiguousBytes>(curve: Curve, x: X, y: Y) throws(CryptoError) {
+        let n = curve.coordinateSize
+        var point = [UInt8]()
+        point.reserveCapacity(1 + 2 * n)
+        point.append(4)
+        let okX: Bool = x.withUnsafeBytes { b in
+            guard b.count == n else { return false }
+            point.append(contentsOf: b)
+            return true
+        }
+        let okY: Bool = y.withUnsafeBytes { b in
+            guard b.count == n else { return false }
+            point.append(contentsOf: b)
+            return true
+        }
+        guard okX, okY else { throw .invalidPublicKey }
+        try self.init(curve: curve, uncompressedPoint: point)
+    }
+
+    /// Imports an EC public key from its uncompressed SEC1 encoding `04 ‖ x ‖ y`. Compressed points,
+    /// the point at infinity, wrong lengths and off-curve points are rejected.
+    package init<P: ContiguousBytes>(curve: Curve, uncompressedPoint: P) throws(CryptoError) {
+        let pkey: OpaquePointer? = uncompressedPoint.withUnsafeBytes { buf -> OpaquePointer? in
+            guard buf.count == curve.uncompressedPointSize, buf[0] == 4 else { return nil }
+            guard let ctx = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { return nil }
+            defer { EVP_PKEY_CTX_free(ctx) }
+            guard EVP_PKEY_fromdata_init(ctx) == 1 else { return nil }
+            var params: [OSSL_PARAM] = [
+                OSSL_PARAM_construct_utf8_string(mdoc_PARAM_GROUP_NAME, UnsafeMutablePointer(mutating: curve.groupNamePointer), 0),
+                OSSL_PARAM_construct_octet_string(mdoc_PARAM_PUB_KEY, UnsafeMutableRawPointer(mutating: buf.baseAddress!), buf.count),
+                OSSL_PARAM_construct_end(),
+            ]
+            var out: OpaquePointer? = nil
+            let rc = params.withUnsafeMutableBufferPointer { EVP_PKEY_fromdata(ctx, &out, mdoc_EVP_PKEY_PUBLIC_KEY, $0.baseAddress) }
+            guard rc == 1, let out else { return nil }
+            return out
+        }
+        ERR_clear_error()
+        guard let pkey else { throw .invalidPublicKey }
+        self.box = PKeyBox(pkey)
+        self.kind = .ec(curve)
+    }
+
+    /// Imports a raw Ed25519, X25519 or X448 public key.
+    package init<R: ContiguousBytes>(kind: KeyKind, raw: R) throws(CryptoError) {
+        if case .ec = kind { throw .unsupportedAlgorithm }
+        let pkey: OpaquePointer? = raw.withUnsafeBytes { buf in
+            guard buf.count == kind.rawSize else { return nil }
+            return EVP_PKEY_new_raw_public_key(kind.evpType, nil, buf.baseAddress!.assumingMemoryBound(to: UInt8.self), buf.count)
+        }
+        ERR_clear_error()
+        guard let pkey else { throw .invalidPublicKey }
+        self.box = PKeyBox(pkey)
+        self.kind = kind
+    }
+
+    init(box: PKeyBox, kind: KeyKind) {
+        self.box = box
+        self.kind = kind
+    }
+
+    /// The uncompressed SEC1 point `04 ‖ x ‖ y` (EC keys), or the raw key (OKP keys).
+    package var rawRepresentation: [UInt8] {
+        switch kind {
+        case .ec(let curve):
+            var out = [UInt8](repeating: 0, count: curve.uncompressedPointSize)
+            var len = 0
+            let rc = out.withUnsafeMutableBufferPointer {
+                EVP_PKEY_get_octet_string_param(box.pkey, mdoc_PARAM_ENCODED_PUBLIC_KEY, $0.baseAddress, $0.count, &len)
+            }
+            precondition(rc == 1 && len == out.count, "public key export failed")
+            return out
+        default:
+            var out = [UInt8](repeating: 0, count: kind.rawSize)
+            var len = out.count
+            let rc = out.withUnsafeMutableBufferPointer { EVP_PKEY_get_raw_public_key(box.pkey, $0.baseAddress, &len) }
+            precondition(rc == 1 && len == out.count, "public key export failed")
+            return out
+        }
+    }
+
+    /// The affine x and y coordinates (EC keys only).
+    package var coordinates: (x: [UInt8], y: [UInt8])? {
+        guard case .ec(let curve) = kind else { return nil }
+        let raw = rawRepresentation
+        let n = curve.coordinateSize
+        return (Array(raw[1..<(1 + n)]), Array(raw[(1 + n)...]))
+    }
+
+    /// Verifies a raw `r ‖ s` ECDSA signature (RFC 9053 §2.1) over `message` hashed with `digest`.
+    /// Returns false for a well-formed but wrong signature; throws when the signature has the wrong
+    /// length or the key is not an EC key.
+    package func verifyECDSA<S: ContiguousBytes, M: ContiguousBytes>(signature: S, message: M, digest: DigestAlgorithm) throws(CryptoError) -> Bool {
+        guard case .ec(let curve) = kind else { throw .unsupportedAlgorithm }
+        let der: [UInt8]? = signature.withUnsafeBytes { sig in
+            guard sig.count == 2 * curve.coordinateSize else { return nil }
+            return ECDSASignatureDER.encode(raw: sig, coordinateSize: curve.coordinateSize)
+        }
+        guard let der else { throw .invalidSignatureEncoding }
+        return verifyDigestSignature(der: der, message: message, digestName: digest.name)
+    }
+
+    /// Verifies an Ed25519 signature (RFC 8032).
+    package func verifyEd25519<S: ContiguousBytes, M: ContiguousBytes>(signature: S, message: M) throws(CryptoError) -> Bool {
+        guard kind == .ed25519 else { throw .unsupportedAlgorithm }
+        let sig = signature.withUnsafeBytes { [UInt8]($0) }
+        guard sig.count == 64 else { throw .invalidSignatureEncoding }
+        return verifyDigestSignature(der: sig, message: message, digestName: nil)
+    }
+
+    private func verifyDigestSignature<M: ContiguousBytes>(der: [UInt8], message: M, digestName: String?) -> Bool {
+        guard let mdctx = EVP_MD_CTX_new() else { return false }
+        defer { EVP_MD_CTX_free(mdctx); ERR_clear_error() }
+        let initRC: Int32
+        if let digestName {
+            initRC = EVP_DigestVerifyInit_ex(mdctx, nil, digestName, nil, nil, box.pkey, nil)
+        } else {
+            initRC = EVP_DigestVerifyInit_ex(mdctx, nil, nil, nil, nil, box.pkey, nil)
+        }
+        guard initRC == 1 else { return false }
+        let rc = withNonNullBytes(message) { mp, mn in
+            der.withUnsafeBufferPointer { EVP_DigestVerify(mdctx, $0.baseAddress, $0.count, mp.assumingMemoryBound(to: UInt8.self), mn) }
+        }
+        return rc == 1
+    }
+}
+
+/// A private key held by OpenSSL. Freed (and its scalar cleansed by OpenSSL) when the last copy goes.
+package struct PrivateKey: Sendable {
+    let box: PKeyBox
+    /// The key's kind.
+    package let kind: KeyKind
+    /// The matching public key.
+    package let publicKey: PublicKey
+
+    /// Generates a fresh key pair.
+    package static func generate(_ kind: KeyKind) throws(CryptoError) -> PrivateKey {
+        let name: String
+        switch kind {
+        case .ec: name = "EC"
+        case .ed25519: name = "ED25519"
+        case .x25519: name = "X25519"
+        case .x448: name = "X448"
+        }
+        guard let ctx = EVP_PKEY_CTX_new_from_name(nil, name, nil) else { throw .operationFailed(operation: "keygen") }
+        defer { EVP_PKEY_CTX_free(ctx) }
+        guard EVP_PKEY_keygen_init(ctx) == 1 else { throw .operationFailed(operation: "keygen") }
+        if case .ec(let curve) = kind {
+            guard EVP_PKEY_CTX_set_group_name(ctx, curve.groupNamePointer) == 1 else { throw .operationFailed(operation: "keygen") }
+        }
+        var pkey: OpaquePointer? = nil
+        guard EVP_PKEY_generate(ctx, &pkey) == 1, let pkey else { throw .operationFailed(operation: "keygen") }
+        return try PrivateKey(adopting: pkey, kind: kind)
+    }
+
+    /// Imports an EC private scalar (big-endian, exactly the curve's size). The public key is computed
+    /// as d·G, since OpenSSL 3.0 does not derive it on import. Rejects 0 and values ≥ the order.
+    package init<D: ContiguousBytes>(curve: Curve, scalar: D) throws(CryptoError) {
+        let pkey: OpaquePointer? = scalar.withUnsafeBytes { buf -> OpaquePointer? in
+            guard buf.count == curve.coordinateSize else { return nil }
+            guard let d = BN_secure_new() else { return nil }
+            defer { BN_clear_free(d) }
+            guard BN_bin2bn(buf.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(buf.count), d) != nil else { return nil }
+            let group = curve.group
+            guard BN_is_zero(d) == 0, BN_cmp(d, EC_GROUP_get0_order(group)) < 0 else { return nil }
+            guard let point = EC_POINT_new(group) else { return nil }
+            defer { EC_POINT_free(point) }
+            guard EC_POINT_mul(group, point, d, nil, nil, nil) == 1 else { return nil }
+            var pub = [UInt8](repeating: 0, count: curve.uncompressedPointSize)
+            let plen = pub.withUnsafeMutableBufferPointer {
+                EC_POINT_point2oct(group, point, POINT_CONVERSION_UNCOMPRESSED, $0.baseAddress, $0.count, nil)
+            }
+            guard plen == pub.count else { return nil }
+            guard let bld = OSSL_PARAM_BLD_new() else { return nil }
+            defer { OSSL_PARAM_BLD_free(bld) }
+            return pub.withUnsafeBufferPointer { pubBuf -> OpaquePointer? in
+                guard OSSL_PARAM_BLD_push_utf8_string(bld, mdoc_PARAM_GROUP_NAME, curve.groupNamePointer, 0) == 1,
+                      OSSL_PARAM_BLD_push_BN(bld, mdoc_PARAM_PRIV_KEY, d) == 1,
+                      OSSL_PARAM_BLD_push_octet_string(bld, mdoc_PARAM_PUB_KEY, pubBuf.baseAddress, pubBuf.count) == 1,
+                      let params = OSSL_PARAM_BLD_to_param(bld) else { return nil }
+                defer { OSSL_PARAM_free(params) }
+                guard let ctx = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { return nil }
+                defer { EVP_PKEY_CTX_free(ctx) }
+                guard EVP_PKEY_fromdata_init(ctx) == 1 else { return nil }
+                var out: OpaquePointer? = nil
+                guard EVP_PKEY_fromdata(ctx, &out, mdoc_EVP_PKEY_KEYPAIR, params) == 1 else { return nil }
+                return out
+            }
+        }
+        ERR_clear_error()
+        guard let pkey else { throw .invalidPrivateKey }
+        try self.init(adopting: pkey, kind: .ec(curve))
+    }
+
+    /// Imports a raw X25519, X448 or Ed25519 private key (the public key is computed by OpenSSL).
+    package init<R: ContiguousBytes>(kind: KeyKind, raw: R) throws(CryptoError) {
+        if case .ec = kind { throw .unsupportedAlgorithm }
+        let pkey: OpaquePointer? = raw.withUnsafeBytes { buf in
+            guard buf.count == kind.rawSize else { return nil }
+            return EVP_PKEY_new_raw_private_key(kind.evpType, nil, buf.baseAddress!.assumingMemoryBound(to: UInt8.self), buf.count)
+        }
+        ERR_clear_error()
+        guard let pkey else { throw .invalidPrivateKey }
+        try self.init(adopting: pkey, kind: kind)
+    }
+
+    /// Loads a private key from PKCS#8 (or SEC1) DER or from PEM text. EC keys on P-256/P-384/P-521
+    /// and Ed25519 are accepted.
+    package init<B: ContiguousBytes>(encoded: B) throws(CryptoError) {
+        let bytes = encoded.withUnsafeBytes { [UInt8]($0) }
+        let isPEM = bytes.starts(with: Array("-----BEGIN".utf8)) || String(decoding: bytes.prefix(64), as: UTF8.self).contains("-----BEGIN")
+        var pkey: OpaquePointer? = nil
+        if isPEM {
+            pkey = bytes.withUnsafeBufferPointer { buf -> OpaquePointer? in
+                guard let bio = BIO_new_mem_buf(buf.baseAddress, Int32(buf.count)) else { return nil }
+                defer { BIO_free(bio) }
+                return PEM_read_bio_PrivateKey(bio, nil, nil, nil)
+            }
+        } else {
+            pkey = bytes.withUnsafeBufferPointer { buf -> OpaquePointer? in
+                guard let base = buf.baseAddress, buf.count > 0 else { return nil }
+                var p: UnsafePointer<UInt8>? = base
+                guard let k = d2i_AutoPrivateKey(nil, &p, buf.count) else { return nil }
+                guard p == base + buf.count else { EVP_PKEY_free(k); return nil }
+                return k
+            }
+        }
+        ERR_clear_error()
+        guard let pkey else { throw .invalidPrivateKey }
+        let base = EVP_PKEY_get_base_id(pkey)
+        let kind: KeyKind
+        if base == EVP_PKEY_EC, let curve = Curve(bits: EVP_PKEY_get_bits(pkey)) {
+            kind = .ec(curve)
+        } else if base == EVP_PKEY_ED25519 {
+            kind = .ed25519
+        } else if base == EVP_PKEY_X25519 {
+            kind = .x25519
+        } else if base == EVP_PKEY_X448 {
+            kind = .x448
+        } else {
+            EVP_PKEY_free(pkey)
+            throw .invalidPrivateKey
+        }
+        try self.init(adopting: pkey, kind: kind)
+    }
+
+    private init(adopting pkey: OpaquePointer, kind: KeyKind) throws(CryptoError) {
+        let box = PKeyBox(pkey)
+        self.box = box
+        self.kind = kind
+        // Extract the public half into its own object so it can be handed out independently.
+        switch kind {
+        case .ec(let curve):
+            var pub = [UInt8](repeating: 0, count: curve.uncompressedPointSize)
+            var len = 0
+            let rc = pub.withUnsafeMutableBufferPointer {
+                EVP_PKEY_get_octet_string_param(pkey, mdoc_PARAM_ENCODED_PUBLIC_KEY, $0.baseAddress, $0.count, &len)
+            }
+            guard rc == 1, len == pub.count else { throw .invalidPrivateKey }
+            self.publicKey = try PublicKey(curve: curve, uncompressedPoint: pub)
+        default:
+            var pub = [UInt8](repeating: 0, count: kind.rawSize)
+            var len = pub.count
+            let rc = pub.withUnsafeMutableBufferPointer { EVP_PKEY_get_raw_public_key(pkey, $0.baseAddress, &len) }
+            guard rc == 1, len == pub.count else { throw .invalidPrivateKey }
+            self.publicKey = try PublicKey(kind: kind, raw: pub)
+        }
+    }
+
+    /// The private scalar (EC, big-endian, padded to the curve size) or raw private key (OKP).
+    /// The caller owns the secret and should cleanse it.
+    package func exportSecret() throws(CryptoError) -> [UInt8] {
+        switch kind {
+        case .ec(let curve):
+            var bn: OpaquePointer? = nil
+            guard EVP_PKEY_get_bn_param(box.pkey, mdoc_PARAM_PRIV_KEY, &bn) == 1, let bn else { throw .operationFailed(operation: "export scalar") }
+            defer { BN_clear_free(bn) }
+            var out = [UInt8](repeating: 0, count: curve.coordinateSize)
+            let n = out.withUnsafeMutableBufferPointer { BN_bn2binpad(bn, $0.baseAddress, Int32($0.count)) }
+            guard n == curve.coordinateSize else { throw .operationFailed(operation: "export scalar") }
+            return out
+        default:
+            var out = [UInt8](repeating: 0, count: kind.rawSize)
+            var len = out.count
+            guard out.withUnsafeMutableBufferPointer({ EVP_PKEY_get_raw_private_key(box.pkey, $0.baseAddress, &len) }) == 1 else {
+                throw .operationFailed(operation: "export raw key")
+            }
+            return out
+        }
+    }
+
+    /// PKCS#8 DER encoding of the key.
+    package func pkcs8DER() throws(CryptoError) -> [UInt8] {
+        guard let p8 = EVP_PKEY2PKCS8(box.pkey) else { throw .operationFailed(operation: "pkcs8") }
+        defer { PKCS8_PRIV_KEY_INFO_free(p8) }
+        var ptr: UnsafeMutablePointer<UInt8>? = nil
+        let len = i2d_PKCS8_PRIV_KEY_INFO(p8, &ptr)
+        guard len > 0, let ptr else { throw .operationFailed(operation: "pkcs8") }
+        defer { OPENSSL_cleanse(ptr, Int(len)); mdoc_OPENSSL_free(ptr) }
+        return Array(UnsafeBufferPointer(start: ptr, count: Int(len)))
+    }
+
+    /// PKCS#8 PEM text (`-----BEGIN PRIVATE KEY-----`).
+    package func pkcs8PEM() throws(CryptoError) -> String {
+        let b64 = Data(try pkcs8DER()).base64EncodedString(options: [.lineLength64Characters, .endLineWithLineFeed])
+        return "-----BEGIN PRIVATE KEY-----\n\(b64)\n-----END PRIVATE KEY-----\n"
+    }
+
+    /// ECDSA signature over `message` (hashed with `digest`), returned as raw `r ‖ s` of the curve's size.
+    package func signECDSA<M: ContiguousBytes>(message: M, digest: DigestAlgorithm) throws(CryptoError) -> [UInt8] {
+        guard case .ec(let curve) = kind else { throw .unsupportedAlgorithm }
+        let der = try digestSign(message: message, digestName: digest.name)
+        guard let raw = ECDSASignatureDER.decode(der: der, coordinateSize: curve.coordinateSize) else {
+            throw .operationFailed(operation: "ECDSA signature decode")
+        }
+        return raw
+    }
+
+    /// Ed25519 signature (RFC 8032), 64 bytes.
+    package func signEd25519<M: ContiguousBytes>(message: M) throws(CryptoError) -> [UInt8] {
+        guard kind == .ed25519 else { throw .unsupportedAlgorithm }
+        return try digestSign(message: message, digestName: nil)
+    }
+
+    private func digestSign<M: ContiguousBytes>(message: M, digestName: String?) throws(CryptoError) -> [UInt8] {
+        guard let mdctx = EVP_MD_CTX_new() else { throw .operationFailed(operation: "sign") }
+        defer { EVP_MD_CTX_free(mdctx) }
+        let initRC: Int32
+        if let digestName {
+            initRC = EVP_DigestSignInit_ex(mdctx, nil, digestName, nil, nil, box.pkey, nil)
+        } else {
+            initRC = EVP_DigestSignInit_ex(mdctx, nil, nil, nil, nil, box.pkey, nil)
+        }
+        guard initRC == 1 else { ERR_clear_error(); throw .operationFailed(operation: "sign init") }
+        var out = [UInt8](repeating: 0, count: 160)
+        var len = out.count
+        let rc = withNonNullBytes(message) { mp, mn in
+            out.withUnsafeMutableBufferPointer { EVP_DigestSign(mdctx, $0.baseAddress, &len, mp.assumingMemoryBound(to: UInt8.self), mn) }
+        }
+        guard rc == 1 else { ERR_clear_error(); throw .operationFailed(operation: "sign") }
+        out.removeSubrange(len...)
+        return out
+    }
+
+    /// Diffie-Hellman shared secret with `peer` (ECDH x-coordinate, or X25519/X448 output). The peer
+    /// key is validated by OpenSSL; an all-zero X25519/X448 result is rejected.
+    package func sharedSecret(with peer: PublicKey) throws(CryptoError) -> [UInt8] {
+        guard peer.kind == kind, kind != .ed25519 else { throw .invalidPublicKey }
+        guard let ctx = EVP_PKEY_CTX_new_from_pkey(nil, box.pkey, nil) else { throw .operationFailed(operation: "derive") }
+        defer { EVP_PKEY_CTX_free(ctx) }
+        guard EVP_PKEY_derive_init(ctx) == 1 else { ERR_clear_error(); throw .operationFailed(operation: "derive init") }
+        guard EVP_PKEY_derive_set_peer_ex(ctx, peer.box.pkey, 1) == 1 else { ERR_clear_error(); throw .invalidPublicKey }
+        var len = 0
+        guard EVP_PKEY_derive(ctx, nil, &len) == 1, len > 0, len <= 132 else { ERR_clear_error(); throw .operationFailed(operation: "derive") }
+        var out = [UInt8](repeating: 0, count: len)
+        let rc = out.withUnsafeMutableBufferPointer { EVP_PKEY_derive(ctx, $0.baseAddress, &len) }
+        guard rc == 1 else { ERR_clear_error(); throw .invalidPublicKey }
+        out.removeSubrange(len...)
+        if out.allSatisfy({ $0 == 0 }) { throw .invalidPublicKey }
+        return out
+    }
+}
+
+/// Conversion between COSE's raw `r ‖ s` and DER `ECDSA-Sig-Value` (done in Swift: no BIGNUMs).
+enum ECDSASignatureDER {
+    static func encode(raw: UnsafeRawBufferPointer, coordinateSize n: Int) -> [UInt8] {
+        func integer(_ bytes: UnsafeRawBufferPointer.SubSequence) -> [UInt8] {
+            var start = bytes.startIndex
+            while start < bytes.endIndex - 1, bytes[start] == 0 { start += 1 }
+            var body = [UInt8](bytes[start...])
+            if body[0] & 0x80 != 0 { body.insert(0, at: 0) }
+            return [0x02] + derLength(body.count) + body
+        }
+        let r = integer(raw[0..<n])
+        let s = integer(raw[n..<(2 * n)])
+        return [0x30] + derLength(r.count + s.count) + r + s
+    }
+
+    static func derLength(_ n: Int) -> [UInt8] {
+        if n < 0x80 { return [UInt8(n)] }
+        if n < 0x100 { return [0x81, UInt8(n)] }
+        return [0x82, UInt8(n >> 8), UInt8(n & 0xff)]
+    }
+
+    static func decode(der: [UInt8], coordinateSize n: Int) -> [UInt8]? {
+        var i = 0
+        func readLength() -> Int? {
+            guard i < der.count else { return nil }
+            let b = der[i]; i += 1
+            if b < 0x80 { return Int(b) }
+            let count = Int(b & 0x7f)
+            guard count >= 1, count <= 2, i + count <= der.count else { return nil }
+            var len = 0
+            for _ in 0..<count { len = len << 8 | Int(der[i]); i += 1 }
+            return len
+        }
+        func readInteger() -> [UInt8]? {
+            guard i < der.count, der[i] == 0x02 else { return nil }
+            i += 1
+            guard let len = readLength(), len > 0, i + len <= der.count else { return nil }
+            var body = Array(der[i..<(i + len)])
+            i += len
+            while body.count > 1, body[0] == 0 { body.removeFirst() }
+            guard body.count <= n else { return nil }
+            return [UInt8](repeating: 0, count: n - body.count) + body
+        }
+        guard der.first == 0x30 else { return nil }
+        i = 1
+        guard let total = readLength(), i + total == der.count else { return nil }
+        guard let r = readInteger(), let s = readInteger(), i == der.count else { return nil }
+        return r + s
+    }
+}

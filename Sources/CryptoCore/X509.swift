@@ -1,0 +1,130 @@
+internal import COpenSSL
+import Foundation
+
+/// Owner of one `X509`.
+final class X509Box: @unchecked Sendable {
+    let x509: OpaquePointer
+    init(_ x509: OpaquePointer) { self.x509 = x509 }
+    deinit { X509_free(x509) }
+}
+
+/// A parsed X.509 certificate (DER). Immutable and shareable between threads.
+package struct X509Certificate: Sendable {
+    let box: X509Box
+    /// The exact DER bytes the certificate was parsed from.
+    package let der: [UInt8]
+
+    /// Parses a DER certificate; trailing bytes are rejected.
+    package init<B: ContiguousBytes>(der bytes: B) throws(CryptoError) {
+        let der = bytes.withUnsafeBytes { [UInt8]($0) }
+        let x: OpaquePointer? = der.withUnsafeBufferPointer { buf in
+            guard let base = buf.baseAddress, buf.count > 0, buf.count < 1 << 20 else { return nil }
+            var p: UnsafePointer<UInt8>? = base
+            guard let x = d2i_X509(nil, &p, buf.count) else { return nil }
+            guard p == base + buf.count else { X509_free(x); return nil }
+            return x
+        }
+        ERR_clear_error()
+        guard let x else { throw .invalidCertificate }
+        self.box = X509Box(x)
+        self.der = der
+    }
+
+    /// The subject public key, if it is an EC (P-256/384/521) or Ed25519 key.
+    package func publicKey() throws(CryptoError) -> PublicKey {
+        guard let pk = X509_get_pubkey(box.x509) else { ERR_clear_error(); throw .invalidPublicKey }
+        let base = EVP_PKEY_get_base_id(pk)
+        if base == EVP_PKEY_EC, let curve = Curve(bits: EVP_PKEY_get_bits(pk)) {
+            return PublicKey(box: PKeyBox(pk), kind: .ec(curve))
+        }
+        if base == EVP_PKEY_ED25519 { return PublicKey(box: PKeyBox(pk), kind: .ed25519) }
+        EVP_PKEY_free(pk)
+        throw .unsupportedAlgorithm
+    }
+
+    /// Subject Key Identifier extension value, if present.
+    package var subjectKeyIdentifier: [UInt8]? {
+        octets(X509_get0_subject_key_id(box.x509))
+    }
+
+    /// The keyIdentifier of the Authority Key Identifier extension, if present.
+    package var authorityKeyIdentifier: [UInt8]? {
+        octets(X509_get0_authority_key_id(box.x509))
+    }
+
+    private func octets(_ s: UnsafePointer<ASN1_OCTET_STRING>?) -> [UInt8]? {
+        guard let s, let data = ASN1_STRING_get0_data(s) else { return nil }
+        return Array(UnsafeBufferPointer(start: data, count: Int(ASN1_STRING_length(s))))
+    }
+
+    /// Start of validity, seconds since 1970-01-01T00:00:00Z.
+    package var notBefore: Int64 {
+        var t: Int64 = 0
+        return mdoc_asn1_time_to_unix(X509_get0_notBefore(box.x509), &t) == 1 ? t : Int64.max
+    }
+
+    /// End of validity, seconds since 1970-01-01T00:00:00Z.
+    package var notAfter: Int64 {
+        var t: Int64 = 0
+        return mdoc_asn1_time_to_unix(X509_get0_notAfter(box.x509), &t) == 1 ? t : Int64.min
+    }
+
+    /// The subject name in RFC 2253 form (e.g. `CN=reader,C=US`).
+    package var subject: String { name(X509_get_subject_name(box.x509)) }
+
+    /// The issuer name in RFC 2253 form.
+    package var issuer: String { name(X509_get_issuer_name(box.x509)) }
+
+    private func name(_ n: OpaquePointer?) -> String {
+        guard let n, let bio = BIO_new(BIO_s_mem()) else { return "" }
+        defer { BIO_free(bio) }
+        guard X509_NAME_print_ex(bio, n, 0, mdoc_XN_FLAG_RFC2253) >= 0 else { return "" }
+        var buf = [UInt8](repeating: 0, count: 1024)
+        let read = buf.withUnsafeMutableBufferPointer { BIO_read(bio, $0.baseAddress, Int32($0.count)) }
+        return read > 0 ? String(decoding: buf[0..<Int(read)], as: UTF8.self) : ""
+    }
+
+    /// True when the Extended Key Usage extension lists `oid` (dotted form, e.g. `1.0.18013.5.1.6`).
+    package func hasExtendedKeyUsage(_ oid: String) -> Bool {
+        var crit: Int32 = 0
+        guard let raw = X509_get_ext_d2i(box.x509, NID_ext_key_usage, &crit, nil) else { ERR_clear_error(); return false }
+        let eku = OpaquePointer(raw)
+        defer { mdoc_EXTENDED_KEY_USAGE_free(eku) }
+        guard let target = OBJ_txt2obj(oid, 1) else { return false }
+        defer { ASN1_OBJECT_free(target) }
+        for i in 0..<mdoc_sk_ASN1_OBJECT_num(eku) {
+            if let o = mdoc_sk_ASN1_OBJECT_value(eku, i), OBJ_cmp(o, target) == 0 { return true }
+        }
+        return false
+    }
+
+    /// True when basicConstraints marks the certificate as a CA.
+    package var isCA: Bool { X509_check_ca(box.x509) > 0 }
+
+    /// True when this certificate's signature verifies under `issuer`'s public key.
+    package func isSigned(by issuer: X509Certificate) -> Bool {
+        guard let pk = X509_get0_pubkey(issuer.box.x509) else { return false }
+        defer { ERR_clear_error() }
+        return X509_verify(box.x509, pk) == 1
+    }
+
+    /// Validates the path `leaf ← intermediates… ← one of anchors` at `time` (seconds since 1970)
+    /// with OpenSSL's strict X.509 checks. Profile rules (EKU, key usage) are the caller's job.
+    package static func validatePath(leaf: X509Certificate, intermediates: [X509Certificate], anchors: [X509Certificate], at time: Int64) throws(CryptoError) {
+        guard let store = X509_STORE_new() else { throw .operationFailed(operation: "store") }
+        defer { X509_STORE_free(store) }
+        for a in anchors { guard X509_STORE_add_cert(store, a.box.x509) == 1 else { ERR_clear_error(); throw .operationFailed(operation: "store add") } }
+        guard let chain = mdoc_sk_X509_new_null() else { throw .operationFailed(operation: "stack") }
+        defer { mdoc_sk_X509_free(chain) }
+        for c in intermediates { _ = mdoc_sk_X509_push(chain, c.box.x509) }
+        guard let ctx = X509_STORE_CTX_new() else { throw .operationFailed(operation: "store ctx") }
+        defer { X509_STORE_CTX_free(ctx) }
+        guard X509_STORE_CTX_init(ctx, store, leaf.box.x509, chain) == 1 else { throw .operationFailed(operation: "store ctx init") }
+        X509_STORE_CTX_set_flags(ctx, UInt(X509_V_FLAG_X509_STRICT))
+        X509_STORE_CTX_set_time(ctx, 0, time_t(time))
+        let rc = X509_verify_cert(ctx)
+        let err = X509_STORE_CTX_get_error(ctx)
+        ERR_clear_error()
+        guard rc == 1 else { throw .chainValidationFailed(reason: err) }
+    }
+}

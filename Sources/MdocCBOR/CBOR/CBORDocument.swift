@@ -1,0 +1,82 @@
+/// The major kinds of CBOR data item (RFC 8949 §3.1), with major type 7 split into simple values and
+/// floats.
+public enum CBORType: UInt8, Sendable, Hashable {
+    /// Major type 0.
+    case unsignedInt = 0
+    /// Major type 1: the value is −1 − argument.
+    case negativeInt = 1
+    /// Major type 2.
+    case byteString = 2
+    /// Major type 3.
+    case textString = 3
+    /// Major type 4.
+    case array = 4
+    /// Major type 5.
+    case map = 5
+    /// Major type 6.
+    case tag = 6
+    /// Major type 7 simple values (false, true, null, undefined, simple(n)).
+    case simple = 7
+    /// Major type 7 half, single or double precision floats.
+    case float = 8
+}
+
+/// One entry of the decoded tape: a data item and where its bytes are. 24 bytes.
+struct Node {
+    /// Int value, negative argument, string length, element count (pairs for maps), tag number,
+    /// simple value, or the float's raw bits.
+    var argument: UInt64
+    /// Offset of the item's head.
+    var start: UInt32
+    /// Offset one past the item's last byte (head, content and, for indefinite items, the break).
+    var end: UInt32
+    /// Number of tape entries in this item's subtree, itself included: the next sibling is at
+    /// `index + span`.
+    var span: UInt32
+    var type: CBORType
+    /// Head length in bytes (1–9).
+    var headLength: UInt8
+    var flags: UInt8
+
+    static let indefinite: UInt8 = 1
+    static let floatHalf: UInt8 = 2
+    static let floatSingle: UInt8 = 4
+    static let floatDouble: UInt8 = 8
+}
+
+/// Immutable storage shared by a document and all of its items.
+final class CBORStorage: Sendable {
+    let bytes: [UInt8]
+    let nodes: [Node]
+    init(bytes: [UInt8], nodes: [Node]) {
+        self.bytes = bytes
+        self.nodes = nodes
+    }
+}
+
+/// A decoded, validated CBOR data item over its input buffer. Nothing is copied: every item is a
+/// byte range into `bytes`.
+public struct CBORDocument: Sendable {
+    let storage: CBORStorage
+
+    /// The buffer the document was decoded from (possibly larger than the item, for embedded items).
+    public var bytes: [UInt8] { storage.bytes }
+
+    /// The top-level item.
+    public var root: CBORItem { CBORItem(storage: storage, index: 0) }
+
+    /// Number of data items in the document (including string chunks).
+    public var itemCount: Int { storage.nodes.count }
+
+    /// Decodes and validates exactly one data item spanning all of `bytes`.
+    public init(decoding bytes: [UInt8], options: CBORDecodingOptions = .default) throws(CBORError) {
+        try self.init(decoding: bytes, range: 0..<bytes.count, options: options)
+    }
+
+    /// Decodes and validates exactly one data item spanning `range` of `bytes`; the item's ranges are
+    /// offsets into `bytes`. Used to parse tag-24 payloads without copying them.
+    public init(decoding bytes: [UInt8], range: Range<Int>, options: CBORDecodingOptions = .default) throws(CBORError) {
+        let nodes = try CBORValidator.decode(bytes, range: range, options: options)
+        self.storage = CBORStorage(bytes: bytes, nodes: nodes)
+    }
+}

@@ -1,0 +1,288 @@
+/// The structural validator: drives the tokenizer head by head, tracks nesting and counts, and
+/// records every item on a flat tape. Enforces RFC 8949 well-formedness plus the configured limits.
+enum CBORValidator {
+    private enum FrameKind: UInt8 { case array, map, indefArray, indefMap, indefBytes, indefText, tag }
+
+    private struct Frame {
+        var node: Int
+        /// Items still expected (definite containers, tags) or items seen so far (indefinite ones).
+        var count: UInt64
+        var kind: FrameKind
+    }
+
+    static func decode(_ bytes: [UInt8], range: Range<Int>, options: CBORDecodingOptions) throws(CBORError) -> [Node] {
+        guard range.lowerBound >= 0, range.upperBound <= bytes.count else { throw CBORError(.truncated, at: 0) }
+        guard range.count <= options.maxInputSize else { throw CBORError(.inputTooLarge, at: range.lowerBound) }
+        guard !range.isEmpty else { throw CBORError(.truncated, at: range.lowerBound) }
+        let result: Result<[Node], CBORError> = bytes.withUnsafeBufferPointer { buf in
+            do throws(CBORError) {
+                return .success(try run(buf.baseAddress!, start: range.lowerBound, end: range.upperBound, options: options))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    private static func run(_ base: UnsafePointer<UInt8>, start: Int, end: Int, options: CBORDecodingOptions) throws(CBORError) -> [Node] {
+        var nodes = [Node]()
+        nodes.reserveCapacity(min(16 + (end - start) / 8, options.maxItems))
+        var stack = [Frame]()
+        stack.reserveCapacity(16)
+        var offset = start
+        let strict = options.requirePreferredEncoding
+
+        // Closes the container/tag on top of the stack whose last byte ends at `closeEnd`, then
+        // propagates the completion upwards.
+        @inline(__always)
+        func finish(_ index: Int, end itemEnd: Int) throws(CBORError) {
+            nodes[index].end = UInt32(itemEnd)
+            nodes[index].span = UInt32(nodes.count - index)
+            try completed(itemEnd)
+        }
+
+        // An item has just been completed; update the parent frames.
+        func completed(_ itemEnd: Int) throws(CBORError) {
+            while let top = stack.last {
+                switch top.kind {
+                case .array, .map, .tag:
+                    let remaining = top.count - 1
+                    if remaining == 0 {
+                        stack.removeLast()
+                        if top.kind == .map && options.rejectDuplicateKeys {
+                            try checkDuplicateKeys(base, nodes: nodes, map: top.node)
+                        }
+                        nodes[top.node].end = UInt32(itemEnd)
+                        nodes[top.node].span = UInt32(nodes.count - top.node)
+                        continue
+                    }
+                    stack[stack.count - 1].count = remaining
+                    return
+                case .indefArray, .indefMap, .indefBytes, .indefText:
+                    stack[stack.count - 1].count += 1
+                    return
+                }
+            }
+        }
+
+        while true {
+            if offset >= end {
+                throw CBORError(.truncated, at: offset)
+            }
+            let t = Tokenizer.next(base, offset: offset, end: end)
+            if t.truncated { throw CBORError(.truncated, at: offset) }
+            if t.kind == .error {
+                let b = base[offset]
+                let major = b >> 5, info = b & 0x1f
+                if info == 31 && (major == 0 || major == 1 || major == 6) {
+                    throw CBORError(.invalidIndefiniteLength, at: offset)
+                }
+                if b == 0xf8 { throw CBORError(.invalidIndefiniteLength, at: offset) }
+                throw CBORError(.malformedHead, at: offset)
+            }
+            if strict && t.headLength > 1 {
+                // A head is preferred when its argument could not have been encoded shorter.
+                let v = t.value
+                let minimal: Int
+                switch t.kind {
+                case .half, .single, .double: minimal = t.headLength
+                case .simple: minimal = v < 24 ? 1 : 2
+                default: minimal = v < 24 ? 1 : v <= 0xff ? 2 : v <= 0xffff ? 3 : v <= 0xffff_ffff ? 5 : 9
+                }
+                if t.headLength != minimal { throw CBORError(.nonPreferredEncoding, at: offset) }
+            }
+
+            if t.kind == .breakCode {
+                guard let top = stack.last else { throw CBORError(.unexpectedBreak, at: offset) }
+                switch top.kind {
+                case .indefArray, .indefBytes, .indefText: break
+                case .indefMap:
+                    if top.count % 2 != 0 { throw CBORError(.incompleteMap, at: offset) }
+                default:
+                    throw CBORError(.unexpectedBreak, at: offset)
+                }
+                stack.removeLast()
+                let index = top.node
+                nodes[index].argument = top.kind == .indefMap ? top.count / 2 : top.count
+                if top.kind == .indefMap && options.rejectDuplicateKeys {
+                    try checkDuplicateKeys(base, nodes: nodes, map: index)
+                }
+                offset += 1
+                try finish(index, end: offset)
+                if stack.isEmpty { break }
+                continue
+            }
+
+            if let top = stack.last {
+                if top.kind == .indefBytes && t.kind != .bytes { throw CBORError(.invalidChunk, at: offset) }
+                if top.kind == .indefText && t.kind != .text { throw CBORError(.invalidChunk, at: offset) }
+                if top.kind == .tag && options.checkTag24Content && nodes[top.node].argument == 24 && t.kind != .bytes {
+                    throw CBORError(.invalidTagContent, at: offset)
+                }
+            }
+            guard nodes.count < options.maxItems else { throw CBORError(.itemLimitExceeded, at: offset) }
+
+            let type: CBORType
+            var flags: UInt8 = 0
+            switch t.kind {
+            case .unsigned: type = .unsignedInt
+            case .negative: type = .negativeInt
+            case .bytes, .bytesStart: type = .byteString
+            case .text, .textStart: type = .textString
+            case .array, .arrayStart: type = .array
+            case .map, .mapStart: type = .map
+            case .tag: type = .tag
+            case .simple: type = .simple
+            case .half: type = .float; flags = Node.floatHalf
+            case .single: type = .float; flags = Node.floatSingle
+            case .double: type = .float; flags = Node.floatDouble
+            case .breakCode, .error: throw CBORError(.malformedHead, at: offset)
+            }
+            switch t.kind {
+            case .bytesStart, .textStart, .arrayStart, .mapStart: flags = Node.indefinite
+            default: break
+            }
+            if strict && flags == Node.indefinite { throw CBORError(.nonPreferredEncoding, at: offset) }
+            if strict && type == .float {
+                // Preferred floats use the shortest width that keeps the value exactly.
+                let d = CBORFloat.value(bits: t.value, flags: flags)
+                let shortest = CBORFloat.preferredWidth(d)
+                if shortest != flags { throw CBORError(.nonPreferredEncoding, at: offset) }
+            }
+
+            let index = nodes.count
+            nodes.append(Node(argument: t.value, start: UInt32(offset), end: UInt32(offset + t.length), span: 1,
+                              type: type, headLength: UInt8(t.headLength), flags: flags))
+            let itemStart = offset
+            offset += t.length
+            let remainingBytes = UInt64(end - offset)
+
+            switch t.kind {
+            case .text:
+                if !UTF8Check.isValid(base + itemStart + t.headLength, count: Int(t.value)) {
+                    throw CBORError(.invalidUTF8, at: itemStart)
+                }
+                try completed(offset)
+            case .array, .map:
+                let needed: (partialValue: UInt64, overflow: Bool) = t.kind == .map ? t.value.multipliedReportingOverflow(by: 2) : (t.value, false)
+                if needed.overflow || needed.partialValue > remainingBytes {
+                    throw CBORError(.lengthExceedsInput, at: itemStart)
+                }
+                if t.value == 0 {
+                    try completed(offset)
+                } else {
+                    guard stack.count < options.maxDepth else { throw CBORError(.depthLimitExceeded, at: itemStart) }
+                    stack.append(Frame(node: index, count: needed.partialValue, kind: t.kind == .map ? .map : .array))
+                    continue
+                }
+            case .arrayStart, .mapStart, .bytesStart, .textStart, .tag:
+                guard stack.count < options.maxDepth else { throw CBORError(.depthLimitExceeded, at: itemStart) }
+                let kind: FrameKind
+                switch t.kind {
+                case .arrayStart: kind = .indefArray
+                case .mapStart: kind = .indefMap
+                case .bytesStart: kind = .indefBytes
+                case .textStart: kind = .indefText
+                default: kind = .tag
+                }
+                stack.append(Frame(node: index, count: kind == .tag ? 1 : 0, kind: kind))
+                continue
+            default:
+                try completed(offset)
+            }
+            if stack.isEmpty { break }
+        }
+        if offset != end { throw CBORError(.trailingBytes, at: offset) }
+        return nodes
+    }
+
+    /// Rejects a map whose keys repeat. Integer keys compare by value (so `01` and `18 01` collide),
+    /// definite strings by content, anything else by its exact encoding.
+    private static func checkDuplicateKeys(_ base: UnsafePointer<UInt8>, nodes: [Node], map: Int) throws(CBORError) {
+        let pairs = Int(nodes[map].argument)
+        if pairs < 2 { return }
+        var keys = [Int]()
+        keys.reserveCapacity(pairs)
+        var i = map + 1
+        for _ in 0..<pairs {
+            keys.append(i)
+            i += Int(nodes[i].span)
+            i += Int(nodes[i].span)
+        }
+        func equal(_ a: Int, _ b: Int) -> Bool { compareKeys(base, nodes[a], nodes[b]) == 0 }
+        if pairs <= 16 {
+            for x in 1..<pairs {
+                for y in 0..<x where equal(keys[x], keys[y]) {
+                    throw CBORError(.duplicateMapKey, at: Int(nodes[keys[x]].start))
+                }
+            }
+            return
+        }
+        keys.sort { compareKeys(base, nodes[$0], nodes[$1]) < 0 }
+        for x in 1..<keys.count where equal(keys[x], keys[x - 1]) {
+            throw CBORError(.duplicateMapKey, at: Int(nodes[keys[x]].start))
+        }
+    }
+
+    /// A total order over keys that is consistent with key equality as defined above.
+    private static func compareKeys(_ base: UnsafePointer<UInt8>, _ a: Node, _ b: Node) -> Int {
+        if a.type != b.type { return a.type.rawValue < b.type.rawValue ? -1 : 1 }
+        switch a.type {
+        case .unsignedInt, .negativeInt, .simple:
+            return a.argument == b.argument ? 0 : (a.argument < b.argument ? -1 : 1)
+        case .byteString where a.flags & Node.indefinite == 0 && b.flags & Node.indefinite == 0,
+             .textString where a.flags & Node.indefinite == 0 && b.flags & Node.indefinite == 0:
+            let pa = base + Int(a.start) + Int(a.headLength), pb = base + Int(b.start) + Int(b.headLength)
+            return compareBytes(pa, Int(a.argument), pb, Int(b.argument))
+        default:
+            return compareBytes(base + Int(a.start), Int(a.end - a.start), base + Int(b.start), Int(b.end - b.start))
+        }
+    }
+
+    private static func compareBytes(_ a: UnsafePointer<UInt8>, _ na: Int, _ b: UnsafePointer<UInt8>, _ nb: Int) -> Int {
+        if na != nb { return na < nb ? -1 : 1 }
+        for k in 0..<na where a[k] != b[k] { return a[k] < b[k] ? -1 : 1 }
+        return 0
+    }
+}
+
+/// UTF-8 validation (RFC 3629: no overlongs, no surrogates, nothing above U+10FFFF).
+enum UTF8Check {
+    static func isValid(_ p: UnsafePointer<UInt8>, count: Int) -> Bool {
+        var i = 0
+        while i < count {
+            // ASCII fast path, 8 bytes at a time.
+            while i + 8 <= count {
+                let w = UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)
+                if w & 0x8080_8080_8080_8080 != 0 { break }
+                i += 8
+            }
+            if i >= count { break }
+            let b0 = p[i]
+            if b0 < 0x80 { i += 1; continue }
+            if b0 < 0xc2 { return false }
+            if b0 < 0xe0 {
+                guard i + 1 < count, p[i + 1] & 0xc0 == 0x80 else { return false }
+                i += 2; continue
+            }
+            if b0 < 0xf0 {
+                guard i + 2 < count else { return false }
+                let b1 = p[i + 1], b2 = p[i + 2]
+                guard b1 & 0xc0 == 0x80, b2 & 0xc0 == 0x80 else { return false }
+                if b0 == 0xe0 && b1 < 0xa0 { return false }   // overlong
+                if b0 == 0xed && b1 >= 0xa0 { return false }  // surrogates
+                i += 3; continue
+            }
+            if b0 < 0xf5 {
+                guard i + 3 < count else { return false }
+                let b1 = p[i + 1], b2 = p[i + 2], b3 = p[i + 3]
+                guard b1 & 0xc0 == 0x80, b2 & 0xc0 == 0x80, b3 & 0xc0 == 0x80 else { return false }
+                if b0 == 0xf0 && b1 < 0x90 { return false }   // overlong
+                if b0 == 0xf4 && b1 >= 0x90 { return false }   // > U+10FFFF
+                i += 4; continue
+            }
+            return false
+        }
+        return true
+    }
+}

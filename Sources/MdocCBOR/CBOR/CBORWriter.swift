@@ -1,0 +1,140 @@
+/// Writes CBOR into one growable buffer with preferred (shortest) heads and definite lengths
+/// (RFC 8949 §4.2.1). Map key order is the caller's: write keys in bytewise order of their
+/// encodings for deterministic output, or encode a `CBORValue`, which sorts them.
+public struct CBORWriter: Sendable {
+    /// The bytes written so far.
+    public private(set) var bytes: [UInt8]
+
+    /// Creates a writer, reserving `capacity` bytes up front.
+    public init(capacity: Int = 256) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+    }
+
+    /// Writes a head: major type and argument in the shortest form.
+    @inline(__always)
+    public mutating func writeHead(major: UInt8, argument v: UInt64) {
+        let m = major << 5
+        if v < 24 {
+            bytes.append(m | UInt8(v))
+        } else if v <= 0xff {
+            bytes.append(m | 24); bytes.append(UInt8(v))
+        } else if v <= 0xffff {
+            bytes.append(m | 25); bytes.append(UInt8(v >> 8)); bytes.append(UInt8(v & 0xff))
+        } else if v <= 0xffff_ffff {
+            bytes.append(m | 26)
+            for s in stride(from: 24, through: 0, by: -8) { bytes.append(UInt8((v >> UInt64(s)) & 0xff)) }
+        } else {
+            bytes.append(m | 27)
+            for s in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8((v >> UInt64(s)) & 0xff)) }
+        }
+    }
+
+    /// Writes an unsigned integer (major type 0).
+    public mutating func writeUnsigned(_ v: UInt64) { writeHead(major: 0, argument: v) }
+
+    /// Writes a negative integer by its argument n (value −1 − n), covering down to −2^64.
+    public mutating func writeNegative(argument n: UInt64) { writeHead(major: 1, argument: n) }
+
+    /// Writes a signed integer.
+    public mutating func writeInt(_ v: Int64) {
+        if v >= 0 { writeHead(major: 0, argument: UInt64(v)) } else { writeHead(major: 1, argument: UInt64(-1 - v)) }
+    }
+
+    /// Writes a definite byte string.
+    public mutating func writeBytes<C: Collection<UInt8>>(_ b: C) {
+        writeHead(major: 2, argument: UInt64(b.count))
+        bytes.append(contentsOf: b)
+    }
+
+    /// Writes a definite text string.
+    public mutating func writeText(_ s: String) {
+        var s = s
+        s.withUTF8 { u in
+            writeHead(major: 3, argument: UInt64(u.count))
+            bytes.append(contentsOf: u)
+        }
+    }
+
+    /// Writes a definite array header; `count` elements must follow.
+    public mutating func writeArrayHeader(count: Int) { writeHead(major: 4, argument: UInt64(count)) }
+
+    /// Writes a definite map header; `count` key/value pairs must follow.
+    public mutating func writeMapHeader(count: Int) { writeHead(major: 5, argument: UInt64(count)) }
+
+    /// Writes a tag head; exactly one item must follow.
+    public mutating func writeTag(_ tag: UInt64) { writeHead(major: 6, argument: tag) }
+
+    /// Writes `true` or `false`.
+    public mutating func writeBool(_ b: Bool) { bytes.append(b ? 0xf5 : 0xf4) }
+
+    /// Writes `null`.
+    public mutating func writeNull() { bytes.append(0xf6) }
+
+    /// Writes `undefined`.
+    public mutating func writeUndefined() { bytes.append(0xf7) }
+
+    /// Writes a simple value (0–19 or 32–255; 20–23 are false/true/null/undefined).
+    public mutating func writeSimple(_ v: UInt8) {
+        if v < 24 { bytes.append(0xe0 | v) } else { bytes.append(0xf8); bytes.append(v) }
+    }
+
+    /// Writes a float in the shortest of half/single/double that keeps the value (NaN as `f97e00`).
+    public mutating func writeFloat(_ d: Double) {
+        if let h = CBORFloat.toHalf(d) {
+            bytes.append(0xf9); bytes.append(UInt8(h >> 8)); bytes.append(UInt8(h & 0xff))
+        } else if Double(Float(d)) == d {
+            let b = Float(d).bitPattern
+            bytes.append(0xfa)
+            for s in stride(from: 24, through: 0, by: -8) { bytes.append(UInt8((b >> UInt32(s)) & 0xff)) }
+        } else {
+            let b = d.bitPattern
+            bytes.append(0xfb)
+            for s in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8((b >> UInt64(s)) & 0xff)) }
+        }
+    }
+
+    /// Splices already-encoded CBOR verbatim (issuer items, protected headers, tag-24 payloads).
+    public mutating func writeRaw<C: Collection<UInt8>>(_ encoded: C) { bytes.append(contentsOf: encoded) }
+
+    /// Writes `#6.24(bstr .cbor X)` around already-encoded bytes.
+    public mutating func writeEmbedded<C: Collection<UInt8>>(_ encoded: C) {
+        writeTag(24)
+        writeBytes(encoded)
+    }
+
+    /// Writes a value; maps are written with keys sorted bytewise by their encodings.
+    public mutating func write(_ value: CBORValue) {
+        switch value {
+        case .unsigned(let v): writeUnsigned(v)
+        case .negative(let n): writeNegative(argument: n)
+        case .bytes(let b): writeBytes(b)
+        case .text(let s): writeText(s)
+        case .array(let a):
+            writeArrayHeader(count: a.count)
+            for e in a { write(e) }
+        case .map(let entries):
+            writeMapHeader(count: entries.count)
+            if entries.count <= 1 {
+                for e in entries { write(e.key); write(e.value) }
+            } else {
+                var encodedKeys: [(key: [UInt8], value: CBORValue)] = entries.map { e in
+                    var w = CBORWriter(capacity: 16)
+                    w.write(e.key)
+                    return (w.bytes, e.value)
+                }
+                encodedKeys.sort { $0.key.lexicographicallyPrecedes($1.key) }
+                for e in encodedKeys { writeRaw(e.key); write(e.value) }
+            }
+        case .tagged(let t, let inner):
+            writeTag(t)
+            write(inner)
+        case .simple(let v): writeSimple(v)
+        case .bool(let b): writeBool(b)
+        case .null: writeNull()
+        case .undefined: writeUndefined()
+        case .float(let d): writeFloat(d)
+        case .encoded(let raw): writeRaw(raw)
+        }
+    }
+}

@@ -1,0 +1,143 @@
+// The only file that touches libcbor. `cbor_stream_decode` reports one head per call; this file turns
+// that event into a `Token`. Heads that libcbor 0.8 wrongly rejects (single-byte tags 0xc6–0xd4 and
+// simple values 0xe0–0xf3, PJK/libcbor#307) and the two-byte simple values 0xf8 xx are handled in
+// Swift before libcbor is called. `cbor_load` is never used on input; it is exposed only as the
+// benchmark baseline.
+internal import CLibCBOR
+
+/// The kind of one head reported by the tokenizer.
+enum TokenKind: UInt8 {
+    case unsigned, negative, bytes, text, bytesStart, textStart, array, map, arrayStart, mapStart,
+         tag, simple, half, single, double, breakCode, error
+}
+
+/// One decoded head. For definite strings, `payloadOffset` is where the content starts and `length`
+/// (total bytes consumed, head + content) covers it.
+struct Token {
+    var kind: TokenKind = .error
+    /// Integer value, negative-integer argument, string length, container count (pairs for maps),
+    /// tag number, or simple value.
+    var value: UInt64 = 0
+    /// Total bytes consumed by this event (head and, for definite strings, payload).
+    var length: Int = 0
+    /// Head length in bytes.
+    var headLength: Int = 0
+    /// Set when the input ended inside this head or string.
+    var truncated = false
+}
+
+/// Callback sink; the pointer to it is libcbor's `context`.
+private struct Sink {
+    var kind: TokenKind = .error
+    var value: UInt64 = 0
+    var payload: UnsafeRawPointer? = nil
+}
+
+@inline(__always)
+private func sink(_ ctx: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<Sink> {
+    ctx.unsafelyUnwrapped.assumingMemoryBound(to: Sink.self)
+}
+
+private let callbacks: cbor_callbacks = {
+    var c = cbor_empty_callbacks
+    c.uint8 = { ctx, v in let s = sink(ctx); s.pointee.kind = .unsigned; s.pointee.value = UInt64(v) }
+    c.uint16 = { ctx, v in let s = sink(ctx); s.pointee.kind = .unsigned; s.pointee.value = UInt64(v) }
+    c.uint32 = { ctx, v in let s = sink(ctx); s.pointee.kind = .unsigned; s.pointee.value = UInt64(v) }
+    c.uint64 = { ctx, v in let s = sink(ctx); s.pointee.kind = .unsigned; s.pointee.value = v }
+    c.negint8 = { ctx, v in let s = sink(ctx); s.pointee.kind = .negative; s.pointee.value = UInt64(v) }
+    c.negint16 = { ctx, v in let s = sink(ctx); s.pointee.kind = .negative; s.pointee.value = UInt64(v) }
+    c.negint32 = { ctx, v in let s = sink(ctx); s.pointee.kind = .negative; s.pointee.value = UInt64(v) }
+    c.negint64 = { ctx, v in let s = sink(ctx); s.pointee.kind = .negative; s.pointee.value = v }
+    c.byte_string = { ctx, p, n in
+        let s = sink(ctx); s.pointee.kind = .bytes; s.pointee.value = UInt64(n); s.pointee.payload = UnsafeRawPointer(p)
+    }
+    c.byte_string_start = { ctx in sink(ctx).pointee.kind = .bytesStart }
+    c.string = { ctx, p, n in
+        let s = sink(ctx); s.pointee.kind = .text; s.pointee.value = UInt64(n); s.pointee.payload = UnsafeRawPointer(p)
+    }
+    c.string_start = { ctx in sink(ctx).pointee.kind = .textStart }
+    c.array_start = { ctx, n in let s = sink(ctx); s.pointee.kind = .array; s.pointee.value = UInt64(n) }
+    c.indef_array_start = { ctx in sink(ctx).pointee.kind = .arrayStart }
+    c.map_start = { ctx, n in let s = sink(ctx); s.pointee.kind = .map; s.pointee.value = UInt64(n) }
+    c.indef_map_start = { ctx in sink(ctx).pointee.kind = .mapStart }
+    c.tag = { ctx, v in let s = sink(ctx); s.pointee.kind = .tag; s.pointee.value = v }
+    c.float2 = { ctx, _ in sink(ctx).pointee.kind = .half }
+    c.float4 = { ctx, _ in sink(ctx).pointee.kind = .single }
+    c.float8 = { ctx, _ in sink(ctx).pointee.kind = .double }
+    c.undefined = { ctx in let s = sink(ctx); s.pointee.kind = .simple; s.pointee.value = 23 }
+    c.null = { ctx in let s = sink(ctx); s.pointee.kind = .simple; s.pointee.value = 22 }
+    c.boolean = { ctx, b in let s = sink(ctx); s.pointee.kind = .simple; s.pointee.value = b ? 21 : 20 }
+    c.indef_break = { ctx in sink(ctx).pointee.kind = .breakCode }
+    return c
+}()
+
+enum Tokenizer {
+    /// Decodes the head at `offset` of `buffer` (which ends at `end`).
+    @inline(__always)
+    static func next(_ base: UnsafePointer<UInt8>, offset: Int, end: Int) -> Token {
+        var t = Token()
+        let b = base[offset]
+        // Heads libcbor 0.8 mishandles: decode them here.
+        if b >= 0xc6 && b <= 0xd4 {
+            t.kind = .tag; t.value = UInt64(b - 0xc0); t.length = 1; t.headLength = 1
+            return t
+        }
+        if b >= 0xe0 && b <= 0xf3 {
+            t.kind = .simple; t.value = UInt64(b - 0xe0); t.length = 1; t.headLength = 1
+            return t
+        }
+        if b == 0xf8 {
+            guard offset + 1 < end else { t.truncated = true; return t }
+            let v = base[offset + 1]
+            guard v >= 32 else { t.kind = .error; t.length = 2; return t }
+            t.kind = .simple; t.value = UInt64(v); t.length = 2; t.headLength = 2
+            return t
+        }
+        var s = Sink()
+        let r = withUnsafePointer(to: callbacks) { cb in
+            withUnsafeMutablePointer(to: &s) { sp in
+                cbor_stream_decode(base + offset, end - offset, cb, UnsafeMutableRawPointer(sp))
+            }
+        }
+        switch r.status {
+        case CBOR_DECODER_FINISHED:
+            t.kind = s.kind
+            t.value = s.value
+            t.length = r.read
+            if let p = s.payload, s.kind == .bytes || s.kind == .text {
+                t.headLength = UnsafeRawPointer(base + offset).distance(to: p)
+            } else {
+                t.headLength = r.read
+            }
+            if s.kind == .half || s.kind == .single || s.kind == .double {
+                // Read the exact bits ourselves: libcbor 0.8 widens halves and drops NaN payloads.
+                var bits: UInt64 = 0
+                for i in 1..<r.read { bits = bits << 8 | UInt64(base[offset + i]) }
+                t.value = bits
+            }
+        case CBOR_DECODER_NEDATA:
+            t.truncated = true
+        default:
+            t.kind = .error
+        }
+        return t
+    }
+}
+
+/// libcbor's own tree decoder, exposed only so the benchmark can compare against it.
+/// Never used on untrusted input inside the engine.
+package enum LibCBORBaseline {
+    /// Runs `cbor_load` over `bytes` and frees the result; returns false if libcbor failed.
+    package static func loadAndFree(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBufferPointer { buf in
+            var result = cbor_load_result()
+            guard let item = cbor_load(buf.baseAddress, buf.count, &result) else { return false }
+            var ref: UnsafeMutablePointer<cbor_item_t>? = item
+            cbor_decref(&ref)
+            return result.error.code == CBOR_ERR_NONE
+        }
+    }
+
+    /// The libcbor version the package was built against, e.g. `0.8`.
+    package static var version: String { "\(mdoc_cbor_major_version).\(mdoc_cbor_minor_version)" }
+}
