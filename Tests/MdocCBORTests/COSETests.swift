@@ -1,0 +1,176 @@
+import Foundation
+import Testing
+@testable import MdocCBOR
+
+func base64url(_ s: String) -> [UInt8] {
+    var t = s.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+    while t.count % 4 != 0 { t += "=" }
+    return Array(Data(base64Encoded: t)!)
+}
+
+@Suite("COSE: cose-wg examples and round trips")
+struct COSETests {
+    static let sign1Files = [
+        "ecdsa-examples/ecdsa-sig-01.json", "ecdsa-examples/ecdsa-sig-02.json", "ecdsa-examples/ecdsa-sig-03.json",
+        "ecdsa-examples/ecdsa-sig-04.json", "RFC8152/Appendix_C_2_1.json",
+        "sign1-tests/sign-pass-01.json", "sign1-tests/sign-pass-02.json", "sign1-tests/sign-pass-03.json",
+        "sign1-tests/sign-fail-01.json", "sign1-tests/sign-fail-02.json", "sign1-tests/sign-fail-03.json",
+        "sign1-tests/sign-fail-04.json", "sign1-tests/sign-fail-06.json", "sign1-tests/sign-fail-07.json",
+    ]
+
+    static func key(_ jwk: [String: Any]) throws -> COSEKey {
+        let crv: COSEKey.Curve = switch jwk["crv"] as! String { case "P-256": .p256; case "P-384": .p384; default: .p521 }
+        return try COSEKey(curve: crv, x: base64url(jwk["x"] as! String), y: base64url(jwk["y"] as! String))
+    }
+
+    @Test("Every Sign1 pass case verifies over a Sig_structure equal to ToBeSign; every fail case fails")
+    func coseWGSign1() throws {
+        guard SharedVectors.available else { return }
+        var pass = 0, fail = 0
+        for file in Self.sign1Files {
+            let j = try SharedVectors.json("cose/" + file) as! [String: Any]
+            let input = j["input"] as! [String: Any]
+            let sign0 = input["sign0"] as! [String: Any]
+            let k = try Self.key(sign0["key"] as! [String: Any])
+            let aad = (sign0["external"] as? String).map { h($0) } ?? []
+            let message = h((j["output"] as! [String: Any])["cbor"] as! String)
+            let shouldFail = (j["fail"] as? Bool) == true
+            if shouldFail {
+                var failed = false
+                do {
+                    let m = try COSESign1(encoded: message)
+                    try m.verify(key: k, externalAAD: aad)
+                } catch {
+                    failed = true
+                }
+                #expect(failed, "\(file) must fail")
+                fail += 1
+                continue
+            }
+            let m = try COSESign1(encoded: message)
+            let tbs = try m.signatureStructure(externalAAD: aad)
+            let expected = ((j["intermediates"] as! [String: Any])["ToBeSign_hex"] as! String).lowercased()
+            #expect(Hex.encode(tbs) == expected, "\(file) Sig_structure")
+            if file.hasSuffix("ecdsa-sig-04.json") {
+                // ES512 with a P-256 key: refused by default, verifies when the mismatch is allowed.
+                #expect(throws: COSEError.keyAlgorithmMismatch) { try m.verify(key: k, externalAAD: aad) }
+                try m.verify(key: k, externalAAD: aad, allowCurveMismatch: true)
+            } else {
+                try m.verify(key: k, externalAAD: aad)
+            }
+            pass += 1
+        }
+        print("cose-wg Sign1: \(pass) pass cases verified, \(fail) fail cases rejected")
+        #expect(pass == 8 && fail == 6)
+    }
+
+    @Test("Sign and verify round trip on every curve, attached and detached, tagged and untagged", arguments: [COSEKey.Curve.p256, .p384, .p521, .ed25519])
+    func roundTrip(curve: COSEKey.Curve) throws {
+        let signer = try SoftwareSigner.generate(curve: curve)
+        let payload = Array("payload".utf8)
+        for detached in [false, true] {
+            for tagged in [false, true] {
+                let bytes = try COSESign1.sign(payload: payload, detached: detached, signer: signer, tagged: tagged)
+                let m = try COSESign1(encoded: bytes)
+                #expect(m.isTagged == tagged)
+                #expect(m.signature.count == (curve == .ed25519 ? 64 : 2 * curve.coordinateSize))
+                try m.verify(key: signer.publicKey, detachedPayload: detached ? payload : nil)
+                // Tampered payload fails.
+                if detached {
+                    #expect(throws: COSEError.verificationFailed) { try m.verify(key: signer.publicKey, detachedPayload: payload + [0]) }
+                    #expect(throws: COSEError.payloadMismatch) { try m.verify(key: signer.publicKey) }
+                }
+                // Wrong key fails.
+                let other = try SoftwareSigner.generate(curve: curve)
+                #expect(throws: COSEError.verificationFailed) { try m.verify(key: other.publicKey, detachedPayload: detached ? payload : nil) }
+            }
+        }
+    }
+
+    @Test("ISO 18013-5 device signature shape: protected h'a10126', empty unprotected map, null payload")
+    func deviceSignatureShape() throws {
+        let signer = try SoftwareSigner.generate(curve: .p256)
+        let bytes = try COSESign1.sign(payload: [1, 2, 3], detached: true, signer: signer)
+        #expect(Array(bytes.prefix(7)) == h("84 43 a10126 a0 f6"))
+        #expect(bytes.count == 7 + 2 + 64)
+    }
+
+    @Test("Signatures of the wrong length, unknown algorithms and garbage are rejected with typed errors")
+    func rejections() throws {
+        let signer = try SoftwareSigner.generate(curve: .p256)
+        var bytes = try COSESign1.sign(payload: [1], detached: false, signer: signer)
+        // Cut the signature to 63 bytes: re-encode the last bstr.
+        let m = try COSESign1(encoded: bytes)
+        var w = CBORWriter()
+        w.writeArrayHeader(count: 4); w.writeBytes(m.headers.protectedBytes); w.writeMapHeader(count: 0); w.writeBytes([1]); w.writeBytes(m.signature.dropLast())
+        #expect(throws: COSEError.invalidSignatureLength) { try COSESign1(encoded: w.bytes).verify(key: signer.publicKey) }
+        // Unknown alg (-999) in the protected header.
+        var w2 = CBORWriter()
+        w2.writeArrayHeader(count: 4); w2.writeBytes(h("a1 01 3903e6")); w2.writeMapHeader(count: 0); w2.writeBytes([1]); w2.writeBytes(m.signature)
+        #expect(throws: COSEError.unsupportedAlgorithm) { try COSESign1(encoded: w2.bytes).verify(key: signer.publicKey) }
+        // ESP256 with a P-384 key: mismatch.
+        let p384 = try SoftwareSigner.generate(curve: .p384)
+        var w3 = CBORWriter()
+        w3.writeArrayHeader(count: 4); w3.writeBytes(h("a1 01 28")); w3.writeMapHeader(count: 0); w3.writeBytes([1]); w3.writeBytes(m.signature)
+        #expect(throws: COSEError.keyAlgorithmMismatch) { try COSESign1(encoded: w3.bytes).verify(key: p384.publicKey) }
+        // Not an array of 4.
+        #expect(throws: COSEError.malformed("COSE_Sign1 is not an array of 4")) { try COSESign1(encoded: h("83 40 a0 f6")) }
+        // Wrong tag.
+        #expect(throws: COSEError.self) { try COSESign1(encoded: h("d1 84 40 a0 f6 40")) }
+        // Label in both buckets.
+        #expect(throws: COSEError.malformed("header label in both buckets")) { try COSESign1(encoded: h("84 43 a10126 a10126 f6 40")) }
+        bytes[bytes.count - 1] ^= 1
+        #expect(throws: COSEError.verificationFailed) { try COSESign1(encoded: bytes).verify(key: signer.publicKey) }
+    }
+
+    @Test("x5chain as one bstr, as an array, and in the protected bucket")
+    func x5chainForms() throws {
+        let one = try COSESign1(encoded: h("84 40 a1 1821 43 010203 f6 40"))
+        #expect(try one.headers.x5chain() == [[1, 2, 3]])
+        let two = try COSESign1(encoded: h("84 40 a1 1821 82 41 01 41 02 f6 40"))
+        #expect(try two.headers.x5chain() == [[1], [2]])
+        let prot = try COSESign1(encoded: h("84 45 a1 1821 41 07 a0 f6 40"))
+        #expect(try prot.headers.x5chain() == [[7]])
+        let none = try COSESign1(encoded: h("84 40 a0 f6 40"))
+        #expect(try none.headers.x5chain().isEmpty)
+        #expect(throws: COSEError.self) { try COSESign1(encoded: h("84 40 a1 1821 80 f6 40")).headers.x5chain() }
+        #expect(throws: COSEError.self) { try COSESign1(encoded: h("84 40 a1 1821 81 01 f6 40")).headers.x5chain() }
+    }
+
+    @Test("COSE_Mac0 HMAC 256/256 create, verify, tamper")
+    func mac0() throws {
+        let key = [UInt8](repeating: 7, count: 32)
+        let bytes = try COSEMac0.create(payload: [9, 9], detached: true, key: key)
+        let doc = try CBORDocument(decoding: bytes)
+        let m = try COSEMac0(doc.root)
+        try m.verify(key: key, detachedPayload: [9, 9])
+        #expect(throws: COSEError.verificationFailed) { try m.verify(key: key, detachedPayload: [9, 8]) }
+        #expect(throws: COSEError.verificationFailed) { try m.verify(key: [UInt8](repeating: 8, count: 32), detachedPayload: [9, 9]) }
+    }
+
+    @Test("COSE_Key: validation of lengths, curves, off-curve points, compressed form and private material")
+    func coseKey() throws {
+        let signer = try SoftwareSigner.generate(curve: .p256)
+        let k = signer.publicKey
+        let round = try COSEKey(encoded: k.encoded())
+        #expect(round == k)
+        #expect(throws: COSEError.self) { try COSEKey(curve: .p256, x: Array(k.x.dropLast()), y: k.y!) }
+        var badY = k.y!; badY[31] ^= 1
+        #expect(throws: COSEError.invalidKey("point not on curve")) { try COSEKey(curve: .p256, x: k.x, y: badY) }
+        #expect(throws: COSEError.self) { try COSEKey(curve: .p256, x: [UInt8](repeating: 0, count: 32), y: [UInt8](repeating: 0, count: 32)) }
+        // Coordinates ≥ p are rejected.
+        #expect(throws: COSEError.self) { try COSEKey(curve: .p256, x: [UInt8](repeating: 0xff, count: 32), y: k.y!) }
+        // Compressed form (y = true) and private key material.
+        var w = CBORWriter(); w.write(.map([.init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(k.x)), .init(.int(-3), .bool(true))]))
+        #expect(throws: COSEError.invalidKey("compressed point")) { try COSEKey(encoded: w.bytes) }
+        var w2 = CBORWriter(); w2.write(.map([.init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(k.x)), .init(.int(-3), .bytes(k.y!)), .init(.int(-4), .bytes([1]))]))
+        #expect(throws: COSEError.invalidKey("private key material in a public COSE_Key")) { try COSEKey(encoded: w2.bytes) }
+        // Wrong kty/crv pairing.
+        var w3 = CBORWriter(); w3.write(.map([.init(.int(1), .int(1)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(k.x))]))
+        #expect(throws: COSEError.invalidKey("unsupported crv")) { try COSEKey(encoded: w3.bytes) }
+        // PKCS#8 PEM round trip of the signer.
+        let pem = try signer.pkcs8PEM()
+        let again = try SoftwareSigner(encodedPrivateKey: Array(pem.utf8))
+        #expect(again.publicKey == signer.publicKey)
+    }
+}

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# The main job: builds the CLI and runs its demo on the built-in data.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/bootstrap.sh
+swift build -c release --product mdoc-respond -j 2 >&2
+.build/release/mdoc-respond demo "$@"
