@@ -1,0 +1,265 @@
+/// DeviceRequest (ISO/IEC 18013-5 §8.3.2.1.2.1; 2nd edition adds version 1.1 with
+/// `deviceRequestInfo` and `readerAuthAll`). A zero-copy view: ItemsRequestBytes and
+/// DeviceRequestInfoBytes keep their exact received bytes for reader authentication.
+public struct DeviceRequest: Sendable {
+    /// The `version` string as received ("1.0", "1.1").
+    public let version: String
+    /// Major and minor version numbers.
+    public let versionNumber: (major: Int, minor: Int)
+    /// The document requests, in order.
+    public let docRequests: [DocRequest]
+    /// `deviceRequestInfo` (honoured only when the version is at least 1.1; nil otherwise).
+    public let deviceRequestInfo: DeviceRequestInfo?
+    /// `readerAuthAll` signatures (only when the version is at least 1.1; empty otherwise).
+    public let readerAuthAll: [COSESign1]
+    /// True when the request carried 1.1-only fields that were ignored because the version is 1.0.
+    public let ignoredNewerFields: Bool
+    /// The whole request.
+    public let item: CBORItem
+
+    /// The versions this view understands (major 1).
+    public static let supportedMajorVersion = 1
+
+    /// True when the version is at least 1.1.
+    public var isVersion11OrLater: Bool { versionNumber.major > 1 || versionNumber.minor >= 1 }
+
+    /// Parses a DeviceRequest from its encoding.
+    public init(encoded bytes: [UInt8], options: CBORDecodingOptions = .default) throws(MdocDataError) {
+        try self.init(decodeTop(bytes, "DeviceRequest", options: options), options: options)
+    }
+
+    /// Parses a DeviceRequest from a decoded item.
+    public init(_ item: CBORItem, options: CBORDecodingOptions = .default) throws(MdocDataError) {
+        _ = try item.requireMap("DeviceRequest")
+        self.item = item
+        version = try item.required("version", "DeviceRequest").text("DeviceRequest.version")
+        guard let v = Self.parseVersion(version), v.major == Self.supportedMajorVersion else {
+            throw MdocDataError(.unsupportedVersion, "DeviceRequest.version")
+        }
+        versionNumber = v
+        var requests = [DocRequest]()
+        for r in try item.required("docRequests", "DeviceRequest").array("DeviceRequest.docRequests", nonEmpty: true) {
+            requests.append(try DocRequest(r, options: options))
+        }
+        docRequests = requests
+        let newer = v.minor >= 1
+        let infoItem = item["deviceRequestInfo"]
+        let allItem = item["readerAuthAll"]
+        ignoredNewerFields = !newer && (infoItem != nil || allItem != nil)
+        if newer, let infoItem {
+            deviceRequestInfo = try DeviceRequestInfo(infoItem, options: options)
+        } else {
+            deviceRequestInfo = nil
+        }
+        if newer, let allItem {
+            var sigs = [COSESign1]()
+            for s in try allItem.array("DeviceRequest.readerAuthAll", nonEmpty: true) {
+                sigs.append(try cose("DeviceRequest.readerAuthAll") { () throws(COSEError) in try COSESign1(s) })
+            }
+            readerAuthAll = sigs
+        } else {
+            readerAuthAll = []
+        }
+        if let info = deviceRequestInfo {
+            for uc in info.useCases {
+                for set in uc.documentSets where set.contains(where: { $0 >= requests.count }) {
+                    throw MdocDataError(.invalidValue, "UseCase.documentSets")
+                }
+            }
+        }
+    }
+
+    /// Parses `"<major>.<minor>"` (digits only, no sign, no leading '+').
+    public static func parseVersion(_ s: String) -> (major: Int, minor: Int)? {
+        let parts = s.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2, parts.allSatisfy({ !$0.isEmpty && $0.count <= 4 && $0.allSatisfy(\.isASCIIDigitCharacter) }),
+              let a = Int(parts[0]), let b = Int(parts[1]) else { return nil }
+        return (a, b)
+    }
+}
+
+extension Character {
+    var isASCIIDigitCharacter: Bool { isASCII && isNumber }
+}
+
+/// One DocRequest: `{ "itemsRequest": ItemsRequestBytes, ? "readerAuth": COSE_Sign1 }`.
+public struct DocRequest: Sendable {
+    /// ItemsRequestBytes exactly as received: the whole `#6.24(bstr)` item.
+    public let itemsRequestBytes: ArraySlice<UInt8>
+    /// The decoded ItemsRequest.
+    public let itemsRequest: ItemsRequest
+    /// The reader's signature over ReaderAuthentication, if present.
+    public let readerAuth: COSESign1?
+
+    init(_ item: CBORItem, options: CBORDecodingOptions) throws(MdocDataError) {
+        _ = try item.requireMap("DocRequest")
+        let (bytes, inner) = try item.required("itemsRequest", "DocRequest").embedded("DocRequest.itemsRequest", options: options)
+        itemsRequestBytes = bytes
+        itemsRequest = try ItemsRequest(inner)
+        if let ra = item["readerAuth"] {
+            readerAuth = try cose("DocRequest.readerAuth") { () throws(COSEError) in try COSESign1(ra) }
+        } else {
+            readerAuth = nil
+        }
+    }
+}
+
+/// ItemsRequest: `{ "docType": tstr, "nameSpaces": { + ns => { + elem => IntentToRetain } }, ? "requestInfo": … }`.
+public struct ItemsRequest: Sendable {
+    /// One requested element.
+    public struct Element: Sendable, Hashable {
+        /// DataElementIdentifier.
+        public let identifier: String
+        /// IntentToRetain (a UI hint).
+        public let intentToRetain: Bool
+    }
+
+    /// One namespace with its requested elements, in received order.
+    public struct NameSpace: Sendable {
+        /// NameSpace identifier.
+        public let name: String
+        /// Requested elements.
+        public let elements: [Element]
+    }
+
+    /// The requested document type.
+    public let docType: String
+    /// Namespaces in received order.
+    public let nameSpaces: [NameSpace]
+    /// `requestInfo` (DocRequestInfo), if present.
+    public let requestInfo: DocRequestInfo?
+    /// The decoded ItemsRequest map.
+    public let item: CBORItem
+
+    /// Total number of requested elements.
+    public var elementCount: Int { nameSpaces.reduce(0) { $0 + $1.elements.count } }
+
+    init(_ item: CBORItem) throws(MdocDataError) {
+        _ = try item.requireMap("ItemsRequest")
+        self.item = item
+        docType = try item.required("docType", "ItemsRequest").text("ItemsRequest.docType")
+        let ns = try item.required("nameSpaces", "ItemsRequest").requireMap("ItemsRequest.nameSpaces")
+        guard ns.count > 0 else { throw MdocDataError(.invalidValue, "ItemsRequest.nameSpaces") }
+        var spaces = [NameSpace]()
+        spaces.reserveCapacity(ns.count)
+        for (k, v) in ns.mapEntries {
+            let name = try k.text("ItemsRequest.nameSpaces key")
+            _ = try v.requireMap("ItemsRequest.nameSpaces value")
+            guard v.count > 0 else { throw MdocDataError(.invalidValue, "ItemsRequest.nameSpaces value") }
+            var elems = [Element]()
+            elems.reserveCapacity(v.count)
+            for (ek, ev) in v.mapEntries {
+                elems.append(Element(identifier: try ek.text("DataElementIdentifier"), intentToRetain: try ev.bool("IntentToRetain")))
+            }
+            spaces.append(NameSpace(name: name, elements: elems))
+        }
+        nameSpaces = spaces
+        requestInfo = try item["requestInfo"].map { (i) throws(MdocDataError) in try DocRequestInfo(i) }
+    }
+}
+
+/// DocRequestInfo (2nd edition); unknown keys are kept in `item`.
+public struct DocRequestInfo: Sendable {
+    /// An alternative for one requested element.
+    public struct AlternativeDataElements: Sendable {
+        /// The element the alternatives stand in for (namespace, identifier).
+        public let requestedElement: (nameSpace: String, identifier: String)
+        /// Sets of elements, any one of which may replace it.
+        public let alternativeElementSets: [[(nameSpace: String, identifier: String)]]
+    }
+
+    /// `alternativeDataElements`.
+    public let alternativeDataElements: [AlternativeDataElements]
+    /// `issuerIdentifiers` (AKI values of acceptable issuers).
+    public let issuerIdentifiers: [ArraySlice<UInt8>]
+    /// `uniqueDocSetRequired`.
+    public let uniqueDocSetRequired: Bool?
+    /// `maximumResponseSize` in bytes.
+    public let maximumResponseSize: UInt64?
+    /// The whole map, including keys this view does not interpret.
+    public let item: CBORItem
+
+    init(_ item: CBORItem) throws(MdocDataError) {
+        _ = try item.requireMap("DocRequestInfo")
+        self.item = item
+        func pair(_ i: CBORItem) throws(MdocDataError) -> (nameSpace: String, identifier: String) {
+            guard i.type == .array, i.count == 2 else { throw MdocDataError(.wrongType, "DocRequestInfo.alternativeDataElements element") }
+            return (try i[0]!.text("DocRequestInfo element namespace"), try i[1]!.text("DocRequestInfo element identifier"))
+        }
+        var alts = [AlternativeDataElements]()
+        if let a = item["alternativeDataElements"] {
+            for e in try a.array("DocRequestInfo.alternativeDataElements", nonEmpty: true) {
+                _ = try e.requireMap("AlternativeDataElementSet")
+                let req = try pair(try e.required("requestedElement", "AlternativeDataElementSet"))
+                var sets = [[(nameSpace: String, identifier: String)]]()
+                for s in try e.required("alternativeElementSets", "AlternativeDataElementSet").array("AlternativeDataElementSet.alternativeElementSets", nonEmpty: true) {
+                    var set = [(nameSpace: String, identifier: String)]()
+                    for p in try s.array("AlternativeDataElementSet.alternativeElementSets[]", nonEmpty: true) { set.append(try pair(p)) }
+                    sets.append(set)
+                }
+                alts.append(AlternativeDataElements(requestedElement: req, alternativeElementSets: sets))
+            }
+        }
+        alternativeDataElements = alts
+        var ids = [ArraySlice<UInt8>]()
+        if let a = item["issuerIdentifiers"] {
+            for e in try a.array("DocRequestInfo.issuerIdentifiers", nonEmpty: true) { ids.append(try e.bytes("DocRequestInfo.issuerIdentifiers[]")) }
+        }
+        issuerIdentifiers = ids
+        uniqueDocSetRequired = try item["uniqueDocSetRequired"].map { (i) throws(MdocDataError) in try i.bool("DocRequestInfo.uniqueDocSetRequired") }
+        maximumResponseSize = try item["maximumResponseSize"].map { (i) throws(MdocDataError) in try i.uint("DocRequestInfo.maximumResponseSize") }
+    }
+}
+
+/// DeviceRequestInfo: `{ ? "useCases": [+ UseCase], * tstr => any }`, with its exact tag-24 bytes.
+public struct DeviceRequestInfo: Sendable {
+    /// One use case: which combinations of DocRequests satisfy it.
+    public struct UseCase: Sendable {
+        /// Whether the use case must be satisfied.
+        public let mandatory: Bool
+        /// Each set lists indices into `docRequests`; one satisfied set satisfies the use case.
+        public let documentSets: [[Int]]
+        /// Purpose hints (purpose code by registry identifier).
+        public let purposeHints: [(String, Int64)]
+    }
+
+    /// DeviceRequestInfoBytes exactly as received (the whole tag-24 item).
+    public let bytes: ArraySlice<UInt8>
+    /// `useCases`, empty when absent.
+    public let useCases: [UseCase]
+    /// The decoded map.
+    public let item: CBORItem
+
+    init(_ tagged: CBORItem, options: CBORDecodingOptions) throws(MdocDataError) {
+        let (b, item) = try tagged.embedded("DeviceRequest.deviceRequestInfo", options: options)
+        bytes = b
+        self.item = try item.requireMap("DeviceRequestInfo")
+        var cases = [UseCase]()
+        if let u = item["useCases"] {
+            for c in try u.array("DeviceRequestInfo.useCases", nonEmpty: true) {
+                _ = try c.requireMap("UseCase")
+                let mandatory = try c.required("mandatory", "UseCase").bool("UseCase.mandatory")
+                var sets = [[Int]]()
+                for s in try c.required("documentSets", "UseCase").array("UseCase.documentSets", nonEmpty: true) {
+                    var set = [Int]()
+                    for i in try s.array("UseCase.documentSets[]", nonEmpty: true) {
+                        let v = try i.uint("UseCase.documentSets index")
+                        guard v <= UInt64(Int32.max) else { throw MdocDataError(.invalidValue, "UseCase.documentSets index") }
+                        set.append(Int(v))
+                    }
+                    sets.append(set)
+                }
+                var hints = [(String, Int64)]()
+                if let p = c["purposeHints"] {
+                    _ = try p.requireMap("UseCase.purposeHints")
+                    for (k, v) in p.mapEntries {
+                        guard let n = v.int64Value else { throw MdocDataError(.wrongType, "UseCase.purposeHints value") }
+                        hints.append((try k.text("UseCase.purposeHints key"), n))
+                    }
+                }
+                cases.append(UseCase(mandatory: mandatory, documentSets: sets, purposeHints: hints))
+            }
+        }
+        useCases = cases
+    }
+}

@@ -1,0 +1,94 @@
+internal import CryptoCore
+import Foundation
+
+/// IssuerSigned: `{ ? "nameSpaces": { + ns => [+ IssuerSignedItemBytes] }, "issuerAuth": COSE_Sign1 }`.
+/// Every IssuerSignedItemBytes keeps its exact bytes: the MSO digests cover them.
+public struct IssuerSigned: Sendable {
+    /// One namespace and its items, in received order.
+    public struct NameSpace: Sendable {
+        /// NameSpace identifier.
+        public let name: String
+        /// Items in received order.
+        public let items: [IssuerSignedItem]
+    }
+
+    /// Namespaces (empty when the field is absent).
+    public let nameSpaces: [NameSpace]
+    /// The issuer's signature over the MobileSecurityObjectBytes.
+    public let issuerAuth: COSESign1
+    /// The whole structure.
+    public let item: CBORItem
+
+    /// Parses from an encoding.
+    public init(encoded bytes: [UInt8], options: CBORDecodingOptions = .default) throws(MdocDataError) {
+        try self.init(decodeTop(bytes, "IssuerSigned", options: options), options: options)
+    }
+
+    /// Parses from a decoded item.
+    public init(_ item: CBORItem, options: CBORDecodingOptions = .default) throws(MdocDataError) {
+        _ = try item.requireMap("IssuerSigned")
+        self.item = item
+        var spaces = [NameSpace]()
+        if let ns = item["nameSpaces"] {
+            _ = try ns.requireMap("IssuerSigned.nameSpaces")
+            guard ns.count > 0 else { throw MdocDataError(.invalidValue, "IssuerSigned.nameSpaces") }
+            for (k, v) in ns.mapEntries {
+                let name = try k.text("IssuerSigned.nameSpaces key")
+                var items = [IssuerSignedItem]()
+                for i in try v.array("IssuerSigned.nameSpaces value", nonEmpty: true) {
+                    items.append(try IssuerSignedItem(i, options: options))
+                }
+                spaces.append(NameSpace(name: name, items: items))
+            }
+        }
+        nameSpaces = spaces
+        let auth = try item.required("issuerAuth", "IssuerSigned")
+        issuerAuth = try cose("IssuerSigned.issuerAuth") { () throws(COSEError) in try COSESign1(auth) }
+    }
+
+    /// Decodes the MSO carried as issuerAuth's payload (without verifying the signature).
+    public func mobileSecurityObject(options: CBORDecodingOptions = .default) throws(MdocDataError) -> MobileSecurityObject {
+        try MobileSecurityObject(issuerAuth: issuerAuth, options: options)
+    }
+
+    /// Checks that every item's digest (over its exact IssuerSignedItemBytes) equals the MSO's
+    /// valueDigests entry for its namespace and digestID.
+    public func checkValueDigests(against mso: MobileSecurityObject) throws(MdocDataError) {
+        guard let alg = mso.digest else { throw MdocDataError(.invalidValue, "MobileSecurityObject.digestAlgorithm") }
+        for ns in nameSpaces {
+            for i in ns.items {
+                guard let expected = mso.valueDigest(nameSpace: ns.name, digestID: i.digestID) else {
+                    throw MdocDataError(.digestMismatch, "IssuerSignedItem.digestID")
+                }
+                guard alg.hash(i.bytes).elementsEqual(expected) else {
+                    throw MdocDataError(.digestMismatch, "IssuerSignedItemBytes")
+                }
+            }
+        }
+    }
+}
+
+/// IssuerSignedItem: `{ "digestID": uint, "random": bstr, "elementIdentifier": tstr, "elementValue": any }`,
+/// with the exact `#6.24(bstr)` bytes it arrived in.
+public struct IssuerSignedItem: Sendable {
+    /// IssuerSignedItemBytes exactly as received (the whole tag-24 item).
+    public let bytes: ArraySlice<UInt8>
+    /// digestID.
+    public let digestID: UInt64
+    /// The salt.
+    public let random: ArraySlice<UInt8>
+    /// DataElementIdentifier.
+    public let elementIdentifier: String
+    /// DataElementValue.
+    public let elementValue: CBORItem
+
+    init(_ tagged: CBORItem, options: CBORDecodingOptions) throws(MdocDataError) {
+        let (b, item) = try tagged.embedded("IssuerSignedItemBytes", options: options)
+        _ = try item.requireMap("IssuerSignedItem")
+        bytes = b
+        digestID = try item.required("digestID", "IssuerSignedItem").uint("IssuerSignedItem.digestID")
+        random = try item.required("random", "IssuerSignedItem").bytes("IssuerSignedItem.random")
+        elementIdentifier = try item.required("elementIdentifier", "IssuerSignedItem").text("IssuerSignedItem.elementIdentifier")
+        elementValue = try item.required("elementValue", "IssuerSignedItem")
+    }
+}

@@ -1,0 +1,105 @@
+/// A structural error in an ISO/IEC 18013-5 structure: which structure and field, and which rule was
+/// broken. Never carries a value from the input.
+public struct MdocDataError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The rule broken.
+    public enum Code: String, Sendable, Hashable {
+        /// The bytes are not well-formed CBOR (see `cbor`).
+        case cbor
+        /// A required field is absent.
+        case missingField
+        /// A field has the wrong CBOR type.
+        case wrongType
+        /// A field has a value outside what the structure allows (e.g. an empty list that must be non-empty).
+        case invalidValue
+        /// The structure's version is not supported.
+        case unsupportedVersion
+        /// A COSE structure inside is malformed (see `cose`).
+        case cose
+        /// A date is not a valid RFC 3339 tdate (tag 0) or full-date (tag 1004).
+        case invalidDate
+        /// An issuer-signed item does not match its digest in the MSO.
+        case digestMismatch
+    }
+
+    /// The rule broken.
+    public let code: Code
+    /// The structure and field, e.g. `ItemsRequest.docType`.
+    public let field: String
+    /// The CBOR error, for `.cbor`.
+    public let cbor: CBORError?
+    /// The COSE error, for `.cose`.
+    public let cose: COSEError?
+
+    /// Creates an error.
+    public init(_ code: Code, _ field: String, cbor: CBORError? = nil, cose: COSEError? = nil) {
+        self.code = code
+        self.field = field
+        self.cbor = cbor
+        self.cose = cose
+    }
+
+    /// One line naming the structure, field and rule.
+    public var description: String {
+        var s = "\(field): \(code.rawValue)"
+        if let cbor { s += " (\(cbor))" }
+        if let cose { s += " (\(cose))" }
+        return s
+    }
+}
+
+extension CBORItem {
+    func requireMap(_ field: String) throws(MdocDataError) -> CBORItem {
+        guard type == .map else { throw MdocDataError(.wrongType, field) }
+        return self
+    }
+
+    func required(_ key: String, _ structure: String) throws(MdocDataError) -> CBORItem {
+        guard let v = self[key] else { throw MdocDataError(.missingField, structure + "." + key) }
+        return v
+    }
+
+    func text(_ field: String) throws(MdocDataError) -> String {
+        guard let s = stringValue else { throw MdocDataError(.wrongType, field) }
+        return s
+    }
+
+    func uint(_ field: String) throws(MdocDataError) -> UInt64 {
+        guard let v = unsignedValue else { throw MdocDataError(.wrongType, field) }
+        return v
+    }
+
+    func bool(_ field: String) throws(MdocDataError) -> Bool {
+        guard let v = boolValue else { throw MdocDataError(.wrongType, field) }
+        return v
+    }
+
+    func bytes(_ field: String) throws(MdocDataError) -> ArraySlice<UInt8> {
+        guard let v = byteStringSlice else { throw MdocDataError(.wrongType, field) }
+        return v
+    }
+
+    func array(_ field: String, nonEmpty: Bool = false) throws(MdocDataError) -> Children {
+        guard type == .array else { throw MdocDataError(.wrongType, field) }
+        if nonEmpty && count == 0 { throw MdocDataError(.invalidValue, field) }
+        return children
+    }
+
+    /// A `#6.24(bstr .cbor X)` item: returns the whole item's bytes and the decoded embedded item.
+    func embedded(_ field: String, options: CBORDecodingOptions) throws(MdocDataError) -> (bytes: ArraySlice<UInt8>, item: CBORItem) {
+        guard type == .tag, tagNumber == 24, embeddedRange != nil else { throw MdocDataError(.wrongType, field) }
+        do {
+            let doc = try decodeEmbedded(options: options)
+            return (encodedBytes, doc.root)
+        } catch {
+            throw MdocDataError(.cbor, field, cbor: error)
+        }
+    }
+}
+
+func decodeTop(_ bytes: [UInt8], _ structure: String, options: CBORDecodingOptions) throws(MdocDataError) -> CBORItem {
+    do { return try CBORDocument(decoding: bytes, options: options).root } catch { throw MdocDataError(.cbor, structure, cbor: error) }
+}
+
+func cose<T>(_ field: String, _ body: () throws(COSEError) -> T) throws(MdocDataError) -> T {
+    do { return try body() } catch { throw MdocDataError(.cose, field, cose: error) }
+}
