@@ -26,7 +26,9 @@ struct Token {
     var truncated = false
 }
 
-/// Callback sink; the pointer to it is libcbor's `context`.
+/// Callback sink; the pointer to it is libcbor's `context`. libcbor's `size_t` lengths import as
+/// `Int`: they are reinterpreted bit for bit, since a declared count of 2^63 or more would trap a
+/// checked conversion.
 private struct Sink {
     var kind: TokenKind = .error
     var value: UInt64 = 0
@@ -49,16 +51,16 @@ private let callbacks: cbor_callbacks = {
     c.negint32 = { ctx, v in let s = sink(ctx); s.pointee.kind = .negative; s.pointee.value = UInt64(v) }
     c.negint64 = { ctx, v in let s = sink(ctx); s.pointee.kind = .negative; s.pointee.value = v }
     c.byte_string = { ctx, p, n in
-        let s = sink(ctx); s.pointee.kind = .bytes; s.pointee.value = UInt64(n); s.pointee.payload = UnsafeRawPointer(p)
+        let s = sink(ctx); s.pointee.kind = .bytes; s.pointee.value = UInt64(UInt(bitPattern: n)); s.pointee.payload = UnsafeRawPointer(p)
     }
     c.byte_string_start = { ctx in sink(ctx).pointee.kind = .bytesStart }
     c.string = { ctx, p, n in
-        let s = sink(ctx); s.pointee.kind = .text; s.pointee.value = UInt64(n); s.pointee.payload = UnsafeRawPointer(p)
+        let s = sink(ctx); s.pointee.kind = .text; s.pointee.value = UInt64(UInt(bitPattern: n)); s.pointee.payload = UnsafeRawPointer(p)
     }
     c.string_start = { ctx in sink(ctx).pointee.kind = .textStart }
-    c.array_start = { ctx, n in let s = sink(ctx); s.pointee.kind = .array; s.pointee.value = UInt64(n) }
+    c.array_start = { ctx, n in let s = sink(ctx); s.pointee.kind = .array; s.pointee.value = UInt64(UInt(bitPattern: n)) }
     c.indef_array_start = { ctx in sink(ctx).pointee.kind = .arrayStart }
-    c.map_start = { ctx, n in let s = sink(ctx); s.pointee.kind = .map; s.pointee.value = UInt64(n) }
+    c.map_start = { ctx, n in let s = sink(ctx); s.pointee.kind = .map; s.pointee.value = UInt64(UInt(bitPattern: n)) }
     c.indef_map_start = { ctx in sink(ctx).pointee.kind = .mapStart }
     c.tag = { ctx, v in let s = sink(ctx); s.pointee.kind = .tag; s.pointee.value = v }
     c.float2 = { ctx, _ in sink(ctx).pointee.kind = .half }

@@ -1,0 +1,184 @@
+import Foundation
+import Testing
+@testable import MdocCBOR
+
+@Suite("CBOR: decode failures, limits, encoding")
+struct CBORDecodeTests {
+    struct FailureCase: CustomTestStringConvertible, Sendable {
+        let name: String
+        let hex: String
+        let code: CBORError.Code
+        let offset: Int
+        var options: CBORDecodingOptions = .default
+        var testDescription: String { name }
+    }
+
+    static let failures: [FailureCase] = [
+        .init(name: "empty input", hex: "", code: .truncated, offset: 0),
+        .init(name: "uint head cut short", hex: "19 01", code: .truncated, offset: 0),
+        .init(name: "reserved additional info 28", hex: "1c", code: .malformedHead, offset: 0),
+        .init(name: "reserved additional info 30 on bstr", hex: "5e", code: .malformedHead, offset: 0),
+        .init(name: "indefinite unsigned", hex: "1f", code: .invalidIndefiniteLength, offset: 0),
+        .init(name: "indefinite negative", hex: "3f", code: .invalidIndefiniteLength, offset: 0),
+        .init(name: "indefinite tag", hex: "df", code: .invalidIndefiniteLength, offset: 0),
+        .init(name: "two-byte simple below 32", hex: "f8 18", code: .invalidIndefiniteLength, offset: 0),
+        .init(name: "break at top level", hex: "ff", code: .unexpectedBreak, offset: 0),
+        .init(name: "break inside definite array", hex: "81 ff", code: .unexpectedBreak, offset: 1),
+        .init(name: "integer chunk in indefinite bstr", hex: "5f 01 ff", code: .invalidChunk, offset: 1),
+        .init(name: "text chunk in indefinite bstr", hex: "5f 61 61 ff", code: .invalidChunk, offset: 1),
+        .init(name: "nested indefinite chunk", hex: "7f 7f ff ff", code: .invalidChunk, offset: 1),
+        .init(name: "odd indefinite map", hex: "bf 01 ff", code: .incompleteMap, offset: 2),
+        .init(name: "invalid UTF-8 (lone continuation)", hex: "61 80", code: .invalidUTF8, offset: 0),
+        .init(name: "overlong UTF-8", hex: "62 c0 80", code: .invalidUTF8, offset: 0),
+        .init(name: "UTF-16 surrogate in UTF-8", hex: "63 ed a0 80", code: .invalidUTF8, offset: 0),
+        .init(name: "code point above U+10FFFF", hex: "64 f4 90 80 80", code: .invalidUTF8, offset: 0),
+        .init(name: "truncated UTF-8 sequence", hex: "62 61 e2", code: .invalidUTF8, offset: 0),
+        .init(name: "invalid UTF-8 in an indefinite chunk", hex: "7f 61 61 61 ff ff", code: .invalidUTF8, offset: 3),
+        .init(name: "duplicate text key", hex: "a2 61 61 01 61 61 02", code: .duplicateMapKey, offset: 4),
+        .init(name: "duplicate int key in non-preferred form", hex: "a2 01 00 18 01 00", code: .duplicateMapKey, offset: 3),
+        .init(name: "duplicate key in indefinite map", hex: "bf 02 00 02 00 ff", code: .duplicateMapKey, offset: 3),
+        .init(name: "trailing byte", hex: "00 00", code: .trailingBytes, offset: 1),
+        .init(name: "array count beyond input", hex: "9b 00 00 00 01 00 00 00 00", code: .lengthExceedsInput, offset: 0),
+        .init(name: "array count 2^64-1", hex: "9b ff ff ff ff ff ff ff ff", code: .lengthExceedsInput, offset: 0),
+        .init(name: "map count whose doubling overflows", hex: "bb 80 00 00 00 00 00 00 00", code: .lengthExceedsInput, offset: 0),
+        .init(name: "map count beyond input", hex: "a3 01 02", code: .lengthExceedsInput, offset: 0),
+        .init(name: "byte string length 2^64-1", hex: "5b ff ff ff ff ff ff ff ff 00", code: .truncated, offset: 0),
+        .init(name: "text length beyond input", hex: "7a 00 01 00 00 41", code: .truncated, offset: 0),
+        .init(name: "tag with no content", hex: "d8 18", code: .truncated, offset: 2),
+        .init(name: "tag 24 over an integer", hex: "d8 18 01", code: .invalidTagContent, offset: 2),
+        .init(name: "tag 24 over text", hex: "d8 18 61 61", code: .invalidTagContent, offset: 2),
+        .init(name: "reserved 0xfc", hex: "fc", code: .malformedHead, offset: 0),
+        .init(name: "depth limit", hex: "81 81 81 81 00", code: .depthLimitExceeded, offset: 3, options: .init(maxDepth: 3)),
+        .init(name: "depth limit through tags", hex: "c1 c1 c1 00", code: .depthLimitExceeded, offset: 2, options: .init(maxDepth: 2)),
+        .init(name: "item limit", hex: "83 01 02 03", code: .itemLimitExceeded, offset: 3, options: .init(maxItems: 3)),
+        .init(name: "input size limit", hex: "43 01 02 03", code: .inputTooLarge, offset: 0, options: .init(maxInputSize: 3)),
+        .init(name: "non-preferred uint head (strict)", hex: "18 17", code: .nonPreferredEncoding, offset: 0, options: .init(requirePreferredEncoding: true)),
+        .init(name: "non-preferred length head (strict)", hex: "59 00 01 00", code: .nonPreferredEncoding, offset: 0, options: .init(requirePreferredEncoding: true)),
+        .init(name: "indefinite array (strict)", hex: "9f ff", code: .nonPreferredEncoding, offset: 0, options: .init(requirePreferredEncoding: true)),
+        .init(name: "single float that fits half (strict)", hex: "fa 3f 80 00 00", code: .nonPreferredEncoding, offset: 0, options: .init(requirePreferredEncoding: true)),
+    ]
+
+    @Test("Malformed and over-limit inputs fail with the expected code and offset", arguments: failures)
+    func decodeFailure(_ c: FailureCase) {
+        do {
+            _ = try CBORDocument(decoding: h(c.hex), options: c.options)
+            Issue.record("\(c.name): accepted")
+        } catch {
+            #expect(error.code == c.code, "\(c.name)")
+            #expect(error.offset == c.offset, "\(c.name)")
+            // The message names the code and offset, never content.
+            #expect(error.description == "CBOR \(c.code.rawValue) at byte \(c.offset)")
+        }
+    }
+
+    @Test("Nesting 100 000 deep is rejected at the depth limit without recursion")
+    func deepNesting() {
+        let deep = [UInt8](repeating: 0x81, count: 100_000) + [0x00]
+        #expect(throws: CBORError(.depthLimitExceeded, at: 64)) { try CBORDocument(decoding: deep) }
+        let indefinite = [UInt8](repeating: 0x9f, count: 100_000)
+        #expect(throws: CBORError(.depthLimitExceeded, at: 64)) { try CBORDocument(decoding: indefinite) }
+    }
+
+    @Test("A 1 MB array of small items is bounded by the item limit")
+    func itemBomb() {
+        var bytes: [UInt8] = [0x9a, 0x00, 0x0f, 0xff, 0xff]
+        bytes += [UInt8](repeating: 0, count: 0x0fffff)
+        #expect(throws: CBORError(.itemLimitExceeded, at: 5 + 999)) { try CBORDocument(decoding: bytes, options: .init(maxItems: 1000)) }
+        #expect(throws: Never.self) { try CBORDocument(decoding: bytes) }
+    }
+
+    @Test("Item ranges: head, content and whole item, including tag 24 embedded bytes")
+    func ranges() throws {
+        let doc = try CBORDocument(decoding: h("82 d8 18 43 a1 01 02 5f 41 01 ff"))
+        let tagged = doc.root[0]!
+        #expect(tagged.byteRange == 1..<7)
+        #expect(tagged.headRange == 1..<3)
+        #expect(tagged.embeddedRange == 4..<7)
+        #expect(Array(tagged.encodedBytes) == h("d8 18 43 a1 01 02"))
+        let inner = try tagged.decodeEmbedded()
+        #expect(inner.root.byteRange == 4..<7)
+        #expect(inner.root[intKey: 1]?.unsignedValue == 2)
+        let indef = doc.root[1]!
+        #expect(indef.isIndefiniteLength)
+        #expect(indef.byteRange == 7..<11)
+        #expect(indef.byteStringValue == [1])
+        #expect(doc.root.count == 2)
+    }
+
+    @Test("Full integer range: 2^64-1 and -2^64")
+    func integerRange() throws {
+        let max = try CBORDocument(decoding: h("1b ffffffffffffffff")).root
+        #expect(max.unsignedValue == UInt64.max)
+        #expect(max.int64Value == nil)
+        let min = try CBORDocument(decoding: h("3b ffffffffffffffff")).root
+        #expect(min.type == .negativeInt && min.argument == UInt64.max)
+        #expect(CBORDiagnostic.describe(min) == "-18446744073709551616")
+        #expect(CBORValue.negative(UInt64.max).encoded() == h("3b ffffffffffffffff"))
+        #expect(try CBORDocument(decoding: h("3b 7fffffffffffffff")).root.int64Value == Int64.min)
+    }
+
+    @Test("Deterministic encoding: shortest heads and bytewise-sorted map keys")
+    func deterministicEncoding() throws {
+        let v: CBORValue = .map([
+            .init(.text("version"), .text("1.0")),
+            .init(.text("status"), .unsigned(0)),
+            .init(.int(-1), .int(1)),
+            .init(.int(10), .bytes([UInt8](repeating: 1, count: 24))),
+            .init(.text("a"), .array([.unsigned(23), .unsigned(24), .unsigned(255), .unsigned(256), .unsigned(65535), .unsigned(65536), .unsigned(UInt64(UInt32.max) + 1)])),
+        ])
+        let bytes = v.encoded()
+        let doc = try CBORDocument(decoding: bytes, options: .init(requirePreferredEncoding: true))
+        let keys = doc.root.mapEntries.map { Array($0.key.encodedBytes) }
+        #expect(keys == keys.sorted { $0.lexicographicallyPrecedes($1) })
+        #expect(keys.first == h("0a"))
+        #expect(Hex.encode(doc.root["a"]!.encodedBytes) == "87 17 1818 18ff 190100 19ffff 1a00010000 1b0000000100000000".replacingOccurrences(of: " ", with: ""))
+        // Encoding is a pure function of the value.
+        #expect(CBORValue(doc.root).encoded() == bytes)
+        // Floats take the shortest exact width.
+        #expect(CBORValue.float(1.5).encoded() == h("f9 3e00"))
+        #expect(CBORValue.float(100000).encoded() == h("fa 47c35000"))
+        #expect(CBORValue.float(1.1).encoded() == h("fb 3ff199999999999a"))
+        #expect(CBORValue.float(.nan).encoded() == h("f9 7e00"))
+        #expect(CBORValue.float(5.960464477539063e-8).encoded() == h("f9 0001"))
+    }
+
+    @Test("Raw splicing keeps pre-encoded bytes verbatim, including non-preferred ones")
+    func splicing() throws {
+        var w = CBORWriter()
+        w.writeArrayHeader(count: 2)
+        w.writeRaw(h("d8 18 58 03 a1 01 02"))   // non-preferred length head, as an issuer might send
+        w.writeEmbedded(h("a0"))
+        #expect(w.bytes == h("82 d8 18 58 03 a1 01 02 d8 18 41 a0"))
+        let doc = try CBORDocument(decoding: w.bytes)
+        #expect(Array(doc.root[0]!.encodedBytes) == h("d8 18 58 03 a1 01 02"))
+    }
+
+    @Test("Text-key lookup compares bytes without allocating, and rejects indefinite keys")
+    func lookup() throws {
+        let doc = try CBORDocument(decoding: h("a2 63 6b6579 01 7f 61 6b ff 02"))
+        #expect(doc.root["key"]?.unsignedValue == 1)
+        #expect(doc.root["k"] == nil)   // the indefinite "k" key is not matched by the byte compare
+        #expect(doc.root["missing"] == nil)
+    }
+
+    @Test("Diagnostic notation: indefinite forms, nested containers, escaping, pretty printing")
+    func diagnostic() throws {
+        let d = try CBORDocument(decoding: h("83 9f 01 ff bf 61 61 f5 ff 62 0a 22")).root
+        #expect(CBORDiagnostic.describe(d) == #"[[_ 1], {_ "a": true}, "\n\""]"#)
+        let pretty = CBORDiagnostic.describe(try CBORDocument(decoding: h("a1 01 82 02 03")).root, options: .init(indent: 2))
+        #expect(pretty == "{\n  1: [\n    2,\n    3\n  ]\n}")
+        #expect(CBORDiagnostic.describe(try CBORDocument(decoding: h("fb 7e37e43c8800759c")).root) == "1.0e+300")
+    }
+
+    @Test("Dates: tdate and full-date parsing, and formatting")
+    func dates() throws {
+        #expect(MdocDate.parseDateTime("2024-02-29T23:59:59Z").map(MdocDate.formatDateTime) == "2024-02-29T23:59:59Z")
+        #expect(MdocDate.parseDateTime("2024-01-01T01:00:00+01:00").map(MdocDate.formatDateTime) == "2024-01-01T00:00:00Z")
+        #expect(MdocDate.parseDateTime("2023-02-29T00:00:00Z") == nil)
+        #expect(MdocDate.parseDateTime("2023-01-01 00:00:00Z") == nil)
+        #expect(MdocDate.parseDateTime("2023-01-01T00:00:00") == nil)
+        #expect(MdocDate.parseFullDate("1970-01-02") == Date(timeIntervalSince1970: 86400))
+        let tagged = try CBORDocument(decoding: h("d9 03ec 6a 323032302d30312d3031")).root
+        #expect(tagged.dateValue.map(MdocDate.formatDateTime) == "2020-01-01T00:00:00Z")
+    }
+}
