@@ -1,1 +1,199 @@
+// mdoc-bench: figures for every stage, as a table and as one JSON object per line.
+//   swift run -c release mdoc-bench [--quick] [--json-only]
+// Times are wall-clock medians over many samples of batched iterations; nothing here asserts speed.
+import Foundation
 import MdocCBOR
+
+struct Figure {
+    let bench: String
+    let medianNs: Double
+    let p90Ns: Double
+    let baseline: String?
+    var ratio: Double?
+    var bytes: Int?
+}
+
+let arguments = CommandLine.arguments.dropFirst()
+if arguments.contains("--help") || arguments.contains("-h") {
+    print("""
+    usage: mdoc-bench [--quick] [--json-only]
+      --quick      short run (a few samples), used by CI to keep the harness working
+      --json-only  print only the JSON lines
+      --filter S   run only the figures whose name contains S
+    Set MDOC_SHARED_VECTORS to the shared vectors folder to include the Annex D DeviceResponse.
+    """)
+    exit(0)
+}
+let quick = arguments.contains("--quick")
+/// `--filter SUBSTRING`: run only the figures whose name contains it (for profiling one stage).
+let filter: String? = arguments.firstIndex(of: "--filter").flatMap { i in arguments.index(after: i) < arguments.endIndex ? arguments[arguments.index(after: i)] : nil }
+let jsonOnly = arguments.contains("--json-only")
+let samples = quick ? 15 : 301
+
+@inline(never)
+func blackHole<T>(_ x: T) { withExtendedLifetime(x) {} }
+
+func now() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
+
+/// Times `body`, batching iterations so each sample lasts at least ~50 µs.
+func measure(_ name: String, baseline: String? = nil, bytes: Int? = nil, _ body: () -> Void) -> Figure {
+    if let filter, !name.contains(filter) { return Figure(bench: name, medianNs: .nan, p90Ns: .nan, baseline: baseline, bytes: bytes) }
+    for _ in 0..<(quick ? 3 : 50) { body() }
+    var batch = 1
+    while true {
+        let t0 = now()
+        for _ in 0..<batch { body() }
+        if now() - t0 > 50_000 || batch >= 1 << 16 { break }
+        batch *= 2
+    }
+    var times = [Double]()
+    times.reserveCapacity(samples)
+    for _ in 0..<samples {
+        let t0 = now()
+        for _ in 0..<batch { body() }
+        times.append(Double(now() - t0) / Double(batch))
+    }
+    times.sort()
+    return Figure(bench: name, medianNs: times[times.count / 2], p90Ns: times[times.count * 9 / 10], baseline: baseline, bytes: bytes)
+}
+
+// MARK: Inputs
+
+func hexDecode(_ s: String) -> [UInt8]? {
+    let u = Array(s.utf8.filter { !$0.isWhitespace })
+    guard u.count % 2 == 0 else { return nil }
+    var out = [UInt8]()
+    var i = 0
+    while i < u.count {
+        guard let b = UInt8(String(decoding: u[i..<i + 2], as: UTF8.self), radix: 16) else { return nil }
+        out.append(b); i += 2
+    }
+    return out
+}
+
+extension UInt8 { var isWhitespace: Bool { self == 0x20 || self == 0x0a || self == 0x0d || self == 0x09 } }
+
+func annexDResponse() -> [UInt8]? {
+    let env = ProcessInfo.processInfo.environment["MDOC_SHARED_VECTORS"]
+    let candidates: [String?] = [env.map { $0 + "/iso18013-5/device_response.hex" },
+                      URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                        .deletingLastPathComponent().appendingPathComponent("shared/vectors/iso18013-5/device_response.hex").path]
+    for case let path? in candidates {
+        if let s = try? String(contentsOfFile: path, encoding: .utf8), let b = hexDecode(s) { return b }
+    }
+    return nil
+}
+
+/// A synthetic IssuerSigned of about 20 KB: 40 issuer-signed items of mixed types and a 12 KB
+/// portrait, with a real ES256 issuerAuth over an MSO. Deterministic apart from the signature.
+func syntheticIssuerSigned() -> [UInt8] {
+    var items = [[UInt8]]()
+    var rng: UInt64 = 0x9e37_79b9_7f4a_7c15
+    func next() -> UInt8 { rng = rng &* 6364136223846793005 &+ 1442695040888963407; return UInt8(truncatingIfNeeded: rng >> 33) }
+    for i in 0..<41 {
+        let value: CBORValue
+        switch i % 5 {
+        case 0: value = .text("Value number \(i) with some text in it")
+        case 1: value = .unsigned(UInt64(i * 1000))
+        case 2: value = .bool(i % 2 == 0)
+        case 3: value = .tagged(1004, .text("1990-01-0\(i % 9 + 1)"))
+        default: value = .array([.map([.init(.text("vehicle_category_code"), .text("B")), .init(.text("issue_date"), .tagged(1004, .text("2020-01-01")))])])
+        }
+        let item: CBORValue = .map([
+            .init(.text("digestID"), .unsigned(UInt64(i))),
+            .init(.text("random"), .bytes((0..<16).map { _ in next() })),
+            .init(.text("elementIdentifier"), .text(i == 40 ? "portrait" : "element_\(i)")),
+            .init(.text("elementValue"), i == 40 ? .bytes((0..<14_000).map { _ in next() }) : value),
+        ])
+        items.append(CBORValue.embedded(item).encoded())
+    }
+    let signer = try! SoftwareSigner.generate(curve: .p256)
+    let mso: CBORValue = .map([
+        .init(.text("version"), .text("1.0")),
+        .init(.text("digestAlgorithm"), .text("SHA-256")),
+        .init(.text("docType"), .text("org.iso.18013.5.1.mDL")),
+        .init(.text("valueDigests"), .map([.init(.text("org.iso.18013.5.1"), .map((0..<41).map { .init(.unsigned(UInt64($0)), .bytes([UInt8](repeating: UInt8($0), count: 32))) }))])),
+        .init(.text("deviceKeyInfo"), .map([.init(.text("deviceKey"), signer.publicKey.cborValue)])),
+        .init(.text("validityInfo"), .map([
+            .init(.text("signed"), .tagged(0, .text("2026-01-01T00:00:00Z"))),
+            .init(.text("validFrom"), .tagged(0, .text("2026-01-01T00:00:00Z"))),
+            .init(.text("validUntil"), .tagged(0, .text("2027-01-01T00:00:00Z"))),
+        ])),
+    ])
+    let issuerAuth = try! COSESign1.sign(payload: CBORValue.embedded(mso).encoded(), detached: false, signer: signer)
+    var w = CBORWriter(capacity: 24_000)
+    w.writeMapHeader(count: 2)
+    w.writeText("nameSpaces")
+    w.writeMapHeader(count: 1)
+    w.writeText("org.iso.18013.5.1")
+    w.writeArrayHeader(count: items.count)
+    for i in items { w.writeRaw(i) }
+    w.writeText("issuerAuth")
+    w.writeRaw(issuerAuth)
+    return w.bytes
+}
+
+// MARK: Run
+
+var figures = [Figure]()
+
+@MainActor
+func cborFigures(_ label: String, _ bytes: [UInt8]) {
+    let base = measure("libcbor.cbor_load.\(label)", bytes: bytes.count) { blackHole(LibCBORBaseline.loadAndFree(bytes)) }
+    var ours = measure("cbor.decode.\(label)", baseline: base.bench, bytes: bytes.count) { blackHole(try! CBORDocument(decoding: bytes)) }
+    if !ours.medianNs.isNaN && !base.medianNs.isNaN { ours.ratio = ours.medianNs / base.medianNs }
+    figures.append(ours)
+    figures.append(base)
+    let value = CBORValue(try! CBORDocument(decoding: bytes).root)
+    figures.append(measure("cbor.encode_value.\(label)", bytes: value.encoded().count) { blackHole(value.encoded()) })
+    // Encoding with the writer directly, splicing the issuer's items: how responses are built.
+    let doc = try! CBORDocument(decoding: bytes)
+    figures.append(measure("cbor.encode_splice.\(label)", bytes: bytes.count) {
+        var w = CBORWriter(capacity: bytes.count + 64)
+        w.writeMapHeader(count: doc.root.count)
+        for (k, v) in doc.root.mapEntries { w.writeRaw(k.encodedBytes); w.writeRaw(v.encodedBytes) }
+        blackHole(w.bytes)
+    })
+}
+
+if let annexD = annexDResponse() {
+    cborFigures("annexd_response", annexD)
+    figures.append(measure("mdoc.parse.annexd_device_response", bytes: annexD.count) { blackHole(try! DeviceResponse(encoded: annexD)) })
+} else if !jsonOnly {
+    print("NOTICE: Annex D vectors not found (set MDOC_SHARED_VECTORS); skipping the annexd_response figures")
+}
+let synthetic = syntheticIssuerSigned()
+cborFigures("issuer_signed_20k", synthetic)
+figures.append(measure("mdoc.parse.issuer_signed_20k", bytes: synthetic.count) { blackHole(try! IssuerSigned(encoded: synthetic)) })
+
+// MARK: Output
+
+figures.removeAll { $0.medianNs.isNaN }
+
+func fmt(_ ns: Double) -> String {
+    ns >= 1_000_000 ? String(format: "%.2f ms", ns / 1e6) : ns >= 1000 ? String(format: "%.2f µs", ns / 1000) : String(format: "%.0f ns", ns)
+}
+
+if !jsonOnly {
+    print("mdoc-bench\(quick ? " (quick)" : "")  libcbor \(LibCBORBaseline.version)  samples \(samples)")
+    print("bench".padding(toLength: 44, withPad: " ", startingAt: 0) + "median".padding(toLength: 12, withPad: " ", startingAt: 0)
+          + "p90".padding(toLength: 12, withPad: " ", startingAt: 0) + "MB/s".padding(toLength: 9, withPad: " ", startingAt: 0) + "vs baseline")
+    for f in figures {
+        let mbps = f.bytes.map { String(format: "%.0f", Double($0) / f.medianNs * 1000) } ?? "-"
+        let vs = f.ratio.map { String(format: "%.2fx time (%.1fx faster)", $0, 1 / $0) } ?? ""
+        print(f.bench.padding(toLength: 44, withPad: " ", startingAt: 0) + fmt(f.medianNs).padding(toLength: 12, withPad: " ", startingAt: 0)
+              + fmt(f.p90Ns).padding(toLength: 12, withPad: " ", startingAt: 0) + mbps.padding(toLength: 9, withPad: " ", startingAt: 0) + vs)
+    }
+}
+for f in figures {
+    var obj = "{\"bench\":\"\(f.bench)\",\"median_ns\":\(Int(f.medianNs.rounded())),\"p90_ns\":\(Int(f.p90Ns.rounded())),"
+    obj += "\"baseline\":" + (f.baseline.map { "\"\($0)\"" } ?? "null") + ","
+    obj += "\"ratio\":" + (f.ratio.map { String(format: "%.3f", $0) } ?? "null")
+    if let b = f.bytes { obj += ",\"bytes\":\(b)" }
+    obj += "}"
+    print(obj)
+}

@@ -1,6 +1,8 @@
 /// The structural validator: drives the tokenizer head by head, tracks nesting and counts, and
 /// records every item on a flat tape. Enforces RFC 8949 well-formedness plus the configured limits.
-enum CBORValidator {
+/// Written as a struct with mutating methods (no capturing closures) so exclusivity is checked
+/// statically and the loop does no per-item allocation.
+struct CBORValidator {
     private enum FrameKind: UInt8 { case array, map, indefArray, indefMap, indefBytes, indefText, tag }
 
     private struct Frame {
@@ -10,13 +12,21 @@ enum CBORValidator {
         var kind: FrameKind
     }
 
+    private let base: UnsafePointer<UInt8>
+    private let end: Int
+    private let options: CBORDecodingOptions
+    private var nodes: [Node]
+    private var stack: [Frame]
+
     static func decode(_ bytes: [UInt8], range: Range<Int>, options: CBORDecodingOptions) throws(CBORError) -> [Node] {
         guard range.lowerBound >= 0, range.upperBound <= bytes.count else { throw CBORError(.truncated, at: 0) }
         guard range.count <= options.maxInputSize else { throw CBORError(.inputTooLarge, at: range.lowerBound) }
         guard !range.isEmpty else { throw CBORError(.truncated, at: range.lowerBound) }
         let result: Result<[Node], CBORError> = bytes.withUnsafeBufferPointer { buf in
+            var v = CBORValidator(base: buf.baseAddress!, end: range.upperBound, options: options, estimatedItems: range.count / 6)
             do throws(CBORError) {
-                return .success(try run(buf.baseAddress!, start: range.lowerBound, end: range.upperBound, options: options))
+                try v.run(start: range.lowerBound)
+                return .success(v.nodes)
             } catch {
                 return .failure(error)
             }
@@ -24,59 +34,52 @@ enum CBORValidator {
         return try result.get()
     }
 
-    private static func run(_ base: UnsafePointer<UInt8>, start: Int, end: Int, options: CBORDecodingOptions) throws(CBORError) -> [Node] {
-        var nodes = [Node]()
-        nodes.reserveCapacity(min(16 + (end - start) / 8, options.maxItems))
-        var stack = [Frame]()
+    private init(base: UnsafePointer<UInt8>, end: Int, options: CBORDecodingOptions, estimatedItems: Int) {
+        self.base = base
+        self.end = end
+        self.options = options
+        nodes = []
+        nodes.reserveCapacity(min(16 + estimatedItems, options.maxItems))
+        stack = []
         stack.reserveCapacity(16)
+    }
+
+    /// An item has just been completed at `itemEnd`; update the parent frames, closing every
+    /// definite container or tag whose last child this was.
+    private mutating func completed(_ itemEnd: Int) throws(CBORError) {
+        while let top = stack.last {
+            switch top.kind {
+            case .array, .map, .tag:
+                let remaining = top.count - 1
+                if remaining == 0 {
+                    stack.removeLast()
+                    if top.kind == .map && options.rejectDuplicateKeys {
+                        try checkDuplicateKeys(map: top.node)
+                    }
+                    nodes[top.node].end = UInt32(itemEnd)
+                    nodes[top.node].span = UInt32(nodes.count - top.node)
+                    continue
+                }
+                stack[stack.count - 1].count = remaining
+                return
+            case .indefArray, .indefMap, .indefBytes, .indefText:
+                stack[stack.count - 1].count += 1
+                return
+            }
+        }
+    }
+
+    private mutating func run(start: Int) throws(CBORError) {
         var offset = start
         let strict = options.requirePreferredEncoding
-
-        // Closes the container/tag on top of the stack whose last byte ends at `closeEnd`, then
-        // propagates the completion upwards.
-        @inline(__always)
-        func finish(_ index: Int, end itemEnd: Int) throws(CBORError) {
-            nodes[index].end = UInt32(itemEnd)
-            nodes[index].span = UInt32(nodes.count - index)
-            try completed(itemEnd)
-        }
-
-        // An item has just been completed; update the parent frames.
-        func completed(_ itemEnd: Int) throws(CBORError) {
-            while let top = stack.last {
-                switch top.kind {
-                case .array, .map, .tag:
-                    let remaining = top.count - 1
-                    if remaining == 0 {
-                        stack.removeLast()
-                        if top.kind == .map && options.rejectDuplicateKeys {
-                            try checkDuplicateKeys(base, nodes: nodes, map: top.node)
-                        }
-                        nodes[top.node].end = UInt32(itemEnd)
-                        nodes[top.node].span = UInt32(nodes.count - top.node)
-                        continue
-                    }
-                    stack[stack.count - 1].count = remaining
-                    return
-                case .indefArray, .indefMap, .indefBytes, .indefText:
-                    stack[stack.count - 1].count += 1
-                    return
-                }
-            }
-        }
-
         while true {
-            if offset >= end {
-                throw CBORError(.truncated, at: offset)
-            }
+            if offset >= end { throw CBORError(.truncated, at: offset) }
             let t = Tokenizer.next(base, offset: offset, end: end)
             if t.truncated { throw CBORError(.truncated, at: offset) }
             if t.kind == .error {
                 let b = base[offset]
                 let major = b >> 5, info = b & 0x1f
-                if info == 31 && (major == 0 || major == 1 || major == 6) {
-                    throw CBORError(.invalidIndefiniteLength, at: offset)
-                }
+                if info == 31 && (major == 0 || major == 1 || major == 6) { throw CBORError(.invalidIndefiniteLength, at: offset) }
                 if b == 0xf8 { throw CBORError(.invalidIndefiniteLength, at: offset) }
                 throw CBORError(.malformedHead, at: offset)
             }
@@ -104,11 +107,11 @@ enum CBORValidator {
                 stack.removeLast()
                 let index = top.node
                 nodes[index].argument = top.kind == .indefMap ? top.count / 2 : top.count
-                if top.kind == .indefMap && options.rejectDuplicateKeys {
-                    try checkDuplicateKeys(base, nodes: nodes, map: index)
-                }
+                if top.kind == .indefMap && options.rejectDuplicateKeys { try checkDuplicateKeys(map: index) }
                 offset += 1
-                try finish(index, end: offset)
+                nodes[index].end = UInt32(offset)
+                nodes[index].span = UInt32(nodes.count - index)
+                try completed(offset)
                 if stack.isEmpty { break }
                 continue
             }
@@ -127,10 +130,14 @@ enum CBORValidator {
             switch t.kind {
             case .unsigned: type = .unsignedInt
             case .negative: type = .negativeInt
-            case .bytes, .bytesStart: type = .byteString
-            case .text, .textStart: type = .textString
-            case .array, .arrayStart: type = .array
-            case .map, .mapStart: type = .map
+            case .bytes: type = .byteString
+            case .bytesStart: type = .byteString; flags = Node.indefinite
+            case .text: type = .textString
+            case .textStart: type = .textString; flags = Node.indefinite
+            case .array: type = .array
+            case .arrayStart: type = .array; flags = Node.indefinite
+            case .map: type = .map
+            case .mapStart: type = .map; flags = Node.indefinite
             case .tag: type = .tag
             case .simple: type = .simple
             case .half: type = .float; flags = Node.floatHalf
@@ -138,16 +145,12 @@ enum CBORValidator {
             case .double: type = .float; flags = Node.floatDouble
             case .breakCode, .error: throw CBORError(.malformedHead, at: offset)
             }
-            switch t.kind {
-            case .bytesStart, .textStart, .arrayStart, .mapStart: flags = Node.indefinite
-            default: break
-            }
             if strict && flags == Node.indefinite { throw CBORError(.nonPreferredEncoding, at: offset) }
             if strict && type == .float {
                 // Preferred floats use the shortest width that keeps the value exactly.
-                let d = CBORFloat.value(bits: t.value, flags: flags)
-                let shortest = CBORFloat.preferredWidth(d)
-                if shortest != flags { throw CBORError(.nonPreferredEncoding, at: offset) }
+                if CBORFloat.preferredWidth(CBORFloat.value(bits: t.value, flags: flags)) != flags {
+                    throw CBORError(.nonPreferredEncoding, at: offset)
+                }
             }
 
             let index = nodes.count
@@ -155,7 +158,6 @@ enum CBORValidator {
                               type: type, headLength: UInt8(t.headLength), flags: flags))
             let itemStart = offset
             offset += t.length
-            let remainingBytes = UInt64(end - offset)
 
             switch t.kind {
             case .text:
@@ -165,7 +167,7 @@ enum CBORValidator {
                 try completed(offset)
             case .array, .map:
                 let needed: (partialValue: UInt64, overflow: Bool) = t.kind == .map ? t.value.multipliedReportingOverflow(by: 2) : (t.value, false)
-                if needed.overflow || needed.partialValue > remainingBytes {
+                if needed.overflow || needed.partialValue > UInt64(end - offset) {
                     throw CBORError(.lengthExceedsInput, at: itemStart)
                 }
                 if t.value == 0 {
@@ -193,34 +195,39 @@ enum CBORValidator {
             if stack.isEmpty { break }
         }
         if offset != end { throw CBORError(.trailingBytes, at: offset) }
-        return nodes
     }
 
     /// Rejects a map whose keys repeat. Integer keys compare by value (so `01` and `18 01` collide),
-    /// definite strings by content, anything else by its exact encoding.
-    private static func checkDuplicateKeys(_ base: UnsafePointer<UInt8>, nodes: [Node], map: Int) throws(CBORError) {
+    /// definite strings by content, anything else by its exact encoding. Maps of up to 16 pairs are
+    /// checked pairwise without allocating; larger ones are sorted.
+    private func checkDuplicateKeys(map: Int) throws(CBORError) {
         let pairs = Int(nodes[map].argument)
         if pairs < 2 { return }
-        var keys = [Int]()
-        keys.reserveCapacity(pairs)
-        var i = map + 1
-        for _ in 0..<pairs {
-            keys.append(i)
-            i += Int(nodes[i].span)
-            i += Int(nodes[i].span)
-        }
-        func equal(_ a: Int, _ b: Int) -> Bool { compareKeys(base, nodes[a], nodes[b]) == 0 }
-        if pairs <= 16 {
-            for x in 1..<pairs {
-                for y in 0..<x where equal(keys[x], keys[y]) {
-                    throw CBORError(.duplicateMapKey, at: Int(nodes[keys[x]].start))
+        try nodes.withUnsafeBufferPointer { (n: UnsafeBufferPointer<Node>) throws(CBORError) in
+            if pairs <= 16 {
+                var x = map + 1
+                for px in 0..<pairs {
+                    var y = map + 1
+                    for _ in 0..<px {
+                        if Self.compareKeys(base, n[x], n[y]) == 0 { throw CBORError(.duplicateMapKey, at: Int(n[x].start)) }
+                        y += Int(n[y].span); y += Int(n[y].span)
+                    }
+                    x += Int(n[x].span); x += Int(n[x].span)
                 }
+                return
             }
-            return
-        }
-        keys.sort { compareKeys(base, nodes[$0], nodes[$1]) < 0 }
-        for x in 1..<keys.count where equal(keys[x], keys[x - 1]) {
-            throw CBORError(.duplicateMapKey, at: Int(nodes[keys[x]].start))
+            var keys = [Int]()
+            keys.reserveCapacity(pairs)
+            var i = map + 1
+            for _ in 0..<pairs {
+                keys.append(i)
+                i += Int(n[i].span)
+                i += Int(n[i].span)
+            }
+            keys.sort { Self.compareKeys(base, n[$0], n[$1]) < 0 }
+            for x in 1..<keys.count where Self.compareKeys(base, n[keys[x]], n[keys[x - 1]]) == 0 {
+                throw CBORError(.duplicateMapKey, at: Int(max(n[keys[x]].start, n[keys[x - 1]].start)))
+            }
         }
     }
 
@@ -232,8 +239,7 @@ enum CBORValidator {
             return a.argument == b.argument ? 0 : (a.argument < b.argument ? -1 : 1)
         case .byteString where a.flags & Node.indefinite == 0 && b.flags & Node.indefinite == 0,
              .textString where a.flags & Node.indefinite == 0 && b.flags & Node.indefinite == 0:
-            let pa = base + Int(a.start) + Int(a.headLength), pb = base + Int(b.start) + Int(b.headLength)
-            return compareBytes(pa, Int(a.argument), pb, Int(b.argument))
+            return compareBytes(base + Int(a.start) + Int(a.headLength), Int(a.argument), base + Int(b.start) + Int(b.headLength), Int(b.argument))
         default:
             return compareBytes(base + Int(a.start), Int(a.end - a.start), base + Int(b.start), Int(b.end - b.start))
         }
@@ -243,46 +249,5 @@ enum CBORValidator {
         if na != nb { return na < nb ? -1 : 1 }
         for k in 0..<na where a[k] != b[k] { return a[k] < b[k] ? -1 : 1 }
         return 0
-    }
-}
-
-/// UTF-8 validation (RFC 3629: no overlongs, no surrogates, nothing above U+10FFFF).
-enum UTF8Check {
-    static func isValid(_ p: UnsafePointer<UInt8>, count: Int) -> Bool {
-        var i = 0
-        while i < count {
-            // ASCII fast path, 8 bytes at a time.
-            while i + 8 <= count {
-                let w = UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)
-                if w & 0x8080_8080_8080_8080 != 0 { break }
-                i += 8
-            }
-            if i >= count { break }
-            let b0 = p[i]
-            if b0 < 0x80 { i += 1; continue }
-            if b0 < 0xc2 { return false }
-            if b0 < 0xe0 {
-                guard i + 1 < count, p[i + 1] & 0xc0 == 0x80 else { return false }
-                i += 2; continue
-            }
-            if b0 < 0xf0 {
-                guard i + 2 < count else { return false }
-                let b1 = p[i + 1], b2 = p[i + 2]
-                guard b1 & 0xc0 == 0x80, b2 & 0xc0 == 0x80 else { return false }
-                if b0 == 0xe0 && b1 < 0xa0 { return false }   // overlong
-                if b0 == 0xed && b1 >= 0xa0 { return false }  // surrogates
-                i += 3; continue
-            }
-            if b0 < 0xf5 {
-                guard i + 3 < count else { return false }
-                let b1 = p[i + 1], b2 = p[i + 2], b3 = p[i + 3]
-                guard b1 & 0xc0 == 0x80, b2 & 0xc0 == 0x80, b3 & 0xc0 == 0x80 else { return false }
-                if b0 == 0xf0 && b1 < 0x90 { return false }   // overlong
-                if b0 == 0xf4 && b1 >= 0x90 { return false }   // > U+10FFFF
-                i += 4; continue
-            }
-            return false
-        }
-        return true
     }
 }

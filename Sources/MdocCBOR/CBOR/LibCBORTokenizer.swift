@@ -40,7 +40,7 @@ private func sink(_ ctx: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<Sink>
     ctx.unsafelyUnwrapped.assumingMemoryBound(to: Sink.self)
 }
 
-private let callbacks: cbor_callbacks = {
+private let callbacksValue: cbor_callbacks = {
     var c = cbor_empty_callbacks
     c.uint8 = { ctx, v in let s = sink(ctx); s.pointee.kind = .unsigned; s.pointee.value = UInt64(v) }
     c.uint16 = { ctx, v in let s = sink(ctx); s.pointee.kind = .unsigned; s.pointee.value = UInt64(v) }
@@ -73,6 +73,13 @@ private let callbacks: cbor_callbacks = {
     return c
 }()
 
+/// The callback table at a fixed address, so each call passes a pointer instead of copying the struct.
+private nonisolated(unsafe) let callbacks: UnsafeMutablePointer<cbor_callbacks> = {
+    let p = UnsafeMutablePointer<cbor_callbacks>.allocate(capacity: 1)
+    p.initialize(to: callbacksValue)
+    return p
+}()
+
 enum Tokenizer {
     /// Decodes the head at `offset` of `buffer` (which ends at `end`).
     @inline(__always)
@@ -96,10 +103,8 @@ enum Tokenizer {
             return t
         }
         var s = Sink()
-        let r = withUnsafePointer(to: callbacks) { cb in
-            withUnsafeMutablePointer(to: &s) { sp in
-                cbor_stream_decode(base + offset, end - offset, cb, UnsafeMutableRawPointer(sp))
-            }
+        let r = withUnsafeMutablePointer(to: &s) { sp in
+            cbor_stream_decode(base + offset, end - offset, callbacks, UnsafeMutableRawPointer(sp))
         }
         switch r.status {
         case CBOR_DECODER_FINISHED:
