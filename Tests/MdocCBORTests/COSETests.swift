@@ -174,3 +174,34 @@ struct COSETests {
         #expect(again.publicKey == signer.publicKey)
     }
 }
+
+@Suite("COSE: software signer key loading")
+struct SignerLoadingTests {
+    @Test("PKCS#8 PEM and DER load on P-256, P-384, P-521 and Ed25519; garbage is refused", arguments: [COSEKey.Curve.p256, .p384, .p521, .ed25519])
+    func loads(curve: COSEKey.Curve) throws {
+        let s = try SoftwareSigner.generate(curve: curve)
+        let pem = try s.pkcs8PEM()
+        #expect(pem.hasPrefix("-----BEGIN PRIVATE KEY-----\n"))
+        let body = pem.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
+        let der = Array(Data(base64Encoded: body)!)
+        for encoded in [Array(pem.utf8), der] {
+            let loaded = try SoftwareSigner(encodedPrivateKey: encoded)
+            #expect(loaded.publicKey == s.publicKey)
+            #expect(loaded.algorithm == s.algorithm)
+            let m = try COSESign1.sign(payload: [1, 2, 3], detached: false, signer: loaded)
+            try COSESign1(encoded: m).verify(key: s.publicKey)
+        }
+        #expect(throws: COSEError.self) { try SoftwareSigner(encodedPrivateKey: der + [0]) }
+        #expect(throws: COSEError.self) { try SoftwareSigner(encodedPrivateKey: Array(der.dropLast())) }
+        #expect(throws: COSEError.self) { try SoftwareSigner(encodedPrivateKey: Array("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n".utf8)) }
+        if curve != .ed25519 {
+            // An explicit fully specified algorithm is accepted when it matches the curve.
+            let esp: COSEAlgorithm = curve == .p256 ? .esp256 : curve == .p384 ? .esp384 : .esp512
+            let s2 = try SoftwareSigner(encodedPrivateKey: der, algorithm: esp)
+            let m = try COSESign1.sign(payload: [4], detached: false, signer: s2)
+            #expect(try COSESign1(encoded: m).algorithm() == esp)
+            try COSESign1(encoded: m).verify(key: s.publicKey)
+            #expect(throws: COSEError.keyAlgorithmMismatch) { try SoftwareSigner(encodedPrivateKey: der, algorithm: .edDSA) }
+        }
+    }
+}
