@@ -27,6 +27,7 @@ let package = Package(
         .executableTarget(name: "mdoc-bench", dependencies: ["MdocCBOR", "HPKE", "AnnexC"]),
 
         .testTarget(name: "MdocCBORTests", dependencies: ["MdocCBOR", "CryptoCore"]),
+        .testTarget(name: "HPKETests", dependencies: ["HPKE", "CryptoCore"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -60,19 +60,53 @@ package enum DigestAlgorithm: Sendable, Hashable {
         return out
     }
 
-    /// HMAC of `data` under `key` (RFC 2104).
+    /// Block size of the hash in bytes (HMAC padding).
+    package var blockSize: Int { self == .sha256 ? 64 : 128 }
+
+    /// HMAC of `data` under `key` (RFC 2104), built on the pre-fetched digest so no algorithm is
+    /// fetched per call (OpenSSL 3.0's one-shot `HMAC()` fetches every time).
     package func hmac<K: ContiguousBytes, D: ContiguousBytes>(key: K, data: D) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: outputSize)
-        var len: UInt32 = 0
-        let result = withNonNullBytes(key) { kp, kn in
-            withNonNullBytes(data) { dp, dn in
-                out.withUnsafeMutableBufferPointer {
-                    HMAC(md, kp, Int32(kn), dp.assumingMemoryBound(to: UInt8.self), dn, $0.baseAddress, &len)
+        out.withUnsafeMutableBytes { o in
+            data.withUnsafeBytes { d in hmac(key: key, parts: [d], into: o) }
+        }
+        return out
+    }
+
+    /// HMAC over the concatenation of `parts`, written into `out` (exactly `outputSize` bytes).
+    package func hmac<K: ContiguousBytes>(key: K, parts: [UnsafeRawBufferPointer], into out: UnsafeMutableRawBufferPointer) {
+        precondition(out.count == outputSize)
+        let bs = blockSize
+        // K0: the key padded (or hashed, when longer than a block) to the block size; then ipad/opad.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 2 * bs) { pads in
+            pads.initialize(repeating: 0)
+            defer { OPENSSL_cleanse(pads.baseAddress!, pads.count) }
+            key.withUnsafeBytes { k in
+                if k.count > bs {
+                    var len: UInt32 = 0
+                    _ = EVP_Digest(k.baseAddress!, k.count, pads.baseAddress!, &len, md, nil)
+                } else if k.count > 0 {
+                    UnsafeMutableRawPointer(pads.baseAddress!).copyMemory(from: k.baseAddress!, byteCount: k.count)
                 }
             }
+            for i in 0..<bs {
+                let b = pads[i]
+                pads[i] = b ^ 0x36
+                pads[bs + i] = b ^ 0x5c
+            }
+            guard let ctx = EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new failed") }
+            defer { EVP_MD_CTX_free(ctx) }
+            var len: UInt32 = 0
+            precondition(EVP_DigestInit_ex2(ctx, md, nil) == 1)
+            _ = EVP_DigestUpdate(ctx, pads.baseAddress!, bs)
+            for p in parts where p.count > 0 { _ = EVP_DigestUpdate(ctx, p.baseAddress!, p.count) }
+            let o = out.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            _ = EVP_DigestFinal_ex(ctx, o, &len)
+            precondition(EVP_DigestInit_ex2(ctx, md, nil) == 1)
+            _ = EVP_DigestUpdate(ctx, pads.baseAddress! + bs, bs)
+            _ = EVP_DigestUpdate(ctx, o, outputSize)
+            _ = EVP_DigestFinal_ex(ctx, o, &len)
         }
-        precondition(result != nil && Int(len) == outputSize, "HMAC failed")
-        return out
     }
 
     /// HKDF-Extract (RFC 5869 §2.2).
