@@ -24,7 +24,7 @@ let package = Package(
         .target(name: "HPKE", dependencies: ["CryptoCore"]),
         .target(name: "AnnexC", dependencies: ["MdocCBOR", "HPKE", "CryptoCore"]),
         .executableTarget(name: "mdoc-respond", dependencies: ["AnnexC", "MdocCBOR", "HPKE"]),
-        .executableTarget(name: "mdoc-bench", dependencies: ["MdocCBOR", "HPKE", "AnnexC"]),
+        .executableTarget(name: "mdoc-bench", dependencies: ["MdocCBOR", "HPKE", "AnnexC", "CryptoCore"]),
 
         .testTarget(name: "MdocCBORTests", dependencies: ["MdocCBOR", "CryptoCore"]),
         .testTarget(name: "HPKETests", dependencies: ["HPKE", "CryptoCore"]),

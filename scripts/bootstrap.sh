@@ -12,4 +12,12 @@ if ((${#missing[@]})); then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
+# The interop tests need python3 with venv support (a pinned pyhpke peer is installed from PyPI).
+if ! python3 -c "import venv, ensurepip" >/dev/null 2>&1; then
+    echo "bootstrap: installing python3-venv" >&2
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3 python3-venv >/dev/null
+fi
 command -v swift >/dev/null || { echo "bootstrap: the Swift toolchain is not on PATH" >&2; exit 1; }

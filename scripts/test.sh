@@ -6,6 +6,13 @@ cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
+# Pinned independent HPKE peer (pyhpke + cryptography from PyPI) for the interop test.
+venv=.build/interop-venv
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import pyhpke" 2>/dev/null; then
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check -r Tests/interop/requirements.txt
+fi
+export MDOC_INTEROP_PYTHON="$PWD/$venv/bin/python"
 swift build -j 2 --build-tests
 set +e
 swift test -j 2 --skip-build 2>&1 | tee "$log"

@@ -353,23 +353,9 @@ package struct PrivateKey: Sendable {
         let box = PKeyBox(pkey)
         self.box = box
         self.kind = kind
-        // Extract the public half into its own object so it can be handed out independently.
-        switch kind {
-        case .ec(let curve):
-            var pub = [UInt8](repeating: 0, count: curve.uncompressedPointSize)
-            var len = 0
-            let rc = pub.withUnsafeMutableBufferPointer {
-                EVP_PKEY_get_octet_string_param(pkey, mdoc_PARAM_ENCODED_PUBLIC_KEY, $0.baseAddress, $0.count, &len)
-            }
-            guard rc == 1, len == pub.count else { throw .invalidPrivateKey }
-            self.publicKey = try PublicKey(curve: curve, uncompressedPoint: pub)
-        default:
-            var pub = [UInt8](repeating: 0, count: kind.rawSize)
-            var len = pub.count
-            let rc = pub.withUnsafeMutableBufferPointer { EVP_PKEY_get_raw_public_key(pkey, $0.baseAddress, &len) }
-            guard rc == 1, len == pub.count else { throw .invalidPrivateKey }
-            self.publicKey = try PublicKey(kind: kind, raw: pub)
-        }
+        // The same EVP_PKEY serves as the public key: no second import (and no second on-curve check
+        // of a point OpenSSL computed itself).
+        self.publicKey = PublicKey(box: box, kind: kind)
     }
 
     /// The private scalar (EC, big-endian, padded to the curve size) or raw private key (OKP).
@@ -447,14 +433,16 @@ package struct PrivateKey: Sendable {
         return out
     }
 
-    /// Diffie-Hellman shared secret with `peer` (ECDH x-coordinate, or X25519/X448 output). The peer
-    /// key is validated by OpenSSL; an all-zero X25519/X448 result is rejected.
+    /// Diffie-Hellman shared secret with `peer` (ECDH x-coordinate, or X25519/X448 output). Every
+    /// `PublicKey` was validated when it was created (EC points are checked to be on the curve on
+    /// import, and P-256/384/521 have cofactor 1), so OpenSSL's second, full check — an extra scalar
+    /// multiplication — is skipped. An all-zero result (low-order X25519/X448 point) is rejected.
     package func sharedSecret(with peer: PublicKey) throws(CryptoError) -> [UInt8] {
         guard peer.kind == kind, kind != .ed25519 else { throw .invalidPublicKey }
         guard let ctx = EVP_PKEY_CTX_new_from_pkey(nil, box.pkey, nil) else { throw .operationFailed(operation: "derive") }
         defer { EVP_PKEY_CTX_free(ctx) }
         guard EVP_PKEY_derive_init(ctx) == 1 else { ERR_clear_error(); throw .operationFailed(operation: "derive init") }
-        guard EVP_PKEY_derive_set_peer_ex(ctx, peer.box.pkey, 1) == 1 else { ERR_clear_error(); throw .invalidPublicKey }
+        guard EVP_PKEY_derive_set_peer_ex(ctx, peer.box.pkey, 0) == 1 else { ERR_clear_error(); throw .invalidPublicKey }
         var len = 0
         guard EVP_PKEY_derive(ctx, nil, &len) == 1, len > 0, len <= 132 else { ERR_clear_error(); throw .operationFailed(operation: "derive") }
         var out = [UInt8](repeating: 0, count: len)

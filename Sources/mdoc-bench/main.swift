@@ -3,6 +3,8 @@
 // Times are wall-clock medians over many samples of batched iterations; nothing here asserts speed.
 import Foundation
 import MdocCBOR
+import HPKE
+import CryptoCore
 
 struct Figure {
     let bench: String
@@ -59,6 +61,36 @@ func measure(_ name: String, baseline: String? = nil, bytes: Int? = nil, _ body:
     }
     times.sort()
     return Figure(bench: name, medianNs: times[times.count / 2], p90Ns: times[times.count * 9 / 10], baseline: baseline, bytes: bytes)
+}
+
+/// Times `a` against its baseline `b` with interleaved samples, so machine drift hits both alike.
+/// Returns (a with ratio set, b).
+func measurePair(_ nameA: String, _ nameB: String, bytes: Int? = nil, _ a: () -> Void, _ b: () -> Void) -> (Figure, Figure) {
+    if let filter, !nameA.contains(filter) && !nameB.contains(filter) {
+        return (Figure(bench: nameA, medianNs: .nan, p90Ns: .nan, baseline: nameB), Figure(bench: nameB, medianNs: .nan, p90Ns: .nan, baseline: nil))
+    }
+    for _ in 0..<(quick ? 3 : 30) { a(); b() }
+    var batch = 1
+    while true {
+        let t0 = now()
+        for _ in 0..<batch { a() }
+        if now() - t0 > 50_000 || batch >= 1 << 16 { break }
+        batch *= 2
+    }
+    var ta = [Double](), tb = [Double]()
+    for _ in 0..<samples {
+        var t0 = now()
+        for _ in 0..<batch { a() }
+        ta.append(Double(now() - t0) / Double(batch))
+        t0 = now()
+        for _ in 0..<batch { b() }
+        tb.append(Double(now() - t0) / Double(batch))
+    }
+    ta.sort(); tb.sort()
+    var fa = Figure(bench: nameA, medianNs: ta[ta.count / 2], p90Ns: ta[ta.count * 9 / 10], baseline: nameB, bytes: bytes)
+    let fb = Figure(bench: nameB, medianNs: tb[tb.count / 2], p90Ns: tb[tb.count * 9 / 10], baseline: nil, bytes: bytes)
+    fa.ratio = fa.medianNs / fb.medianNs
+    return (fa, fb)
 }
 
 // MARK: Inputs
@@ -143,9 +175,8 @@ var figures = [Figure]()
 
 @MainActor
 func cborFigures(_ label: String, _ bytes: [UInt8]) {
-    let base = measure("libcbor.cbor_load.\(label)", bytes: bytes.count) { blackHole(LibCBORBaseline.loadAndFree(bytes)) }
-    var ours = measure("cbor.decode.\(label)", baseline: base.bench, bytes: bytes.count) { blackHole(try! CBORDocument(decoding: bytes)) }
-    if !ours.medianNs.isNaN && !base.medianNs.isNaN { ours.ratio = ours.medianNs / base.medianNs }
+    let (ours, base) = measurePair("cbor.decode.\(label)", "libcbor.cbor_load.\(label)", bytes: bytes.count,
+                                   { blackHole(try! CBORDocument(decoding: bytes)) }, { blackHole(LibCBORBaseline.loadAndFree(bytes)) })
     figures.append(ours)
     figures.append(base)
     let value = CBORValue(try! CBORDocument(decoding: bytes).root)
@@ -169,6 +200,62 @@ if let annexD = annexDResponse() {
 let synthetic = syntheticIssuerSigned()
 cborFigures("issuer_signed_20k", synthetic)
 figures.append(measure("mdoc.parse.issuer_signed_20k", bytes: synthetic.count) { blackHole(try! IssuerSigned(encoded: synthetic)) })
+
+// MARK: HPKE (Annex C suite) against its primitive floor
+
+/// The unavoidable OpenSSL work of an Annex C seal: one P-256 key generation, one ECDH, the 4
+/// HKDF-Extract and 4 HKDF-Expand calls of DHKEM + key schedule, one AES-128-GCM pass. Open replaces
+/// key generation with one public key import (the `enc`). Same inputs sizes as HPKE uses.
+@MainActor
+func hpkeFigures(size: Int) {
+    let label = "annexc_\(size / 1024)k"
+    let recipient = try! HPKE.PrivateKey.generate(kem: .p256HKDFSHA256)
+    let pkR = recipient.publicKey
+    let info = [UInt8](repeating: 0x83, count: 44)   // a SessionTranscript is 44 bytes
+    let plaintext = [UInt8](repeating: 0x5a, count: size)
+    let rawR = try! CryptoCore.PublicKey(curve: .p256, uncompressedPoint: pkR.serialized)
+    let rawSkR = try! CryptoCore.PrivateKey(curve: .p256, scalar: try! recipient.serialized())
+    let salt32 = [UInt8](repeating: 1, count: 32), ikm = [UInt8](repeating: 2, count: 80), info60 = [UInt8](repeating: 3, count: 90)
+    func hkdfCalls() {
+        for _ in 0..<4 { blackHole(DigestAlgorithm.sha256.hkdfExtract(salt: salt32, ikm: ikm)) }
+        for _ in 0..<4 { blackHole(try! DigestAlgorithm.sha256.hkdfExpand(prk: salt32, info: info60, length: 32)) }
+    }
+    let key = [UInt8](repeating: 9, count: 16), nonce = [UInt8](repeating: 8, count: 12)
+    let (enc, ct) = try! HPKE.seal(suite: .annexC, recipient: pkR, info: info, plaintext: plaintext)
+    let realKey = [UInt8](repeating: 9, count: 16)
+    let aeadCT = try! AEADAlgorithm.aes128gcm.seal(key: realKey, nonce: nonce, plaintext: plaintext, aad: [UInt8]())
+    let (seal, sealFloor) = measurePair("hpke.seal.\(label)", "floor.seal.\(label)", bytes: size, {
+        blackHole(try! HPKE.seal(suite: .annexC, recipient: pkR, info: info, plaintext: plaintext))
+    }, {
+        let e = try! CryptoCore.PrivateKey.generate(.ec(.p256))
+        blackHole(e.publicKey.rawRepresentation)
+        blackHole(try! e.sharedSecret(with: rawR))
+        hkdfCalls()
+        blackHole(try! AEADAlgorithm.aes128gcm.seal(key: key, nonce: nonce, plaintext: plaintext, aad: [UInt8]()))
+    })
+    let (open, openFloor) = measurePair("hpke.open.\(label)", "floor.open.\(label)", bytes: size, {
+        blackHole(try! HPKE.open(suite: .annexC, privateKey: recipient, encapsulatedKey: enc, info: info, ciphertext: ct))
+    }, {
+        let pkE = try! CryptoCore.PublicKey(curve: .p256, uncompressedPoint: enc)
+        blackHole(try! rawSkR.sharedSecret(with: pkE))
+        hkdfCalls()
+        blackHole(try! AEADAlgorithm.aes128gcm.open(key: realKey, nonce: nonce, ciphertext: aeadCT, aad: [UInt8]()))
+    })
+    figures += [seal, sealFloor, open, openFloor]
+}
+
+hpkeFigures(size: 4096)
+hpkeFigures(size: 32768)
+// The primitives one by one, for reading the floor.
+do {
+    let peer = try! CryptoCore.PrivateKey.generate(.ec(.p256)).publicKey
+    let mine = try! CryptoCore.PrivateKey.generate(.ec(.p256))
+    let point = peer.rawRepresentation
+    figures.append(measure("openssl.p256.keygen") { blackHole(try! CryptoCore.PrivateKey.generate(.ec(.p256))) })
+    figures.append(measure("openssl.p256.ecdh") { blackHole(try! mine.sharedSecret(with: peer)) })
+    figures.append(measure("openssl.p256.public_key_import") { blackHole(try! CryptoCore.PublicKey(curve: .p256, uncompressedPoint: point)) })
+    figures.append(measure("openssl.p256.ecdsa_sign") { blackHole(try! mine.signECDSA(message: point, digest: .sha256)) })
+}
 
 // MARK: Output
 
