@@ -60,4 +60,17 @@ static inline int mdoc_asn1_time_to_unix(const ASN1_TIME *t, long long *out) {
     return 1;
 }
 
+// Adds one X.509v3 extension given in OpenSSL's config syntax (e.g. "critical,CA:TRUE"). A shim
+// because X509V3_CTX lives on the stack and X509V3_set_ctx_nodb is a macro.
+static inline int mdoc_x509_add_ext(X509 *cert, X509 *issuer, int nid, const char *value) {
+    X509V3_CTX ctx;
+    X509V3_set_ctx_nodb(&ctx);
+    X509V3_set_ctx(&ctx, issuer != NULL ? issuer : cert, cert, NULL, NULL, 0);
+    X509_EXTENSION *ex = X509V3_EXT_conf_nid(NULL, &ctx, nid, value);
+    if (ex == NULL) return 0;
+    int ok = X509_add_ext(cert, ex, -1);
+    X509_EXTENSION_free(ex);
+    return ok;
+}
+
 #endif

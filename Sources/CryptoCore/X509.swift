@@ -128,3 +128,89 @@ package struct X509Certificate: Sendable {
         guard rc == 1 else { throw .chainValidationFailed(reason: err) }
     }
 }
+
+/// Creates X.509 certificates: test IACAs, document signers, reader roots and reader certificates
+/// following the ISO/IEC 18013-5 Annex B profiles. For test and tooling use; signs with ECDSA.
+package enum X509Builder {
+    /// A distinguished name: common name plus optional country and organization.
+    package struct Name: Sendable {
+        package var commonName: String
+        package var country: String?
+        package var organization: String?
+        package init(commonName: String, country: String? = nil, organization: String? = nil) {
+            self.commonName = commonName
+            self.country = country
+            self.organization = organization
+        }
+    }
+
+    /// Extensions to add, in OpenSSL config syntax keyed by NID.
+    package struct Profile: Sendable {
+        package var isCA: Bool
+        package var pathLength: Int?
+        package var keyUsage: String
+        package var extendedKeyUsage: String?
+        package var crlDistributionPoint: String?
+        package var issuerAlternativeName: String?
+        package init(isCA: Bool, pathLength: Int? = nil, keyUsage: String, extendedKeyUsage: String? = nil,
+                     crlDistributionPoint: String? = nil, issuerAlternativeName: String? = nil) {
+            self.isCA = isCA
+            self.pathLength = pathLength
+            self.keyUsage = keyUsage
+            self.extendedKeyUsage = extendedKeyUsage
+            self.crlDistributionPoint = crlDistributionPoint
+            self.issuerAlternativeName = issuerAlternativeName
+        }
+    }
+
+    /// Issues a certificate for `subjectKey`, signed by `issuerKey` (self-signed when `issuer` is nil).
+    package static func issue(subject: Name, subjectKey: PublicKey, issuer: (name: Name, certificate: X509Certificate)?,
+                              issuerKey: PrivateKey, serial: UInt64, notBefore: Int64, notAfter: Int64,
+                              profile: Profile) throws(CryptoError) -> X509Certificate {
+        guard case .ec(let curve) = issuerKey.kind else { throw .unsupportedAlgorithm }
+        guard let x = X509_new() else { throw .operationFailed(operation: "X509_new") }
+        defer { X509_free(x) }
+        func check(_ ok: Bool, _ step: String) throws(CryptoError) { if !ok { ERR_clear_error(); throw .operationFailed(operation: step) } }
+        try check(X509_set_version(x, 2) == 1, "version")
+        let sn = ASN1_INTEGER_new()
+        defer { ASN1_INTEGER_free(sn) }
+        let bn = BN_new()
+        defer { BN_free(bn) }
+        try check(BN_set_word(bn, UInt(serial)) == 1 && BN_to_ASN1_INTEGER(bn, sn) != nil && X509_set_serialNumber(x, sn) == 1, "serial")
+        try check(ASN1_TIME_set(X509_getm_notBefore(x), time_t(notBefore)) != nil, "notBefore")
+        try check(ASN1_TIME_set(X509_getm_notAfter(x), time_t(notAfter)) != nil, "notAfter")
+        try check(X509_set_pubkey(x, subjectKey.box.pkey) == 1, "pubkey")
+        func makeName(_ n: Name) throws(CryptoError) -> OpaquePointer {
+            guard let name = X509_NAME_new() else { throw .operationFailed(operation: "name") }
+            var ok = true
+            if let c = n.country { ok = ok && X509_NAME_add_entry_by_txt(name, "C", MBSTRING_UTF8, c, -1, -1, 0) == 1 }
+            if let o = n.organization { ok = ok && X509_NAME_add_entry_by_txt(name, "O", MBSTRING_UTF8, o, -1, -1, 0) == 1 }
+            ok = ok && X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, n.commonName, -1, -1, 0) == 1
+            if !ok { X509_NAME_free(name); throw .operationFailed(operation: "name entry") }
+            return name
+        }
+        let subj = try makeName(subject)
+        defer { X509_NAME_free(subj) }
+        let iss = try makeName(issuer?.name ?? subject)
+        defer { X509_NAME_free(iss) }
+        try check(X509_set_subject_name(x, subj) == 1 && X509_set_issuer_name(x, iss) == 1, "names")
+        let issuerX = issuer?.certificate.box.x509
+        var bc = profile.isCA ? "critical,CA:TRUE" : "critical,CA:FALSE"
+        if profile.isCA, let p = profile.pathLength { bc += ",pathlen:\(p)" }
+        try check(mdoc_x509_add_ext(x, issuerX, NID_basic_constraints, bc) == 1, "basicConstraints")
+        try check(mdoc_x509_add_ext(x, issuerX, NID_key_usage, profile.keyUsage) == 1, "keyUsage")
+        try check(mdoc_x509_add_ext(x, issuerX, NID_subject_key_identifier, "hash") == 1, "SKI")
+        if issuer != nil {
+            try check(mdoc_x509_add_ext(x, issuerX, NID_authority_key_identifier, "keyid:always") == 1, "AKI")
+        }
+        if let eku = profile.extendedKeyUsage { try check(mdoc_x509_add_ext(x, issuerX, NID_ext_key_usage, eku) == 1, "EKU") }
+        if let crl = profile.crlDistributionPoint { try check(mdoc_x509_add_ext(x, issuerX, NID_crl_distribution_points, crl) == 1, "CRL DP") }
+        if let ian = profile.issuerAlternativeName { try check(mdoc_x509_add_ext(x, issuerX, NID_issuer_alt_name, ian) == 1, "IAN") }
+        try check(X509_sign(x, issuerKey.box.pkey, curve.digest.md) > 0, "sign")
+        var out: UnsafeMutablePointer<UInt8>? = nil
+        let len = i2d_X509(x, &out)
+        guard len > 0, let out else { throw .operationFailed(operation: "i2d") }
+        defer { mdoc_OPENSSL_free(out) }
+        return try X509Certificate(der: UnsafeRawBufferPointer(start: out, count: Int(len)))
+    }
+}

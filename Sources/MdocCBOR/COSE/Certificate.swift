@@ -58,3 +58,79 @@ public enum MdocKeyUsage {
     /// mdoc reader authentication.
     public static let readerAuthentication = "1.0.18013.5.1.6"
 }
+
+/// A distinguished name for certificates this library creates.
+public struct DistinguishedName: Sendable, Hashable {
+    /// CN.
+    public var commonName: String
+    /// C (two letters).
+    public var country: String?
+    /// O.
+    public var organization: String?
+    /// Creates a name.
+    public init(commonName: String, country: String? = nil, organization: String? = nil) {
+        self.commonName = commonName
+        self.country = country
+        self.organization = organization
+    }
+    var builderName: X509Builder.Name { .init(commonName: commonName, country: country, organization: organization) }
+}
+
+/// Certificate profiles of ISO/IEC 18013-5 Annex B.
+public enum CertificateProfile: Sendable {
+    /// IACA root: CA (path length 0), keyCertSign + cRLSign.
+    case iaca
+    /// Document signer: digitalSignature, EKU 1.0.18013.5.1.2.
+    case documentSigner
+    /// Reader authentication root: CA, keyCertSign + cRLSign.
+    case readerRoot
+    /// Reader authentication certificate: digitalSignature, EKU 1.0.18013.5.1.6.
+    case readerAuthentication
+    /// An end-entity certificate with an arbitrary EKU (for negative tests).
+    case endEntity(extendedKeyUsage: String?)
+
+    var builderProfile: X509Builder.Profile {
+        switch self {
+        case .iaca:
+            .init(isCA: true, pathLength: 0, keyUsage: "critical,keyCertSign,cRLSign",
+                  crlDistributionPoint: "URI:https://crl.example.invalid/iaca.crl", issuerAlternativeName: "URI:https://issuer.example.invalid")
+        case .documentSigner:
+            .init(isCA: false, keyUsage: "critical,digitalSignature", extendedKeyUsage: "critical," + MdocKeyUsage.documentSigner,
+                  crlDistributionPoint: "URI:https://crl.example.invalid/iaca.crl", issuerAlternativeName: "URI:https://issuer.example.invalid")
+        case .readerRoot:
+            .init(isCA: true, pathLength: 0, keyUsage: "critical,keyCertSign,cRLSign")
+        case .readerAuthentication:
+            .init(isCA: false, keyUsage: "critical,digitalSignature", extendedKeyUsage: "critical," + MdocKeyUsage.readerAuthentication)
+        case .endEntity(let eku):
+            .init(isCA: false, keyUsage: "critical,digitalSignature", extendedKeyUsage: eku.map { "critical," + $0 })
+        }
+    }
+}
+
+extension Certificate {
+    /// Issues a certificate (ECDSA-signed). Self-signed when `issuer` is nil.
+    /// - Parameters:
+    ///   - subject: the subject name.
+    ///   - publicKey: the subject's public key (EC2).
+    ///   - issuer: the issuing CA's name and certificate, or nil for a root.
+    ///   - issuerKey: the CA's signer (or the subject's own, for a root).
+    ///   - serial: the serial number.
+    ///   - notBefore: start of validity.
+    ///   - notAfter: end of validity.
+    ///   - profile: the 18013-5 Annex B profile.
+    public static func issue(subject: DistinguishedName, publicKey: COSEKey, issuer: (name: DistinguishedName, certificate: Certificate)?,
+                             issuerKey: SoftwareSigner, serial: UInt64, notBefore: Date, notAfter: Date,
+                             profile: CertificateProfile) throws(COSEError) -> Certificate {
+        do {
+            let c = try X509Builder.issue(subject: subject.builderName, subjectKey: publicKey.publicKey,
+                                          issuer: issuer.map { ($0.name.builderName, $0.certificate.cert) }, issuerKey: issuerKey.key,
+                                          serial: serial, notBefore: Int64(notBefore.timeIntervalSince1970), notAfter: Int64(notAfter.timeIntervalSince1970),
+                                          profile: profile.builderProfile)
+            return try Certificate(der: c.der)
+        } catch let e as COSEError {
+            throw e
+        } catch {
+            throw .signingFailed
+        }
+    }
+}
