@@ -28,6 +28,7 @@ let package = Package(
 
         .testTarget(name: "MdocCBORTests", dependencies: ["MdocCBOR", "CryptoCore"]),
         .testTarget(name: "HPKETests", dependencies: ["HPKE", "CryptoCore"]),
+        .testTarget(name: "AnnexCTests", dependencies: ["AnnexC", "MdocCBOR", "HPKE"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,68 @@
+/// The one error type of the Annex C engine. `code` is a closed set; `detail` names the structure and
+/// the rule broken. Neither ever carries a request value, element value, key or origin.
+public struct AnnexCError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong.
+    public enum Code: String, Sendable, Hashable, CaseIterable {
+        /// No `org-iso-mdoc` request in the framing.
+        case unsupportedProtocol
+        /// No origin was given.
+        case missingOrigin
+        /// The origin is not a valid web (or enabled app) origin.
+        case invalidOrigin
+        /// The JSON framing or its base64url members are malformed.
+        case malformedRequest
+        /// EncryptionInfo is malformed.
+        case invalidEncryptionInfo
+        /// The recipient key is not an EC2 P-256 key on the curve.
+        case unsupportedRecipientKey
+        /// The DeviceRequest is malformed or of an unsupported version.
+        case invalidDeviceRequest
+        /// A readerAuth or readerAuthAll signature is invalid.
+        case readerAuthenticationFailed
+        /// Reader authentication is required by the holder's policy and absent.
+        case readerAuthenticationRequired
+        /// The reader's certificate does not chain to a trust anchor, lacks the reader EKU, or its
+        /// authority is not allowed by the policy.
+        case untrustedReader
+        /// No stored credential can answer a requested document.
+        case noMatchingCredential
+        /// The request cannot be satisfied as a whole (use cases, documents, or nothing releasable).
+        case cannotSatisfyRequest
+        /// The raw request asks for more than the consented request the platform showed.
+        case consentMismatch
+        /// The response would exceed `maximumResponseSize`.
+        case responseTooLarge
+        /// A request is larger or more complex than the configured limits.
+        case limitExceeded
+        /// No credential context snapshot is available.
+        case contextUnavailable
+        /// The credential context snapshot is corrupt or invalid.
+        case contextCorrupt
+        /// The context file is readable by others than its owner.
+        case contextInsecure
+        /// A device key could not be resolved or does not match its credential.
+        case keyUnavailable
+        /// The device signature could not be produced.
+        case signingFailed
+        /// HPKE sealing failed.
+        case sealingFailed
+        /// The response failed its own pre-seal self-check (a bug or a corrupt credential).
+        case selfCheckFailed
+        /// Reader side: the response could not be opened or did not verify.
+        case responseInvalid
+    }
+
+    /// What went wrong.
+    public let code: Code
+    /// Which structure and rule (static text; never input content).
+    public let detail: String
+
+    /// Creates an error.
+    public init(_ code: Code, _ detail: String) {
+        self.code = code
+        self.detail = detail
+    }
+
+    /// `code: detail`.
+    public var description: String { "\(code.rawValue): \(detail)" }
+}

@@ -1,0 +1,318 @@
+import Foundation
+import MdocCBOR
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One element a credential holds or a request names: (namespace, identifier).
+public struct ElementID: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// NameSpace.
+    public let nameSpace: String
+    /// DataElementIdentifier.
+    public let identifier: String
+    /// Creates an element reference.
+    public init(_ nameSpace: String, _ identifier: String) {
+        self.nameSpace = nameSpace
+        self.identifier = identifier
+    }
+    /// `namespace/identifier`.
+    public var description: String { "\(nameSpace)/\(identifier)" }
+    /// Orders by namespace then identifier.
+    public static func < (a: ElementID, b: ElementID) -> Bool { (a.nameSpace, a.identifier) < (b.nameSpace, b.identifier) }
+}
+
+/// What the host app registers with the platform for one credential.
+public struct RegistrationInfo: Sendable, Hashable {
+    /// The credential's identifier.
+    public let credentialID: String
+    /// Its first (primary) docType.
+    public let docType: String
+    /// When the platform should invalidate the registration (the MSO's validUntil).
+    public let invalidationDate: Date
+}
+
+/// A stored credential, indexed once when the context loads: every IssuerSignedItemBytes is a byte
+/// range found by (namespace, element) without re-parsing.
+public struct StoredCredential: Sendable {
+    /// The identifier.
+    public let id: String
+    /// The docTypes it answers (the first is the MSO docType).
+    public let docTypes: [String]
+    /// The IssuerSigned bytes exactly as issued.
+    public let issuerSignedBytes: [UInt8]
+    /// The device key reference.
+    public let deviceKeyReference: String
+    /// True when the host app cancelled it.
+    public let isCancelled: Bool
+    /// MSO validFrom.
+    public let validFrom: Date
+    /// MSO validUntil.
+    public let validUntil: Date
+    /// The MSO.
+    public let mobileSecurityObject: MobileSecurityObject
+    /// The parsed IssuerSigned.
+    public let issuerSigned: IssuerSigned
+
+    let itemRanges: [ElementID: Range<Int>]
+    let items: [ElementID: IssuerSignedItem]
+    let issuerAuthRange: Range<Int>
+    let signer: any COSESigner
+
+    /// The elements the credential holds.
+    public var elements: [ElementID] { items.keys.sorted() }
+
+    /// The value of an element, decoded on demand (for display).
+    public func element(_ id: ElementID) -> CBORItem? { items[id]?.elementValue }
+
+    /// Registration metadata for the platform.
+    public var registration: RegistrationInfo { RegistrationInfo(credentialID: id, docType: docTypes[0], invalidationDate: validUntil) }
+
+    /// True when usable at `date`: not cancelled and within the MSO validity.
+    public func isUsable(at date: Date) -> Bool { !isCancelled && date >= validFrom && date <= validUntil }
+
+    init(id: String, docTypes: [String]?, issuerSignedBytes: [UInt8], deviceKeyReference: String, isCancelled: Bool,
+         resolver: any DeviceKeyResolver) throws(AnnexCError) {
+        guard !id.isEmpty, id.utf8.count <= 128 else { throw AnnexCError(.contextCorrupt, "credential id is empty or longer than 128 bytes") }
+        let parsed: IssuerSigned
+        do { parsed = try IssuerSigned(encoded: issuerSignedBytes) } catch { throw AnnexCError(.contextCorrupt, "credential IssuerSigned does not parse (\(error))") }
+        let mso: MobileSecurityObject
+        do { mso = try parsed.mobileSecurityObject() } catch { throw AnnexCError(.contextCorrupt, "credential MSO does not parse (\(error))") }
+        let types = docTypes ?? [mso.docType]
+        guard types.first == mso.docType else { throw AnnexCError(.contextCorrupt, "credential docTypes do not start with the MSO docType") }
+        var ranges = [ElementID: Range<Int>]()
+        var items = [ElementID: IssuerSignedItem]()
+        for ns in parsed.nameSpaces {
+            for item in ns.items {
+                let key = ElementID(ns.name, item.elementIdentifier)
+                guard ranges[key] == nil else { throw AnnexCError(.contextCorrupt, "credential holds an element twice") }
+                ranges[key] = item.bytes.startIndex..<item.bytes.endIndex
+                items[key] = item
+            }
+        }
+        let signer = try resolver.signer(for: deviceKeyReference)
+        guard signer.publicKey == mso.deviceKey else { throw AnnexCError(.keyUnavailable, "device key does not match the MSO deviceKey") }
+        self.id = id
+        self.docTypes = types
+        self.issuerSignedBytes = issuerSignedBytes
+        self.deviceKeyReference = deviceKeyReference
+        self.isCancelled = isCancelled
+        self.validFrom = mso.validityInfo.validFrom
+        self.validUntil = mso.validityInfo.validUntil
+        self.mobileSecurityObject = mso
+        self.issuerSigned = parsed
+        self.itemRanges = ranges
+        self.items = items
+        self.issuerAuthRange = parsed.issuerAuth.item.byteRange
+        self.signer = signer
+    }
+}
+
+/// The credential context snapshot the host app writes and the responder reads: credentials, the
+/// holder's reader-trust policy, and where device keys are. Immutable; writing is all or nothing.
+public struct CredentialContext: Sendable {
+    /// The on-disk format identifier.
+    public static let formatName = "mdoc-respond-context"
+    /// The on-disk format version.
+    public static let formatVersion: UInt64 = 1
+    /// The snapshot's file name inside the context directory.
+    public static let fileName = "context.cbor"
+    /// The largest snapshot accepted.
+    public static let maxFileSize = 64 << 20
+
+    /// One credential as the host app registers it.
+    public struct Entry: Sendable {
+        /// Identifier.
+        public var id: String
+        /// docTypes (default: the MSO docType).
+        public var docTypes: [String]?
+        /// IssuerSigned as issued.
+        public var issuerSigned: [UInt8]
+        /// Device key reference for the resolver (e.g. `keys/mdl.pem`).
+        public var deviceKeyReference: String
+        /// Cancelled by the host app.
+        public var isCancelled: Bool
+        /// Creates an entry.
+        public init(id: String, docTypes: [String]? = nil, issuerSigned: [UInt8], deviceKeyReference: String, isCancelled: Bool = false) {
+            self.id = id
+            self.docTypes = docTypes
+            self.issuerSigned = issuerSigned
+            self.deviceKeyReference = deviceKeyReference
+            self.isCancelled = isCancelled
+        }
+    }
+
+    /// The credentials, in registration order.
+    public let credentials: [StoredCredential]
+    /// The holder's reader-trust policy.
+    public let readerTrust: ReaderTrustPolicy
+
+    /// Builds and validates a context: every IssuerSigned and MSO parses, docTypes start with the MSO
+    /// docType, ids are unique, and every device key resolves to the MSO deviceKey.
+    public init(entries: [Entry], readerTrust: ReaderTrustPolicy = ReaderTrustPolicy(), keyResolver: any DeviceKeyResolver) throws(AnnexCError) {
+        var seen = Set<String>()
+        var creds = [StoredCredential]()
+        for e in entries {
+            guard seen.insert(e.id).inserted else { throw AnnexCError(.contextCorrupt, "duplicate credential id") }
+            creds.append(try StoredCredential(id: e.id, docTypes: e.docTypes, issuerSignedBytes: e.issuerSigned, deviceKeyReference: e.deviceKeyReference,
+                                              isCancelled: e.isCancelled, resolver: keyResolver))
+        }
+        credentials = creds
+        self.readerTrust = readerTrust
+    }
+
+    /// The entries, for editing and rewriting.
+    public var entries: [Entry] {
+        credentials.map { Entry(id: $0.id, docTypes: $0.docTypes, issuerSigned: $0.issuerSignedBytes, deviceKeyReference: $0.deviceKeyReference, isCancelled: $0.isCancelled) }
+    }
+
+    /// Registration metadata for every credential.
+    public var registrations: [RegistrationInfo] { credentials.map(\.registration) }
+
+    /// The credential with `id`.
+    public func credential(id: String) -> StoredCredential? { credentials.first { $0.id == id } }
+
+    // MARK: Encoding
+
+    /// The snapshot encoding (deterministic CBOR):
+    /// `{"format", "version", "credentials": [{"id", "docTypes", "issuerSigned", "deviceKey", "cancelled", "validFrom", "validUntil"}],
+    ///   "readerTrust": {"anchors": [bstr], "authorities": null / [bstr], "requireReaderAuth": bool}}`.
+    public func encoded() -> [UInt8] {
+        let creds: [CBORValue] = credentials.map { c in
+            .map([
+                .init(.text("id"), .text(c.id)),
+                .init(.text("docTypes"), .array(c.docTypes.map { .text($0) })),
+                .init(.text("issuerSigned"), .bytes(c.issuerSignedBytes)),
+                .init(.text("deviceKey"), .text(c.deviceKeyReference)),
+                .init(.text("cancelled"), .bool(c.isCancelled)),
+                .init(.text("validFrom"), .tagged(0, .text(MdocDate.formatDateTime(c.validFrom)))),
+                .init(.text("validUntil"), .tagged(0, .text(MdocDate.formatDateTime(c.validUntil)))),
+            ])
+        }
+        let authorities: CBORValue
+        switch readerTrust.authorities {
+        case .any: authorities = .null
+        case .only(let list): authorities = .array(list.map { .bytes($0) })
+        }
+        return CBORValue.map([
+            .init(.text("format"), .text(Self.formatName)),
+            .init(.text("version"), .unsigned(Self.formatVersion)),
+            .init(.text("credentials"), .array(creds)),
+            .init(.text("readerTrust"), .map([
+                .init(.text("anchors"), .array(readerTrust.trustAnchors.map { .bytes($0.der) })),
+                .init(.text("authorities"), authorities),
+                .init(.text("requireReaderAuth"), .bool(readerTrust.requireReaderAuthentication)),
+            ])),
+        ]).encoded()
+    }
+
+    /// Decodes a snapshot and validates every credential (see `init(entries:readerTrust:keyResolver:)`).
+    public init(encoded bytes: [UInt8], keyResolver: any DeviceKeyResolver) throws(AnnexCError) {
+        let root: CBORItem
+        do { root = try CBORDocument(decoding: bytes, options: .init(maxDepth: 16, maxInputSize: Self.maxFileSize)).root } catch {
+            throw AnnexCError(.contextCorrupt, "snapshot is not well-formed CBOR (\(error.code.rawValue) at byte \(error.offset))")
+        }
+        guard root.type == .map, root["format"]?.isText(Self.formatName) == true else { throw AnnexCError(.contextCorrupt, "not a credential context snapshot") }
+        guard let v = root["version"]?.unsignedValue else { throw AnnexCError(.contextCorrupt, "snapshot version missing") }
+        guard v == Self.formatVersion else { throw AnnexCError(.contextCorrupt, "snapshot version \(v) is not supported (expected \(Self.formatVersion))") }
+        guard let list = root["credentials"], list.type == .array else { throw AnnexCError(.contextCorrupt, "credentials missing") }
+        var entries = [Entry]()
+        for c in list.children {
+            guard c.type == .map, let id = c["id"]?.stringValue, let is_ = c["issuerSigned"]?.byteStringValue,
+                  let key = c["deviceKey"]?.stringValue, let cancelled = c["cancelled"]?.boolValue,
+                  let types = c["docTypes"], types.type == .array else {
+                throw AnnexCError(.contextCorrupt, "credential entry lacks a field or has a wrong type")
+            }
+            var docTypes = [String]()
+            for t in types.children {
+                guard let s = t.stringValue else { throw AnnexCError(.contextCorrupt, "credential docType is not text") }
+                docTypes.append(s)
+            }
+            guard !docTypes.isEmpty else { throw AnnexCError(.contextCorrupt, "credential has no docTypes") }
+            entries.append(Entry(id: id, docTypes: docTypes, issuerSigned: is_, deviceKeyReference: key, isCancelled: cancelled))
+        }
+        guard let rt = root["readerTrust"], rt.type == .map else { throw AnnexCError(.contextCorrupt, "readerTrust missing") }
+        var anchors = [Certificate]()
+        if let a = rt["anchors"] {
+            guard a.type == .array else { throw AnnexCError(.contextCorrupt, "readerTrust.anchors is not an array") }
+            for d in a.children {
+                guard let der = d.byteStringValue, let cert = try? Certificate(der: der) else { throw AnnexCError(.contextCorrupt, "reader trust anchor is not a DER certificate") }
+                anchors.append(cert)
+            }
+        }
+        var authorities = AuthorityPolicy.any
+        if let au = rt["authorities"], !au.isNull {
+            guard au.type == .array else { throw AnnexCError(.contextCorrupt, "readerTrust.authorities is not an array") }
+            var list = [[UInt8]]()
+            for k in au.children {
+                guard let b = k.byteStringValue else { throw AnnexCError(.contextCorrupt, "authority key identifier is not a byte string") }
+                list.append(b)
+            }
+            authorities = .only(list)
+        }
+        let require = rt["requireReaderAuth"]?.boolValue ?? false
+        try self.init(entries: entries, readerTrust: ReaderTrustPolicy(trustAnchors: anchors, authorities: authorities, requireReaderAuthentication: require),
+                      keyResolver: keyResolver)
+        // The stored validity must agree with the MSOs (it is what the host app registered).
+        for (c, raw) in zip(credentials, list.children) {
+            guard raw["validUntil"]?.dateValue == c.validUntil, raw["validFrom"]?.dateValue == c.validFrom else {
+                throw AnnexCError(.contextCorrupt, "stored validity does not match the credential's MSO")
+            }
+        }
+    }
+
+    // MARK: Files
+
+    /// Loads `directory/context.cbor`. Returns nil when no snapshot exists; throws `contextCorrupt`
+    /// for a damaged one and `contextInsecure` when the file is readable by group or others.
+    /// - Parameter keyResolver: defaults to `FileKeyResolver(directory:)`.
+    public static func load(from directory: URL, keyResolver: (any DeviceKeyResolver)? = nil) throws(AnnexCError) -> CredentialContext? {
+        let path = directory.appendingPathComponent(fileName).path
+        var st = stat()
+        if stat(path, &st) != 0 {
+            if errno == ENOENT { return nil }
+            throw AnnexCError(.contextUnavailable, "context file cannot be examined")
+        }
+        guard st.st_mode & S_IFMT == S_IFREG else { throw AnnexCError(.contextCorrupt, "context path is not a regular file") }
+        guard st.st_mode & 0o077 == 0 else { throw AnnexCError(.contextInsecure, "context file is readable or writable by group or others (expected mode 0600)") }
+        guard st.st_size <= maxFileSize else { throw AnnexCError(.contextCorrupt, "context file larger than \(maxFileSize) bytes") }
+        guard let data = FileManager.default.contents(atPath: path) else { throw AnnexCError(.contextUnavailable, "context file cannot be read") }
+        return try CredentialContext(encoded: Array(data), keyResolver: keyResolver ?? FileKeyResolver(directory: directory))
+    }
+
+    /// Writes the snapshot to `directory/context.cbor` all or nothing: a temporary file (mode 0600) is
+    /// written and fsynced, renamed over the old one, and the directory is fsynced. Readers see the
+    /// old snapshot or the new one, never a mix.
+    public func write(to directory: URL) throws(AnnexCError) {
+        try Self.atomicWrite(encoded(), to: directory.appendingPathComponent(Self.fileName))
+    }
+
+    static func atomicWrite(_ bytes: [UInt8], to url: URL) throws(AnnexCError) {
+        let dir = url.deletingLastPathComponent().path
+        let tmp = dir + "/.\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw AnnexCError(.contextUnavailable, "cannot create a temporary file in the context directory") }
+        var ok = fchmod(fd, 0o600) == 0
+        if ok {
+            ok = bytes.withUnsafeBytes { buf -> Bool in
+                var off = 0
+                while off < buf.count {
+                    let n = Glibc.write(fd, buf.baseAddress! + off, buf.count - off)
+                    if n < 0 { if errno == EINTR { continue }; return false }
+                    off += n
+                }
+                return true
+            }
+        }
+        ok = ok && fsync(fd) == 0
+        close(fd)
+        guard ok, rename(tmp, url.path) == 0 else {
+            unlink(tmp)
+            throw AnnexCError(.contextUnavailable, "cannot write the context file")
+        }
+        let dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dfd >= 0 {
+            _ = fsync(dfd)
+            close(dfd)
+        }
+    }
+}

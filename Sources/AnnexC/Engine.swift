@@ -1,0 +1,281 @@
+import Foundation
+import HPKE
+import MdocCBOR
+
+/// The Annex C response engine. Immutable after construction and safe to share between threads:
+/// one instance serves concurrent `accept` / `parse` / `respond` calls.
+public final class AnnexCEngine: Sendable {
+    /// Engine settings.
+    public struct Configuration: Sendable {
+        /// The clock for credential validity and reader certificate checks.
+        public var clock: @Sendable () -> Date
+        /// Accept `android:apk-key-hash:` app origins.
+        public var allowAppOrigins: Bool
+        /// Accept the pre-publication protocol identifier `org.iso.mdoc`.
+        public var acceptLegacyProtocolAlias: Bool
+        /// What to do with requested elements that are not held.
+        public var missingElements: MissingElementPolicy
+        /// Re-verify released digests and the device signature before sealing (costs one ECDSA verify).
+        public var selfCheck: Bool
+        /// Largest raw request accepted, in bytes.
+        public var maxRequestBytes: Int
+        /// Most DocRequests accepted in one DeviceRequest.
+        public var maxDocRequests: Int
+        /// Most elements accepted across one DeviceRequest.
+        public var maxRequestedElements: Int
+        /// Source of HPKE ephemeral keys. Leave nil (fresh random keys); set only for deterministic tests.
+        public var ephemeralKeySource: (@Sendable () -> HPKE.PrivateKey)?
+
+        /// Creates a configuration with safe defaults.
+        public init(clock: @escaping @Sendable () -> Date = { Date() }, allowAppOrigins: Bool = false, acceptLegacyProtocolAlias: Bool = true,
+                    missingElements: MissingElementPolicy = .omit, selfCheck: Bool = false, maxRequestBytes: Int = 256 << 10,
+                    maxDocRequests: Int = 16, maxRequestedElements: Int = 1024,
+                    ephemeralKeySource: (@Sendable () -> HPKE.PrivateKey)? = nil) {
+            self.clock = clock
+            self.allowAppOrigins = allowAppOrigins
+            self.acceptLegacyProtocolAlias = acceptLegacyProtocolAlias
+            self.missingElements = missingElements
+            self.selfCheck = selfCheck
+            self.maxRequestBytes = maxRequestBytes
+            self.maxDocRequests = maxDocRequests
+            self.maxRequestedElements = maxRequestedElements
+            self.ephemeralKeySource = ephemeralKeySource
+        }
+    }
+
+    /// The credential context snapshot.
+    public let context: CredentialContext
+    /// The configuration.
+    public let configuration: Configuration
+
+    /// Creates an engine over a context snapshot.
+    public init(context: CredentialContext, configuration: Configuration = Configuration()) {
+        self.context = context
+        self.configuration = configuration
+    }
+
+    // MARK: One call
+
+    /// Parses, selects, builds, signs and seals in one call, releasing everything requested that the
+    /// best matching credential holds.
+    /// - Parameters:
+    ///   - rawRequest: the request JSON in any supported framing.
+    ///   - origin: the requesting origin (string form).
+    ///   - credentialID: answer with this credential only (for a one-credential provider).
+    ///   - format: how to frame the sealed response.
+    /// - Returns: the bytes the platform expects.
+    public func accept(rawRequest: Data, origin: String, credentialID: String? = nil, format: ResponseFormat = .automatic) throws(AnnexCError) -> Data {
+        let request = try parse(rawRequest: rawRequest, origin: origin)
+        var using = [Int: String]()
+        if let credentialID {
+            guard context.credential(id: credentialID) != nil else { throw AnnexCError(.noMatchingCredential, "no credential with the given id") }
+            for d in request.documents { using[d.index] = credentialID }
+        }
+        return try respond(to: request, using: using, format: format)
+    }
+
+    // MARK: Two phases
+
+    /// Parses and validates a request and reports what a consent UI must show. Everything a reader
+    /// controls is checked here, before any consent is asked: framing, origin, EncryptionInfo and its
+    /// key, DeviceRequest, reader authentication and the holder's trust policy.
+    public func parse(rawRequest: Data, origin: String) throws(AnnexCError) -> PresentmentRequest {
+        var explanation = Explanation()
+        return try parse(rawRequest: rawRequest, origin: origin, explanation: &explanation)
+    }
+
+    func parse(rawRequest: Data, origin originText: String, explanation: inout Explanation) throws(AnnexCError) -> PresentmentRequest {
+        guard rawRequest.count <= configuration.maxRequestBytes else { throw AnnexCError(.limitExceeded, "request larger than the configured maximum") }
+        let envelope = try Envelope.parse(Array(rawRequest), acceptLegacyAlias: configuration.acceptLegacyProtocolAlias, maxBytes: configuration.maxRequestBytes)
+        explanation.framing = envelope.framing
+        let origin = try Origin(originText, allowAppOrigins: configuration.allowAppOrigins)
+        explanation.origin = origin.serialized
+        let encryptionInfo = try EncryptionInfo(base64url: envelope.encryptionInfo)
+        let transcript = SessionTranscript(encryptionInfo: envelope.encryptionInfo, origin: origin)
+        explanation.dcapiInfo = transcript.dcapiInfo
+        explanation.dcapiInfoHash = transcript.dcapiInfoHash
+        explanation.sessionTranscript = transcript.bytes
+
+        guard let drBytes = Base64URL.decode(envelope.deviceRequest) else { throw AnnexCError(.malformedRequest, "deviceRequest is not base64url") }
+        explanation.deviceRequest = drBytes
+        let options = CBORDecodingOptions(maxDepth: 16, maxItems: 4 * configuration.maxRequestedElements + 256, maxInputSize: configuration.maxRequestBytes)
+        let request: DeviceRequest
+        do { request = try DeviceRequest(encoded: drBytes, options: options) } catch {
+            if error.code == .cbor, let c = error.cbor, c.code == .itemLimitExceeded {
+                throw AnnexCError(.limitExceeded, "DeviceRequest has more items than the configured limit")
+            }
+            throw AnnexCError(.invalidDeviceRequest, error.description)
+        }
+        guard request.docRequests.count <= configuration.maxDocRequests else { throw AnnexCError(.limitExceeded, "more DocRequests than the configured limit") }
+        guard request.docRequests.reduce(0, { $0 + $1.itemsRequest.elementCount }) <= configuration.maxRequestedElements else {
+            throw AnnexCError(.limitExceeded, "more requested elements than the configured limit")
+        }
+        let now = configuration.clock()
+        let auth: ReaderAuthenticator.Result
+        do {
+            auth = try ReaderAuthenticator(policy: context.readerTrust, now: now).authenticate(request: request, transcript: transcript)
+        } catch {
+            explanation.error = error
+            throw error
+        }
+        explanation.readerChecks = auth.checks
+        explanation.readerVerdict = auth.verdict
+        let documents = Selection.requestedDocuments(request, context: context, now: now)
+        for d in documents {
+            explanation.selection.append("docRequests[\(d.index)] \(d.docType): \(d.elements.count) elements requested; "
+                + (d.candidates.isEmpty ? "no usable credential" : d.candidates.map { "\($0.credentialID) can release \($0.releasable.count + $0.substitutions.count)" }.joined(separator: ", ")))
+        }
+        return PresentmentRequest(origin: origin, framing: envelope.framing, sessionTranscript: transcript, encryptionInfo: encryptionInfo,
+                                  deviceRequest: request, readerVerdict: auth.verdict, documents: documents, explanation: explanation)
+    }
+
+    /// Builds, signs and seals the answer to a parsed request.
+    /// - Parameters:
+    ///   - request: the result of `parse`.
+    ///   - using: document index → credential id; unlisted documents use their best candidate.
+    ///   - approving: the user's choice; nothing outside it is released.
+    ///   - consented: what the platform showed the user; a request asking for more is refused.
+    ///   - format: how to frame the sealed response.
+    public func respond(to request: PresentmentRequest, using: [Int: String] = [:], approving: Approval = .allRequested,
+                        consented: ConsentedRequest? = nil, format: ResponseFormat = .automatic) throws(AnnexCError) -> Data {
+        if let consented {
+            for d in request.documents {
+                guard let allowed = consented.documents[d.docType], d.elements.allSatisfy({ allowed.contains($0.id) }) else {
+                    throw AnnexCError(.consentMismatch, "the request asks for a document or element the user was not shown")
+                }
+            }
+        }
+        let plan = try plan(request, using: using, approving: approving)
+        let response = try ResponseBuilder.build(plan: plan, transcript: request.sessionTranscript, missingElements: configuration.missingElements)
+        for d in plan.answered {
+            if let max = d.document.maximumResponseSize, UInt64(response.count) > max {
+                throw AnnexCError(.responseTooLarge, "the DeviceResponse exceeds the reader's maximumResponseSize")
+            }
+        }
+        if configuration.selfCheck { try ResponseBuilder.selfCheck(response, plan: plan, transcript: request.sessionTranscript) }
+        return try seal(response, request: request, format: format)
+    }
+
+    /// Explains what the engine does with a request (framing, origin, transcript, reader checks,
+    /// selection), without building a response. Never throws: a refusal is recorded in `error`.
+    public func explain(rawRequest: Data, origin: String) -> Explanation {
+        var e = Explanation()
+        do { _ = try parse(rawRequest: rawRequest, origin: origin, explanation: &e) } catch { e.error = error }
+        return e
+    }
+
+    // MARK: Planning
+
+    struct PlannedDocument {
+        let document: RequestedDocument
+        let credential: StoredCredential
+        /// Items to release, in the credential's order.
+        let released: [ElementID]
+        /// Requested elements not held (for the error policy).
+        let missing: [ElementID]
+    }
+
+    struct Plan {
+        var answered: [PlannedDocument]
+        var unanswered: [RequestedDocument]
+    }
+
+    func plan(_ request: PresentmentRequest, using: [Int: String], approving: Approval) throws(AnnexCError) -> Plan {
+        // Per document: the chosen credential and what it releases after approval.
+        var perDoc = [Int: PlannedDocument]()
+        for d in request.documents {
+            let candidate: CandidateCredential?
+            if let id = using[d.index] {
+                candidate = d.candidates.first { $0.credentialID == id }
+                if candidate == nil && context.credential(id: id) != nil {
+                    // The requested credential exists but cannot answer this document: leave it unanswered.
+                    continue
+                }
+                guard candidate != nil else { throw AnnexCError(.noMatchingCredential, "the chosen credential is unknown") }
+            } else {
+                candidate = d.candidates.first
+            }
+            guard let candidate, let credential = context.credential(id: candidate.credentialID) else { continue }
+            var wanted = Set<ElementID>()
+            for e in candidate.releasable where approving.allows(e, document: d.index) { wanted.insert(e) }
+            for (orig, set) in candidate.substitutions where approving.allows(orig, document: d.index) || set.allSatisfy({ approving.allows($0, document: d.index) }) {
+                for s in set { wanted.insert(s) }
+            }
+            guard !wanted.isEmpty else { continue }
+            var released = [ElementID]()
+            for ns in credential.issuerSigned.nameSpaces {
+                for item in ns.items {
+                    let id = ElementID(ns.name, item.elementIdentifier)
+                    if wanted.contains(id) { released.append(id) }
+                }
+            }
+            perDoc[d.index] = PlannedDocument(document: d, credential: credential, released: released, missing: candidate.missing)
+        }
+
+        let request11 = request.deviceRequest
+        var answer = [Int]()
+        if request11.isVersion11OrLater, let info = request11.deviceRequestInfo, !info.useCases.isEmpty {
+            var chosen = Set<Int>()
+            for uc in info.useCases {
+                if let set = uc.documentSets.first(where: { $0.allSatisfy { perDoc[$0] != nil } }) {
+                    chosen.formUnion(set)
+                } else if uc.mandatory {
+                    throw AnnexCError(.cannotSatisfyRequest, "a mandatory use case has no document set the wallet can answer")
+                }
+            }
+            answer = chosen.sorted()
+            guard !answer.isEmpty else { throw AnnexCError(.cannotSatisfyRequest, "no use case can be answered") }
+        } else {
+            for d in request.documents {
+                guard perDoc[d.index] != nil else {
+                    if d.candidates.isEmpty { throw AnnexCError(.noMatchingCredential, "no usable credential for a requested docType") }
+                    throw AnnexCError(.cannotSatisfyRequest, "nothing approved and held for a requested document")
+                }
+                answer.append(d.index)
+            }
+        }
+        let answeredSet = Set(answer)
+        return Plan(answered: answer.map { perDoc[$0]! }, unanswered: request.documents.filter { !answeredSet.contains($0.index) })
+    }
+
+    // MARK: Sealing
+
+    func seal(_ deviceResponse: [UInt8], request: PresentmentRequest, format: ResponseFormat) throws(AnnexCError) -> Data {
+        let pkR: HPKE.PublicKey
+        do {
+            pkR = try HPKE.PublicKey(serialized: [0x04] + request.encryptionInfo.recipientPublicKey.x + request.encryptionInfo.recipientPublicKey.y!, kem: .p256HKDFSHA256)
+        } catch { throw AnnexCError(.unsupportedRecipientKey, "recipient key is not a valid P-256 point") }
+        let enc: [UInt8], ct: [UInt8]
+        do {
+            var sender: HPKE.Sender
+            if let source = configuration.ephemeralKeySource {
+                sender = try HPKE.Sender(suite: .annexC, recipient: pkR, info: request.sessionTranscript.bytes, ephemeralKey: source())
+            } else {
+                sender = try HPKE.Sender(suite: .annexC, recipient: pkR, info: request.sessionTranscript.bytes)
+            }
+            ct = try sender.seal(deviceResponse)
+            enc = sender.encapsulatedKey
+        } catch {
+            throw AnnexCError(.sealingFailed, "HPKE seal failed")
+        }
+        var w = CBORWriter(capacity: ct.count + 96)
+        w.writeArrayHeader(count: 2)
+        w.writeText("dcapi")
+        w.writeMapHeader(count: 2)
+        w.writeText("enc")
+        w.writeBytes(enc)
+        w.writeText("cipherText")
+        w.writeBytes(ct)
+        let encrypted = w.bytes
+        var f = format
+        if f == .automatic { f = request.framing == .dataObject ? .encryptedResponseCBOR : .androidEnvelope }
+        switch f {
+        case .encryptedResponseCBOR, .automatic:
+            return Data(encrypted)
+        case .responseJSON:
+            return Data("{\"response\":\"\(Base64URL.encode(encrypted))\"}".utf8)
+        case .androidEnvelope:
+            return Data("{\"protocol\":\"org-iso-mdoc\",\"data\":{\"response\":\"\(Base64URL.encode(encrypted))\"}}".utf8)
+        }
+    }
+}

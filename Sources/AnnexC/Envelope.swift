@@ -1,0 +1,87 @@
+/// The JSON framings a raw request arrives in.
+public enum RequestFraming: String, Sendable, Hashable, CaseIterable {
+    /// `{"deviceRequest", "encryptionInfo"}`: the `data` object (iOS `requestData`).
+    case dataObject
+    /// `{"protocol": "org-iso-mdoc", "data": {...}}`.
+    case protocolAndData
+    /// `{"requests": [{"protocol", "data"}, ...]}` (Android Credential Manager `requestJson`).
+    case requestList
+    /// `{"digital": {"requests": [...]}}` (the page's `navigator.credentials.get` argument).
+    case digitalRequestList
+}
+
+/// The two base64url strings of an Annex C request, exactly as received, and where they came from.
+struct Envelope: Sendable {
+    let framing: RequestFraming
+    /// The protocol identifier found (nil for the bare data object).
+    let protocolIdentifier: String?
+    /// `deviceRequest` as received.
+    let deviceRequest: String
+    /// `encryptionInfo` as received (hashed verbatim into the transcript).
+    let encryptionInfo: String
+
+    static let protocolIdentifier = "org-iso-mdoc"
+    static let legacyAlias = "org.iso.mdoc"
+
+    static func parse(_ raw: [UInt8], acceptLegacyAlias: Bool, maxBytes: Int) throws(AnnexCError) -> Envelope {
+        let json: JSONValue
+        do {
+            json = try JSONValue.parse(raw, limits: .init(maxBytes: maxBytes, maxDepth: 8, maxMembers: 64, maxStringBytes: maxBytes))
+        } catch {
+            if raw.count > maxBytes { throw AnnexCError(.limitExceeded, "request larger than the configured maximum") }
+            throw AnnexCError(.malformedRequest, error.what)
+        }
+        guard case .object = json else { throw AnnexCError(.malformedRequest, "request is not a JSON object") }
+
+        func isMdoc(_ p: JSONValue?) -> String? {
+            guard let s = p?.string else { return nil }
+            if s == protocolIdentifier || (acceptLegacyAlias && s == legacyAlias) { return s }
+            return nil
+        }
+        func fromData(_ d: JSONValue, framing: RequestFraming, protocolName: String?) throws(AnnexCError) -> Envelope {
+            var data = d
+            if case .string(let s) = d {
+                // Older Chrome handed `data` as a JSON string.
+                do { data = try JSONValue.parse(Array(s.utf8), limits: .init(maxBytes: maxBytes, maxDepth: 4, maxMembers: 64, maxStringBytes: maxBytes)) } catch {
+                    throw AnnexCError(.malformedRequest, "data string is not JSON")
+                }
+            }
+            guard case .object = data else { throw AnnexCError(.malformedRequest, "data is not a JSON object") }
+            guard let dr = data["deviceRequest"] else { throw AnnexCError(.malformedRequest, "data.deviceRequest missing") }
+            guard let ei = data["encryptionInfo"] else { throw AnnexCError(.malformedRequest, "data.encryptionInfo missing") }
+            guard let drs = dr.string else { throw AnnexCError(.malformedRequest, "data.deviceRequest is not a string") }
+            guard let eis = ei.string else { throw AnnexCError(.malformedRequest, "data.encryptionInfo is not a string") }
+            guard !drs.isEmpty else { throw AnnexCError(.malformedRequest, "data.deviceRequest is empty") }
+            guard !eis.isEmpty else { throw AnnexCError(.malformedRequest, "data.encryptionInfo is empty") }
+            return Envelope(framing: framing, protocolIdentifier: protocolName, deviceRequest: drs, encryptionInfo: eis)
+        }
+        func fromList(_ list: JSONValue?, framing: RequestFraming) throws(AnnexCError) -> Envelope {
+            guard case .array(let entries)? = list else { throw AnnexCError(.malformedRequest, "requests is not an array") }
+            for e in entries {
+                guard case .object = e else { throw AnnexCError(.malformedRequest, "requests entry is not an object") }
+                if let p = isMdoc(e["protocol"]) {
+                    guard let d = e["data"] else { throw AnnexCError(.malformedRequest, "requests entry lacks data") }
+                    return try fromData(d, framing: framing, protocolName: p)
+                }
+            }
+            throw AnnexCError(.unsupportedProtocol, "no org-iso-mdoc entry in requests")
+        }
+
+        if json["deviceRequest"] != nil || json["encryptionInfo"] != nil {
+            return try fromData(json, framing: .dataObject, protocolName: nil)
+        }
+        if let digital = json["digital"] {
+            guard case .object = digital else { throw AnnexCError(.malformedRequest, "digital is not an object") }
+            return try fromList(digital["requests"], framing: .digitalRequestList)
+        }
+        if json["requests"] != nil {
+            return try fromList(json["requests"], framing: .requestList)
+        }
+        if let p = json["protocol"] {
+            guard let name = isMdoc(p) else { throw AnnexCError(.unsupportedProtocol, "protocol is not org-iso-mdoc") }
+            guard let d = json["data"] else { throw AnnexCError(.malformedRequest, "data missing") }
+            return try fromData(d, framing: .protocolAndData, protocolName: name)
+        }
+        throw AnnexCError(.malformedRequest, "no recognised request framing")
+    }
+}

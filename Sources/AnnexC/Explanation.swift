@@ -1,0 +1,40 @@
+import MdocCBOR
+
+/// What the engine did with a request, for debugging and the CLI's `inspect`. Holds transcript and
+/// structure bytes, never element values or keys.
+public struct Explanation: Sendable {
+    /// One reader signature check.
+    public struct ReaderCheck: Sendable, Hashable {
+        /// Which signature (`docRequests[0].readerAuth`, `readerAuthAll[0]`).
+        public let label: String
+        /// Its algorithm.
+        public let algorithm: COSEAlgorithm
+        /// The ReaderAuthentication(All)Bytes it was verified over.
+        public let signedBytes: [UInt8]
+        /// Subjects of the x5chain, leaf first.
+        public let certificateSubjects: [String]
+        /// Whether it verified.
+        public let verified: Bool
+    }
+
+    /// The framing found.
+    public var framing: RequestFraming?
+    /// The serialized origin used in the transcript.
+    public var origin: String?
+    /// `CBOR([encryptionInfo, origin])` and its SHA-256.
+    public var dcapiInfo: [UInt8]?
+    /// SHA-256 of dcapiInfo.
+    public var dcapiInfoHash: [UInt8]?
+    /// The SessionTranscript bytes.
+    public var sessionTranscript: [UInt8]?
+    /// The decoded DeviceRequest bytes.
+    public var deviceRequest: [UInt8]?
+    /// Reader signature checks.
+    public var readerChecks: [ReaderCheck] = []
+    /// The reader verdict, or the error that refused it.
+    public var readerVerdict: ReaderVerdict?
+    /// Selection decisions, one line each.
+    public var selection: [String] = []
+    /// The error that stopped processing, if any.
+    public var error: AnnexCError?
+}

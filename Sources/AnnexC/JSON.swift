@@ -1,0 +1,224 @@
+/// A small strict JSON parser (RFC 8259) for the request framing: bounded size, depth and member
+/// count; duplicate object keys rejected; no recursion on untrusted depth beyond the limit.
+enum JSONValue: Sendable, Equatable {
+    case object([(String, JSONValue)])
+    case array([JSONValue])
+    case string(String)
+    case number(Double)
+    case bool(Bool)
+    case null
+
+    static func == (a: JSONValue, b: JSONValue) -> Bool {
+        switch (a, b) {
+        case (.object(let x), .object(let y)): x.count == y.count && zip(x, y).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        case (.array(let x), .array(let y)): x == y
+        case (.string(let x), .string(let y)): x == y
+        case (.number(let x), .number(let y)): x == y
+        case (.bool(let x), .bool(let y)): x == y
+        case (.null, .null): true
+        default: false
+        }
+    }
+
+    subscript(key: String) -> JSONValue? {
+        guard case .object(let members) = self else { return nil }
+        return members.first { $0.0 == key }?.1
+    }
+
+    var string: String? { if case .string(let s) = self { return s } else { return nil } }
+
+    struct Limits {
+        var maxBytes = 1 << 20
+        var maxDepth = 16
+        var maxMembers = 256
+        var maxStringBytes = 1 << 20
+    }
+
+    struct ParseError: Error { let what: String }
+
+    static func parse(_ bytes: [UInt8], limits: Limits = Limits()) throws(ParseError) -> JSONValue {
+        guard bytes.count <= limits.maxBytes else { throw ParseError(what: "JSON larger than the limit") }
+        var p = Parser(bytes: bytes, limits: limits)
+        p.skipSpace()
+        let v = try p.value(depth: 0)
+        p.skipSpace()
+        guard p.i == bytes.count else { throw ParseError(what: "trailing bytes after the JSON value") }
+        return v
+    }
+
+    private struct Parser {
+        let bytes: [UInt8]
+        let limits: Limits
+        var i = 0
+
+        mutating func skipSpace() {
+            while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x09 || bytes[i] == 0x0a || bytes[i] == 0x0d { i += 1 }
+        }
+
+        mutating func value(depth: Int) throws(ParseError) -> JSONValue {
+            guard depth < limits.maxDepth else { throw ParseError(what: "JSON nested too deeply") }
+            guard i < bytes.count else { throw ParseError(what: "JSON ends early") }
+            switch bytes[i] {
+            case UInt8(ascii: "{"):
+                i += 1
+                var members = [(String, JSONValue)]()
+                skipSpace()
+                if i < bytes.count, bytes[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
+                while true {
+                    skipSpace()
+                    guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw ParseError(what: "JSON object key is not a string") }
+                    let k = try string()
+                    guard !members.contains(where: { $0.0 == k }) else { throw ParseError(what: "duplicate JSON object key") }
+                    skipSpace()
+                    guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw ParseError(what: "JSON object lacks ':'") }
+                    i += 1
+                    skipSpace()
+                    members.append((k, try value(depth: depth + 1)))
+                    guard members.count <= limits.maxMembers else { throw ParseError(what: "too many JSON members") }
+                    skipSpace()
+                    guard i < bytes.count else { throw ParseError(what: "JSON ends early") }
+                    if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
+                    if bytes[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
+                    throw ParseError(what: "JSON object lacks ',' or '}'")
+                }
+            case UInt8(ascii: "["):
+                i += 1
+                var items = [JSONValue]()
+                skipSpace()
+                if i < bytes.count, bytes[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
+                while true {
+                    skipSpace()
+                    items.append(try value(depth: depth + 1))
+                    guard items.count <= limits.maxMembers else { throw ParseError(what: "too many JSON array elements") }
+                    skipSpace()
+                    guard i < bytes.count else { throw ParseError(what: "JSON ends early") }
+                    if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
+                    if bytes[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
+                    throw ParseError(what: "JSON array lacks ',' or ']'")
+                }
+            case UInt8(ascii: "\""):
+                return .string(try string())
+            case UInt8(ascii: "t"): try literal("true"); return .bool(true)
+            case UInt8(ascii: "f"): try literal("false"); return .bool(false)
+            case UInt8(ascii: "n"): try literal("null"); return .null
+            default:
+                return .number(try number())
+            }
+        }
+
+        mutating func literal(_ s: StaticString) throws(ParseError) {
+            let n = s.utf8CodeUnitCount
+            guard i + n <= bytes.count else { throw ParseError(what: "invalid JSON literal") }
+            let lit = UnsafeBufferPointer(start: s.utf8Start, count: n)
+            for k in 0..<n where bytes[i + k] != lit[k] { throw ParseError(what: "invalid JSON literal") }
+            i += n
+        }
+
+        mutating func number() throws(ParseError) -> Double {
+            let start = i
+            if i < bytes.count, bytes[i] == UInt8(ascii: "-") { i += 1 }
+            guard i < bytes.count, bytes[i] >= 0x30, bytes[i] <= 0x39 else { throw ParseError(what: "invalid JSON value") }
+            if bytes[i] == 0x30 { i += 1 } else { while i < bytes.count, bytes[i] >= 0x30, bytes[i] <= 0x39 { i += 1 } }
+            if i < bytes.count, bytes[i] == UInt8(ascii: ".") {
+                i += 1
+                let d = i
+                while i < bytes.count, bytes[i] >= 0x30, bytes[i] <= 0x39 { i += 1 }
+                guard i > d else { throw ParseError(what: "invalid JSON number") }
+            }
+            if i < bytes.count, bytes[i] == UInt8(ascii: "e") || bytes[i] == UInt8(ascii: "E") {
+                i += 1
+                if i < bytes.count, bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-") { i += 1 }
+                let d = i
+                while i < bytes.count, bytes[i] >= 0x30, bytes[i] <= 0x39 { i += 1 }
+                guard i > d else { throw ParseError(what: "invalid JSON number") }
+            }
+            guard i - start <= 64, let v = Double(String(decoding: bytes[start..<i], as: UTF8.self)) else { throw ParseError(what: "invalid JSON number") }
+            return v
+        }
+
+        mutating func string() throws(ParseError) -> String {
+            i += 1  // opening quote
+            var out = [UInt8]()
+            while true {
+                guard i < bytes.count else { throw ParseError(what: "unterminated JSON string") }
+                let b = bytes[i]
+                if b == UInt8(ascii: "\"") { i += 1; break }
+                if b < 0x20 { throw ParseError(what: "control character in JSON string") }
+                if b == UInt8(ascii: "\\") {
+                    i += 1
+                    guard i < bytes.count else { throw ParseError(what: "unterminated JSON string") }
+                    switch bytes[i] {
+                    case UInt8(ascii: "\""): out.append(0x22)
+                    case UInt8(ascii: "\\"): out.append(0x5c)
+                    case UInt8(ascii: "/"): out.append(0x2f)
+                    case UInt8(ascii: "b"): out.append(0x08)
+                    case UInt8(ascii: "f"): out.append(0x0c)
+                    case UInt8(ascii: "n"): out.append(0x0a)
+                    case UInt8(ascii: "r"): out.append(0x0d)
+                    case UInt8(ascii: "t"): out.append(0x09)
+                    case UInt8(ascii: "u"):
+                        var scalar = try hex4()
+                        if scalar >= 0xD800 && scalar < 0xDC00 {
+                            guard i + 2 < bytes.count, bytes[i + 1] == UInt8(ascii: "\\"), bytes[i + 2] == UInt8(ascii: "u") else { throw ParseError(what: "lone surrogate in JSON string") }
+                            i += 2
+                            let low = try hex4()
+                            guard low >= 0xDC00 && low < 0xE000 else { throw ParseError(what: "lone surrogate in JSON string") }
+                            scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                        } else if scalar >= 0xDC00 && scalar < 0xE000 {
+                            throw ParseError(what: "lone surrogate in JSON string")
+                        }
+                        out.append(contentsOf: Array(String(Character(Unicode.Scalar(scalar)!)).utf8))
+                    default: throw ParseError(what: "invalid JSON escape")
+                    }
+                    i += 1
+                } else {
+                    out.append(b)
+                    i += 1
+                }
+                guard out.count <= limits.maxStringBytes else { throw ParseError(what: "JSON string longer than the limit") }
+            }
+            let valid = out.withUnsafeBufferPointer { buf in buf.count == 0 || String(validating: buf, as: UTF8.self) != nil }
+            guard valid else { throw ParseError(what: "invalid UTF-8 in JSON string") }
+            return String(decoding: out, as: UTF8.self)
+        }
+
+        mutating func hex4() throws(ParseError) -> UInt32 {
+            guard i + 4 < bytes.count else { throw ParseError(what: "invalid JSON \\u escape") }
+            var v: UInt32 = 0
+            for k in 1...4 {
+                let c = bytes[i + k]
+                let d: UInt32
+                switch c {
+                case 0x30...0x39: d = UInt32(c - 0x30)
+                case 0x41...0x46: d = UInt32(c - 0x41 + 10)
+                case 0x61...0x66: d = UInt32(c - 0x61 + 10)
+                default: throw ParseError(what: "invalid JSON \\u escape")
+                }
+                v = v << 4 | d
+            }
+            i += 4
+            return v
+        }
+    }
+}
+
+/// Minimal JSON writing for the response framings.
+enum JSONWriter {
+    static func escape(_ s: String) -> String {
+        var out = "\""
+        for u in s.unicodeScalars {
+            switch u {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if u.value < 0x20 { out += String(format: "\\u%04x", u.value) } else { out.unicodeScalars.append(u) }
+            }
+        }
+        return out + "\""
+    }
+}
+
+import Foundation

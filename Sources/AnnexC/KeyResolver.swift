@@ -1,0 +1,49 @@
+import Foundation
+import MdocCBOR
+
+/// Resolves a credential's device-key reference to a signer. Implement it to keep device keys in an
+/// HSM, KMS or secure element; `FileKeyResolver` reads PKCS#8 files next to the context.
+public protocol DeviceKeyResolver: Sendable {
+    /// The signer for `reference`. Throw `AnnexCError(.keyUnavailable, …)` when it cannot be resolved.
+    func signer(for reference: String) throws(AnnexCError) -> any COSESigner
+}
+
+/// Reads PKCS#8 PEM/DER private keys from files named by relative paths inside `directory`.
+/// Absolute paths, `..` components and files readable by group or others are refused.
+public struct FileKeyResolver: DeviceKeyResolver {
+    /// The directory references are relative to.
+    public let directory: URL
+
+    /// Creates a resolver rooted at `directory`.
+    public init(directory: URL) { self.directory = directory }
+
+    /// Loads the key file `reference` (e.g. `keys/mdl-1.pem`).
+    public func signer(for reference: String) throws(AnnexCError) -> any COSESigner {
+        guard !reference.isEmpty, !reference.hasPrefix("/"), !reference.split(separator: "/").contains(where: { $0 == ".." || $0 == "." }),
+              reference.utf8.count <= 255 else {
+            throw AnnexCError(.keyUnavailable, "device key reference must be a relative path inside the context directory")
+        }
+        let path = directory.appendingPathComponent(reference).path
+        var st = stat()
+        guard stat(path, &st) == 0 else { throw AnnexCError(.keyUnavailable, "device key file not found") }
+        guard st.st_mode & 0o077 == 0 else { throw AnnexCError(.keyUnavailable, "device key file is readable by group or others") }
+        guard st.st_size <= 16384, let data = FileManager.default.contents(atPath: path) else {
+            throw AnnexCError(.keyUnavailable, "device key file unreadable or too large")
+        }
+        var bytes = Array(data)
+        defer { for i in bytes.indices { bytes[i] = 0 } }
+        do { return try SoftwareSigner(encodedPrivateKey: bytes) } catch { throw AnnexCError(.keyUnavailable, "device key file is not a PKCS#8 P-256/P-384/P-521/Ed25519 key") }
+    }
+}
+
+/// Signers held in memory, keyed by reference (for backends that manage keys themselves, and tests).
+public struct InMemoryKeyResolver: DeviceKeyResolver {
+    let signers: [String: any COSESigner]
+    /// Creates a resolver.
+    public init(_ signers: [String: any COSESigner]) { self.signers = signers }
+    /// The signer for `reference`.
+    public func signer(for reference: String) throws(AnnexCError) -> any COSESigner {
+        guard let s = signers[reference] else { throw AnnexCError(.keyUnavailable, "no device key for this reference") }
+        return s
+    }
+}

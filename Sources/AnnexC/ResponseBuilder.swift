@@ -1,0 +1,116 @@
+import Foundation
+import MdocCBOR
+
+/// Writes the DeviceResponse once, front to back, into one buffer: issuerAuth and every released
+/// IssuerSignedItemBytes are spliced verbatim from the stored credential; map keys are written in
+/// deterministic (bytewise) order; the device signature is produced through the signer protocol.
+enum ResponseBuilder {
+    static func build(plan: AnnexCEngine.Plan, transcript: SessionTranscript, missingElements: MissingElementPolicy) throws(AnnexCError) -> [UInt8] {
+        let estimated = plan.answered.reduce(256) { acc, d in
+            acc + d.credential.issuerAuthRange.count + d.released.reduce(0) { $0 + (d.credential.itemRanges[$1]?.count ?? 0) } + 256
+        }
+        var w = CBORWriter(capacity: estimated)
+        let reportErrors = missingElements == .report
+        let documentErrors = reportErrors ? plan.unanswered : []
+        // Keys in bytewise order of their encodings: "status" (66…) < "version" (67…) < "documents" (69…) < "documentErrors" (6e…).
+        w.writeMapHeader(count: documentErrors.isEmpty ? 3 : 4)
+        w.writeText("status")
+        w.writeUnsigned(0)
+        w.writeText("version")
+        w.writeText("1.0")
+        w.writeText("documents")
+        w.writeArrayHeader(count: plan.answered.count)
+        for d in plan.answered {
+            try writeDocument(d, transcript: transcript, reportErrors: reportErrors, into: &w)
+        }
+        if !documentErrors.isEmpty {
+            w.writeText("documentErrors")
+            w.writeArrayHeader(count: documentErrors.count)
+            for d in documentErrors {
+                w.writeMapHeader(count: 1)
+                w.writeText(d.docType)
+                w.writeInt(0)
+            }
+        }
+        return w.bytes
+    }
+
+    private static func writeDocument(_ d: AnnexCEngine.PlannedDocument, transcript: SessionTranscript, reportErrors: Bool, into w: inout CBORWriter) throws(AnnexCError) {
+        let c = d.credential
+        let docType = d.document.docType
+        let missing = reportErrors ? d.missing : []
+        // "errors" (66…) < "docType" (67…) < "deviceSigned" (6c 64…) < "issuerSigned" (6c 69…).
+        w.writeMapHeader(count: missing.isEmpty ? 3 : 4)
+        if !missing.isEmpty {
+            w.writeText("errors")
+            let byNS = Dictionary(grouping: missing, by: \.nameSpace)
+            let namespaces = byNS.keys.sorted(by: encodedOrder)
+            w.writeMapHeader(count: namespaces.count)
+            for ns in namespaces {
+                w.writeText(ns)
+                let elems = byNS[ns]!.map(\.identifier).sorted(by: encodedOrder)
+                w.writeMapHeader(count: elems.count)
+                for e in elems { w.writeText(e); w.writeInt(0) }
+            }
+        }
+        w.writeText("docType")
+        w.writeText(docType)
+
+        w.writeText("deviceSigned")
+        w.writeMapHeader(count: 2)
+        w.writeText("deviceAuth")
+        w.writeMapHeader(count: 1)
+        w.writeText("deviceSignature")
+        let dab = MdocAuthentication.deviceAuthenticationBytes(sessionTranscript: transcript.bytes, docType: docType,
+                                                               deviceNameSpacesBytes: MdocAuthentication.emptyDeviceNameSpacesBytes)
+        do {
+            try COSESign1.sign(into: &w, payload: dab, detached: true, signer: c.signer)
+        } catch {
+            throw AnnexCError(.signingFailed, "the device key could not sign DeviceAuthentication")
+        }
+        w.writeText("nameSpaces")
+        w.writeRaw(MdocAuthentication.emptyDeviceNameSpacesBytes)
+
+        w.writeText("issuerSigned")
+        w.writeMapHeader(count: 2)
+        w.writeText("issuerAuth")
+        w.writeRaw(c.issuerSignedBytes[c.issuerAuthRange])
+        w.writeText("nameSpaces")
+        var order = [String]()
+        var byNS = [String: [ElementID]]()
+        for e in d.released {
+            if byNS[e.nameSpace] == nil { order.append(e.nameSpace) }
+            byNS[e.nameSpace, default: []].append(e)
+        }
+        order.sort(by: encodedOrder)
+        w.writeMapHeader(count: order.count)
+        for ns in order {
+            w.writeText(ns)
+            let items = byNS[ns]!
+            w.writeArrayHeader(count: items.count)
+            for e in items { w.writeRaw(c.issuerSignedBytes[c.itemRanges[e]!]) }
+        }
+    }
+
+    /// Bytewise order of the CBOR encodings of two text keys: shorter first, then lexicographic.
+    static func encodedOrder(_ a: String, _ b: String) -> Bool {
+        let la = a.utf8.count, lb = b.utf8.count
+        if la != lb { return la < lb }
+        return a.utf8.lexicographicallyPrecedes(b.utf8)
+    }
+
+    /// Re-parses the response, re-verifies each released item's digest against the MSO and the device
+    /// signature against the MSO device key.
+    static func selfCheck(_ response: [UInt8], plan: AnnexCEngine.Plan, transcript: SessionTranscript) throws(AnnexCError) {
+        let parsed: DeviceResponse
+        do { parsed = try DeviceResponse(encoded: response) } catch { throw AnnexCError(.selfCheckFailed, "the built DeviceResponse does not parse") }
+        guard parsed.documents.count == plan.answered.count else { throw AnnexCError(.selfCheckFailed, "document count differs") }
+        for (doc, p) in zip(parsed.documents, plan.answered) {
+            let mso = p.credential.mobileSecurityObject
+            do { try doc.issuerSigned.checkValueDigests(against: mso) } catch { throw AnnexCError(.selfCheckFailed, "a released item does not match its MSO digest") }
+            guard case .signature(let sig) = doc.deviceSigned.deviceAuth else { throw AnnexCError(.selfCheckFailed, "device signature missing") }
+            let dab = MdocAuthentication.deviceAuthenticationBytes(sessionTranscript: transcript.bytes, docType: doc.docType, deviceNameSpacesBytes: doc.deviceSigned.nameSpacesBytes)
+            do { try sig.verify(key: mso.deviceKey, detachedPayload: dab) } catch { throw AnnexCError(.selfCheckFailed, "device signature does not verify with the MSO device key") }
+        }
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+import MdocCBOR
+
+/// Matches requested documents against stored credentials.
+enum Selection {
+    static func requestedDocuments(_ request: DeviceRequest, context: CredentialContext, now: Date) -> [RequestedDocument] {
+        request.docRequests.enumerated().map { index, dr in
+            let ir = dr.itemsRequest
+            var elements = [RequestedElement]()
+            for ns in ir.nameSpaces {
+                for e in ns.elements { elements.append(RequestedElement(id: ElementID(ns.name, e.identifier), intentToRetain: e.intentToRetain)) }
+            }
+            var alternatives = [ElementID: [[ElementID]]]()
+            if request.isVersion11OrLater, let info = ir.requestInfo {
+                for a in info.alternativeDataElements {
+                    alternatives[ElementID(a.requestedElement.nameSpace, a.requestedElement.identifier)] =
+                        a.alternativeElementSets.map { $0.map { ElementID($0.nameSpace, $0.identifier) } }
+                }
+            }
+            var candidates = [CandidateCredential]()
+            for c in context.credentials where c.isUsable(at: now) && c.docTypes.contains(ir.docType) {
+                var releasable = [ElementID](), missing = [ElementID](), subs = [ElementID: [ElementID]]()
+                for e in elements {
+                    if c.itemRanges[e.id] != nil {
+                        releasable.append(e.id)
+                    } else if let alts = alternatives[e.id], let set = alts.first(where: { $0.allSatisfy { c.itemRanges[$0] != nil } }) {
+                        subs[e.id] = set
+                    } else {
+                        missing.append(e.id)
+                    }
+                }
+                candidates.append(CandidateCredential(credentialID: c.id, releasable: releasable, missing: missing, substitutions: subs))
+            }
+            // Best first: most releasable elements, then registration order (stable sort).
+            candidates = candidates.enumerated().sorted {
+                let a = $0.element.releasable.count + $0.element.substitutions.count, b = $1.element.releasable.count + $1.element.substitutions.count
+                return a != b ? a > b : $0.offset < $1.offset
+            }.map(\.element)
+            return RequestedDocument(index: index, docType: ir.docType, elements: elements, alternatives: alternatives,
+                                     maximumResponseSize: ir.requestInfo?.maximumResponseSize, candidates: candidates)
+        }
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+import Testing
+@testable import AnnexC
+import HPKE
+import MdocCBOR
+
+@Suite("Annex C: captured and published vectors")
+struct CaptureVectorTests {
+    static func string(_ path: String) throws -> String {
+        String(decoding: try SharedVectors.data(path), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    static func emptyEngine(at date: String) throws -> AnnexCEngine {
+        let ctx = try CredentialContext(entries: [], keyResolver: InMemoryKeyResolver([:]))
+        let clock = MdocDate.parseDateTime(date)!
+        return AnnexCEngine(context: ctx, configuration: .init(clock: { clock }))
+    }
+
+    @Test("shc-real-chrome-android: transcript, DeviceAuthenticationBytes, readerAuth, and our reader side opens the real response")
+    func chromeAndroid() throws {
+        guard SharedVectors.available else { return }
+        let expected = try SharedVectors.json("annexc/shc-real-chrome-android/expected.json") as! [String: Any]
+        let origin = try Self.string("annexc/shc-real-chrome-android/origin.txt")
+        let raw = try SharedVectors.data("annexc/shc-real-chrome-android/navigator-credentials-get.arg.json")
+        let engine = try Self.emptyEngine(at: "2026-05-15T00:00:00Z")
+        let request = try engine.parse(rawRequest: raw, origin: origin)
+        #expect(request.framing == .digitalRequestList)
+        #expect(request.origin.serialized == "http://127.0.0.1:3010")
+        #expect(Hex.encode(request.sessionTranscript.dcapiInfo) == expected["dcapiInfo_cbor_hex"] as! String)
+        #expect(Hex.encode(request.sessionTranscript.dcapiInfoHash) == expected["dcapiInfo_sha256_hex"] as! String)
+        #expect(Hex.encode(request.sessionTranscript.bytes) == expected["sessionTranscript_cbor_hex"] as! String)
+        #expect(Hex.encode(request.sessionTranscript.bytes) == (try Self.string("annexc/shc-real-chrome-android/session-transcript.cbor.hex")))
+        // Its readerAuth verified (the engine would have refused otherwise); no anchors → not anchored.
+        guard case .signedButNotAnchored = request.readerVerdict else { Issue.record("expected a verified, unanchored reader"); return }
+        #expect(request.explanation.readerChecks.count == 1)
+        // The Credential Manager form of the same request gives the same transcript.
+        let cm = try SharedVectors.data("annexc/shc-real-chrome-android/credential-manager-request.json")
+        let viaCM = try engine.parse(rawRequest: cm, origin: origin)
+        #expect(viaCM.framing == .requestList)
+        #expect(viaCM.sessionTranscript == request.sessionTranscript)
+        // A different origin breaks readerAuth.
+        #expect(throws: AnnexCError.self) { try engine.parse(rawRequest: raw, origin: "http://127.0.0.1:3011") }
+
+        // Reader side: open the wallet's real response with the published (test) recipient key.
+        let jwk = try SharedVectors.json("annexc/shc-real-chrome-android/recipient-private.jwk.json") as! [String: Any]
+        let key = try HPKE.PrivateKey(serialized: Base64URL.decode(jwk["d"] as! String)!, kem: .p256HKDFSHA256)
+        let response = try SharedVectors.data("annexc/shc-real-chrome-android/wallet-response.digital-credential.json")
+        let plaintext = try AnnexCReader.decrypt(response, recipientKey: key, encryptionInfo: expected["encryptionInfo_b64u_as_received"] as! String,
+                                                 origin: request.origin)
+        #expect(plaintext == Array(try SharedVectors.data("annexc/shc-real-chrome-android/device-response.cbor")))
+        #expect(Hex.encode(MdocDigest.sha256(plaintext)) == expected["deviceResponse_cbor_sha256"] as! String)
+        // Our DeviceAuthenticationBytes for its document equal the capture's, and its device signature verifies.
+        let dr = try DeviceResponse(encoded: plaintext)
+        let doc = dr.documents[0]
+        let dab = MdocAuthentication.deviceAuthenticationBytes(sessionTranscript: request.sessionTranscript.bytes, docType: doc.docType,
+                                                               deviceNameSpacesBytes: doc.deviceSigned.nameSpacesBytes)
+        #expect(Hex.encode(dab) == expected["deviceAuthenticationBytes_hex"] as! String)
+        #expect(Hex.encode(dab) == (try Self.string("annexc/shc-real-chrome-android/device-authentication.cbor.hex")))
+        guard case .signature(let sig) = doc.deviceSigned.deviceAuth else { Issue.record("expected a device signature"); return }
+        let mso = try doc.issuerSigned.mobileSecurityObject()
+        try sig.verify(key: mso.deviceKey)   // this wallet attached the payload
+        #expect(sig.payload.map(Array.init) == dab)
+        try doc.issuerSigned.checkValueDigests(against: mso)
+        // A wrong origin cannot open it.
+        #expect(throws: AnnexCError.self) {
+            try AnnexCReader.decrypt(response, recipientKey: key, encryptionInfo: expected["encryptionInfo_b64u_as_received"] as! String, origin: try Origin("http://127.0.0.1:3011"))
+        }
+    }
+
+    @Test("multipaz-verifier-capture: readerAuth with alg -9 and a 2-certificate x5chain verifies with the exact origin, not with a trailing slash path")
+    func multipazVerifier() throws {
+        guard SharedVectors.available else { return }
+        let v = try SharedVectors.json("annexc/multipaz-verifier-capture/vector.json") as! [String: Any]
+        let data = try JSONSerialization.data(withJSONObject: v["navigator_credentials_get_data"]!)
+        let engine = try Self.emptyEngine(at: "2025-12-15T00:00:00Z")
+        let request = try engine.parse(rawRequest: data, origin: v["origin"] as! String)
+        #expect(request.framing == .dataObject)
+        #expect(Hex.encode(request.sessionTranscript.bytes) == v["sessionTranscript_cbor_hex"] as! String)
+        #expect(request.explanation.readerChecks.first?.algorithm == .esp256)
+        #expect(request.explanation.readerChecks.first?.certificateSubjects.count == 2)
+        // "https://verifier.multipaz.org/" normalizes to the same origin (a bare "/" path is allowed);
+        // the raw string with the slash in the transcript would not verify:
+        let slashed = SessionTranscript(encryptionInfo: (v["navigator_credentials_get_data"] as! [String: String])["encryptionInfo"]!,
+                                        origin: try Origin("https://verifier.multipaz.org/"))
+        #expect(slashed == request.sessionTranscript)
+        var w = CBORWriter()
+        w.writeArrayHeader(count: 2)
+        w.writeText((v["navigator_credentials_get_data"] as! [String: String])["encryptionInfo"]!)
+        w.writeText("https://verifier.multipaz.org/")
+        let badST = CBORValue.array([.null, .null, .array([.text("dcapi"), .bytes(MdocDigest.sha256(w.bytes))])]).encoded()
+        let dr = request.deviceRequest.docRequests[0]
+        let rab = MdocAuthentication.readerAuthenticationBytes(sessionTranscript: badST, itemsRequestBytes: dr.itemsRequestBytes)
+        let leaf = try Certificate(der: try dr.readerAuth!.headers.x5chain()[0])
+        #expect(throws: COSEError.verificationFailed) { try dr.readerAuth!.verify(key: try leaf.publicKey(), detachedPayload: rab) }
+        // And the engine refuses a different origin.
+        #expect(throws: AnnexCError.self) { try engine.parse(rawRequest: data, origin: "https://verifier.multipaz.org.evil") }
+    }
+
+    @Test("waltid-deterministic: transcript hash and HPKE open of the published response")
+    func waltID() throws {
+        guard SharedVectors.available else { return }
+        let v = try SharedVectors.json("annexc/waltid-deterministic/ANNEXC-DETERMINISTIC-001.json") as! [String: Any]
+        let exp = v["expected"] as! [String: String]
+        let origin = try Origin(v["origin"] as! String)
+        let st = SessionTranscript(encryptionInfo: v["encryptionInfoB64"] as! String, origin: origin)
+        #expect(Hex.encode(MdocDigest.sha256(st.bytes)) == exp["sessionTranscriptCborSha256Hex"])
+        let key = try HPKE.PrivateKey(serialized: h(v["recipientPrivateKeyHex"] as! String), kem: .p256HKDFSHA256)
+        let pt = try AnnexCReader.decrypt(Data(Base64URL.decode(v["encryptedResponseB64"] as! String)!), recipientKey: key, encryptionInfo: v["encryptionInfoB64"] as! String, origin: origin)
+        #expect(Hex.encode(MdocDigest.sha256(pt)) == exp["deviceResponseCborSha256Hex"])
+        // The data object parses through the engine (no reader auth).
+        let raw = Data("{\"deviceRequest\":\"\(v["deviceRequestB64"] as! String)\",\"encryptionInfo\":\"\(v["encryptionInfoB64"] as! String)\"}".utf8)
+        let req = try Self.emptyEngine(at: "2026-01-01T00:00:00Z").parse(rawRequest: raw, origin: v["origin"] as! String)
+        #expect(req.documents.first?.docType == exp["docType"])
+        #expect(req.documents.first?.elements.first?.id.identifier == exp["requestedElement"])
+        #expect(req.readerVerdict == .notAuthenticated)
+    }
+
+    @Test("derived-deterministic-seal: the engine's sealing produces the byte-exact EncryptedResponse and {response} JSON")
+    func deterministicSeal() throws {
+        guard SharedVectors.available else { return }
+        let v = try SharedVectors.json("annexc/derived-deterministic-seal/vector.json") as! [String: Any]
+        let inputs = v["inputs"] as! [String: String], outputs = v["outputs"] as! [String: String]
+        let skE = try HPKE.PrivateKey(serialized: h(inputs["ephemeral_skE_hex (RFC 9180 A.3.1 skEm reused)"]!), kem: .p256HKDFSHA256)
+        let ctx = try CredentialContext(entries: [], keyResolver: InMemoryKeyResolver([:]))
+        let clock = MdocDate.parseDateTime("2026-05-15T00:00:00Z")!
+        let engine = AnnexCEngine(context: ctx, configuration: .init(clock: { clock }, ephemeralKeySource: { skE }))
+        let raw = try SharedVectors.data("annexc/shc-real-chrome-android/navigator-credentials-get.arg.json")
+        let request = try engine.parse(rawRequest: raw, origin: inputs["origin"]!)
+        #expect(Hex.encode(request.sessionTranscript.bytes) == inputs["sessionTranscript_cbor_hex"])
+        let pt = h(inputs["plaintext_DeviceResponse_cbor_hex"]!)
+        let cbor = try engine.seal(pt, request: request, format: .encryptedResponseCBOR)
+        #expect(Hex.encode(cbor) == outputs["EncryptedResponse_cbor_hex"])
+        let json = try engine.seal(pt, request: request, format: .responseJSON)
+        #expect(String(decoding: json, as: UTF8.self) == outputs["data_json"])
+        let android = try engine.seal(pt, request: request, format: .androidEnvelope)
+        #expect(String(decoding: android, as: UTF8.self) == "{\"protocol\":\"org-iso-mdoc\",\"data\":\(outputs["data_json"]!)}")
+        #expect(try engine.seal(pt, request: request, format: .automatic) == android)   // a list-framed request gets the Android envelope
+    }
+
+    @Test("apple-docs-sample and eu-av-spec: 1.1 request with readerAuthAll and useCases, and a 1.0 AV request, parse")
+    func shapes() throws {
+        guard SharedVectors.available else { return }
+        let apple = try SharedVectors.json("annexc/apple-docs-sample/navigator-credentials-get.arg.json") as! [String: Any]
+        let entry = ((apple["digital"] as! [String: Any])["requests"] as! [[String: Any]])[0]
+        let data = entry["data"] as! [String: String]
+        let dr = try DeviceRequest(encoded: Base64URL.decode(data["deviceRequest"]!)!)
+        #expect(dr.version == "1.1" && dr.isVersion11OrLater)
+        #expect(dr.readerAuthAll.count == 1)
+        #expect(try dr.readerAuthAll[0].headers.x5chain().count == 1)   // x5chain as a single bstr
+        let info = try #require(dr.deviceRequestInfo)
+        #expect(info.useCases.count == 1 && info.useCases[0].mandatory && info.useCases[0].documentSets == [[0]])
+        #expect(dr.docRequests[0].itemsRequest.docType == "org.iso.18013.5.1.mDL")
+        let ei = try EncryptionInfo(base64url: data["encryptionInfo"]!)
+        #expect(ei.nonce.count == 32)
+        // Without the signing origin the engine cannot verify readerAuthAll: it refuses.
+        let rawApple = try SharedVectors.data("annexc/apple-docs-sample/navigator-credentials-get.arg.json")
+        #expect(throws: AnnexCError.self) { try Self.emptyEngine(at: "2026-01-01T00:00:00Z").parse(rawRequest: rawApple, origin: "https://example.com") }
+
+        let av = try SharedVectors.data("annexc/eu-av-spec/dc-api-request.json")
+        let req = try Self.emptyEngine(at: "2026-01-01T00:00:00Z").parse(rawRequest: av, origin: "https://av.example")
+        #expect(req.framing == .requestList)
+        #expect(req.documents[0].docType == "eu.europa.ec.av.1")
+        #expect(req.documents[0].elements.map(\.id.identifier) == ["age_over_18"])
+        #expect(req.encryptionInfo.nonce.count == 16)
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+@testable import AnnexC
+import HPKE
+import MdocCBOR
+
+/// A complete test PKI and credential set, generated per test run.
+struct TestWorld: Sendable {
+    static let now = MdocDate.parseDateTime("2026-06-01T12:00:00Z")!
+    static let mDL = "org.iso.18013.5.1.mDL"
+    static let mDLNS = "org.iso.18013.5.1"
+    static let pid = "eu.europa.ec.eudi.pid.1"
+    static let origin = try! Origin("https://verifier.example")
+
+    let iacaKey: SoftwareSigner
+    let iaca: Certificate
+    let issuer: MdocIssuer
+    let readerRootKey: SoftwareSigner
+    let readerRoot: Certificate
+    let readerKey: SoftwareSigner
+    let readerCert: Certificate
+    var deviceKeys: [String: SoftwareSigner] = [:]
+
+    init() throws {
+        let from = Self.now.addingTimeInterval(-365 * 86400), to = Self.now.addingTimeInterval(3 * 365 * 86400)
+        iacaKey = try SoftwareSigner.generate()
+        let iacaName = DistinguishedName(commonName: "Test IACA", country: "UT")
+        iaca = try Certificate.issue(subject: iacaName, publicKey: iacaKey.publicKey, issuer: nil, issuerKey: iacaKey, serial: 1, notBefore: from, notAfter: to, profile: .iaca)
+        let dsKey = try SoftwareSigner.generate()
+        let ds = try Certificate.issue(subject: .init(commonName: "Test DS", country: "UT"), publicKey: dsKey.publicKey, issuer: (iacaName, iaca), issuerKey: iacaKey,
+                                       serial: 2, notBefore: from, notAfter: to, profile: .documentSigner)
+        issuer = MdocIssuer(signer: dsKey, certificateChain: [ds])
+        readerRootKey = try SoftwareSigner.generate()
+        let rootName = DistinguishedName(commonName: "Test Reader Root", country: "UT")
+        readerRoot = try Certificate.issue(subject: rootName, publicKey: readerRootKey.publicKey, issuer: nil, issuerKey: readerRootKey, serial: 10,
+                                           notBefore: from, notAfter: to, profile: .readerRoot)
+        readerKey = try SoftwareSigner.generate()
+        readerCert = try Certificate.issue(subject: .init(commonName: "Test Reader", organization: "Verifier Inc"), publicKey: readerKey.publicKey,
+                                           issuer: (rootName, readerRoot), issuerKey: readerRootKey, serial: 11, notBefore: from, notAfter: to, profile: .readerAuthentication)
+    }
+
+    static let portrait = [UInt8](repeating: 0xd8, count: 8192)
+
+    static var mDLElements: [MdocIssuer.Element] {
+        [
+            .init("family_name", .text("Mustermann")), .init("given_name", .text("Erika")),
+            .init("birth_date", .tagged(1004, .text("1971-09-01"))), .init("issue_date", .tagged(1004, .text("2024-01-01"))),
+            .init("expiry_date", .tagged(1004, .text("2029-01-01"))), .init("issuing_country", .text("UT")),
+            .init("issuing_authority", .text("Utopia DMV")), .init("document_number", .text("D1234567")),
+            .init("portrait", .bytes(portrait)),
+            .init("driving_privileges", .array([.map([.init(.text("vehicle_category_code"), .text("B"))])])),
+            .init("age_over_18", .bool(true)), .init("age_over_21", .bool(true)),
+        ]
+    }
+
+    static var pidElements: [MdocIssuer.Element] {
+        [
+            .init("family_name", .text("Mustermann")), .init("given_name", .text("Erika")),
+            .init("birth_date", .tagged(1004, .text("1971-09-01"))), .init("age_over_18", .bool(true)),
+            .init("nationality", .array([.text("DE")])), .init("issuing_country", .text("DE")),
+        ]
+    }
+
+    /// Issues a credential and registers its device key under `keys/<id>.pem`.
+    mutating func entry(id: String, docType: String = mDL, nameSpace: String? = nil, elements: [MdocIssuer.Element]? = nil,
+                        validFrom: Date = now.addingTimeInterval(-86400), validUntil: Date = now.addingTimeInterval(365 * 86400),
+                        cancelled: Bool = false) throws -> CredentialContext.Entry {
+        let device = try SoftwareSigner.generate()
+        let ns = nameSpace ?? (docType == Self.pid ? Self.pid : Self.mDLNS)
+        let elems = elements ?? (docType == Self.pid ? Self.pidElements : Self.mDLElements)
+        let bytes = try issuer.issue(docType: docType, nameSpaces: [(ns, elems)], deviceKey: device.publicKey, signed: validFrom, validFrom: validFrom, validUntil: validUntil)
+        deviceKeys["keys/\(id).pem"] = device
+        return .init(id: id, issuerSigned: bytes, deviceKeyReference: "keys/\(id).pem", isCancelled: cancelled)
+    }
+
+    var resolver: InMemoryKeyResolver { InMemoryKeyResolver(deviceKeys) }
+
+    func context(_ entries: [CredentialContext.Entry], trust: ReaderTrustPolicy = ReaderTrustPolicy()) throws -> CredentialContext {
+        try CredentialContext(entries: entries, readerTrust: trust, keyResolver: resolver)
+    }
+
+    func engine(_ context: CredentialContext, _ configure: (inout AnnexCEngine.Configuration) -> Void = { _ in }) -> AnnexCEngine {
+        var c = AnnexCEngine.Configuration(clock: { TestWorld.now })
+        configure(&c)
+        return AnnexCEngine(context: context, configuration: c)
+    }
+
+    var trusted: ReaderTrustPolicy { ReaderTrustPolicy(trustAnchors: [readerRoot]) }
+    var perDocumentSigning: AnnexCReader.Signing { .perDocument(signer: readerKey, chain: [readerCert]) }
+    var allSigning: AnnexCReader.Signing { .all(signer: readerKey, chain: [readerCert]) }
+
+    static func ask(_ docType: String = mDL, _ names: [String], nameSpace: String? = nil) -> AnnexCReader.DocumentRequest {
+        let ns = nameSpace ?? (docType == pid ? pid : mDLNS)
+        return .init(docType: docType, elements: names.map { (ElementID(ns, $0), $0 != "portrait") })
+    }
+}
