@@ -4,7 +4,7 @@ import HPKE
 import MdocCBOR
 
 /// A complete test PKI and credential set, generated per test run.
-struct TestWorld: Sendable {
+final class TestWorld: @unchecked Sendable {
     static let now = MdocDate.parseDateTime("2026-06-01T12:00:00Z")!
     static let mDL = "org.iso.18013.5.1.mDL"
     static let mDLNS = "org.iso.18013.5.1"
@@ -61,7 +61,7 @@ struct TestWorld: Sendable {
     }
 
     /// Issues a credential and registers its device key under `keys/<id>.pem`.
-    mutating func entry(id: String, docType: String = mDL, nameSpace: String? = nil, elements: [MdocIssuer.Element]? = nil,
+    func entry(id: String, docType: String = mDL, nameSpace: String? = nil, elements: [MdocIssuer.Element]? = nil,
                         validFrom: Date = now.addingTimeInterval(-86400), validUntil: Date = now.addingTimeInterval(365 * 86400),
                         cancelled: Bool = false) throws -> CredentialContext.Entry {
         let device = try SoftwareSigner.generate()
@@ -88,7 +88,9 @@ struct TestWorld: Sendable {
     var perDocumentSigning: AnnexCReader.Signing { .perDocument(signer: readerKey, chain: [readerCert]) }
     var allSigning: AnnexCReader.Signing { .all(signer: readerKey, chain: [readerCert]) }
 
-    static func ask(_ docType: String = mDL, _ names: [String], nameSpace: String? = nil) -> AnnexCReader.DocumentRequest {
+    static func ask(_ names: [String]) -> AnnexCReader.DocumentRequest { ask(mDL, names) }
+
+    static func ask(_ docType: String, _ names: [String], nameSpace: String? = nil) -> AnnexCReader.DocumentRequest {
         let ns = nameSpace ?? (docType == pid ? pid : mDLNS)
         return .init(docType: docType, elements: names.map { (ElementID(ns, $0), $0 != "portrait") })
     }

@@ -1,0 +1,186 @@
+import Foundation
+import Testing
+@testable import AnnexC
+import HPKE
+import MdocCBOR
+
+@Suite("Annex C: request rules")
+struct RequestRuleTests {
+    struct OriginCase: CustomTestStringConvertible, Sendable {
+        let input: String
+        let expected: String?   // nil = refused
+        var code: AnnexCError.Code = .invalidOrigin
+        var testDescription: String { input.isEmpty ? "(empty)" : input }
+    }
+
+    static let origins: [OriginCase] = [
+        .init(input: "https://example.com", expected: "https://example.com"),
+        .init(input: "https://example.com/", expected: "https://example.com"),
+        .init(input: "HTTPS://Example.COM", expected: "https://example.com"),
+        .init(input: "https://example.com:443", expected: "https://example.com"),
+        .init(input: "http://example.com:80/", expected: "http://example.com"),
+        .init(input: "https://example.com:8443", expected: "https://example.com:8443"),
+        .init(input: "http://127.0.0.1:3010", expected: "http://127.0.0.1:3010"),
+        .init(input: "https://example.com:0443", expected: "https://example.com"),
+        .init(input: "https://[::1]:8443", expected: "https://[::1]:8443"),
+        .init(input: "https://[2001:DB8:0:0:0:0:0:1]", expected: "https://[2001:db8::1]"),
+        .init(input: "https://xn--bcher-kva.example", expected: "https://xn--bcher-kva.example"),
+        .init(input: "https://example.com:", expected: "https://example.com"),
+        .init(input: "", expected: nil, code: .missingOrigin),
+        .init(input: " https://example.com", expected: nil),
+        .init(input: "https://example.com\n", expected: nil),
+        .init(input: "https://exa\u{7}mple.com", expected: nil),
+        .init(input: "https://example.com/path", expected: nil),
+        .init(input: "https://example.com?x=1", expected: nil),
+        .init(input: "https://example.com#frag", expected: nil),
+        .init(input: "https://user:pw@example.com", expected: nil),
+        .init(input: "https://bücher.example", expected: nil),
+        .init(input: "ftp://example.com", expected: nil),
+        .init(input: "javascript:alert(1)", expected: nil),
+        .init(input: "file:///etc/passwd", expected: nil),
+        .init(input: "https://", expected: nil),
+        .init(input: "https://example.com:99999", expected: nil),
+        .init(input: "https://example.com:-1", expected: nil),
+        .init(input: "https://[::1", expected: nil),
+        .init(input: "https://[zz::1]", expected: nil),
+        .init(input: "https://a:b:c", expected: nil),
+        .init(input: "https://.example.com", expected: nil),
+        .init(input: "android:apk-key-hash:abc", expected: nil),
+    ]
+
+    @Test("Origin serialization: lower case, default port dropped, no path or slash, IPv6 canonical; refusals", arguments: origins)
+    func origin(_ c: OriginCase) {
+        do {
+            let o = try Origin(c.input)
+            #expect(o.serialized == c.expected, "\(c.input)")
+        } catch {
+            #expect(c.expected == nil, "\(c.input) refused: \(error)")
+            #expect(error.code == c.code)
+            #expect(!error.detail.contains(c.input) || c.input.isEmpty)
+        }
+    }
+
+    @Test("App origins only when enabled")
+    func appOrigins() throws {
+        #expect(try Origin("android:apk-key-hash:Z2l0aHVi_-A", allowAppOrigins: true).serialized == "android:apk-key-hash:Z2l0aHVi_-A")
+        #expect(throws: AnnexCError.self) { try Origin("android:apk-key-hash:", allowAppOrigins: true) }
+    }
+
+    static let ei = "gmVkY2FwaaJlbm9uY2VQAAECAwQFBgcICQoLDA0OD3JyZWNpcGllbnRQdWJsaWNLZXmkAQIgASFYILO0LJXwA8VAp7-rI9YIJvj1wfEQ122YdEjwxUFeYAFEIlgg0u68CgTFZk_nslWFmYhDMQQ6vdBNf2vwy3QHKI_80Js"
+    static let dr = "omd2ZXJzaW9uYzEuMGtkb2NSZXF1ZXN0c4GhbGl0ZW1zUmVxdWVzdNgYWEuiZ2RvY1R5cGV1b3JnLmlzby4xODAxMy41LjEubURMam5hbWVTcGFjZXOhcW9yZy5pc28uMTgwMTMuNS4xoWthZ2Vfb3Zlcl8xOPQ"
+
+    enum Outcome: Sendable { case success(RequestFraming), failure(AnnexCError.Code) }
+
+    struct EnvelopeCase: CustomTestStringConvertible, Sendable {
+        let name: String
+        let json: String
+        let result: Outcome
+        var testDescription: String { name }
+    }
+
+    static var envelopes: [EnvelopeCase] {
+        let data = "{\"deviceRequest\":\"\(dr)\",\"encryptionInfo\":\"\(ei)\"}"
+        return [
+            .init(name: "data object", json: data, result: .success(.dataObject)),
+            .init(name: "protocol and data", json: "{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}", result: .success(.protocolAndData)),
+            .init(name: "legacy alias", json: "{\"protocol\":\"org.iso.mdoc\",\"data\":\(data)}", result: .success(.protocolAndData)),
+            .init(name: "data as a JSON string", json: "{\"protocol\":\"org-iso-mdoc\",\"data\":\(JSONWriter.escape(data))}", result: .success(.protocolAndData)),
+            .init(name: "requests list with openid4vp first", json: "{\"requests\":[{\"protocol\":\"openid4vp-v1-signed\",\"data\":{\"request\":\"x\"}},{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}]}", result: .success(.requestList)),
+            .init(name: "digital requests", json: "{\"mediation\":\"required\",\"digital\":{\"requests\":[{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}]}}", result: .success(.digitalRequestList)),
+            .init(name: "trailing = tolerated", json: "{\"deviceRequest\":\"\(dr)\",\"encryptionInfo\":\"\(ei)=\"}", result: .success(.dataObject)),
+            .init(name: "only openid4vp", json: "{\"requests\":[{\"protocol\":\"openid4vp-v1-unsigned\",\"data\":{}}]}", result: .failure(.unsupportedProtocol)),
+            .init(name: "unknown protocol", json: "{\"protocol\":\"preview\",\"data\":\(data)}", result: .failure(.unsupportedProtocol)),
+            .init(name: "empty requests", json: "{\"requests\":[]}", result: .failure(.unsupportedProtocol)),
+            .init(name: "not JSON", json: "deviceRequest=1", result: .failure(.malformedRequest)),
+            .init(name: "JSON array", json: "[1,2]", result: .failure(.malformedRequest)),
+            .init(name: "missing encryptionInfo", json: "{\"deviceRequest\":\"\(dr)\"}", result: .failure(.malformedRequest)),
+            .init(name: "missing deviceRequest", json: "{\"encryptionInfo\":\"\(ei)\"}", result: .failure(.malformedRequest)),
+            .init(name: "numeric deviceRequest", json: "{\"deviceRequest\":1,\"encryptionInfo\":\"\(ei)\"}", result: .failure(.malformedRequest)),
+            .init(name: "empty encryptionInfo", json: "{\"deviceRequest\":\"\(dr)\",\"encryptionInfo\":\"\"}", result: .failure(.malformedRequest)),
+            .init(name: "duplicate keys", json: "{\"deviceRequest\":\"\(dr)\",\"deviceRequest\":\"\(dr)\",\"encryptionInfo\":\"\(ei)\"}", result: .failure(.malformedRequest)),
+            .init(name: "standard base64 characters", json: "{\"deviceRequest\":\"+\(dr.dropFirst())\",\"encryptionInfo\":\"\(ei)\"}", result: .failure(.malformedRequest)),
+            .init(name: "padding in the middle", json: "{\"deviceRequest\":\"om=d2\(dr)\",\"encryptionInfo\":\"\(ei)\"}", result: .failure(.malformedRequest)),
+            .init(name: "deep nesting", json: String(repeating: "[", count: 100_000), result: .failure(.malformedRequest)),
+            .init(name: "trailing garbage", json: data + "x", result: .failure(.malformedRequest)),
+            .init(name: "no framing", json: "{\"foo\":1}", result: .failure(.malformedRequest)),
+        ]
+    }
+
+    @Test("Framings are recognised; malformed envelopes refused with the right code", arguments: envelopes)
+    func envelope(_ c: EnvelopeCase) throws {
+        let engine = AnnexCEngine(context: try CredentialContext(entries: [], keyResolver: InMemoryKeyResolver([:])))
+        do {
+            let r = try engine.parse(rawRequest: Data(c.json.utf8), origin: "https://verifier.example")
+            guard case .success(let f) = c.result else { Issue.record("\(c.name): accepted"); return }
+            #expect(r.framing == f)
+            #expect(r.documents.first?.docType == "org.iso.18013.5.1.mDL")
+        } catch {
+            guard case .failure(let code) = c.result else { Issue.record("\(c.name): \(error)"); return }
+            #expect(error.code == code, "\(c.name): \(error)")
+        }
+    }
+
+    @Test("The transcript hashes the encryptionInfo string exactly as received (with its tolerated padding)")
+    func transcriptUsesReceivedString() throws {
+        let engine = AnnexCEngine(context: try CredentialContext(entries: [], keyResolver: InMemoryKeyResolver([:])))
+        let a = try engine.parse(rawRequest: Data("{\"deviceRequest\":\"\(Self.dr)\",\"encryptionInfo\":\"\(Self.ei)\"}".utf8), origin: "https://verifier.example")
+        let b = try engine.parse(rawRequest: Data("{\"deviceRequest\":\"\(Self.dr)\",\"encryptionInfo\":\"\(Self.ei)=\"}".utf8), origin: "https://verifier.example")
+        #expect(a.sessionTranscript != b.sessionTranscript)
+        #expect(a.sessionTranscript.bytes.count == 44)
+        #expect(Array(a.sessionTranscript.bytes.prefix(12)) == h("83 f6 f6 82 65 6463617069 58 20"))
+    }
+
+    static func eiText(_ v: CBORValue) -> String { Base64URL.encode(v.encoded()) }
+
+    @Test("EncryptionInfo: wrong label, missing nonce or key, wrong kty/crv, wrong lengths, off-curve, infinity, compressed")
+    func encryptionInfo() throws {
+        let good = try HPKE.PrivateKey.generate(kem: .p256HKDFSHA256).publicKey.serialized
+        let x = Array(good[1..<33]), y = Array(good[33...])
+        func key(_ entries: [CBORValue.MapEntry]) -> CBORValue { .map(entries) }
+        let ok: [CBORValue.MapEntry] = [.init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(x)), .init(.int(-3), .bytes(y))]
+        func info(label: String = "dcapi", nonce: CBORValue? = .bytes([1, 2, 3]), key k: CBORValue? = key(ok)) -> String {
+            var m = [CBORValue.MapEntry]()
+            if let nonce { m.append(.init(.text("nonce"), nonce)) }
+            if let k { m.append(.init(.text("recipientPublicKey"), k)) }
+            return Self.eiText(.array([.text(label), .map(m)]))
+        }
+        var offY = y; offY[31] ^= 1
+        let cases: [(String, String, AnnexCError.Code)] = [
+            ("wrong label", info(label: "ARFEncryptionv2"), .invalidEncryptionInfo),
+            ("missing nonce", info(nonce: nil), .invalidEncryptionInfo),
+            ("nonce not bstr", info(nonce: .text("n")), .invalidEncryptionInfo),
+            ("missing key", info(key: nil), .invalidEncryptionInfo),
+            ("key not a map", info(key: .bytes(good)), .invalidEncryptionInfo),
+            ("OKP key", info(key: key([.init(.int(1), .int(1)), .init(.int(-1), .int(4)), .init(.int(-2), .bytes(x))])), .unsupportedRecipientKey),
+            ("P-384 key", info(key: key([.init(.int(1), .int(2)), .init(.int(-1), .int(2)), .init(.int(-2), .bytes(x)), .init(.int(-3), .bytes(y))])), .unsupportedRecipientKey),
+            ("short x", info(key: key([.init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(Array(x.dropFirst()))), .init(.int(-3), .bytes(y))])), .unsupportedRecipientKey),
+            ("off-curve", info(key: key([.init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(x)), .init(.int(-3), .bytes(offY))])), .unsupportedRecipientKey),
+            ("infinity (zeros)", info(key: key([.init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes([UInt8](repeating: 0, count: 32))), .init(.int(-3), .bytes([UInt8](repeating: 0, count: 32)))])), .unsupportedRecipientKey),
+            ("compressed", info(key: key([.init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(x)), .init(.int(-3), .bool(true))])), .unsupportedRecipientKey),
+            ("not an array", Self.eiText(.map([])), .invalidEncryptionInfo),
+            ("array of 3", Self.eiText(.array([.text("dcapi"), .map([]), .null])), .invalidEncryptionInfo),
+            ("not CBOR", Base64URL.encode([0xff, 0x00]), .invalidEncryptionInfo),
+        ]
+        let engine = AnnexCEngine(context: try CredentialContext(entries: [], keyResolver: InMemoryKeyResolver([:])))
+        for (name, text, code) in cases {
+            let raw = Data("{\"deviceRequest\":\"\(Self.dr)\",\"encryptionInfo\":\"\(text)\"}".utf8)
+            #expect(throws: AnnexCError.self, "\(name)") { try engine.parse(rawRequest: raw, origin: "https://verifier.example") }
+            do { _ = try engine.parse(rawRequest: raw, origin: "https://verifier.example") } catch { #expect(error.code == code, "\(name): \(error)") }
+        }
+        // The good one parses.
+        _ = try engine.parse(rawRequest: Data("{\"deviceRequest\":\"\(Self.dr)\",\"encryptionInfo\":\"\(info())\"}".utf8), origin: "https://verifier.example")
+    }
+
+    @Test("Limits: request size, DocRequest count, element count")
+    func limits() throws {
+        let engine = AnnexCEngine(context: try CredentialContext(entries: [], keyResolver: InMemoryKeyResolver([:])),
+                                  configuration: .init(maxRequestBytes: 4096, maxDocRequests: 2, maxRequestedElements: 10))
+        let huge = Data(("{\"deviceRequest\":\"" + String(repeating: "A", count: 5000) + "\",\"encryptionInfo\":\"\(Self.ei)\"}").utf8)
+        #expect(throws: AnnexCError(.limitExceeded, "request larger than the configured maximum")) { try engine.parse(rawRequest: huge, origin: "https://v.example") }
+        let elements = (0..<11).map { (ElementID("ns", "e\($0)"), false) }
+        let many = try AnnexCReader.makeRequest(documents: [.init(docType: "d", elements: elements)], origin: try Origin("https://v.example"))
+        #expect(throws: AnnexCError(.limitExceeded, "more requested elements than the configured limit")) { try engine.parse(rawRequest: many.rawRequest, origin: "https://v.example") }
+        let docs = try AnnexCReader.makeRequest(documents: Array(repeating: .init(docType: "d", elements: [(ElementID("ns", "e"), false)]), count: 3), origin: try Origin("https://v.example"))
+        #expect(throws: AnnexCError(.limitExceeded, "more DocRequests than the configured limit")) { try engine.parse(rawRequest: docs.rawRequest, origin: "https://v.example") }
+    }
+}
