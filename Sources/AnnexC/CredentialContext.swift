@@ -77,6 +77,14 @@ public struct StoredCredential: Sendable {
         do { parsed = try IssuerSigned(encoded: issuerSignedBytes) } catch { throw AnnexCError(.contextCorrupt, "credential IssuerSigned does not parse (\(error))") }
         let mso: MobileSecurityObject
         do { mso = try parsed.mobileSecurityObject() } catch { throw AnnexCError(.contextCorrupt, "credential MSO does not parse (\(error))") }
+        // Integrity: every item matches its MSO digest, and issuerAuth verifies with its own document
+        // signer certificate (trust in the issuer is the verifier's business; corruption is ours).
+        do { try parsed.checkValueDigests(against: mso) } catch { throw AnnexCError(.contextCorrupt, "a credential item does not match its MSO digest") }
+        if let der = try? parsed.issuerAuth.headers.x5chain().first {
+            guard let ds = try? Certificate(der: der), let key = try? ds.publicKey(), (try? parsed.issuerAuth.verify(key: key)) != nil else {
+                throw AnnexCError(.contextCorrupt, "credential issuerAuth does not verify with its document signer certificate")
+            }
+        }
         let types = docTypes ?? [mso.docType]
         guard types.first == mso.docType else { throw AnnexCError(.contextCorrupt, "credential docTypes do not start with the MSO docType") }
         var ranges = [ElementID: Range<Int>]()
@@ -146,7 +154,8 @@ public struct CredentialContext: Sendable {
     /// The holder's reader-trust policy.
     public let readerTrust: ReaderTrustPolicy
 
-    /// Builds and validates a context: every IssuerSigned and MSO parses, docTypes start with the MSO
+    /// Builds and validates a context: every IssuerSigned and MSO parses, every item matches its MSO
+    /// digest, issuerAuth verifies with its document signer certificate, docTypes start with the MSO
     /// docType, ids are unique, and every device key resolves to the MSO deviceKey.
     public init(entries: [Entry], readerTrust: ReaderTrustPolicy = ReaderTrustPolicy(), keyResolver: any DeviceKeyResolver) throws(AnnexCError) {
         var seen = Set<String>()
