@@ -1,7 +1,14 @@
 /// base64url (RFC 4648 §5) without padding. Decoding accepts only the URL-safe alphabet; trailing
-/// `=` padding is tolerated (and must then be correct), anything else is refused.
+/// `=` padding is tolerated (and must then be correct), anything else is refused. Both directions
+/// work on raw buffers, three bytes ↔ four characters at a time.
 public enum Base64URL {
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+    private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+    /// Two output characters per 12 input bits, little-endian packed (first character in the low byte).
+    private static let pairs: [UInt16] = {
+        var t = [UInt16](repeating: 0, count: 4096)
+        for i in 0..<4096 { t[i] = UInt16(alphabet[i >> 6]) | UInt16(alphabet[i & 63]) << 8 }
+        return t
+    }()
     private static let table: [UInt8] = {
         var t = [UInt8](repeating: 0xff, count: 256)
         for (i, c) in alphabet.enumerated() { t[Int(c)] = UInt8(i) }
@@ -10,43 +17,121 @@ public enum Base64URL {
 
     /// Encodes without padding.
     public static func encode<C: Collection<UInt8>>(_ bytes: C) -> String {
-        var out = [UInt8]()
-        out.reserveCapacity((bytes.count * 4 + 2) / 3)
-        var it = bytes.makeIterator()
-        while let a = it.next() {
-            let b = it.next(), c = it.next()
-            out.append(alphabet[Int(a >> 2)])
-            out.append(alphabet[Int((a & 3) << 4 | (b ?? 0) >> 4)])
-            if let b { out.append(alphabet[Int((b & 0xf) << 2 | (c ?? 0) >> 6)]) }
-            if let c { out.append(alphabet[Int(c & 0x3f)]) }
+        if let s = bytes.withContiguousStorageIfAvailable({ encode(UnsafeRawBufferPointer($0)) }) { return s }
+        let copy = Array(bytes)
+        return copy.withUnsafeBytes { encode($0) }
+    }
+
+    static func encode(_ input: UnsafeRawBufferPointer) -> String {
+        let outLen = encodedLength(input.count)
+        if outLen == 0 { return "" }
+        return String(unsafeUninitializedCapacity: outLen) { out in
+            encode(input, into: out.baseAddress!)
+            return outLen
         }
-        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Length of the unpadded encoding of `n` bytes.
+    static func encodedLength(_ n: Int) -> Int { (n / 3) * 4 + [0, 2, 3][n % 3] }
+
+    /// Appends the encoding of `input` to `output` (one reservation, no intermediate string).
+    static func encode(_ input: UnsafeRawBufferPointer, appendingTo output: inout [UInt8]) {
+        let outLen = encodedLength(input.count)
+        let start = output.count
+        output.append(contentsOf: repeatElement(0, count: outLen))
+        output.withUnsafeMutableBufferPointer { encode(input, into: $0.baseAddress! + start) }
+    }
+
+    /// Writes exactly `encodedLength(input.count)` bytes at `out`.
+    static func encode(_ input: UnsafeRawBufferPointer, into out: UnsafeMutablePointer<UInt8>) {
+        let n = input.count
+        guard n > 0 else { return }
+        alphabet.withUnsafeBufferPointer { ab in pairs.withUnsafeBufferPointer { pb in
+            let a = ab.baseAddress!
+            let pt = pb.baseAddress!
+            let p = input.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            let raw = UnsafeMutableRawPointer(out)
+            var i = 0, o = 0
+            // Six input bytes → eight characters per step: one unaligned 8-byte load, four pair
+            // lookups, one 8-byte store (needs 8 readable bytes, hence the margin).
+            while i + 8 <= n {
+                let w = UInt64(bigEndian: UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self))
+                let a0 = UInt64(pt[Int((w >> 52) & 0xfff)]), a1 = UInt64(pt[Int((w >> 40) & 0xfff)])
+                let a2 = UInt64(pt[Int((w >> 28) & 0xfff)]), a3 = UInt64(pt[Int((w >> 16) & 0xfff)])
+                raw.storeBytes(of: (a0 | a1 << 16 | a2 << 32 | a3 << 48).littleEndian, toByteOffset: o, as: UInt64.self)
+                i &+= 6
+                o &+= 8
+            }
+            while i + 3 <= n {
+                let v = Int(p[i]) << 16 | Int(p[i + 1]) << 8 | Int(p[i + 2])
+                raw.storeBytes(of: pt[v >> 12].littleEndian, toByteOffset: o, as: UInt16.self)
+                raw.storeBytes(of: pt[v & 0xfff].littleEndian, toByteOffset: o + 2, as: UInt16.self)
+                i &+= 3
+                o &+= 4
+            }
+            if n - i == 1 {
+                let v = UInt32(p[i]) << 16
+                out[o] = a[Int(v >> 18)]
+                out[o + 1] = a[Int((v >> 12) & 63)]
+            } else if n - i == 2 {
+                let v = UInt32(p[i]) << 16 | UInt32(p[i + 1]) << 8
+                out[o] = a[Int(v >> 18)]
+                out[o + 1] = a[Int((v >> 12) & 63)]
+                out[o + 2] = a[Int((v >> 6) & 63)]
+            }
+        } }
     }
 
     /// Decodes; returns nil for characters outside the alphabet, misplaced or wrong padding, an
     /// impossible length, or non-zero trailing bits.
     public static func decode(_ s: String) -> [UInt8]? {
-        var chars = Array(s.utf8)
+        var s = s
+        return s.withUTF8 { decode(UnsafeRawBufferPointer($0)) }
+    }
+
+    static func decode(_ text: UnsafeRawBufferPointer) -> [UInt8]? {
+        var n = text.count
         var pad = 0
-        while chars.last == UInt8(ascii: "=") { chars.removeLast(); pad += 1 }
-        if pad > 0 && (chars.count + pad) % 4 != 0 { return nil }
+        while n > 0 && text[n - 1] == UInt8(ascii: "=") { n -= 1; pad += 1 }
         if pad > 2 { return nil }
-        if chars.count % 4 == 1 { return nil }
-        var out = [UInt8]()
-        out.reserveCapacity(chars.count * 3 / 4)
-        var acc: UInt32 = 0, bits = 0
-        for c in chars {
-            let v = table[Int(c)]
-            if v == 0xff { return nil }
-            acc = acc << 6 | UInt32(v)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                out.append(UInt8(truncatingIfNeeded: acc >> UInt32(bits)))
+        if pad > 0 && (n + pad) % 4 != 0 { return nil }
+        if n % 4 == 1 { return nil }
+        let outLen = (n / 4) * 3 + [0, 0, 1, 2][n % 4]
+        return table.withUnsafeBufferPointer { t -> [UInt8]? in
+            var bad = false
+            let out = [UInt8](unsafeUninitializedCapacity: outLen) { buf, count in
+                var i = 0, o = 0
+                while i + 4 <= n {
+                    let a = t[Int(text[i])], b = t[Int(text[i + 1])], c = t[Int(text[i + 2])], d = t[Int(text[i + 3])]
+                    if (a | b | c | d) & 0x80 != 0 { bad = true; break }
+                    let v = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                    buf[o] = UInt8(truncatingIfNeeded: v >> 16)
+                    buf[o + 1] = UInt8(truncatingIfNeeded: v >> 8)
+                    buf[o + 2] = UInt8(truncatingIfNeeded: v)
+                    i += 4
+                    o += 3
+                }
+                if !bad && n - i >= 2 {
+                    let a = t[Int(text[i])], b = t[Int(text[i + 1])]
+                    let c: UInt8 = n - i == 3 ? t[Int(text[i + 2])] : 0
+                    if (a | b | c) & 0x80 != 0 {
+                        bad = true
+                    } else {
+                        let v = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6
+                        buf[o] = UInt8(truncatingIfNeeded: v >> 16)
+                        o += 1
+                        if n - i == 3 {
+                            buf[o] = UInt8(truncatingIfNeeded: v >> 8)
+                            o += 1
+                            if v & 0xff != 0 { bad = true }   // non-zero trailing bits
+                        } else if v & 0xffff != 0 {
+                            bad = true
+                        }
+                    }
+                }
+                count = bad ? 0 : o
             }
+            return bad ? nil : out
         }
-        // Leftover bits must be zero (canonical encoding).
-        if bits > 0 && acc & ((1 << UInt32(bits)) - 1) != 0 { return nil }
-        return out
     }
 }

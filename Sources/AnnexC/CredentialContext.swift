@@ -19,6 +19,8 @@ public struct ElementID: Sendable, Hashable, Comparable, CustomStringConvertible
     public var description: String { "\(nameSpace)/\(identifier)" }
     /// Orders by namespace then identifier.
     public static func < (a: ElementID, b: ElementID) -> Bool { (a.nameSpace, a.identifier) < (b.nameSpace, b.identifier) }
+    /// Hashes the identifier only (namespaces rarely differ for one identifier; equality checks both).
+    public func hash(into h: inout Hasher) { h.combine(identifier) }
 }
 
 /// What the host app registers with the platform for one credential.
@@ -53,13 +55,29 @@ public struct StoredCredential: Sendable {
     /// The parsed IssuerSigned.
     public let issuerSigned: IssuerSigned
 
-    let itemRanges: [ElementID: Range<Int>]
+    /// One issuer-signed item, located once at load time.
+    struct IndexedItem: Sendable {
+        let id: ElementID
+        let range: Range<Int>
+        let nameSpaceIndex: Int
+    }
+
+    /// Every item, grouped by namespace with namespaces in deterministic (encoded-key) order and the
+    /// issuer's order within a namespace. Selection and response building work on indices into it.
+    let orderedItems: [IndexedItem]
+    /// Namespace names, in the same deterministic order.
+    let nameSpaceNames: [String]
+    /// Element → index into `orderedItems`.
+    let itemIndex: [ElementID: Int]
     let items: [ElementID: IssuerSignedItem]
     let issuerAuthRange: Range<Int>
     let signer: any COSESigner
 
     /// The elements the credential holds.
     public var elements: [ElementID] { items.keys.sorted() }
+
+    /// The byte range of an element's IssuerSignedItemBytes in `issuerSignedBytes`.
+    func itemRange(_ id: ElementID) -> Range<Int>? { itemIndex[id].map { orderedItems[$0].range } }
 
     /// The value of an element, decoded on demand (for display).
     public func element(_ id: ElementID) -> CBORItem? { items[id]?.elementValue }
@@ -87,14 +105,18 @@ public struct StoredCredential: Sendable {
         }
         let types = docTypes ?? [mso.docType]
         guard types.first == mso.docType else { throw AnnexCError(.contextCorrupt, "credential docTypes do not start with the MSO docType") }
-        var ranges = [ElementID: Range<Int>]()
         var items = [ElementID: IssuerSignedItem]()
-        for ns in parsed.nameSpaces {
+        let spaces = parsed.nameSpaces.sorted { ResponseBuilder.encodedOrder($0.name, $1.name) }
+        var ordered = [IndexedItem]()
+        var index = [ElementID: Int]()
+        for (nsIndex, ns) in spaces.enumerated() {
+            guard nsIndex == 0 || spaces[nsIndex - 1].name != ns.name else { throw AnnexCError(.contextCorrupt, "credential repeats a namespace") }
             for item in ns.items {
                 let key = ElementID(ns.name, item.elementIdentifier)
-                guard ranges[key] == nil else { throw AnnexCError(.contextCorrupt, "credential holds an element twice") }
-                ranges[key] = item.bytes.startIndex..<item.bytes.endIndex
+                guard items[key] == nil else { throw AnnexCError(.contextCorrupt, "credential holds an element twice") }
                 items[key] = item
+                index[key] = ordered.count
+                ordered.append(IndexedItem(id: key, range: item.bytes.startIndex..<item.bytes.endIndex, nameSpaceIndex: nsIndex))
             }
         }
         let signer = try resolver.signer(for: deviceKeyReference)
@@ -108,7 +130,9 @@ public struct StoredCredential: Sendable {
         self.validUntil = mso.validityInfo.validUntil
         self.mobileSecurityObject = mso
         self.issuerSigned = parsed
-        self.itemRanges = ranges
+        self.orderedItems = ordered
+        self.nameSpaceNames = spaces.map(\.name)
+        self.itemIndex = index
         self.items = items
         self.issuerAuthRange = parsed.issuerAuth.item.byteRange
         self.signer = signer

@@ -1,6 +1,7 @@
 import Foundation
 import HPKE
 import MdocCBOR
+internal import CryptoCore
 
 /// The Annex C response engine. Immutable after construction and safe to share between threads:
 /// one instance serves concurrent `accept` / `parse` / `respond` calls.
@@ -81,10 +82,10 @@ public final class AnnexCEngine: Sendable {
     /// key, DeviceRequest, reader authentication and the holder's trust policy.
     public func parse(rawRequest: Data, origin: String) throws(AnnexCError) -> PresentmentRequest {
         var explanation = Explanation()
-        return try parse(rawRequest: rawRequest, origin: origin, explanation: &explanation)
+        return try parse(rawRequest: rawRequest, origin: origin, explanation: &explanation, describeSelection: false)
     }
 
-    func parse(rawRequest: Data, origin originText: String, explanation: inout Explanation) throws(AnnexCError) -> PresentmentRequest {
+    func parse(rawRequest: Data, origin originText: String, explanation: inout Explanation, describeSelection: Bool) throws(AnnexCError) -> PresentmentRequest {
         guard rawRequest.count <= configuration.maxRequestBytes else { throw AnnexCError(.limitExceeded, "request larger than the configured maximum") }
         let envelope = try Envelope.parse(Array(rawRequest), acceptLegacyAlias: configuration.acceptLegacyProtocolAlias, maxBytes: configuration.maxRequestBytes)
         explanation.framing = envelope.framing
@@ -121,7 +122,7 @@ public final class AnnexCEngine: Sendable {
         explanation.readerChecks = auth.checks
         explanation.readerVerdict = auth.verdict
         let documents = Selection.requestedDocuments(request, context: context, now: now)
-        for d in documents {
+        for d in documents where describeSelection {
             explanation.selection.append("docRequests[\(d.index)] \(d.docType): \(d.elements.count) elements requested; "
                 + (d.candidates.isEmpty ? "no usable credential" : d.candidates.map { "\($0.credentialID) can release \($0.releasable.count + $0.substitutions.count)" }.joined(separator: ", ")))
         }
@@ -160,7 +161,7 @@ public final class AnnexCEngine: Sendable {
     /// selection), without building a response. Never throws: a refusal is recorded in `error`.
     public func explain(rawRequest: Data, origin: String) -> Explanation {
         var e = Explanation()
-        do { _ = try parse(rawRequest: rawRequest, origin: origin, explanation: &e) } catch { e.error = error }
+        do { _ = try parse(rawRequest: rawRequest, origin: origin, explanation: &e, describeSelection: true) } catch { e.error = error }
         return e
     }
 
@@ -169,8 +170,9 @@ public final class AnnexCEngine: Sendable {
     struct PlannedDocument {
         let document: RequestedDocument
         let credential: StoredCredential
-        /// Items to release, in the credential's order.
-        let released: [ElementID]
+        /// Items to release: ascending indices into the credential's item table (so grouped by
+        /// namespace in deterministic order).
+        let released: [Int]
         /// Requested elements not held (for the error policy).
         let missing: [ElementID]
     }
@@ -196,18 +198,20 @@ public final class AnnexCEngine: Sendable {
                 candidate = d.candidates.first
             }
             guard let candidate, let credential = context.credential(id: candidate.credentialID) else { continue }
-            var wanted = Set<ElementID>()
-            for e in candidate.releasable where approving.allows(e, document: d.index) { wanted.insert(e) }
-            for (orig, set) in candidate.substitutions where approving.allows(orig, document: d.index) || set.allSatisfy({ approving.allows($0, document: d.index) }) {
-                for s in set { wanted.insert(s) }
-            }
-            guard !wanted.isEmpty else { continue }
-            var released = [ElementID]()
-            for ns in credential.issuerSigned.nameSpaces {
-                for item in ns.items {
-                    let id = ElementID(ns.name, item.elementIdentifier)
-                    if wanted.contains(id) { released.append(id) }
+            var released: [Int]
+            if case .allRequested = approving {
+                released = candidate.releasableItems
+                for (_, items) in candidate.substitutionItems { released += items }
+            } else {
+                released = candidate.releasableItems.filter { approving.allows(credential.orderedItems[$0].id, document: d.index) }
+                for (orig, items) in candidate.substitutionItems
+                    where approving.allows(orig, document: d.index) || items.allSatisfy({ approving.allows(credential.orderedItems[$0].id, document: d.index) }) {
+                    released += items
                 }
+            }
+            guard !released.isEmpty else { continue }
+            if !candidate.substitutionItems.isEmpty {
+                released = Array(Set(released)).sorted()
             }
             perDoc[d.index] = PlannedDocument(document: d, credential: credential, released: released, missing: candidate.missing)
         }
@@ -241,11 +245,14 @@ public final class AnnexCEngine: Sendable {
     // MARK: Sealing
 
     func seal(_ deviceResponse: [UInt8], request: PresentmentRequest, format: ResponseFormat) throws(AnnexCError) -> Data {
-        let pkR: HPKE.PublicKey
-        do {
-            pkR = try HPKE.PublicKey(serialized: [0x04] + request.encryptionInfo.recipientPublicKey.x + request.encryptionInfo.recipientPublicKey.y!, kem: .p256HKDFSHA256)
-        } catch { throw AnnexCError(.unsupportedRecipientKey, "recipient key is not a valid P-256 point") }
-        let enc: [UInt8], ct: [UInt8]
+        // The key was validated (on the curve) when EncryptionInfo was parsed; reuse it.
+        let rk = request.encryptionInfo.recipientPublicKey
+        let pkR = HPKE.PublicKey(key: rk.publicKey, kem: .p256HKDFSHA256, serialized: [0x04] + rk.x + rk.y!)
+        var f = format
+        if f == .automatic { f = request.framing == .dataObject ? .encryptedResponseCBOR : .androidEnvelope }
+        // EncryptedResponse = ["dcapi", {"enc": bstr(65), "cipherText": bstr(ct ‖ tag)}], written once:
+        // the ciphertext length is known in advance, so its head goes first and HPKE seals in place.
+        var w = CBORWriter(capacity: deviceResponse.count + 128)
         do {
             var sender: HPKE.Sender
             if let source = configuration.ephemeralKeySource {
@@ -253,29 +260,32 @@ public final class AnnexCEngine: Sendable {
             } else {
                 sender = try HPKE.Sender(suite: .annexC, recipient: pkR, info: request.sessionTranscript.bytes)
             }
-            ct = try sender.seal(deviceResponse)
-            enc = sender.encapsulatedKey
+            w.writeArrayHeader(count: 2)
+            w.writeText("dcapi")
+            w.writeMapHeader(count: 2)
+            w.writeText("enc")
+            w.writeBytes(sender.encapsulatedKey)
+            w.writeText("cipherText")
+            w.writeHead(major: 2, argument: UInt64(deviceResponse.count + HPKE.AEAD.aes128GCM.tagSize))
+            var bytes = w.takeBytes()
+            try sender.seal(deviceResponse, appendingTo: &bytes)
+            w = CBORWriter(bytes: bytes)
         } catch {
             throw AnnexCError(.sealingFailed, "HPKE seal failed")
         }
-        var w = CBORWriter(capacity: ct.count + 96)
-        w.writeArrayHeader(count: 2)
-        w.writeText("dcapi")
-        w.writeMapHeader(count: 2)
-        w.writeText("enc")
-        w.writeBytes(enc)
-        w.writeText("cipherText")
-        w.writeBytes(ct)
         let encrypted = w.bytes
-        var f = format
-        if f == .automatic { f = request.framing == .dataObject ? .encryptedResponseCBOR : .androidEnvelope }
         switch f {
         case .encryptedResponseCBOR, .automatic:
             return Data(encrypted)
-        case .responseJSON:
-            return Data("{\"response\":\"\(Base64URL.encode(encrypted))\"}".utf8)
-        case .androidEnvelope:
-            return Data("{\"protocol\":\"org-iso-mdoc\",\"data\":{\"response\":\"\(Base64URL.encode(encrypted))\"}}".utf8)
+        case .responseJSON, .androidEnvelope:
+            let prefix = f == .responseJSON ? "{\"response\":\"" : "{\"protocol\":\"org-iso-mdoc\",\"data\":{\"response\":\""
+            let suffix = f == .responseJSON ? "\"}" : "\"}}"
+            var out = [UInt8]()
+            out.reserveCapacity(prefix.utf8.count + Base64URL.encodedLength(encrypted.count) + suffix.utf8.count)
+            out.append(contentsOf: prefix.utf8)
+            encrypted.withUnsafeBytes { Base64URL.encode($0, appendingTo: &out) }
+            out.append(contentsOf: suffix.utf8)
+            return Data(out)
         }
     }
 }

@@ -138,6 +138,35 @@ enum JSONValue: Sendable, Equatable {
 
         mutating func string() throws(ParseError) -> String {
             i += 1  // opening quote
+            // Fast path: no escapes (base64url members never have any) — find the closing quote with
+            // memchr, check the span has no backslash or control character, validate and copy once.
+            let j: Int = bytes.withUnsafeBufferPointer { b in
+                guard i < b.count, let q = memchr(b.baseAddress! + i, 0x22, b.count - i) else { return b.count }
+                let end = b.baseAddress!.distance(to: q.assumingMemoryBound(to: UInt8.self))
+                // Eight bytes at a time: any byte < 0x20 or == 0x5c sends us to the slow path.
+                var k = i
+                let p = UnsafeRawPointer(b.baseAddress!)
+                while k + 8 <= end {
+                    let w = p.loadUnaligned(fromByteOffset: k, as: UInt64.self)
+                    let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+                    let below20 = (w &- ones &* 0x20) & ~w & highs
+                    let x = w ^ (ones &* 0x5c)
+                    let isBackslash = (x &- ones) & ~x & highs
+                    if below20 | isBackslash != 0 { break }
+                    k += 8
+                }
+                while k < end { if b[k] == 0x5c || b[k] < 0x20 { return k }; k += 1 }
+                return end
+            }
+            if j < bytes.count, bytes[j] == UInt8(ascii: "\"") {
+                guard j - i <= limits.maxStringBytes else { throw ParseError(what: "JSON string longer than the limit") }
+                let s: String? = bytes.withUnsafeBufferPointer { b in
+                    String(validating: UnsafeBufferPointer(rebasing: b[i..<j]), as: UTF8.self)
+                }
+                guard let s else { throw ParseError(what: "invalid UTF-8 in JSON string") }
+                i = j + 1
+                return s
+            }
             var out = [UInt8]()
             while true {
                 guard i < bytes.count else { throw ParseError(what: "unterminated JSON string") }
@@ -222,3 +251,6 @@ enum JSONWriter {
 }
 
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif

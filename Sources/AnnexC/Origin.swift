@@ -18,71 +18,112 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
     /// control characters, non-ASCII hosts (give IDNs as A-labels), and schemes other than http/https —
     /// except `android:apk-key-hash:<base64>` app origins when `allowAppOrigins` is set.
     public init(_ input: String, allowAppOrigins: Bool = false) throws(AnnexCError) {
-        guard !input.isEmpty else { throw AnnexCError(.missingOrigin, "origin is empty") }
-        guard input.utf8.count <= 2048 else { throw AnnexCError(.invalidOrigin, "origin longer than 2048 bytes") }
-        guard input.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else {
+        var text = input
+        let result: Result<String, AnnexCError> = text.withUTF8 { u in
+            Result { () throws(AnnexCError) -> String in try Self.serialize(u, allowAppOrigins: allowAppOrigins) }
+        }
+        serialized = try result.get()
+    }
+
+    private static func lower(_ c: UInt8) -> UInt8 { c >= 0x41 && c <= 0x5a ? c | 0x20 : c }
+
+    /// The byte-level parser behind `init`: one pass, no Foundation string operations.
+    private static func serialize(_ u: UnsafeBufferPointer<UInt8>, allowAppOrigins: Bool) throws(AnnexCError) -> String {
+        guard !u.isEmpty else { throw AnnexCError(.missingOrigin, "origin is empty") }
+        guard u.count <= 2048 else { throw AnnexCError(.invalidOrigin, "origin longer than 2048 bytes") }
+        for c in u where c <= 0x20 || c >= 0x7f {
             throw AnnexCError(.invalidOrigin, "origin contains whitespace, control or non-ASCII characters")
         }
-        let lower = input.lowercased()
-        if lower.hasPrefix("android:apk-key-hash:") {
+        func hasPrefix(_ p: StaticString) -> Bool {
+            let n = p.utf8CodeUnitCount
+            guard u.count >= n else { return false }
+            for k in 0..<n where lower(u[k]) != p.utf8Start[k] { return false }
+            return true
+        }
+        if hasPrefix("android:apk-key-hash:") {
             guard allowAppOrigins else { throw AnnexCError(.invalidOrigin, "app origins are not enabled") }
-            let hash = input.dropFirst("android:apk-key-hash:".count)
-            guard !hash.isEmpty, hash.utf8.allSatisfy({ c in
+            let hash = u[21...]
+            guard !hash.isEmpty, hash.allSatisfy({ c in
                 (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c == 0x2b || c == 0x2f || c == 0x2d || c == 0x5f || c == 0x3d
             }) else { throw AnnexCError(.invalidOrigin, "app origin hash is not base64") }
-            serialized = "android:apk-key-hash:" + hash
-            return
+            return "android:apk-key-hash:" + String(decoding: hash, as: UTF8.self)
         }
-        guard let schemeEnd = lower.range(of: "://") else { throw AnnexCError(.invalidOrigin, "origin has no scheme") }
-        let scheme = String(lower[..<schemeEnd.lowerBound])
-        guard scheme == "https" || scheme == "http" else { throw AnnexCError(.invalidOrigin, "origin scheme is not http or https") }
-        var rest = Substring(input[schemeEnd.upperBound...])
-        if rest.contains("?") { throw AnnexCError(.invalidOrigin, "origin has a query") }
-        if rest.contains("#") { throw AnnexCError(.invalidOrigin, "origin has a fragment") }
-        if let slash = rest.firstIndex(of: "/") {
-            guard rest[slash...] == "/" else { throw AnnexCError(.invalidOrigin, "origin has a path") }
-            rest = rest[..<slash]
+        let https: Bool
+        var i: Int
+        if hasPrefix("https://") { https = true; i = 8 } else if hasPrefix("http://") { https = false; i = 7 } else {
+            var k = 0
+            while k < u.count, u[k] != UInt8(ascii: ":") { k += 1 }
+            if k + 2 < u.count, u[k + 1] == UInt8(ascii: "/"), u[k + 2] == UInt8(ascii: "/") {
+                throw AnnexCError(.invalidOrigin, "origin scheme is not http or https")
+            }
+            throw AnnexCError(.invalidOrigin, "origin has no http or https scheme")
         }
-        if rest.contains("@") { throw AnnexCError(.invalidOrigin, "origin has userinfo") }
-        if rest.contains("\\") { throw AnnexCError(.invalidOrigin, "origin has a backslash") }
-        guard !rest.isEmpty else { throw AnnexCError(.invalidOrigin, "origin has no host") }
+        // Authority: up to the first '/', '?' or '#'.
+        let authStart = i
+        while i < u.count, u[i] != UInt8(ascii: "/"), u[i] != UInt8(ascii: "?"), u[i] != UInt8(ascii: "#") { i += 1 }
+        let authEnd = i
+        if i < u.count {
+            switch u[i] {
+            case UInt8(ascii: "?"): throw AnnexCError(.invalidOrigin, "origin has a query")
+            case UInt8(ascii: "#"): throw AnnexCError(.invalidOrigin, "origin has a fragment")
+            default:
+                guard i == u.count - 1 else {
+                    for c in u[i...] {
+                        if c == UInt8(ascii: "?") { throw AnnexCError(.invalidOrigin, "origin has a query") }
+                        if c == UInt8(ascii: "#") { throw AnnexCError(.invalidOrigin, "origin has a fragment") }
+                    }
+                    throw AnnexCError(.invalidOrigin, "origin has a path")
+                }
+            }
+        }
+        guard authEnd > authStart else { throw AnnexCError(.invalidOrigin, "origin has no host") }
+        let auth = u[authStart..<authEnd]
+        if auth.contains(UInt8(ascii: "@")) { throw AnnexCError(.invalidOrigin, "origin has userinfo") }
+        if auth.contains(UInt8(ascii: "\\")) { throw AnnexCError(.invalidOrigin, "origin has a backslash") }
 
-        var host: String
-        var portText: Substring?
-        if rest.hasPrefix("[") {
-            guard let close = rest.firstIndex(of: "]") else { throw AnnexCError(.invalidOrigin, "unterminated IPv6 host") }
-            let literal = String(rest[rest.index(after: rest.startIndex)..<close])
-            guard let canonical = Self.canonicalIPv6(literal) else { throw AnnexCError(.invalidOrigin, "invalid IPv6 host") }
-            host = "[" + canonical + "]"
-            let after = rest[rest.index(after: close)...]
-            if !after.isEmpty {
-                guard after.hasPrefix(":") else { throw AnnexCError(.invalidOrigin, "junk after IPv6 host") }
-                portText = after.dropFirst()
+        var host = [UInt8]()
+        host.reserveCapacity(auth.count)
+        var portStart: Int?
+        if auth.first == UInt8(ascii: "[") {
+            guard let close = auth.firstIndex(of: UInt8(ascii: "]")) else { throw AnnexCError(.invalidOrigin, "unterminated IPv6 host") }
+            let literal = String(decoding: u[(auth.startIndex + 1)..<close], as: UTF8.self)
+            guard let canonical = canonicalIPv6(literal) else { throw AnnexCError(.invalidOrigin, "invalid IPv6 host") }
+            host = Array(("[" + canonical + "]").utf8)
+            if close + 1 < authEnd {
+                guard u[close + 1] == UInt8(ascii: ":") else { throw AnnexCError(.invalidOrigin, "junk after IPv6 host") }
+                portStart = close + 2
             }
         } else {
-            let parts = rest.split(separator: ":", omittingEmptySubsequences: false)
-            guard parts.count <= 2 else { throw AnnexCError(.invalidOrigin, "origin host has more than one ':'") }
-            host = parts[0].lowercased()
-            if parts.count == 2 { portText = parts[1] }
-            guard !host.isEmpty, host.utf8.count <= 253 else { throw AnnexCError(.invalidOrigin, "origin host is empty or too long") }
-            guard host.utf8.allSatisfy({ c in (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c == 0x2d || c == 0x2e || c == 0x5f }) else {
-                throw AnnexCError(.invalidOrigin, "origin host has characters outside [a-z0-9-._]")
+            var k = auth.startIndex
+            while k < authEnd, u[k] != UInt8(ascii: ":") {
+                let c = lower(u[k])
+                guard (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c == 0x2d || c == 0x2e || c == 0x5f else {
+                    throw AnnexCError(.invalidOrigin, "origin host has characters outside [a-z0-9-._]")
+                }
+                host.append(c)
+                k += 1
             }
-            guard !host.hasPrefix("."), !host.contains("..") else { throw AnnexCError(.invalidOrigin, "origin host has an empty label") }
+            guard !host.isEmpty, host.count <= 253 else { throw AnnexCError(.invalidOrigin, "origin host is empty or too long") }
+            guard host.first != UInt8(ascii: ".") else { throw AnnexCError(.invalidOrigin, "origin host has an empty label") }
+            for j in 1..<host.count where host[j] == UInt8(ascii: ".") && host[j - 1] == UInt8(ascii: ".") {
+                throw AnnexCError(.invalidOrigin, "origin host has an empty label")
+            }
+            if k < authEnd { portStart = k + 1 }
         }
         var port: Int?
-        if let p = portText, !p.isEmpty {
-            guard p.utf8.count <= 5, p.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let n = Int(p), n <= 65535 else {
+        if let ps = portStart, ps < authEnd {
+            let digits = u[ps..<authEnd]
+            guard digits.count <= 5, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
                 throw AnnexCError(.invalidOrigin, "origin port is not a number 0-65535")
             }
+            let n = digits.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+            guard n <= 65535 else { throw AnnexCError(.invalidOrigin, "origin port is not a number 0-65535") }
             port = n
         }
-        let defaultPort = scheme == "https" ? 443 : 80
-        if let p = port, p != defaultPort {
-            serialized = "\(scheme)://\(host):\(p)"
-        } else {
-            serialized = "\(scheme)://\(host)"
-        }
+        var out = Array((https ? "https://" : "http://").utf8)
+        out += host
+        if let p = port, p != (https ? 443 : 80) { out += Array(":\(p)".utf8) }
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// Normalizes an origin given as a URL, from its components (never `absoluteString`).

@@ -20,6 +20,10 @@ public struct CandidateCredential: Sendable {
     /// For requested elements it lacks: the alternative elements (2nd-edition
     /// alternativeDataElements) it would release instead.
     public let substitutions: [ElementID: [ElementID]]
+    /// `releasable` as indices into the credential's item table (ascending).
+    let releasableItems: [Int]
+    /// `substitutions` as item indices.
+    let substitutionItems: [ElementID: [Int]]
 }
 
 /// One DocRequest as a consent UI shows it.

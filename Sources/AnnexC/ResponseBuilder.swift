@@ -7,7 +7,7 @@ import MdocCBOR
 enum ResponseBuilder {
     static func build(plan: AnnexCEngine.Plan, transcript: SessionTranscript, missingElements: MissingElementPolicy) throws(AnnexCError) -> [UInt8] {
         let estimated = plan.answered.reduce(256) { acc, d in
-            acc + d.credential.issuerAuthRange.count + d.released.reduce(0) { $0 + (d.credential.itemRanges[$1]?.count ?? 0) } + 256
+            acc + d.credential.issuerAuthRange.count + d.released.reduce(0) { $0 + d.credential.orderedItems[$1].range.count } + 256
         }
         var w = CBORWriter(capacity: estimated)
         let reportErrors = missingElements == .report
@@ -76,19 +76,22 @@ enum ResponseBuilder {
         w.writeText("issuerAuth")
         w.writeRaw(c.issuerSignedBytes[c.issuerAuthRange])
         w.writeText("nameSpaces")
-        var order = [String]()
-        var byNS = [String: [ElementID]]()
-        for e in d.released {
-            if byNS[e.nameSpace] == nil { order.append(e.nameSpace) }
-            byNS[e.nameSpace, default: []].append(e)
-        }
-        order.sort(by: encodedOrder)
-        w.writeMapHeader(count: order.count)
-        for ns in order {
-            w.writeText(ns)
-            let items = byNS[ns]!
-            w.writeArrayHeader(count: items.count)
-            for e in items { w.writeRaw(c.issuerSignedBytes[c.itemRanges[e]!]) }
+        // `released` is ascending, so items come grouped by namespace in deterministic order.
+        let items = c.orderedItems
+        var runs = 0
+        var last = -1
+        for i in d.released where items[i].nameSpaceIndex != last { runs += 1; last = items[i].nameSpaceIndex }
+        w.writeMapHeader(count: runs)
+        var k = 0
+        let released = d.released
+        while k < released.count {
+            let ns = items[released[k]].nameSpaceIndex
+            var end = k
+            while end < released.count && items[released[end]].nameSpaceIndex == ns { end += 1 }
+            w.writeText(c.nameSpaceNames[ns])
+            w.writeArrayHeader(count: end - k)
+            for j in k..<end { w.writeRaw(c.issuerSignedBytes[items[released[j]].range]) }
+            k = end
         }
     }
 

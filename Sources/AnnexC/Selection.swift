@@ -20,16 +20,23 @@ enum Selection {
             var candidates = [CandidateCredential]()
             for c in context.credentials where c.isUsable(at: now) && c.docTypes.contains(ir.docType) {
                 var releasable = [ElementID](), missing = [ElementID](), subs = [ElementID: [ElementID]]()
+                var releasableItems = [Int](), subItems = [ElementID: [Int]]()
+                releasable.reserveCapacity(elements.count)
+                releasableItems.reserveCapacity(elements.count)
                 for e in elements {
-                    if c.itemRanges[e.id] != nil {
+                    if let i = c.itemIndex[e.id] {
                         releasable.append(e.id)
-                    } else if let alts = alternatives[e.id], let set = alts.first(where: { $0.allSatisfy { c.itemRanges[$0] != nil } }) {
+                        releasableItems.append(i)
+                    } else if let alts = alternatives[e.id], let set = alts.first(where: { $0.allSatisfy { c.itemIndex[$0] != nil } }) {
                         subs[e.id] = set
+                        subItems[e.id] = set.map { c.itemIndex[$0]! }
                     } else {
                         missing.append(e.id)
                     }
                 }
-                candidates.append(CandidateCredential(credentialID: c.id, releasable: releasable, missing: missing, substitutions: subs))
+                releasableItems.sort()
+                candidates.append(CandidateCredential(credentialID: c.id, releasable: releasable, missing: missing, substitutions: subs,
+                                                      releasableItems: releasableItems, substitutionItems: subItems))
             }
             // Best first: most releasable elements, then registration order (stable sort).
             candidates = candidates.enumerated().sorted {

@@ -109,35 +109,54 @@ package enum DigestAlgorithm: Sendable, Hashable {
         }
     }
 
-    /// HKDF-Extract (RFC 5869 §2.2).
+    /// HKDF-Extract (RFC 5869 §2.2). An empty salt is HashLen zeros, which HMAC pads identically.
     package func hkdfExtract<S: ContiguousBytes, I: ContiguousBytes>(salt: S, ikm: I) -> [UInt8] {
-        let saltCount = salt.withUnsafeBytes { $0.count }
-        if saltCount == 0 {
-            return hmac(key: [UInt8](repeating: 0, count: outputSize), data: ikm)
+        ikm.withUnsafeBytes { i in hkdfExtract(salt: salt, ikmParts: [i]) }
+    }
+
+    /// HKDF-Extract over the concatenation of `ikmParts`, without building the concatenation.
+    package func hkdfExtract<S: ContiguousBytes>(salt: S, ikmParts: [UnsafeRawBufferPointer]) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: outputSize) { buf, n in
+            hmac(key: salt, parts: ikmParts, into: UnsafeMutableRawBufferPointer(buf))
+            n = outputSize
         }
-        return hmac(key: salt, data: ikm)
     }
 
     /// HKDF-Expand (RFC 5869 §2.3). `length` must be at most 255 × the digest size.
     package func hkdfExpand<P: ContiguousBytes, I: ContiguousBytes>(prk: P, info: I, length: Int) throws(CryptoError) -> [UInt8] {
         guard length >= 0, length <= 255 * outputSize else { throw .invalidLength }
-        var okm = [UInt8]()
-        okm.reserveCapacity(length)
-        var t = [UInt8]()
-        let infoBytes = info.withUnsafeBytes { [UInt8]($0) }
-        var counter: UInt8 = 1
-        while okm.count < length {
-            var block = t
-            block.append(contentsOf: infoBytes)
-            block.append(counter)
-            SecureBytes.cleanse(&t)
-            t = hmac(key: prk, data: block)
-            SecureBytes.cleanse(&block)
-            okm.append(contentsOf: t.prefix(length - okm.count))
-            counter &+= 1
+        return info.withUnsafeBytes { i in (try? hkdfExpand(prk: prk, infoParts: [i], length: length)) ?? [] }
+    }
+
+    /// HKDF-Expand with `info` given as the concatenation of `infoParts`; each block is
+    /// `T(i) = HMAC(prk, T(i-1) ‖ info ‖ i)` computed from the pieces, with no intermediate buffers.
+    package func hkdfExpand<P: ContiguousBytes>(prk: P, infoParts: [UnsafeRawBufferPointer], length: Int) throws(CryptoError) -> [UInt8] {
+        guard length >= 0, length <= 255 * outputSize else { throw .invalidLength }
+        let h = outputSize
+        return [UInt8](unsafeUninitializedCapacity: max(length, 1)) { out, n in
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: h) { t in
+                var produced = 0
+                var counter: UInt8 = 1
+                var previous = UnsafeRawBufferPointer(start: nil, count: 0)
+                while produced < length {
+                    withUnsafeBytes(of: counter) { c in
+                        var parts = [UnsafeRawBufferPointer]()
+                        parts.reserveCapacity(infoParts.count + 2)
+                        if previous.count > 0 { parts.append(previous) }
+                        parts += infoParts
+                        parts.append(c)
+                        hmac(key: prk, parts: parts, into: UnsafeMutableRawBufferPointer(t))
+                    }
+                    let take = min(h, length - produced)
+                    (out.baseAddress! + produced).update(from: t.baseAddress!, count: take)
+                    produced += take
+                    previous = UnsafeRawBufferPointer(t)
+                    counter &+= 1
+                }
+                OPENSSL_cleanse(t.baseAddress!, h)
+            }
+            n = length
         }
-        SecureBytes.cleanse(&t)
-        return okm
     }
 
     /// HKDF (RFC 5869): extract then expand.

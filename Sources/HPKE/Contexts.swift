@@ -71,6 +71,15 @@ extension HPKE {
             return ct
         }
 
+        /// `Seal(aad, pt)` writing `ciphertext ‖ tag` at the end of `output` (no intermediate buffer;
+        /// the output grows by `plaintext.count + Nt`).
+        public mutating func seal(_ plaintext: [UInt8], aad: [UInt8] = [], appendingTo output: inout [UInt8]) throws(HPKE.Error) {
+            guard let aead = core.suite.aead.algorithm else { throw .exportOnly }
+            guard core.sequence < UInt64.max else { throw .messageLimitReached }
+            do { try aead.seal(key: core.schedule.key, nonce: core.nonce(), plaintext: plaintext, aad: aad, appendingTo: &output) } catch { throw .invalidLength }
+            try core.increment()
+        }
+
         /// `Export(exporter_context, L)`.
         public func export(context: [UInt8], length: Int) throws(HPKE.Error) -> [UInt8] {
             try core.export(context: context, length: length)

@@ -1,4 +1,4 @@
-internal import CryptoCore
+package import CryptoCore
 
 extension HPKE {
     /// A KEM public key (a recipient's, or a sender's in the auth modes).
@@ -24,10 +24,12 @@ extension HPKE {
             self.serialized = serialized
         }
 
-        init(key: CryptoCore.PublicKey, kem: KEM) {
+        /// Wraps an already validated key (package-internal: avoids a second import). Pass
+        /// `serialized` when the encoding is at hand, to skip converting the point back.
+        package init(key: CryptoCore.PublicKey, kem: KEM, serialized: [UInt8]? = nil) {
             self.key = key
             self.kem = kem
-            self.serialized = key.rawRepresentation
+            self.serialized = serialized ?? key.rawRepresentation
         }
 
         /// Keys are equal when their KEM and serialization are.

@@ -8,30 +8,32 @@ struct LabeledKDF {
 
     static let version = Array("HPKE-v1".utf8)
 
-    /// `LabeledExtract(salt, label, ikm) = Extract(salt, "HPKE-v1" ‖ suite_id ‖ label ‖ ikm)`.
-    func labeledExtract(salt: [UInt8], label: String, ikm: [UInt8]) -> [UInt8] {
-        var labeledIKM = Self.version
-        labeledIKM.reserveCapacity(Self.version.count + suiteID.count + label.utf8.count + ikm.count)
-        labeledIKM += suiteID
-        labeledIKM += label.utf8
-        labeledIKM += ikm
-        defer { SecureBytes.cleanse(&labeledIKM) }
-        return digest.hkdfExtract(salt: salt, ikm: labeledIKM)
+    /// `LabeledExtract(salt, label, ikm) = Extract(salt, "HPKE-v1" ‖ suite_id ‖ label ‖ ikm)`, fed to HMAC
+    /// piece by piece (no concatenated copy).
+    func labeledExtract(salt: [UInt8], label: StaticString, ikm: [UInt8]) -> [UInt8] {
+        Self.version.withUnsafeBytes { v in
+            suiteID.withUnsafeBytes { sid in
+                ikm.withUnsafeBytes { i in
+                    digest.hkdfExtract(salt: salt, ikmParts: [v, sid, UnsafeRawBufferPointer(start: label.utf8Start, count: label.utf8CodeUnitCount), i])
+                }
+            }
+        }
     }
 
     /// `LabeledExpand(prk, label, info, L) = Expand(prk, I2OSP(L, 2) ‖ "HPKE-v1" ‖ suite_id ‖ label ‖ info, L)`.
-    func labeledExpand(prk: [UInt8], label: String, info: [UInt8], length: Int) throws(HPKE.Error) -> [UInt8] {
+    func labeledExpand(prk: [UInt8], label: StaticString, info: [UInt8], length: Int) throws(HPKE.Error) -> [UInt8] {
         guard length >= 0, length <= 0xFFFF, length <= 255 * digest.outputSize else { throw .invalidLength }
-        var labeledInfo = I2OSP(length, 2)
-        labeledInfo.reserveCapacity(2 + Self.version.count + suiteID.count + label.utf8.count + info.count)
-        labeledInfo += Self.version
-        labeledInfo += suiteID
-        labeledInfo += label.utf8
-        labeledInfo += info
-        do {
-            return try digest.hkdfExpand(prk: prk, info: labeledInfo, length: length)
-        } catch {
-            throw .invalidLength
+        let l = (UInt8(length >> 8), UInt8(length & 0xff))
+        let r: [UInt8]? = withUnsafeBytes(of: l) { lb in
+            Self.version.withUnsafeBytes { v in
+                suiteID.withUnsafeBytes { sid in
+                    info.withUnsafeBytes { i in
+                        try? digest.hkdfExpand(prk: prk, infoParts: [lb, v, sid, UnsafeRawBufferPointer(start: label.utf8Start, count: label.utf8CodeUnitCount), i], length: length)
+                    }
+                }
+            }
         }
+        guard let r else { throw .invalidLength }
+        return r
     }
 }

@@ -5,6 +5,7 @@ import Foundation
 import MdocCBOR
 import HPKE
 import CryptoCore
+import AnnexC
 
 struct Figure {
     let bench: String
@@ -22,11 +23,17 @@ if arguments.contains("--help") || arguments.contains("-h") {
       --quick      short run (a few samples), used by CI to keep the harness working
       --json-only  print only the JSON lines
       --filter S   run only the figures whose name contains S
+      --op NAME --iterations N
+                   run one operation N times, untimed, then exit (for valgrind --tool=callgrind):
+                   accept, accept_reader_auth, floor, floor_reader_auth, parse, respond
     Set MDOC_SHARED_VECTORS to the shared vectors folder to include the Annex D DeviceResponse.
     """)
     exit(0)
 }
 let quick = arguments.contains("--quick")
+/// `--op NAME --iterations N`: run one operation N times without timing (for callgrind instruction counts).
+let onlyOp: String? = arguments.firstIndex(of: "--op").flatMap { i in arguments.index(after: i) < arguments.endIndex ? arguments[arguments.index(after: i)] : nil }
+let opIterations: Int = arguments.firstIndex(of: "--iterations").flatMap { i in arguments.index(after: i) < arguments.endIndex ? Int(arguments[arguments.index(after: i)]) : nil } ?? 100
 /// `--filter SUBSTRING`: run only the figures whose name contains it (for profiling one stage).
 let filter: String? = arguments.firstIndex(of: "--filter").flatMap { i in arguments.index(after: i) < arguments.endIndex ? arguments[arguments.index(after: i)] : nil }
 let jsonOnly = arguments.contains("--json-only")
@@ -191,6 +198,8 @@ func cborFigures(_ label: String, _ bytes: [UInt8]) {
     })
 }
 
+if onlyOp != nil { acceptFigures() }
+
 if let annexD = annexDResponse() {
     cborFigures("annexd_response", annexD)
     figures.append(measure("mdoc.parse.annexd_device_response", bytes: annexD.count) { blackHole(try! DeviceResponse(encoded: annexD)) })
@@ -246,6 +255,107 @@ func hpkeFigures(size: Int) {
 
 hpkeFigures(size: 4096)
 hpkeFigures(size: 32768)
+// MARK: AnnexC accept (reference request: mDL, 12 elements including an 8 KB portrait)
+
+@MainActor
+func acceptFigures() {
+    let now = Date(timeIntervalSince1970: 1_780_000_000)
+    let day: TimeInterval = 86400
+    let iacaKey = try! SoftwareSigner.generate(), dsKey = try! SoftwareSigner.generate(), device = try! SoftwareSigner.generate()
+    let iacaName = DistinguishedName(commonName: "Bench IACA", country: "UT")
+    let iaca = try! Certificate.issue(subject: iacaName, publicKey: iacaKey.publicKey, issuer: nil, issuerKey: iacaKey, serial: 1, notBefore: now - day, notAfter: now + 900 * day, profile: .iaca)
+    let ds = try! Certificate.issue(subject: .init(commonName: "Bench DS"), publicKey: dsKey.publicKey, issuer: (iacaName, iaca), issuerKey: iacaKey, serial: 2,
+                                    notBefore: now - day, notAfter: now + 900 * day, profile: .documentSigner)
+    let ns = "org.iso.18013.5.1"
+    let elements: [MdocIssuer.Element] = [
+        .init("family_name", .text("Mustermann")), .init("given_name", .text("Erika")), .init("birth_date", .tagged(1004, .text("1971-09-01"))),
+        .init("issue_date", .tagged(1004, .text("2024-01-01"))), .init("expiry_date", .tagged(1004, .text("2029-01-01"))), .init("issuing_country", .text("UT")),
+        .init("issuing_authority", .text("Utopia DMV")), .init("document_number", .text("D1234567")), .init("portrait", .bytes([UInt8](repeating: 0xd8, count: 8192))),
+        .init("driving_privileges", .array([.map([.init(.text("vehicle_category_code"), .text("B"))])])), .init("age_over_18", .bool(true)), .init("age_over_21", .bool(true)),
+    ]
+    let issued = try! MdocIssuer(signer: dsKey, certificateChain: [ds]).issue(docType: "org.iso.18013.5.1.mDL", nameSpaces: [(ns, elements)], deviceKey: device.publicKey,
+                                                                              signed: now - day, validFrom: now - day, validUntil: now + 365 * day)
+    let rootKey = try! SoftwareSigner.generate(), readerKey = try! SoftwareSigner.generate()
+    let rootName = DistinguishedName(commonName: "Bench Reader Root")
+    let root = try! Certificate.issue(subject: rootName, publicKey: rootKey.publicKey, issuer: nil, issuerKey: rootKey, serial: 3, notBefore: now - day, notAfter: now + 900 * day, profile: .readerRoot)
+    let readerCert = try! Certificate.issue(subject: .init(commonName: "Bench Reader"), publicKey: readerKey.publicKey, issuer: (rootName, root), issuerKey: rootKey, serial: 4,
+                                            notBefore: now - day, notAfter: now + 900 * day, profile: .readerAuthentication)
+    let context = try! CredentialContext(entries: [.init(id: "mdl", issuerSigned: issued, deviceKeyReference: "k")],
+                                         readerTrust: ReaderTrustPolicy(trustAnchors: [root]), keyResolver: InMemoryKeyResolver(["k": device]))
+    let engine = AnnexCEngine(context: context, configuration: .init(clock: { now }))
+    let origin = try! Origin("https://verifier.example")
+    let doc = AnnexCReader.DocumentRequest(docType: "org.iso.18013.5.1.mDL", elements: elements.map { (ElementID(ns, $0.identifier), false) })
+    let plain = try! AnnexCReader.makeRequest(documents: [doc], origin: origin)
+    let signed = try! AnnexCReader.makeRequest(documents: [doc], origin: origin, signing: .perDocument(signer: readerKey, chain: [readerCert]))
+    let responseSize = try! DeviceResponse(encoded: AnnexCReader.decrypt(engine.accept(rawRequest: plain.rawRequest, origin: origin.serialized),
+                                                                         recipientKey: plain.recipientKey, encryptionInfo: plain.encryptionInfo, origin: origin)).item.encodedBytes.count
+
+    // The floor: the OpenSSL operations accept cannot avoid, on the same key sizes and payload size.
+    let devKey = try! CryptoCore.PrivateKey.generate(.ec(.p256))
+    let pkR = try! CryptoCore.PublicKey(curve: .p256, uncompressedPoint: plain.recipientKey.publicKey.serialized)
+    let aesKey = [UInt8](repeating: 1, count: 16), nonce = [UInt8](repeating: 2, count: 12)
+    let payload = [UInt8](repeating: 3, count: responseSize)
+    let tbs = [UInt8](repeating: 4, count: 120)
+    let salt32 = [UInt8](repeating: 1, count: 32), ikm80 = [UInt8](repeating: 2, count: 80), info90 = [UInt8](repeating: 3, count: 90)
+    let recipientPoint = plain.recipientKey.publicKey.serialized
+    let dcapiInfo = [UInt8](repeating: 5, count: 2 + 2 + plain.encryptionInfo.utf8.count + 2 + origin.serialized.utf8.count)
+    func floorCore() {
+        // The transcript's SHA-256 of dcapiInfo.
+        blackHole(DigestAlgorithm.sha256.hash(dcapiInfo))
+        // The reader's recipient key must be imported (and so validated) once.
+        blackHole(try! CryptoCore.PublicKey(curve: .p256, uncompressedPoint: recipientPoint))
+        let e = try! CryptoCore.PrivateKey.generate(.ec(.p256))
+        blackHole(e.publicKey.rawRepresentation)   // enc must be serialized
+        blackHole(try! e.sharedSecret(with: pkR))
+        // HPKE's 4 HKDF-Extract and 4 HKDF-Expand calls.
+        for _ in 0..<4 { blackHole(DigestAlgorithm.sha256.hkdfExtract(salt: salt32, ikm: ikm80)) }
+        for _ in 0..<4 { blackHole(try! DigestAlgorithm.sha256.hkdfExpand(prk: salt32, info: info90, length: 32)) }
+        blackHole(try! devKey.signECDSA(message: tbs, digest: .sha256))
+        blackHole(try! AEADAlgorithm.aes128gcm.seal(key: aesKey, nonce: nonce, plaintext: payload, aad: [UInt8]()))
+    }
+    let readerPub = try! CryptoCore.PublicKey(curve: .p256, uncompressedPoint: [4] + readerKey.publicKey.x + readerKey.publicKey.y!)
+    let readerSig = try! CryptoCore.PrivateKey(encoded: Array(readerKey.pkcs8PEM().utf8)).signECDSA(message: tbs, digest: .sha256)
+    if let op = onlyOp {
+        let parsedOnce = try! engine.parse(rawRequest: plain.rawRequest, origin: origin.serialized)
+        let body: () -> Void
+        switch op {
+        case "accept": body = { blackHole(try! engine.accept(rawRequest: plain.rawRequest, origin: origin.serialized)) }
+        case "accept_reader_auth": body = { blackHole(try! engine.accept(rawRequest: signed.rawRequest, origin: origin.serialized)) }
+        case "floor": body = floorCore
+        case "floor_reader_auth": body = {
+            floorCore()
+            blackHole(try! readerPub.verifyECDSA(signature: readerSig, message: tbs, digest: .sha256))
+            try! Certificate.validatePath(leaf: readerCert, anchors: [root], at: now)
+        }
+        case "parse": body = { blackHole(try! engine.parse(rawRequest: plain.rawRequest, origin: origin.serialized)) }
+        case "respond": body = { blackHole(try! engine.respond(to: parsedOnce)) }
+        default: print("unknown --op \(op)"); exit(2)
+        }
+        for _ in 0..<opIterations { body() }
+        exit(0)
+    }
+    let (a1, f1) = measurePair("annexc.accept.reference", "floor.accept.reference", bytes: responseSize, {
+        blackHole(try! engine.accept(rawRequest: plain.rawRequest, origin: origin.serialized))
+    }, floorCore)
+    let (a2, f2) = measurePair("annexc.accept.reference_reader_auth", "floor.accept.reference_reader_auth", bytes: responseSize, {
+        blackHole(try! engine.accept(rawRequest: signed.rawRequest, origin: origin.serialized))
+    }, {
+        floorCore()
+        blackHole(try! readerPub.verifyECDSA(signature: readerSig, message: tbs, digest: .sha256))
+        try! Certificate.validatePath(leaf: readerCert, anchors: [root], at: now)
+    })
+    figures += [a1, f1, a2, f2]
+    // Stages.
+    figures.append(measure("annexc.stage.accept_alone", bytes: responseSize) { blackHole(try! engine.accept(rawRequest: plain.rawRequest, origin: origin.serialized)) })
+    figures.append(measure("annexc.stage.parse") { blackHole(try! engine.parse(rawRequest: plain.rawRequest, origin: origin.serialized)) })
+    figures.append(measure("annexc.stage.parse_reader_auth") { blackHole(try! engine.parse(rawRequest: signed.rawRequest, origin: origin.serialized)) })
+    let parsed = try! engine.parse(rawRequest: plain.rawRequest, origin: origin.serialized)
+    figures.append(measure("annexc.stage.respond", bytes: responseSize) { blackHole(try! engine.respond(to: parsed)) })
+    figures.append(measure("annexc.stage.chain_check") { try! Certificate.validatePath(leaf: readerCert, anchors: [root], at: now) })
+}
+
+acceptFigures()
+
 // The primitives one by one, for reading the floor.
 do {
     let peer = try! CryptoCore.PrivateKey.generate(.ec(.p256)).publicKey

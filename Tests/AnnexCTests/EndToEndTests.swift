@@ -53,7 +53,7 @@ struct EndToEndTests {
         let dr = try DeviceResponse(encoded: verified.deviceResponse)
         for ns in dr.documents[0].issuerSigned.nameSpaces {
             for item in ns.items {
-                #expect(Array(item.bytes) == Array(stored.issuerSignedBytes[stored.itemRanges[ElementID(ns.name, item.elementIdentifier)]!]))
+                #expect(Array(item.bytes) == Array(stored.issuerSignedBytes[stored.itemRange(ElementID(ns.name, item.elementIdentifier))!]))
             }
         }
         #expect(Array(dr.documents[0].issuerSigned.issuerAuth.item.encodedBytes) == Array(stored.issuerSignedBytes[stored.issuerAuthRange]))

@@ -16,43 +16,56 @@ struct CBORValidator {
     private let end: Int
     private let options: CBORDecodingOptions
     private var nodes: [Node]
-    private var stack: [Frame]
+    /// The nesting stack lives in a stack-allocated buffer of `maxDepth` frames (no heap allocation).
+    private let stack: UnsafeMutablePointer<Frame>
+    private var depth = 0
 
     static func decode(_ bytes: [UInt8], range: Range<Int>, options: CBORDecodingOptions) throws(CBORError) -> [Node] {
         guard range.lowerBound >= 0, range.upperBound <= bytes.count else { throw CBORError(.truncated, at: 0) }
         guard range.count <= options.maxInputSize else { throw CBORError(.inputTooLarge, at: range.lowerBound) }
         guard !range.isEmpty else { throw CBORError(.truncated, at: range.lowerBound) }
+        let depthCapacity = max(1, min(options.maxDepth, 4096))
         let result: Result<[Node], CBORError> = bytes.withUnsafeBufferPointer { buf in
-            var v = CBORValidator(base: buf.baseAddress!, end: range.upperBound, options: options, estimatedItems: range.count / 6)
-            do throws(CBORError) {
-                try v.run(start: range.lowerBound)
-                return .success(v.nodes)
-            } catch {
-                return .failure(error)
+            withUnsafeTemporaryAllocation(of: Frame.self, capacity: depthCapacity) { frames in
+                var v = CBORValidator(base: buf.baseAddress!, end: range.upperBound, options: options, estimatedItems: range.count / 6,
+                                      stack: frames.baseAddress!)
+                do throws(CBORError) {
+                    try v.run(start: range.lowerBound)
+                    return .success(v.nodes)
+                } catch {
+                    return .failure(error)
+                }
             }
         }
         return try result.get()
     }
 
-    private init(base: UnsafePointer<UInt8>, end: Int, options: CBORDecodingOptions, estimatedItems: Int) {
+    private init(base: UnsafePointer<UInt8>, end: Int, options: CBORDecodingOptions, estimatedItems: Int, stack: UnsafeMutablePointer<Frame>) {
         self.base = base
         self.end = end
         self.options = options
         nodes = []
         nodes.reserveCapacity(min(16 + estimatedItems, options.maxItems))
-        stack = []
-        stack.reserveCapacity(16)
+        self.stack = stack
+    }
+
+    private var top: Frame? { depth > 0 ? stack[depth - 1] : nil }
+
+    private mutating func push(_ f: Frame) throws(CBORError) {
+        guard depth < options.maxDepth, depth < 4096 else { throw CBORError(.depthLimitExceeded, at: Int(nodes[f.node].start)) }
+        stack[depth] = f
+        depth += 1
     }
 
     /// An item has just been completed at `itemEnd`; update the parent frames, closing every
     /// definite container or tag whose last child this was.
     private mutating func completed(_ itemEnd: Int) throws(CBORError) {
-        while let top = stack.last {
+        while let top = self.top {
             switch top.kind {
             case .array, .map, .tag:
                 let remaining = top.count - 1
                 if remaining == 0 {
-                    stack.removeLast()
+                    depth -= 1
                     if top.kind == .map && options.rejectDuplicateKeys {
                         try checkDuplicateKeys(map: top.node)
                     }
@@ -60,10 +73,10 @@ struct CBORValidator {
                     nodes[top.node].span = UInt32(nodes.count - top.node)
                     continue
                 }
-                stack[stack.count - 1].count = remaining
+                stack[depth - 1].count = remaining
                 return
             case .indefArray, .indefMap, .indefBytes, .indefText:
-                stack[stack.count - 1].count += 1
+                stack[depth - 1].count += 1
                 return
             }
         }
@@ -96,7 +109,7 @@ struct CBORValidator {
             }
 
             if t.kind == .breakCode {
-                guard let top = stack.last else { throw CBORError(.unexpectedBreak, at: offset) }
+                guard let top = self.top else { throw CBORError(.unexpectedBreak, at: offset) }
                 switch top.kind {
                 case .indefArray, .indefBytes, .indefText: break
                 case .indefMap:
@@ -104,7 +117,7 @@ struct CBORValidator {
                 default:
                     throw CBORError(.unexpectedBreak, at: offset)
                 }
-                stack.removeLast()
+                depth -= 1
                 let index = top.node
                 nodes[index].argument = top.kind == .indefMap ? top.count / 2 : top.count
                 if top.kind == .indefMap && options.rejectDuplicateKeys { try checkDuplicateKeys(map: index) }
@@ -112,11 +125,11 @@ struct CBORValidator {
                 nodes[index].end = UInt32(offset)
                 nodes[index].span = UInt32(nodes.count - index)
                 try completed(offset)
-                if stack.isEmpty { break }
+                if depth == 0 { break }
                 continue
             }
 
-            if let top = stack.last {
+            if let top = self.top {
                 if top.kind == .indefBytes && t.kind != .bytes { throw CBORError(.invalidChunk, at: offset) }
                 if top.kind == .indefText && t.kind != .text { throw CBORError(.invalidChunk, at: offset) }
                 if top.kind == .tag && options.checkTag24Content && nodes[top.node].argument == 24 && t.kind != .bytes {
@@ -173,12 +186,10 @@ struct CBORValidator {
                 if t.value == 0 {
                     try completed(offset)
                 } else {
-                    guard stack.count < options.maxDepth else { throw CBORError(.depthLimitExceeded, at: itemStart) }
-                    stack.append(Frame(node: index, count: needed.partialValue, kind: t.kind == .map ? .map : .array))
+                    try push(Frame(node: index, count: needed.partialValue, kind: t.kind == .map ? .map : .array))
                     continue
                 }
             case .arrayStart, .mapStart, .bytesStart, .textStart, .tag:
-                guard stack.count < options.maxDepth else { throw CBORError(.depthLimitExceeded, at: itemStart) }
                 let kind: FrameKind
                 switch t.kind {
                 case .arrayStart: kind = .indefArray
@@ -187,12 +198,12 @@ struct CBORValidator {
                 case .textStart: kind = .indefText
                 default: kind = .tag
                 }
-                stack.append(Frame(node: index, count: kind == .tag ? 1 : 0, kind: kind))
+                try push(Frame(node: index, count: kind == .tag ? 1 : 0, kind: kind))
                 continue
             default:
                 try completed(offset)
             }
-            if stack.isEmpty { break }
+            if depth == 0 { break }
         }
         if offset != end { throw CBORError(.trailingBytes, at: offset) }
     }

@@ -11,6 +11,18 @@ public struct CBORWriter: Sendable {
         bytes.reserveCapacity(capacity)
     }
 
+    /// Continues writing after existing bytes.
+    public init(bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
+    /// Hands the bytes over and leaves the writer empty (no copy).
+    public mutating func takeBytes() -> [UInt8] {
+        let b = bytes
+        bytes = []
+        return b
+    }
+
     /// Writes a head: major type and argument in the shortest form.
     @inline(__always)
     public mutating func writeHead(major: UInt8, argument v: UInt64) {

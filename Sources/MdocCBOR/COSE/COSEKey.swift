@@ -1,4 +1,4 @@
-internal import CryptoCore
+package import CryptoCore
 
 /// A COSE_Key (RFC 9052 §7, RFC 9053 §7): EC2 on P-256/P-384/P-521, or OKP Ed25519/X25519/X448.
 /// Construction validates it completely: coordinates of the exact size and a point on the curve.
@@ -184,7 +184,8 @@ public struct COSEKey: Sendable, Hashable {
         h.combine(curve); h.combine(x); h.combine(y); h.combine(keyID)
     }
 
-    var publicKey: PublicKey { validated.key }
+    /// The validated OpenSSL key (package-internal: lets other modules reuse it without a re-import).
+    package var publicKey: PublicKey { validated.key }
 }
 
 /// Holds the validated OpenSSL key behind a COSEKey (kept out of the public API).

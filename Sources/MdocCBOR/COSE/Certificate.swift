@@ -1,13 +1,23 @@
 internal import CryptoCore
 import Foundation
+import Synchronization
 
 /// An X.509 certificate as carried in `x5chain` (DER), with the accessors mdoc trust decisions need.
 public struct Certificate: Sendable {
     let cert: X509Certificate
+    let key: COSEKey?
 
-    /// Parses DER; trailing bytes are rejected.
+    /// Parses DER; trailing bytes are rejected. Parsed certificates are cached process-wide (bounded),
+    /// because OpenSSL 3.0 decodes a certificate's key through its slow generic decoder and readers
+    /// send the same certificates request after request.
     public init(der: [UInt8]) throws(COSEError) {
+        if let hit = CertificateCache.shared.lookup(der) {
+            self = hit
+            return
+        }
         do { cert = try X509Certificate(der: der) } catch { throw .invalidCertificate }
+        key = try? COSEKey(publicKey: cert.publicKey())
+        CertificateCache.shared.store(self)
     }
 
     /// The exact DER bytes.
@@ -29,7 +39,8 @@ public struct Certificate: Sendable {
 
     /// The subject public key as a COSE_Key (EC2 P-256/384/521 or OKP Ed25519).
     public func publicKey() throws(COSEError) -> COSEKey {
-        do { return COSEKey(publicKey: try cert.publicKey()) } catch { throw .invalidKey("unsupported certificate key") }
+        guard let key else { throw .invalidKey("unsupported certificate key") }
+        return key
     }
 
     /// True when the extended key usage extension lists `oid` (dotted notation).
@@ -131,6 +142,25 @@ extension Certificate {
             throw e
         } catch {
             throw .signingFailed
+        }
+    }
+}
+
+/// A bounded, thread-safe cache of parsed certificates keyed by their exact DER bytes. When full it
+/// is emptied (a flood of distinct certificates only costs the uncached parse time).
+final class CertificateCache: Sendable {
+    static let shared = CertificateCache(capacity: 256)
+    private let capacity: Int
+    private let entries = Mutex<[[UInt8]: Certificate]>([:])
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    func lookup(_ der: [UInt8]) -> Certificate? { entries.withLock { $0[der] } }
+
+    func store(_ c: Certificate) {
+        entries.withLock { e in
+            if e.count >= capacity { e.removeAll(keepingCapacity: true) }
+            e[c.der] = c
         }
     }
 }
