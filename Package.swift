@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "AnnexC", targets: ["AnnexC"]),
         .executable(name: "mdoc-respond", targets: ["mdoc-respond"]),
         .executable(name: "mdoc-bench", targets: ["mdoc-bench"]),
+        .executable(name: "mdoc-vectors", targets: ["mdoc-vectors"]),
     ],
     targets: [
         // System libraries. Shim headers carry the macros, compound constants and static-lifetime
@@ -25,6 +26,8 @@ let package = Package(
         .target(name: "AnnexC", dependencies: ["MdocCBOR", "HPKE", "CryptoCore"]),
         .executableTarget(name: "mdoc-respond", dependencies: ["AnnexC", "MdocCBOR", "HPKE"]),
         .executableTarget(name: "mdoc-bench", dependencies: ["MdocCBOR", "HPKE", "AnnexC", "CryptoCore"]),
+        // Regenerates TestVectors/ (seeded keys, salts and nonces; ECDSA signatures vary per run).
+        .executableTarget(name: "mdoc-vectors", dependencies: ["MdocCBOR", "HPKE", "AnnexC"]),
 
         .testTarget(name: "MdocCBORTests", dependencies: ["MdocCBOR", "CryptoCore"]),
         .testTarget(name: "HPKETests", dependencies: ["HPKE", "CryptoCore"]),

@@ -297,8 +297,11 @@ public struct CredentialContext: Sendable {
 
     /// Loads `directory/context.cbor`. Returns nil when no snapshot exists; throws `contextCorrupt`
     /// for a damaged one and `contextInsecure` when the file is readable by group or others.
-    /// - Parameter keyResolver: defaults to `FileKeyResolver(directory:)`.
-    public static func load(from directory: URL, keyResolver: (any DeviceKeyResolver)? = nil) throws(AnnexCError) -> CredentialContext? {
+    /// - Parameters:
+    ///   - keyResolver: defaults to `FileKeyResolver(directory:)`.
+    ///   - requirePrivateFiles: refuse a context or key file readable by group or others (default true;
+    ///     false only for the published test context, whose modes a git checkout does not keep).
+    public static func load(from directory: URL, keyResolver: (any DeviceKeyResolver)? = nil, requirePrivateFiles: Bool = true) throws(AnnexCError) -> CredentialContext? {
         let path = directory.appendingPathComponent(fileName).path
         var st = stat()
         if stat(path, &st) != 0 {
@@ -306,10 +309,12 @@ public struct CredentialContext: Sendable {
             throw AnnexCError(.contextUnavailable, "context file cannot be examined")
         }
         guard st.st_mode & S_IFMT == S_IFREG else { throw AnnexCError(.contextCorrupt, "context path is not a regular file") }
-        guard st.st_mode & 0o077 == 0 else { throw AnnexCError(.contextInsecure, "context file is readable or writable by group or others (expected mode 0600)") }
+        guard !requirePrivateFiles || st.st_mode & 0o077 == 0 else {
+            throw AnnexCError(.contextInsecure, "context file is readable or writable by group or others (expected mode 0600)")
+        }
         guard st.st_size <= maxFileSize else { throw AnnexCError(.contextCorrupt, "context file larger than \(maxFileSize) bytes") }
         guard let data = FileManager.default.contents(atPath: path) else { throw AnnexCError(.contextUnavailable, "context file cannot be read") }
-        return try CredentialContext(encoded: Array(data), keyResolver: keyResolver ?? FileKeyResolver(directory: directory))
+        return try CredentialContext(encoded: Array(data), keyResolver: keyResolver ?? FileKeyResolver(directory: directory, requirePrivateFiles: requirePrivateFiles))
     }
 
     /// Writes the snapshot to `directory/context.cbor` all or nothing: a temporary file (mode 0600) is

@@ -13,9 +13,14 @@ public protocol DeviceKeyResolver: Sendable {
 public struct FileKeyResolver: DeviceKeyResolver {
     /// The directory references are relative to.
     public let directory: URL
+    /// Refuse key files readable by group or others (default true; false only for the published test keys).
+    public let requirePrivateFiles: Bool
 
     /// Creates a resolver rooted at `directory`.
-    public init(directory: URL) { self.directory = directory }
+    public init(directory: URL, requirePrivateFiles: Bool = true) {
+        self.directory = directory
+        self.requirePrivateFiles = requirePrivateFiles
+    }
 
     /// Loads the key file `reference` (e.g. `keys/mdl-1.pem`).
     public func signer(for reference: String) throws(AnnexCError) -> any COSESigner {
@@ -26,7 +31,7 @@ public struct FileKeyResolver: DeviceKeyResolver {
         let path = directory.appendingPathComponent(reference).path
         var st = stat()
         guard stat(path, &st) == 0 else { throw AnnexCError(.keyUnavailable, "device key file not found") }
-        guard st.st_mode & 0o077 == 0 else { throw AnnexCError(.keyUnavailable, "device key file is readable by group or others") }
+        guard !requirePrivateFiles || st.st_mode & 0o077 == 0 else { throw AnnexCError(.keyUnavailable, "device key file is readable by group or others") }
         guard st.st_size <= 16384, let data = FileManager.default.contents(atPath: path) else {
             throw AnnexCError(.keyUnavailable, "device key file unreadable or too large")
         }

@@ -62,6 +62,16 @@ public enum AnnexCReader {
         public let origin: Origin
         /// What was requested, for checking that only requested elements come back.
         public let documents: [DocumentRequest]
+
+        /// Reassembles a request that was built earlier (e.g. stored in TestVectors) for opening its answer.
+        public init(rawRequest: Data, recipientKey: HPKE.PrivateKey, encryptionInfo: String, deviceRequest: String, origin: Origin, documents: [DocumentRequest]) {
+            self.rawRequest = rawRequest
+            self.recipientKey = recipientKey
+            self.encryptionInfo = encryptionInfo
+            self.deviceRequest = deviceRequest
+            self.origin = origin
+            self.documents = documents
+        }
     }
 
     /// Builds a request.

@@ -1,187 +1,88 @@
+import AnnexC
 import Foundation
 import MdocCBOR
 
-/// `mdoc-respond demo`: a whole mdoc presentation on freshly generated test keys. An issuer signs an
-/// mDL (IssuerSigned + MSO), a reader signs a DeviceRequest (readerAuth over ReaderAuthentication), the
-/// wallet verifies the reader, builds a DeviceResponse releasing only what was asked (issuer items
-/// spliced verbatim), signs DeviceAuthentication with the device key, and the reader verifies all of it.
-/// (The Annex C transport — origin-bound transcript and HPKE — joins this demo when the engine lands.)
+/// `mdoc-respond demo`: the whole Annex C flow on the built-in test data. A page's request is built
+/// (signed by the test reader), the wallet answers it from the built-in context, and the reader opens
+/// and verifies the answer against the test IACA.
 enum Demo {
     static let help = """
-    usage: mdoc-respond demo [--verbose]
+    usage: mdoc-respond demo [--verbose] [--framing data|protocol|requests|digital] [--no-reader-auth]
 
-    Runs an ISO 18013-5 presentation end to end on test keys generated for the run and prints what
-    was asked, what was released, sizes and time per stage. --verbose also prints the DeviceRequest
-    and DeviceResponse in diagnostic notation.
+    Runs the Annex C flow end to end on the built-in test data (TestVectors/): request → parse and
+    reader authentication → selection → DeviceResponse → device signature → HPKE seal → the verifier
+    opens and verifies. Prints what was asked, what was disclosed, sizes and time per stage.
+    --verbose also prints the request and the decrypted DeviceResponse in diagnostic notation.
     """
 
-    struct Failure: Error { let stage: String }
-
     static func run(_ args: [String]) {
-        var verbose = false
-        for a in args {
-            switch a {
-            case "-h", "--help": print(help); exit(Exit.ok)
-            case "--verbose", "-v": verbose = true
-            default: fail(Exit.usage, "usage", "unknown option '\(a)'")
-            }
+        let o = Options(args, flags: ["--verbose", "-v", "--no-reader-auth"], help: help)
+        o.check(allowed: ["--framing"])
+        let framing: RequestFraming = switch o.value("--framing") ?? "digital" {
+        case "data": .dataObject
+        case "protocol": .protocolAndData
+        case "requests": .requestList
+        default: .digitalRequestList
         }
-        do {
-            try perform(verbose: verbose)
-        } catch let f as Failure {
-            fail(Exit.refused, "demo", "stage failed: \(f.stage)")
-        } catch {
-            fail(Exit.refused, "demo", "\(error)")
+        do { try perform(verbose: o.flags.contains("--verbose") || o.flags.contains("-v"), framing: framing, readerAuth: !o.flags.contains("--no-reader-auth")) } catch {
+            fail(Exit.refused, error.code.rawValue, error.detail)
         }
     }
 
-    static func time<T>(_ label: String, _ timings: inout [(String, Double)], _ body: () throws -> T) rethrows -> T {
-        let t0 = Date()
-        let r = try body()
-        timings.append((label, Date().timeIntervalSince(t0) * 1000))
-        return r
-    }
+    static func ms(_ start: Date) -> Double { Date().timeIntervalSince(start) * 1000 }
 
-    static func perform(verbose: Bool) throws {
-        var timings = [(String, Double)]()
-        let docType = "org.iso.18013.5.1.mDL"
+    static func perform(verbose: Bool, framing: RequestFraming, readerAuth: Bool) throws(AnnexCError) {
+        var t = Date()
+        let context = BuiltIn.context(nil)
+        let loadMS = ms(t)
+        let engine = AnnexCEngine(context: context)
+        let origin = try Origin("https://verifier.example")
         let ns = "org.iso.18013.5.1"
+        let asked = ["family_name", "given_name", "birth_date", "age_over_21", "portrait", "driving_privileges", "resident_address"]
+        let doc = AnnexCReader.DocumentRequest(docType: "org.iso.18013.5.1.mDL", elements: asked.map { (ElementID(ns, $0), $0 == "family_name") })
+        t = Date()
+        let signing: AnnexCReader.Signing = readerAuth ? .perDocument(signer: BuiltIn.signer("reader"), chain: [BuiltIn.certificate("reader")]) : .none
+        let request = try AnnexCReader.makeRequest(documents: [doc], origin: origin, framing: framing, signing: signing)
+        let buildMS = ms(t)
+        t = Date()
+        let parsed = try engine.parse(rawRequest: request.rawRequest, origin: origin.serialized)
+        let parseMS = ms(t)
+        t = Date()
+        let response = try engine.respond(to: parsed)
+        let respondMS = ms(t)
+        t = Date()
+        let verified = try AnnexCReader.openResponse(response, for: request, issuerRoots: [BuiltIn.certificate("iaca")], at: Date())
+        let verifyMS = ms(t)
 
-        // Issuer side: the credential the wallet holds.
-        let issuer = try SoftwareSigner.generate(curve: .p256)
-        let device = try SoftwareSigner.generate(curve: .p256)
-        let elements: [(String, CBORValue)] = [
-            ("family_name", .text("Mustermann")), ("given_name", .text("Erika")),
-            ("birth_date", .tagged(1004, .text("1964-08-12"))), ("age_over_18", .bool(true)),
-            ("age_over_21", .bool(true)), ("document_number", .text("T22000129")),
-            ("issuing_country", .text("DE")), ("portrait", .bytes([UInt8](repeating: 0xab, count: 4096))),
-        ]
-        let issuerSigned: [UInt8] = try time("issue credential", &timings) {
-            var items = [[UInt8]]()
-            var digests = [CBORValue.MapEntry]()
-            for (i, (id, value)) in elements.enumerated() {
-                var random = [UInt8](repeating: 0, count: 16)
-                for k in 0..<16 { random[k] = UInt8.random(in: 0...255) }
-                let item = CBORValue.embedded(.map([
-                    .init(.text("digestID"), .unsigned(UInt64(i))), .init(.text("random"), .bytes(random)),
-                    .init(.text("elementIdentifier"), .text(id)), .init(.text("elementValue"), value),
-                ])).encoded()
-                items.append(item)
-                digests.append(.init(.unsigned(UInt64(i)), .bytes(sha256(item))))
+        print("mdoc-respond demo: ISO/IEC 18013-7 Annex C on the built-in test data (TestVectors/)")
+        print("  origin              \(parsed.origin)")
+        print("  request framing     \(parsed.framing.rawValue), \(request.rawRequest.count) bytes")
+        print("  reader              \(parsed.readerVerdict.subject.map { "\($0) (readerAuth verified, chains to the test reader root)" } ?? "not authenticated")")
+        print("  transcript          \(hex(parsed.sessionTranscript.bytes.prefix(16)))… (\(parsed.sessionTranscript.bytes.count) bytes)")
+        print("  asked for           \(parsed.documents[0].docType): \(asked.joined(separator: ", "))")
+        let cand = parsed.documents[0].candidates.first
+        print("  wallet holds        credential '\(cand?.credentialID ?? "-")'; not held: \(cand.map { $0.missing.isEmpty ? "none" : $0.missing.map(\.identifier).joined(separator: ", ") } ?? "-")")
+        print("  disclosed (verified by the reader against the test IACA):")
+        for d in verified.documents {
+            for (id, v) in d.elements {
+                let shown = v.type == .byteString ? "<\(v.byteStringSlice?.count ?? 0) bytes>" : CBORDiagnostic.describe(v)
+                print("    \(id) = \(shown)")
             }
-            let now = Date()
-            let mso: CBORValue = .map([
-                .init(.text("version"), .text("1.0")), .init(.text("digestAlgorithm"), .text("SHA-256")),
-                .init(.text("docType"), .text(docType)),
-                .init(.text("valueDigests"), .map([.init(.text(ns), .map(digests))])),
-                .init(.text("deviceKeyInfo"), .map([.init(.text("deviceKey"), device.publicKey.cborValue)])),
-                .init(.text("validityInfo"), .map([
-                    .init(.text("signed"), .tagged(0, .text(MdocDate.formatDateTime(now)))),
-                    .init(.text("validFrom"), .tagged(0, .text(MdocDate.formatDateTime(now)))),
-                    .init(.text("validUntil"), .tagged(0, .text(MdocDate.formatDateTime(now.addingTimeInterval(365 * 86400))))),
-                ])),
-            ])
-            let issuerAuth = try COSESign1.sign(payload: CBORValue.embedded(mso).encoded(), detached: false, signer: issuer)
-            var w = CBORWriter()
-            w.writeMapHeader(count: 2)
-            w.writeText("nameSpaces"); w.writeMapHeader(count: 1); w.writeText(ns)
-            w.writeArrayHeader(count: items.count); for i in items { w.writeRaw(i) }
-            w.writeText("issuerAuth"); w.writeRaw(issuerAuth)
-            return w.bytes
         }
-
-        // A stand-in SessionTranscript (Annex C binds it to the origin; see the engine).
-        let transcript = CBORValue.array([.null, .null, .array([.text("demo"), .bytes(sha256(Array("demo".utf8)))])]).encoded()
-
-        // Reader side: ask for three elements and sign the request.
-        let reader = try SoftwareSigner.generate(curve: .p256)
-        let asked = ["family_name", "age_over_21", "portrait"]
-        let requestBytes: [UInt8] = try time("reader builds request", &timings) {
-            let itemsRequest = CBORValue.embedded(.map([
-                .init(.text("docType"), .text(docType)),
-                .init(.text("nameSpaces"), .map([.init(.text(ns), .map(asked.map { .init(.text($0), .bool(false)) }))])),
-            ])).encoded()
-            let rab = MdocAuthentication.readerAuthenticationBytes(sessionTranscript: transcript, itemsRequestBytes: itemsRequest)
-            let readerAuth = try COSESign1.sign(payload: rab, detached: true, signer: reader)
-            var w = CBORWriter()
-            w.writeMapHeader(count: 2)
-            w.writeText("version"); w.writeText("1.0")
-            w.writeText("docRequests"); w.writeArrayHeader(count: 1)
-            w.writeMapHeader(count: 2)
-            w.writeText("itemsRequest"); w.writeRaw(itemsRequest)
-            w.writeText("readerAuth"); w.writeRaw(readerAuth)
-            return w.bytes
+        print("  response            \(response.count) bytes sealed (HPKE P-256/AES-128-GCM); DeviceResponse \(verified.deviceResponse.count) bytes")
+        print("  checks              issuer signature + chain, \(verified.documents[0].elements.count) digests, validity, device signature, only requested elements")
+        print("  time per stage")
+        for (label, v) in [("load context", loadMS), ("reader builds + signs request", buildMS), ("wallet parse + reader auth", parseMS),
+                           ("wallet respond (sign + seal)", respondMS), ("reader open + verify", verifyMS)] {
+            print("    " + label.padding(toLength: 32, withPad: " ", startingAt: 0) + String(format: "%8.3f ms", v))
         }
-
-        // Wallet side: parse, verify the reader, select, respond.
-        let request = try time("wallet parses request", &timings) { try DeviceRequest(encoded: requestBytes) }
-        let docRequest = request.docRequests[0]
-        try time("wallet verifies readerAuth", &timings) {
-            guard let ra = docRequest.readerAuth else { throw Failure(stage: "readerAuth missing") }
-            let rab = MdocAuthentication.readerAuthenticationBytes(sessionTranscript: transcript, itemsRequestBytes: docRequest.itemsRequestBytes)
-            try ra.verify(key: reader.publicKey, detachedPayload: rab)
-        }
-        let stored = try IssuerSigned(encoded: issuerSigned)
-        let wanted = Set(docRequest.itemsRequest.nameSpaces.flatMap { $0.elements.map(\.identifier) })
-        let response: [UInt8] = try time("wallet builds and signs response", &timings) {
-            let released = stored.nameSpaces[0].items.filter { wanted.contains($0.elementIdentifier) }
-            let dab = MdocAuthentication.deviceAuthenticationBytes(sessionTranscript: transcript, docType: docType,
-                                                                   deviceNameSpacesBytes: MdocAuthentication.emptyDeviceNameSpacesBytes)
-            var w = CBORWriter(capacity: issuerSigned.count + 512)
-            w.writeMapHeader(count: 3)
-            w.writeText("status"); w.writeUnsigned(0)
-            w.writeText("version"); w.writeText("1.0")
-            w.writeText("documents"); w.writeArrayHeader(count: 1)
-            w.writeMapHeader(count: 3)
-            w.writeText("docType"); w.writeText(docType)
-            w.writeText("deviceSigned"); w.writeMapHeader(count: 2)
-            w.writeText("nameSpaces"); w.writeRaw(MdocAuthentication.emptyDeviceNameSpacesBytes)
-            w.writeText("deviceAuth"); w.writeMapHeader(count: 1)
-            w.writeText("deviceSignature")
-            try COSESign1.sign(into: &w, payload: dab, detached: true, signer: device)
-            w.writeText("issuerSigned"); w.writeMapHeader(count: 2)
-            w.writeText("issuerAuth"); w.writeRaw(stored.issuerAuth.item.encodedBytes)
-            w.writeText("nameSpaces"); w.writeMapHeader(count: 1); w.writeText(ns)
-            w.writeArrayHeader(count: released.count); for r in released { w.writeRaw(r.bytes) }
-            return w.bytes
-        }
-
-        // Reader verifies the response.
-        let disclosed: [(String, String)] = try time("reader verifies response", &timings) {
-            let resp = try DeviceResponse(encoded: response)
-            guard let doc = resp.documents.first, doc.docType == docType else { throw Failure(stage: "document missing") }
-            try doc.issuerSigned.issuerAuth.verify(key: issuer.publicKey)
-            let mso = try doc.issuerSigned.mobileSecurityObject()
-            try doc.issuerSigned.checkValueDigests(against: mso)
-            guard mso.validityInfo.contains(Date()) else { throw Failure(stage: "MSO validity") }
-            guard case .signature(let sig) = doc.deviceSigned.deviceAuth else { throw Failure(stage: "device signature missing") }
-            let dab = MdocAuthentication.deviceAuthenticationBytes(sessionTranscript: transcript, docType: doc.docType, deviceNameSpacesBytes: doc.deviceSigned.nameSpacesBytes)
-            try sig.verify(key: mso.deviceKey, detachedPayload: dab)
-            var out = [(String, String)]()
-            for n in doc.issuerSigned.nameSpaces {
-                for i in n.items {
-                    guard wanted.contains(i.elementIdentifier) else { throw Failure(stage: "unrequested element released") }
-                    let v = i.elementValue.type == .byteString ? "<\(i.elementValue.byteStringSlice?.count ?? 0) bytes>" : CBORDiagnostic.describe(i.elementValue)
-                    out.append((i.elementIdentifier, v))
-                }
-            }
-            return out
-        }
-
-        print("mdoc-respond demo: an ISO 18013-5 presentation on freshly generated test keys")
-        print("  document type     \(docType)")
-        print("  reader asked for  \(asked.joined(separator: ", "))  (readerAuth ES256: verified)")
-        print("  credential holds  \(elements.count) elements; released \(disclosed.count):")
-        for (k, v) in disclosed { print("    \(ns)/\(k) = \(v)") }
-        print("  request  \(requestBytes.count) bytes;  response \(response.count) bytes (issuer items spliced verbatim)")
-        print("  issuer signature, \(disclosed.count) value digests, MSO validity and device signature: verified by the reader")
-        print("  time per stage:")
-        for (label, ms) in timings { print("    " + label.padding(toLength: 36, withPad: " ", startingAt: 0) + String(format: "%8.3f ms", ms)) }
         if verbose {
-            print("\nDeviceRequest:\n" + CBORDiagnostic.describe(try CBORDocument(decoding: requestBytes).root, options: .init(expandEmbedded: true, indent: 2)))
-            print("\nDeviceResponse:\n" + CBORDiagnostic.describe(try CBORDocument(decoding: response).root, options: .init(expandEmbedded: true, indent: 2)))
+            if let dr = Base64URL.decode(request.deviceRequest), let doc = try? CBORDocument(decoding: dr) {
+                print("\nDeviceRequest:\n" + CBORDiagnostic.describe(doc.root, options: .init(expandEmbedded: true, indent: 2)))
+            }
+            if let doc = try? CBORDocument(decoding: verified.deviceResponse) {
+                print("\nDeviceResponse:\n" + CBORDiagnostic.describe(doc.root, options: .init(expandEmbedded: true, indent: 2)))
+            }
         }
     }
-
-    static func sha256(_ b: [UInt8]) -> [UInt8] { MdocDigest.sha256(b) }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import MdocCBOR
 
 /// Reads a file or standard input (`-`), bounded in size.
 enum Input {
@@ -14,6 +15,33 @@ enum Input {
         guard let data else { fail(Exit.io, "io", "cannot read input file") }
         guard data.count <= maxBytes else { fail(Exit.io, "io", "input larger than \(maxBytes) bytes") }
         return Array(data)
+    }
+
+    /// Parses hex text (no separators).
+    static func hexBytes(_ s: String) -> [UInt8]? {
+        let u = Array(s.utf8)
+        guard u.count % 2 == 0 else { return nil }
+        var out = [UInt8]()
+        var i = 0
+        while i < u.count {
+            guard let b = UInt8(String(decoding: u[i..<(i + 2)], as: UTF8.self), radix: 16) else { return nil }
+            out.append(b)
+            i += 2
+        }
+        return out
+    }
+
+    /// A certificate from PEM or DER bytes.
+    static func certificate(_ bytes: [UInt8]) -> Certificate {
+        var der = bytes
+        let text = String(decoding: bytes, as: UTF8.self)
+        if text.contains("-----BEGIN CERTIFICATE-----") {
+            let body = text.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
+            guard let d = Data(base64Encoded: body) else { fail(Exit.refused, "invalidCertificate", "PEM certificate is not base64") }
+            der = Array(d)
+        }
+        guard let c = try? Certificate(der: der) else { fail(Exit.refused, "invalidCertificate", "not an X.509 certificate") }
+        return c
     }
 
     /// Accepts binary CBOR or hex text (whitespace ignored).

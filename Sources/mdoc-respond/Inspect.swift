@@ -1,3 +1,4 @@
+import AnnexC
 import Foundation
 import MdocCBOR
 
@@ -5,6 +6,12 @@ import MdocCBOR
 enum Inspect {
     static let help = """
     usage: mdoc-respond inspect [--hex] [--no-expand] [--indent N] FILE|-
+           mdoc-respond inspect --request FILE|- --origin ORIGIN [--context DIR] [--clock RFC3339] [--json]
+
+    With --request: explains what the engine does with a raw request — the framing found, the origin
+    used, dcapiInfo and its hash, the SessionTranscript (hex and diagnostic notation), the
+    DeviceRequest with tag-24 contents expanded, every reader signature check and the verdict, and
+    which stored credentials could answer and what each would release. Exit 1 if the engine refuses.
 
     Prints the CBOR item in FILE (binary, or hex text) in RFC 8949 diagnostic notation, with the
     contents of tag-24 byte strings expanded as << ... >>, then names the ISO 18013-5 structure it
@@ -16,6 +23,7 @@ enum Inspect {
     """
 
     static func run(_ args: [String]) {
+        if args.contains("--request") { explain(args); return }
         var forceHex = false, expand = true, indent = 2
         var path: String?
         var i = 0
@@ -46,6 +54,60 @@ enum Inspect {
         print("")
         print("\(bytes.count) bytes, \(doc.itemCount) data items")
         print("structure: \(identify(doc.root))")
+    }
+
+    static func explain(_ args: [String]) {
+        let o = Options(args, flags: ["--json"], help: help)
+        o.check(allowed: ["--request", "--origin", "--context", "--clock"])
+        let raw = Data(Input.read(o.require("--request")))
+        let origin = o.require("--origin")
+        let clock = parseClock(o.value("--clock"))
+        let engine = AnnexCEngine(context: BuiltIn.context(o.value("--context")), configuration: .init(clock: { clock }))
+        let e = engine.explain(rawRequest: raw, origin: origin)
+        let st = e.sessionTranscript.flatMap { try? CBORDocument(decoding: $0) }
+        let dr = e.deviceRequest.flatMap { try? CBORDocument(decoding: $0) }
+        if o.flags.contains("--json") {
+            var fields = [String]()
+            fields.append("\"framing\":\(e.framing.map { jsonString($0.rawValue) } ?? "null")")
+            fields.append("\"origin\":\(e.origin.map(jsonString) ?? "null")")
+            fields.append("\"dcapiInfo\":\(e.dcapiInfo.map { jsonString(hex($0)) } ?? "null")")
+            fields.append("\"dcapiInfoHash\":\(e.dcapiInfoHash.map { jsonString(hex($0)) } ?? "null")")
+            fields.append("\"sessionTranscript\":\(e.sessionTranscript.map { jsonString(hex($0)) } ?? "null")")
+            fields.append("\"deviceRequest\":\(dr.map { jsonString(CBORDiagnostic.describe($0.root, options: .init(expandEmbedded: true))) } ?? "null")")
+            fields.append("\"readerChecks\":[" + e.readerChecks.map { c in
+                "{\"label\":\(jsonString(c.label)),\"algorithm\":\(c.algorithm.rawValue),\"verified\":\(c.verified),\"certificates\":[\(c.certificateSubjects.map(jsonString).joined(separator: ","))],\"signedBytes\":\(jsonString(hex(c.signedBytes)))}"
+            }.joined(separator: ",") + "]")
+            fields.append("\"readerVerdict\":\(jsonString(verdict(e.readerVerdict)))")
+            fields.append("\"selection\":[\(e.selection.map(jsonString).joined(separator: ","))]")
+            fields.append("\"error\":\(e.error.map { "{\"code\":\(jsonString($0.code.rawValue)),\"detail\":\(jsonString($0.detail))}" } ?? "null")")
+            print("{" + fields.joined(separator: ",") + "}")
+        } else {
+            print("framing:            \(e.framing?.rawValue ?? "-")")
+            print("origin:             \(e.origin ?? "-")")
+            if let d = e.dcapiInfo { print("dcapiInfo:          \(hex(d))") }
+            if let h = e.dcapiInfoHash { print("SHA-256(dcapiInfo): \(hex(h))") }
+            if let t = e.sessionTranscript, let st {
+                print("SessionTranscript:  \(hex(t))")
+                print("                    \(CBORDiagnostic.describe(st.root))")
+            }
+            if let dr { print("DeviceRequest:\n" + CBORDiagnostic.describe(dr.root, options: .init(expandEmbedded: true, indent: 2))) }
+            for c in e.readerChecks {
+                print("reader check \(c.label): alg \(c.algorithm.rawValue), \(c.verified ? "signature verified" : "FAILED"); chain: \(c.certificateSubjects.joined(separator: " <- "))")
+            }
+            print("reader verdict:     \(verdict(e.readerVerdict))")
+            for s in e.selection { print("selection:          \(s)") }
+            if let err = e.error { print("refused:            \(err.code.rawValue): \(err.detail)") }
+        }
+        if e.error != nil { exit(Exit.refused) }
+    }
+
+    static func verdict(_ v: ReaderVerdict?) -> String {
+        switch v {
+        case nil: "not evaluated"
+        case .notAuthenticated?: "not authenticated"
+        case .trusted(let s, let aki)?: "trusted: \(s)" + (aki.map { " (authority \(hex($0)))" } ?? "")
+        case .signedButNotAnchored(let s)?: "signed, not anchored (no trust anchors): \(s)"
+        }
     }
 
     static func identify(_ root: CBORItem) -> String {

@@ -19,8 +19,11 @@ let usageText = """
 usage: mdoc-respond <command> [options]
 
 commands:
-  inspect [options] FILE|-   print a CBOR file (binary or hex) in diagnostic notation, and what it is
-  demo [--verbose]           sign and verify a complete mdoc presentation on freshly generated test keys
+  respond    answer a raw request (file or stdin) from an origin; writes the sealed response
+  inspect    explain a request (--request/--origin), or print any CBOR file in diagnostic notation
+  context    manage a credential context: init, import, list, remove, cancel, reinstate, policy, trust
+  reader     a verifier for testing wallets: 'reader request' builds one, 'reader open' verifies an answer
+  demo       the whole flow on the built-in test data, with a readable summary
 
 run 'mdoc-respond <command> --help' for a command's options.
 exit codes: 0 ok, 1 invalid or refused input, 2 usage, 3 I/O problem
@@ -36,8 +39,14 @@ args.removeFirst()
 switch command {
 case "-h", "--help", "help":
     print(usageText)
+case "respond":
+    Respond.run(args)
 case "inspect":
     Inspect.run(args)
+case "context":
+    ContextCommand.run(args)
+case "reader":
+    ReaderCommand.run(args)
 case "demo":
     Demo.run(args)
 default:

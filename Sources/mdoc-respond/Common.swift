@@ -1,0 +1,108 @@
+import AnnexC
+import Foundation
+import MdocCBOR
+
+/// Minimal option parsing: `--name value`, `--flag`, positionals.
+struct Options {
+    var values: [String: [String]] = [:]
+    var flags: Set<String> = []
+    var positionals: [String] = []
+
+    init(_ args: [String], flags known: Set<String>, help: String) {
+        var i = 0
+        while i < args.count {
+            let a = args[i]
+            if a == "-h" || a == "--help" { print(help); exit(Exit.ok) }
+            if a.hasPrefix("--") {
+                if known.contains(a) {
+                    flags.insert(a)
+                } else {
+                    guard i + 1 < args.count else { fail(Exit.usage, "usage", "\(a) needs a value; see --help") }
+                    values[a, default: []].append(args[i + 1])
+                    i += 1
+                }
+            } else {
+                positionals.append(a)
+            }
+            i += 1
+        }
+    }
+
+    func value(_ name: String) -> String? { values[name]?.last }
+    func require(_ name: String) -> String {
+        guard let v = value(name) else { fail(Exit.usage, "usage", "\(name) is required; see --help") }
+        return v
+    }
+    func check(allowed: Set<String>) {
+        for k in values.keys where !allowed.contains(k) { fail(Exit.usage, "usage", "unknown option \(k); see --help") }
+    }
+}
+
+/// Where the project's generated vectors live: `$MDOC_RESPOND_TESTVECTORS`, else `TestVectors/` of
+/// the checkout this binary was built from.
+enum BuiltIn {
+    static var testVectors: URL {
+        if let e = ProcessInfo.processInfo.environment["MDOC_RESPOND_TESTVECTORS"], !e.isEmpty { return URL(fileURLWithPath: e) }
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("TestVectors")
+    }
+    static var contextDirectory: URL { testVectors.appendingPathComponent("context") }
+
+    /// Loads `--context DIR`, or the built-in test context (whose file modes a git checkout does not keep).
+    static func context(_ dir: String?) -> CredentialContext {
+        do {
+            if let dir {
+                guard let c = try CredentialContext.load(from: URL(fileURLWithPath: dir)) else { fail(Exit.io, "contextUnavailable", "no context.cbor in the given directory") }
+                return c
+            }
+            guard let c = try CredentialContext.load(from: contextDirectory, requirePrivateFiles: false) else {
+                fail(Exit.io, "contextUnavailable", "built-in test context missing (run: swift run mdoc-vectors)")
+            }
+            return c
+        } catch {
+            fail(Exit.io, error.code.rawValue, error.detail)
+        }
+    }
+
+    static func certificate(_ name: String) -> Certificate {
+        guard let d = FileManager.default.contents(atPath: testVectors.appendingPathComponent("pki/\(name).der").path), let c = try? Certificate(der: Array(d)) else {
+            fail(Exit.io, "io", "built-in test certificate \(name) missing")
+        }
+        return c
+    }
+
+    static func signer(_ name: String) -> SoftwareSigner {
+        guard let d = FileManager.default.contents(atPath: testVectors.appendingPathComponent("pki/\(name).key.pem").path),
+              let s = try? SoftwareSigner(encodedPrivateKey: Array(d)) else { fail(Exit.io, "io", "built-in test key \(name) missing") }
+        return s
+    }
+}
+
+func parseClock(_ s: String?) -> Date {
+    guard let s else { return Date() }
+    guard let d = MdocDate.parseDateTime(s) else { fail(Exit.usage, "usage", "--clock must be an RFC 3339 date-time like 2026-06-01T00:00:00Z") }
+    return d
+}
+
+func writeOutput(_ data: Data, to path: String?) {
+    if path == nil || path == "-" {
+        FileHandle.standardOutput.write(data)
+        return
+    }
+    guard FileManager.default.createFile(atPath: path!, contents: data) else { fail(Exit.io, "io", "cannot write the output file") }
+}
+
+func hex<C: Collection<UInt8>>(_ b: C) -> String { b.map { String(format: "%02x", $0) }.joined() }
+
+func jsonString(_ s: String) -> String {
+    var out = "\""
+    for u in s.unicodeScalars {
+        switch u {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case "\n": out += "\\n"
+        default: if u.value < 0x20 { out += String(format: "\\u%04x", u.value) } else { out.unicodeScalars.append(u) }
+        }
+    }
+    return out + "\""
+}

@@ -1,0 +1,137 @@
+import AnnexC
+import Foundation
+import HPKE
+import MdocCBOR
+
+/// `mdoc-respond reader`: a verifier for testing wallets.
+enum ReaderCommand {
+    static let help = """
+    usage: mdoc-respond reader request --origin ORIGIN --doctype D --elements ns/elem,... [--doctype D --elements ...]
+                                      [--retain] [--framing data|protocol|requests|digital] [--version 1.0|1.1]
+                                      [--reader-auth per-document|all --reader-key PEM --reader-chain DER[,DER...]]
+                                      [--builtin-reader] --out-request FILE --out-state FILE
+           mdoc-respond reader open --response FILE|- --state FILE [--iaca DER]... [--builtin-iaca] [--clock RFC3339] [--json]
+
+    request: builds a request like a web page and writes it, plus a state file holding the reader's
+             HPKE private key (a test key) and what was asked.
+    open:    decrypts a response and verifies it as a verifier would: HPKE, issuer signature and chain to
+             an IACA, digests, validity, device signature, only requested elements. Prints what was
+             disclosed; exits 1 on any failure.
+    """
+
+    static func run(_ args: [String]) {
+        guard let action = args.first, !action.hasPrefix("-") else {
+            if args.contains("--help") || args.contains("-h") { print(help); exit(Exit.ok) }
+            fail(Exit.usage, "usage", "reader needs 'request' or 'open'; see --help")
+        }
+        let rest = Array(args.dropFirst())
+        switch action {
+        case "request": request(rest)
+        case "open": open(rest)
+        default: fail(Exit.usage, "usage", "unknown reader action '\(action)'")
+        }
+    }
+
+    static func request(_ args: [String]) {
+        let o = Options(args, flags: ["--retain", "--builtin-reader"], help: help)
+        o.check(allowed: ["--origin", "--doctype", "--elements", "--framing", "--version", "--reader-auth", "--reader-key", "--reader-chain", "--out-request", "--out-state"])
+        let origin: Origin
+        do { origin = try Origin(o.require("--origin")) } catch { fail(Exit.usage, error.code.rawValue, error.detail) }
+        let types = o.values["--doctype"] ?? [], lists = o.values["--elements"] ?? []
+        guard !types.isEmpty, types.count == lists.count else { fail(Exit.usage, "usage", "give one --elements per --doctype") }
+        let docs: [AnnexCReader.DocumentRequest] = zip(types, lists).map { t, l in
+            .init(docType: t, elements: l.split(separator: ",").map { item in
+                guard let slash = item.lastIndex(of: "/") else { fail(Exit.usage, "usage", "--elements takes namespace/element items") }
+                return (ElementID(String(item[..<slash]), String(item[item.index(after: slash)...])), o.flags.contains("--retain"))
+            })
+        }
+        let framing: RequestFraming
+        switch o.value("--framing") ?? "digital" {
+        case "data": framing = .dataObject
+        case "protocol": framing = .protocolAndData
+        case "requests": framing = .requestList
+        case "digital": framing = .digitalRequestList
+        default: fail(Exit.usage, "usage", "--framing must be data, protocol, requests or digital")
+        }
+        var signing = AnnexCReader.Signing.none
+        if let mode = o.value("--reader-auth") {
+            let signer: SoftwareSigner, chain: [Certificate]
+            if o.flags.contains("--builtin-reader") {
+                signer = BuiltIn.signer("reader")
+                chain = [BuiltIn.certificate("reader")]
+            } else {
+                guard let s = try? SoftwareSigner(encodedPrivateKey: Input.read(o.require("--reader-key"))) else { fail(Exit.refused, "keyUnavailable", "reader key unreadable") }
+                signer = s
+                chain = o.require("--reader-chain").split(separator: ",").map { Input.certificate(Input.read(String($0))) }
+            }
+            switch mode {
+            case "per-document": signing = .perDocument(signer: signer, chain: chain)
+            case "all": signing = .all(signer: signer, chain: chain)
+            default: fail(Exit.usage, "usage", "--reader-auth must be per-document or all")
+            }
+        }
+        let version = o.value("--version") ?? (o.value("--reader-auth") == "all" ? "1.1" : "1.0")
+        do {
+            let built = try AnnexCReader.makeRequest(documents: docs, origin: origin, framing: framing, signing: signing, version: version)
+            writeOutput(built.rawRequest, to: o.require("--out-request"))
+            let state = "{\"origin\":\(jsonString(origin.serialized)),\"encryptionInfo\":\(jsonString(built.encryptionInfo)),\"deviceRequest\":\(jsonString(built.deviceRequest)),"
+                + "\"readerKey\":\(jsonString(hex(try built.recipientKey.serialized()))),\"documents\":["
+                + docs.map { d in "{\"docType\":\(jsonString(d.docType)),\"elements\":[\(d.elements.map { jsonString($0.0.description) }.joined(separator: ","))]}" }.joined(separator: ",")
+                + "],\"note\":\"readerKey is a freshly generated test key for this request\"}\n"
+            let path = o.require("--out-state")
+            guard FileManager.default.createFile(atPath: path, contents: Data(state.utf8), attributes: [.posixPermissions: 0o600]) else { fail(Exit.io, "io", "cannot write the state file") }
+        } catch let e as AnnexCError {
+            fail(Exit.refused, e.code.rawValue, e.detail)
+        } catch {
+            fail(Exit.refused, "readerKey", "cannot export the reader key")
+        }
+    }
+
+    /// Reads a state file written by `reader request`.
+    static func loadState(_ path: String) -> AnnexCReader.BuiltRequest {
+        guard let j = try? JSONSerialization.jsonObject(with: Data(Input.read(path))) as? [String: Any],
+              let originText = j["origin"] as? String, let ei = j["encryptionInfo"] as? String, let dr = j["deviceRequest"] as? String,
+              let keyHex = j["readerKey"] as? String, let keyBytes = Input.hexBytes(keyHex), let docs = j["documents"] as? [[String: Any]],
+              let origin = try? Origin(originText), let key = try? HPKE.PrivateKey(serialized: keyBytes, kem: .p256HKDFSHA256) else {
+            fail(Exit.io, "state", "the state file is not one written by 'reader request'")
+        }
+        let documents: [AnnexCReader.DocumentRequest] = docs.map { d in
+            let elems = (d["elements"] as? [String] ?? []).compactMap { e -> (ElementID, Bool)? in
+                guard let slash = e.lastIndex(of: "/") else { return nil }
+                return (ElementID(String(e[..<slash]), String(e[e.index(after: slash)...])), false)
+            }
+            return .init(docType: d["docType"] as? String ?? "", elements: elems)
+        }
+        return AnnexCReader.BuiltRequest(rawRequest: Data(), recipientKey: key, encryptionInfo: ei, deviceRequest: dr, origin: origin, documents: documents)
+    }
+
+    static func open(_ args: [String]) {
+        let o = Options(args, flags: ["--json", "--builtin-iaca"], help: help)
+        o.check(allowed: ["--response", "--state", "--iaca", "--clock"])
+        let state = loadState(o.require("--state"))
+        var roots = (o.values["--iaca"] ?? []).map { Input.certificate(Input.read($0)) }
+        if o.flags.contains("--builtin-iaca") { roots.append(BuiltIn.certificate("iaca")) }
+        let response = Data(Input.read(o.require("--response")))
+        do {
+            let v = try AnnexCReader.openResponse(response, for: state, issuerRoots: roots, at: parseClock(o.value("--clock")))
+            if o.flags.contains("--json") {
+                let docs = v.documents.map { d in
+                    "{\"docType\":\(jsonString(d.docType)),\"documentSigner\":\(jsonString(d.documentSigner)),\"elements\":{"
+                        + d.elements.map { "\(jsonString($0.0.description)):\(jsonString(CBORDiagnostic.describe($0.1)))" }.joined(separator: ",") + "}}"
+                }
+                print("{\"verified\":true,\"issuerChainChecked\":\(!roots.isEmpty),\"documents\":[\(docs.joined(separator: ","))]}")
+            } else {
+                print("response verified (HPKE, issuer signature\(roots.isEmpty ? "" : " and chain"), digests, validity, device signature, only requested elements)")
+                for d in v.documents {
+                    print("\(d.docType) signed by \(d.documentSigner):")
+                    for (id, value) in d.elements {
+                        let shown = value.type == .byteString ? "<\(value.byteStringSlice?.count ?? 0) bytes>" : CBORDiagnostic.describe(value)
+                        print("  \(id) = \(shown)")
+                    }
+                }
+            }
+        } catch {
+            fail(Exit.refused, error.code.rawValue, error.detail)
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import AnnexC
+import Foundation
+import MdocCBOR
+
+/// `mdoc-respond respond`: answer a raw request.
+enum Respond {
+    static let help = """
+    usage: mdoc-respond respond --request FILE|- --origin ORIGIN [--context DIR] [--credential ID]
+                                [--approve all|ns/elem,...] [--format auto|cbor|json|android]
+                                [--out FILE|-] [--clock RFC3339] [--repeat N] [--report]
+
+    Answers an ISO 18013-7 Annex C request (any framing) from ORIGIN with the credentials of the
+    context (default: the built-in test context in TestVectors/context) and writes the sealed response.
+
+      --format    auto (raw CBOR for a data-object request, the Android envelope otherwise),
+                  cbor (iOS responseData), json ({"response": ...}), android ({"protocol","data"})
+      --approve   all (default) or the comma-separated elements the user approved
+      --repeat N  answer the same request N times in-process and report throughput on stderr
+      --report    print a one-line summary (never values) on stderr
+    exit codes: 0 answered, 1 refused (error code on stderr), 2 usage, 3 I/O or context problem
+    """
+
+    static func run(_ args: [String]) {
+        let o = Options(args, flags: ["--report"], help: help)
+        o.check(allowed: ["--request", "--origin", "--context", "--credential", "--approve", "--format", "--out", "--clock", "--repeat"])
+        let raw = Data(Input.read(o.require("--request")))
+        let origin = o.require("--origin")
+        let context = BuiltIn.context(o.value("--context"))
+        let clock = parseClock(o.value("--clock"))
+        let fixed = o.value("--clock") != nil
+        let engine = AnnexCEngine(context: context, configuration: .init(clock: { fixed ? clock : Date() }))
+        let format: ResponseFormat
+        switch o.value("--format") ?? "auto" {
+        case "auto": format = .automatic
+        case "cbor": format = .encryptedResponseCBOR
+        case "json": format = .responseJSON
+        case "android": format = .androidEnvelope
+        default: fail(Exit.usage, "usage", "--format must be auto, cbor, json or android")
+        }
+        var approval = Approval.allRequested
+        if let a = o.value("--approve"), a != "all" {
+            var set = Set<ElementID>()
+            for item in a.split(separator: ",") {
+                guard let slash = item.lastIndex(of: "/") else { fail(Exit.usage, "usage", "--approve takes namespace/element items") }
+                set.insert(ElementID(String(item[..<slash]), String(item[item.index(after: slash)...])))
+            }
+            approval = .elements(set)
+        }
+        let repeatCount = Int(o.value("--repeat") ?? "1") ?? 0
+        guard repeatCount >= 1 else { fail(Exit.usage, "usage", "--repeat needs a positive number") }
+        func once() throws(AnnexCError) -> (Data, PresentmentRequest) {
+            let request = try engine.parse(rawRequest: raw, origin: origin)
+            var using = [Int: String]()
+            if let id = o.value("--credential") { for d in request.documents { using[d.index] = id } }
+            return (try engine.respond(to: request, using: using, approving: approval, format: format), request)
+        }
+        do {
+            let start = Date()
+            var (out, request) = try once()
+            for _ in 1..<repeatCount { (out, request) = try once() }
+            let elapsed = Date().timeIntervalSince(start)
+            if repeatCount > 1 {
+                FileHandle.standardError.write(Data(String(format: "mdoc-respond: %d responses in %.3f s: %.1f µs each, %.0f per second\n",
+                                                           repeatCount, elapsed, elapsed / Double(repeatCount) * 1e6, Double(repeatCount) / elapsed).utf8))
+            }
+            if o.flags.contains("--report") {
+                let docs = request.documents.map { "\($0.docType) (\($0.elements.count) asked)" }.joined(separator: ", ")
+                FileHandle.standardError.write(Data("mdoc-respond: answered \(request.origin): \(docs); reader \(request.readerVerdict.subject ?? "not authenticated"); \(out.count) bytes\n".utf8))
+            }
+            writeOutput(out, to: o.value("--out"))
+        } catch {
+            fail(Exit.refused, error.code.rawValue, error.detail)
+        }
+    }
+}
