@@ -32,6 +32,7 @@ let package = Package(
         .testTarget(name: "MdocCBORTests", dependencies: ["MdocCBOR", "CryptoCore"]),
         .testTarget(name: "HPKETests", dependencies: ["HPKE", "CryptoCore"]),
         .testTarget(name: "AnnexCTests", dependencies: ["AnnexC", "MdocCBOR", "HPKE"]),
+        .testTarget(name: "ConformanceTests", dependencies: ["AnnexC", "MdocCBOR", "HPKE"]),
     ],
     swiftLanguageModes: [.v6]
 )

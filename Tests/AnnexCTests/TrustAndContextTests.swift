@@ -103,7 +103,7 @@ struct CredentialContextTests {
         let keys = dir.appendingPathComponent("keys")
         try FileManager.default.createDirectory(at: keys, withIntermediateDirectories: true)
         let path = keys.appendingPathComponent(name).path
-        FileManager.default.createFile(atPath: path, contents: Data(try signer.pkcs8PEM().utf8), attributes: [.posixPermissions: mode])
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(try signer.pkcs8PEM().utf8), attributes: [.posixPermissions: mode]))
     }
 
     @Test("Write and load round trip through files: 0600, atomic, registration metadata, key files resolved")
@@ -152,7 +152,7 @@ struct CredentialContextTests {
         let good = ctx.encoded()
         let file = dir.appendingPathComponent("context.cbor").path
         func load(_ bytes: [UInt8], mode: Int = 0o600) -> AnnexCError.Code? {
-            FileManager.default.createFile(atPath: file, contents: Data(bytes), attributes: [.posixPermissions: mode])
+            _ = FileManager.default.createFile(atPath: file, contents: Data(bytes), attributes: [.posixPermissions: mode])
             chmod(file, mode_t(mode))
             do { _ = try CredentialContext.load(from: dir); return nil } catch { return error.code }
         }
