@@ -6,9 +6,9 @@ cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-# Pinned independent HPKE peer (pyhpke + cryptography from PyPI) for the interop test.
+# Pinned independent peers from PyPI (pyhpke, cryptography, cbor2, pymdoccbor) for the interop tests.
 venv=.build/interop-venv
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import pyhpke" 2>/dev/null; then
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import pyhpke, cbor2, pymdoccbor, cryptography" 2>/dev/null; then
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q --disable-pip-version-check -r Tests/interop/requirements.txt
 fi
@@ -18,6 +18,11 @@ set +e
 swift test -j 2 --skip-build 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 set -e
+# The independent Annex C verifier drives the CLI and checks every response itself.
+set +e
+"$venv/bin/python" Tests/interop/annexc_peer.py --cli .build/debug/mdoc-respond --vectors TestVectors
+peer=$?
+set -e
 swift build -c release -j 2 --product mdoc-bench
 .build/release/mdoc-bench --quick
 # Swift Testing's summary: "Test run with N tests in M suites passed|failed ... with K issues".
@@ -26,4 +31,5 @@ total=$(sed -nE 's/.*Test run with ([0-9]+) tests?.*/\1/p' <<<"$summary")
 failed=$(grep -cE "^✘ Test .* failed" "$log" || true)
 total=${total:-0}
 echo "tests: $((total - failed)) passed, $failed failed"
+[ "$peer" -eq 0 ] || { echo "annexc interop failed" >&2; exit 1; }
 exit "$status"
