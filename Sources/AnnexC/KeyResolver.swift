@@ -1,4 +1,11 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import MdocCBOR
 
 /// Resolves a credential's device-key reference to a signer. Implement it to keep device keys in an

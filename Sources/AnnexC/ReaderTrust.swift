@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import MdocCBOR
 
 /// Which reader certificate authorities the holder accepts (what iOS calls supported authority key

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import MdocCBOR
 
 /// Writes the DeviceResponse once, front to back, into one buffer: issuerAuth and every released

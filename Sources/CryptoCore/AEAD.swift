@@ -1,5 +1,9 @@
 internal import COpenSSL
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// AEAD ciphers with a 12-byte nonce and a 16-byte tag appended to the ciphertext.
 package enum AEADAlgorithm: Sendable, Hashable {

@@ -1,5 +1,9 @@
 internal import COpenSSL
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Fetched OpenSSL algorithm object, fetched once per process and shared read-only between threads.
 final class Fetched: @unchecked Sendable {

@@ -1,5 +1,9 @@
 internal import COpenSSL
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// NIST prime curves used by COSE, mdoc and HPKE.
 package enum Curve: Sendable, Hashable, CaseIterable {

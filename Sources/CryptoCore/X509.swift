@@ -1,5 +1,9 @@
 internal import COpenSSL
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Owner of one `X509`.
 final class X509Box: @unchecked Sendable {

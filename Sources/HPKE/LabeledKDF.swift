@@ -1,5 +1,9 @@
 internal import CryptoCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// `LabeledExtract` and `LabeledExpand` (RFC 9180 §4) for one KDF and suite_id.
 struct LabeledKDF {

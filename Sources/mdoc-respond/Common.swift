@@ -1,5 +1,12 @@
 import AnnexC
+#if canImport(Glibc)
+import Glibc
+#endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import MdocCBOR
 
 /// Minimal option parsing: `--name value`, `--flag`, positionals.
@@ -84,15 +91,56 @@ func parseClock(_ s: String?) -> Date {
     return d
 }
 
+/// Writes bytes to standard output.
+func writeStdout<C: Collection<UInt8>>(_ bytes: C) {
+    writeAll(1, Array(bytes))
+}
+
+/// Writes a line to standard error.
+func writeStderr(_ s: String) {
+    writeAll(2, Array(s.utf8))
+}
+
+/// Writes every byte to a file descriptor, retrying short writes.
+func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+    bytes.withUnsafeBytes { buf in
+        var off = 0
+        while off < buf.count {
+            let n = Glibc.write(fd, buf.baseAddress! + off, buf.count - off)
+            if n < 0 { if errno == EINTR { continue }; return }
+            off += n
+        }
+    }
+}
+
+/// A decimal with a fixed number of fractional digits (no Foundation formatting).
+func fixed(_ x: Double, _ decimals: Int) -> String {
+    let scale = (0..<decimals).reduce(1.0) { a, _ in a * 10 }
+    let v = (x * scale).rounded()
+    let whole = Int(v / scale)
+    if decimals == 0 { return String(whole) }
+    let frac = String(Int(abs(v).truncatingRemainder(dividingBy: scale)))
+    return "\(v < 0 && whole == 0 ? "-" : "")\(whole).\(String(repeating: "0", count: decimals - frac.count))\(frac)"
+}
+
+/// Left-aligned padding to `width` characters.
+func padded(_ s: String, _ width: Int) -> String { s.count >= width ? s : s + String(repeating: " ", count: width - s.count) }
+
 func writeOutput(_ data: Data, to path: String?) {
     if path == nil || path == "-" {
-        FileHandle.standardOutput.write(data)
+        writeStdout(data)
         return
     }
     guard FileManager.default.createFile(atPath: path!, contents: data) else { fail(Exit.io, "io", "cannot write the output file") }
 }
 
-func hex<C: Collection<UInt8>>(_ b: C) -> String { b.map { String(format: "%02x", $0) }.joined() }
+func hex<C: Collection<UInt8>>(_ b: C) -> String {
+    let digits = Array("0123456789abcdef")
+    var s = ""
+    s.reserveCapacity(b.count * 2)
+    for x in b { s.append(digits[Int(x >> 4)]); s.append(digits[Int(x & 15)]) }
+    return s
+}
 
 func jsonString(_ s: String) -> String {
     var out = "\""
@@ -101,7 +149,13 @@ func jsonString(_ s: String) -> String {
         case "\"": out += "\\\""
         case "\\": out += "\\\\"
         case "\n": out += "\\n"
-        default: if u.value < 0x20 { out += String(format: "\\u%04x", u.value) } else { out.unicodeScalars.append(u) }
+        default:
+            if u.value < 0x20 {
+                let h = String(u.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - h.count) + h
+            } else {
+                out.unicodeScalars.append(u)
+            }
         }
     }
     return out + "\""

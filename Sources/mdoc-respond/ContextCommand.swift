@@ -1,5 +1,12 @@
 import AnnexC
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import MdocCBOR
 
 /// `mdoc-respond context`: the host app's side of the credential context.

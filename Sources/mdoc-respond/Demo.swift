@@ -1,5 +1,12 @@
 import AnnexC
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import MdocCBOR
 
 /// `mdoc-respond demo`: the whole Annex C flow on the built-in test data. A page's request is built
@@ -74,7 +81,8 @@ enum Demo {
         print("  time per stage")
         for (label, v) in [("load context", loadMS), ("reader builds + signs request", buildMS), ("wallet parse + reader auth", parseMS),
                            ("wallet respond (sign + seal)", respondMS), ("reader open + verify", verifyMS)] {
-            print("    " + label.padding(toLength: 32, withPad: " ", startingAt: 0) + String(format: "%8.3f ms", v))
+            let t = fixed(v, 3)
+            print("    " + padded(label, 32) + String(repeating: " ", count: max(0, 8 - t.count)) + t + " ms")
         }
         if verbose {
             if let dr = Base64URL.decode(request.deviceRequest), let doc = try? CBORDocument(decoding: dr) {

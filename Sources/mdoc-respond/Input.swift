@@ -1,5 +1,12 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import MdocCBOR
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Reads a file or standard input (`-`), bounded in size.
 enum Input {
@@ -8,7 +15,16 @@ enum Input {
     static func read(_ path: String) -> [UInt8] {
         let data: Data?
         if path == "-" {
-            data = FileHandle.standardInput.readDataToEndOfFile()
+            var bytes = [UInt8]()
+            var buf = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let n = buf.withUnsafeMutableBytes { Glibc.read(0, $0.baseAddress, $0.count) }
+                if n < 0 { if errno == EINTR { continue }; fail(Exit.io, "io", "cannot read standard input") }
+                if n == 0 { break }
+                bytes.append(contentsOf: buf[0..<n])
+                guard bytes.count <= maxBytes else { fail(Exit.io, "io", "input larger than \(maxBytes) bytes") }
+            }
+            data = Data(bytes)
         } else {
             data = FileManager.default.contents(atPath: path)
         }

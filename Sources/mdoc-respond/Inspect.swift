@@ -1,5 +1,12 @@
 import AnnexC
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import MdocCBOR
 
 /// `mdoc-respond inspect`: diagnostic notation of any CBOR file, plus what mdoc structure it is.

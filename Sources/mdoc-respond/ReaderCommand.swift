@@ -1,5 +1,12 @@
 import AnnexC
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import HPKE
 import MdocCBOR
 
@@ -88,19 +95,27 @@ enum ReaderCommand {
     }
 
     /// Reads a state file written by `reader request`.
+    struct State: Decodable {
+        struct Doc: Decodable { let docType: String; let elements: [String] }
+        let origin: String
+        let encryptionInfo: String
+        let deviceRequest: String
+        let readerKey: String
+        let documents: [Doc]
+    }
+
     static func loadState(_ path: String) -> AnnexCReader.BuiltRequest {
-        guard let j = try? JSONSerialization.jsonObject(with: Data(Input.read(path))) as? [String: Any],
-              let originText = j["origin"] as? String, let ei = j["encryptionInfo"] as? String, let dr = j["deviceRequest"] as? String,
-              let keyHex = j["readerKey"] as? String, let keyBytes = Input.hexBytes(keyHex), let docs = j["documents"] as? [[String: Any]],
-              let origin = try? Origin(originText), let key = try? HPKE.PrivateKey(serialized: keyBytes, kem: .p256HKDFSHA256) else {
+        guard let j = try? JSONDecoder().decode(State.self, from: Data(Input.read(path))), let keyBytes = Input.hexBytes(j.readerKey),
+              let origin = try? Origin(j.origin), let key = try? HPKE.PrivateKey(serialized: keyBytes, kem: .p256HKDFSHA256) else {
             fail(Exit.io, "state", "the state file is not one written by 'reader request'")
         }
-        let documents: [AnnexCReader.DocumentRequest] = docs.map { d in
-            let elems = (d["elements"] as? [String] ?? []).compactMap { e -> (ElementID, Bool)? in
+        let ei = j.encryptionInfo, dr = j.deviceRequest
+        let documents: [AnnexCReader.DocumentRequest] = j.documents.map { d in
+            let elems = d.elements.compactMap { e -> (ElementID, Bool)? in
                 guard let slash = e.lastIndex(of: "/") else { return nil }
                 return (ElementID(String(e[..<slash]), String(e[e.index(after: slash)...])), false)
             }
-            return .init(docType: d["docType"] as? String ?? "", elements: elems)
+            return .init(docType: d.docType, elements: elems)
         }
         return AnnexCReader.BuiltRequest(rawRequest: Data(), recipientKey: key, encryptionInfo: ei, deviceRequest: dr, origin: origin, documents: documents)
     }

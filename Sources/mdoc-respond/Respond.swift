@@ -1,5 +1,12 @@
 import AnnexC
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import MdocCBOR
 
 /// `mdoc-respond respond`: answer a raw request.
@@ -27,8 +34,8 @@ enum Respond {
         let origin = o.require("--origin")
         let context = BuiltIn.context(o.value("--context"))
         let clock = parseClock(o.value("--clock"))
-        let fixed = o.value("--clock") != nil
-        let engine = AnnexCEngine(context: context, configuration: .init(clock: { fixed ? clock : Date() }))
+        let fixedClock = o.value("--clock") != nil
+        let engine = AnnexCEngine(context: context, configuration: .init(clock: { fixedClock ? clock : Date() }))
         let format: ResponseFormat
         switch o.value("--format") ?? "auto" {
         case "auto": format = .automatic
@@ -60,12 +67,11 @@ enum Respond {
             for _ in 1..<repeatCount { (out, request) = try once() }
             let elapsed = Date().timeIntervalSince(start)
             if repeatCount > 1 {
-                FileHandle.standardError.write(Data(String(format: "mdoc-respond: %d responses in %.3f s: %.1f µs each, %.0f per second\n",
-                                                           repeatCount, elapsed, elapsed / Double(repeatCount) * 1e6, Double(repeatCount) / elapsed).utf8))
+                writeStderr("mdoc-respond: \(repeatCount) responses in \(fixed(elapsed, 3)) s: \(fixed(elapsed / Double(repeatCount) * 1e6, 1)) µs each, \(fixed(Double(repeatCount) / elapsed, 0)) per second\n")
             }
             if o.flags.contains("--report") {
                 let docs = request.documents.map { "\($0.docType) (\($0.elements.count) asked)" }.joined(separator: ", ")
-                FileHandle.standardError.write(Data("mdoc-respond: answered \(request.origin): \(docs); reader \(request.readerVerdict.subject ?? "not authenticated"); \(out.count) bytes\n".utf8))
+                writeStderr("mdoc-respond: answered \(request.origin): \(docs); reader \(request.readerVerdict.subject ?? "not authenticated"); \(out.count) bytes\n")
             }
             writeOutput(out, to: o.value("--out"))
         } catch {

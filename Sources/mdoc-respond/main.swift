@@ -1,6 +1,13 @@
 // mdoc-respond: command-line front end.
 // Exit codes: 0 ok, 1 refused/invalid input, 2 usage, 3 I/O problem.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import MdocCBOR
 
 enum Exit {
@@ -11,7 +18,7 @@ enum Exit {
 }
 
 func fail(_ code: Int32, _ id: String, _ reason: String) -> Never {
-    FileHandle.standardError.write(Data("mdoc-respond: error[\(id)]: \(reason)\n".utf8))
+    writeStderr("mdoc-respond: error[\(id)]: \(reason)\n")
     exit(code)
 }
 

@@ -1,5 +1,9 @@
 internal import CryptoCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Something that signs COSE messages: it knows its algorithm and public key and signs a message
 /// (the whole Sig_structure). Implement it to keep keys outside the process (HSM, KMS, secure

@@ -1,5 +1,9 @@
 internal import CryptoCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Synchronization
 
 /// An X.509 certificate as carried in `x5chain` (DER), with the accessors mdoc trust decisions need.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// RFC 3339 date-times (`tdate`, tag 0) and full-dates (tag 1004, RFC 8943), parsed without
 /// locale-dependent formatters.
@@ -51,7 +55,11 @@ public enum MdocDate {
         let days = t >= 0 ? t / 86400 : (t - 86399) / 86400
         let rem = t - days * 86400
         let (y, m, d) = civilFromDays(days)
-        return String(format: "%04d-%02d-%02dT%02d:%02d:%02dZ", y, m, d, rem / 3600, (rem % 3600) / 60, rem % 60)
+        func pad(_ v: Int, _ w: Int) -> String {
+            let s = String(v)
+            return s.count >= w ? s : String(repeating: "0", count: w - s.count) + s
+        }
+        return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(rem / 3600, 2)):\(pad((rem % 3600) / 60, 2)):\(pad(rem % 60, 2))Z"
     }
 
     private static func num(_ u: [UInt8], _ at: Int, _ n: Int) -> Int? {

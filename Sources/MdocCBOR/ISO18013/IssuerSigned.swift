@@ -1,5 +1,9 @@
 internal import CryptoCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// IssuerSigned: `{ ? "nameSpaces": { + ns => [+ IssuerSignedItemBytes] }, "issuerAuth": COSE_Sign1 }`.
 /// Every IssuerSignedItemBytes keeps its exact bytes: the MSO digests cover them.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Creates IssuerSigned structures with a signed MobileSecurityObject: the issuer side, for tests,
 /// conformance tooling and the project's generated vectors. A wallet never issues; it stores what an

@@ -1,5 +1,9 @@
 internal import CryptoCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// MobileSecurityObject (ISO/IEC 18013-5 §9.1.2.4), decoded from issuerAuth's payload
 /// (`#6.24(bstr .cbor MSO)`).
