@@ -128,7 +128,11 @@ public final class AnnexCEngine: Sendable {
         let documents = Selection.requestedDocuments(request, context: context, now: now)
         for d in documents where describeSelection {
             explanation.selection.append("docRequests[\(d.index)] \(d.docType): \(d.elements.count) elements requested; "
-                + (d.candidates.isEmpty ? "no usable credential" : d.candidates.map { "\($0.credentialID) can release \($0.releasable.count + $0.substitutions.count)" }.joined(separator: ", ")))
+                + (d.candidates.isEmpty ? "no usable credential" : d.candidates.map { c in
+                    "\(c.credentialID) can release \(c.releasable.count + c.substitutions.count)"
+                        + (c.releasable.isEmpty ? "" : " [\(c.releasable.map(\.identifier).joined(separator: ", "))]")
+                        + (c.missing.isEmpty ? "" : ", lacks [\(c.missing.map(\.identifier).joined(separator: ", "))]")
+                }.joined(separator: "; ")))
         }
         return PresentmentRequest(origin: origin, framing: envelope.framing, sessionTranscript: transcript, encryptionInfo: encryptionInfo,
                                   deviceRequest: request, readerVerdict: auth.verdict, documents: documents, explanation: explanation)

@@ -43,10 +43,10 @@ enum Selection {
                                                       releasableItems: releasableItems, substitutionItems: subItems))
             }
             // Best first: most releasable elements, then registration order (stable sort).
-            candidates = candidates.enumerated().sorted {
+            if candidates.count > 1 { candidates = candidates.enumerated().sorted {
                 let a = $0.element.releasable.count + $0.element.substitutions.count, b = $1.element.releasable.count + $1.element.substitutions.count
                 return a != b ? a > b : $0.offset < $1.offset
-            }.map(\.element)
+            }.map(\.element) }
             return RequestedDocument(index: index, docType: ir.docType, elements: elements, alternatives: alternatives,
                                      maximumResponseSize: ir.requestInfo?.maximumResponseSize, candidates: candidates)
         }

@@ -25,7 +25,7 @@ if arguments.contains("--help") || arguments.contains("-h") {
       --filter S   run only the figures whose name contains S
       --op NAME --iterations N
                    run one operation N times, untimed, then exit (for valgrind --tool=callgrind):
-                   accept, accept_reader_auth, floor, floor_reader_auth, parse, respond
+                   accept, accept_ios, accept_reader_auth, floor, floor_reader_auth, parse, respond
     Set MDOC_SHARED_VECTORS to the shared vectors folder to include the Annex D DeviceResponse.
     """)
     exit(0)
@@ -286,6 +286,7 @@ func acceptFigures() {
     let origin = try! Origin("https://verifier.example")
     let doc = AnnexCReader.DocumentRequest(docType: "org.iso.18013.5.1.mDL", elements: elements.map { (ElementID(ns, $0.identifier), false) })
     let plain = try! AnnexCReader.makeRequest(documents: [doc], origin: origin)
+    let plainData = try! AnnexCReader.makeRequest(documents: [doc], origin: origin, framing: .dataObject)
     let signed = try! AnnexCReader.makeRequest(documents: [doc], origin: origin, signing: .perDocument(signer: readerKey, chain: [readerCert]))
     let responseSize = try! DeviceResponse(encoded: AnnexCReader.decrypt(engine.accept(rawRequest: plain.rawRequest, origin: origin.serialized),
                                                                          recipientKey: plain.recipientKey, encryptionInfo: plain.encryptionInfo, origin: origin)).item.encodedBytes.count
@@ -320,6 +321,7 @@ func acceptFigures() {
         let body: () -> Void
         switch op {
         case "accept": body = { blackHole(try! engine.accept(rawRequest: plain.rawRequest, origin: origin.serialized)) }
+        case "accept_ios": body = { blackHole(try! engine.accept(rawRequest: plainData.rawRequest, origin: origin.serialized)) }
         case "accept_reader_auth": body = { blackHole(try! engine.accept(rawRequest: signed.rawRequest, origin: origin.serialized)) }
         case "floor": body = floorCore
         case "floor_reader_auth": body = {
@@ -337,6 +339,10 @@ func acceptFigures() {
     let (a1, f1) = measurePair("annexc.accept.reference", "floor.accept.reference", bytes: responseSize, {
         blackHole(try! engine.accept(rawRequest: plain.rawRequest, origin: origin.serialized))
     }, floorCore)
+    let (a3, f3) = measurePair("annexc.accept.reference_ios_cbor", "floor.accept.reference_ios_cbor", bytes: responseSize, {
+        blackHole(try! engine.accept(rawRequest: plainData.rawRequest, origin: origin.serialized))
+    }, floorCore)
+    figures += [a3, f3]
     let (a2, f2) = measurePair("annexc.accept.reference_reader_auth", "floor.accept.reference_reader_auth", bytes: responseSize, {
         blackHole(try! engine.accept(rawRequest: signed.rawRequest, origin: origin.serialized))
     }, {

@@ -71,16 +71,22 @@ public struct DeviceRequest: Sendable {
 
     /// Parses `"<major>.<minor>"` (digits only, no sign, no leading '+').
     public static func parseVersion(_ s: String) -> (major: Int, minor: Int)? {
-        let parts = s.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 2, parts.allSatisfy({ !$0.isEmpty && $0.count <= 4 && $0.allSatisfy(\.isASCIIDigitCharacter) }),
-              let a = Int(parts[0]), let b = Int(parts[1]) else { return nil }
-        return (a, b)
+        var parts = [0, 0], digits = [0, 0], k = 0
+        for c in s.utf8 {
+            if c == UInt8(ascii: ".") {
+                guard k == 0 else { return nil }
+                k = 1
+            } else {
+                guard c >= 0x30, c <= 0x39, digits[k] < 4 else { return nil }
+                parts[k] = parts[k] * 10 + Int(c - 0x30)
+                digits[k] += 1
+            }
+        }
+        guard k == 1, digits[0] > 0, digits[1] > 0 else { return nil }
+        return (parts[0], parts[1])
     }
 }
 
-extension Character {
-    var isASCIIDigitCharacter: Bool { isASCII && isNumber }
-}
 
 /// One DocRequest: `{ "itemsRequest": ItemsRequestBytes, ? "readerAuth": COSE_Sign1 }`.
 public struct DocRequest: Sendable {
