@@ -29,10 +29,12 @@ let package = Package(
         // Regenerates TestVectors/ (seeded keys, salts and nonces; ECDSA signatures vary per run).
         .executableTarget(name: "mdoc-vectors", dependencies: ["MdocCBOR", "HPKE", "AnnexC"]),
 
-        .testTarget(name: "MdocCBORTests", dependencies: ["MdocCBOR", "CryptoCore"]),
-        .testTarget(name: "HPKETests", dependencies: ["HPKE", "CryptoCore"]),
-        .testTarget(name: "AnnexCTests", dependencies: ["AnnexC", "MdocCBOR", "HPKE"]),
-        .testTarget(name: "ConformanceTests", dependencies: ["AnnexC", "MdocCBOR", "HPKE"]),
+        // Shared test helpers (vector locations, hex).
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "MdocCBORTests", dependencies: ["MdocCBOR", "CryptoCore", "TestSupport"]),
+        .testTarget(name: "HPKETests", dependencies: ["HPKE", "CryptoCore", "TestSupport"]),
+        .testTarget(name: "AnnexCTests", dependencies: ["AnnexC", "MdocCBOR", "HPKE", "TestSupport"]),
+        .testTarget(name: "ConformanceTests", dependencies: ["AnnexC", "MdocCBOR", "HPKE", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -231,30 +231,6 @@ enum JSONValue: Sendable, Equatable {
     }
 }
 
-/// Minimal JSON writing for the response framings.
-enum JSONWriter {
-    static func escape(_ s: String) -> String {
-        var out = "\""
-        for u in s.unicodeScalars {
-            switch u {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if u.value < 0x20 {
-                    let h = String(u.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - h.count) + h
-                } else {
-                    out.unicodeScalars.append(u)
-                }
-            }
-        }
-        return out + "\""
-    }
-}
-
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

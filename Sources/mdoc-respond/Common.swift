@@ -142,21 +142,5 @@ func hex<C: Collection<UInt8>>(_ b: C) -> String {
     return s
 }
 
-func jsonString(_ s: String) -> String {
-    var out = "\""
-    for u in s.unicodeScalars {
-        switch u {
-        case "\"": out += "\\\""
-        case "\\": out += "\\\\"
-        case "\n": out += "\\n"
-        default:
-            if u.value < 0x20 {
-                let h = String(u.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - h.count) + h
-            } else {
-                out.unicodeScalars.append(u)
-            }
-        }
-    }
-    return out + "\""
-}
+/// A JSON string literal.
+func jsonString(_ s: String) -> String { CBORDiagnostic.quoted(s) }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import AnnexC
 
 @Suite("base64url")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import AnnexC
 import HPKE
 import MdocCBOR
@@ -84,7 +85,7 @@ struct RequestRuleTests {
             .init(name: "data object", json: data, result: .success(.dataObject)),
             .init(name: "protocol and data", json: "{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}", result: .success(.protocolAndData)),
             .init(name: "legacy alias", json: "{\"protocol\":\"org.iso.mdoc\",\"data\":\(data)}", result: .success(.protocolAndData)),
-            .init(name: "data as a JSON string", json: "{\"protocol\":\"org-iso-mdoc\",\"data\":\(JSONWriter.escape(data))}", result: .success(.protocolAndData)),
+            .init(name: "data as a JSON string", json: "{\"protocol\":\"org-iso-mdoc\",\"data\":\(CBORDiagnostic.quoted(data))}", result: .success(.protocolAndData)),
             .init(name: "requests list with openid4vp first", json: "{\"requests\":[{\"protocol\":\"openid4vp-v1-signed\",\"data\":{\"request\":\"x\"}},{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}]}", result: .success(.requestList)),
             .init(name: "digital requests", json: "{\"mediation\":\"required\",\"digital\":{\"requests\":[{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}]}}", result: .success(.digitalRequestList)),
             .init(name: "trailing = tolerated", json: "{\"deviceRequest\":\"\(dr)\",\"encryptionInfo\":\"\(ei)=\"}", result: .success(.dataObject)),

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import AnnexC
 import HPKE
 import MdocCBOR
@@ -123,11 +124,4 @@ struct ConformanceTests {
         }
         print("CLI conformance sample: \(n) requests through the binary")
     }
-}
-
-func h(_ s: String) -> [UInt8] {
-    var out = [UInt8]()
-    var it = Array(s.utf8).makeIterator()
-    while let a = it.next(), let b = it.next() { out.append(UInt8(String(decoding: [a, b], as: UTF8.self), radix: 16)!) }
-    return out
 }

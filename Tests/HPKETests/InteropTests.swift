@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import HPKE
 
 /// Cross-checks against pyhpke (an independent implementation) in a pinned venv. `scripts/test.sh`

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import HPKE
 
 /// One entry of the official RFC 9180 `test-vectors.json`, keys named as in the file.

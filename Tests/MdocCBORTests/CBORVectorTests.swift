@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import MdocCBOR
 
 @Suite("CBOR: RFC 8949 vectors")

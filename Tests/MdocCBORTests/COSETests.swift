@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import MdocCBOR
 
 func base64url(_ s: String) -> [UInt8] {

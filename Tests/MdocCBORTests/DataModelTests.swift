@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import MdocCBOR
 
 @Suite("ISO 18013-5 data model")

@@ -123,7 +123,9 @@ public enum CBORDiagnostic {
         return s
     }
 
-    static func quoted(_ s: String) -> String {
+    /// `s` as a JSON string literal (RFC 8259): quotes, backslashes and control characters escaped.
+    /// Diagnostic notation uses the same form for text strings.
+    public static func quoted(_ s: String) -> String {
         var out = "\""
         for u in s.unicodeScalars {
             switch u {

@@ -1,9 +1,8 @@
 import Foundation
-import Testing
 
 /// Locates the third-party vectors: `$MDOC_SHARED_VECTORS`, else `../shared/vectors` beside the repo.
-enum SharedVectors {
-    static let root: URL? = {
+public enum SharedVectors {
+    public static let root: URL? = {
         if let env = ProcessInfo.processInfo.environment["MDOC_SHARED_VECTORS"], !env.isEmpty {
             let u = URL(fileURLWithPath: env)
             return FileManager.default.fileExists(atPath: u.path) ? u : nil
@@ -13,33 +12,34 @@ enum SharedVectors {
         return FileManager.default.fileExists(atPath: u.path) ? u : nil
     }()
 
-    static var available: Bool {
+    public static var available: Bool {
         if root == nil {
             print("NOTICE: third-party vectors not found (set MDOC_SHARED_VECTORS or place them at ../shared/vectors); vector tests are skipped")
         }
         return root != nil
     }
 
-    static func data(_ path: String) throws -> Data {
+    public static func data(_ path: String) throws -> Data {
         guard let root else { throw VectorMissing(path: path) }
         return try Data(contentsOf: root.appendingPathComponent(path))
     }
 
-    static func hexFile(_ path: String) throws -> [UInt8] {
+    public static func hexFile(_ path: String) throws -> [UInt8] {
         let text = String(decoding: try data(path), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         return try Hex.decode(text)
     }
 
-    static func json(_ path: String) throws -> Any {
+    public static func json(_ path: String) throws -> Any {
         try JSONSerialization.jsonObject(with: try data(path))
     }
 
-    struct VectorMissing: Error { let path: String }
+    public struct VectorMissing: Error { let path: String }
 }
 
-enum Hex {
-    struct Bad: Error {}
-    static func decode(_ s: String) throws -> [UInt8] {
+/// Hex helpers for tests.
+public enum Hex {
+    public struct Bad: Error {}
+    public static func decode(_ s: String) throws -> [UInt8] {
         let chars = Array(s.utf8.filter { $0 != 0x20 && $0 != 0x0a })
         guard chars.count % 2 == 0 else { throw Bad() }
         var out = [UInt8]()
@@ -57,8 +57,8 @@ enum Hex {
         return out
     }
 
-    static func encode<C: Collection<UInt8>>(_ b: C) -> String { b.map { String(format: "%02x", $0) }.joined() }
+    public static func encode<C: Collection<UInt8>>(_ b: C) -> String { b.map { String(format: "%02x", $0) }.joined() }
 }
 
 /// `h("a1 01 26")`: annotated hex in tests.
-func h(_ s: String) -> [UInt8] { try! Hex.decode(s) }
+public func h(_ s: String) -> [UInt8] { try! Hex.decode(s) }
