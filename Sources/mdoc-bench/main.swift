@@ -2,6 +2,7 @@
 //   swift run -c release mdoc-bench [--quick] [--json-only]
 // Times are wall-clock medians over many samples of batched iterations; nothing here asserts speed.
 import Foundation
+import Dispatch
 import MdocCBOR
 import HPKE
 import CryptoCore
@@ -361,6 +362,59 @@ func acceptFigures() {
 }
 
 acceptFigures()
+
+// MARK: Scaling: one engine shared by 1 and 2 threads; cost growth with elements and portrait size
+
+@MainActor
+func scalingFigures() {
+    let clock = Date(timeIntervalSince1970: 1_780_000_000)
+    let day: TimeInterval = 86400
+    let dsKey = try! SoftwareSigner.generate()
+    let ds = try! Certificate.issue(subject: .init(commonName: "Scale DS"), publicKey: dsKey.publicKey, issuer: nil, issuerKey: dsKey, serial: 1,
+                                    notBefore: clock - day, notAfter: clock + 900 * day, profile: .documentSigner)
+    let ns = "org.iso.18013.5.1"
+    func engineFor(elements: Int, portrait: Int) -> (AnnexCEngine, AnnexCReader.BuiltRequest) {
+        let device = try! SoftwareSigner.generate()
+        var elems = (0..<max(0, elements - 1)).map { MdocIssuer.Element("element_\($0)", .text("value \($0)")) }
+        elems.append(.init("portrait", .bytes([UInt8](repeating: 0xd8, count: portrait))))
+        let issued = try! MdocIssuer(signer: dsKey, certificateChain: [ds]).issue(docType: "org.iso.18013.5.1.mDL", nameSpaces: [(ns, elems)],
+                                                                                 deviceKey: device.publicKey, signed: clock - day, validFrom: clock - day, validUntil: clock + 365 * day)
+        let ctx = try! CredentialContext(entries: [.init(id: "c", issuerSigned: issued, deviceKeyReference: "k")], keyResolver: InMemoryKeyResolver(["k": device]))
+        let engine = AnnexCEngine(context: ctx, configuration: .init(clock: { clock }, maxRequestedElements: 1024))
+        let req = try! AnnexCReader.makeRequest(documents: [.init(docType: "org.iso.18013.5.1.mDL", elements: elems.map { (ElementID(ns, $0.identifier), false) })],
+                                                origin: try! Origin("https://verifier.example"), framing: .dataObject)
+        return (engine, req)
+    }
+    for n in [1, 10, 50, 200] {
+        let (engine, req) = engineFor(elements: n, portrait: 0)
+        figures.append(measure("annexc.accept.elements_\(n)") { blackHole(try! engine.accept(rawRequest: req.rawRequest, origin: "https://verifier.example")) })
+    }
+    for kb in [8, 64, 512] {
+        let (engine, req) = engineFor(elements: 12, portrait: kb * 1024)
+        figures.append(measure("annexc.accept.portrait_\(kb)k", bytes: kb * 1024) { blackHole(try! engine.accept(rawRequest: req.rawRequest, origin: "https://verifier.example")) })
+    }
+    // Throughput: the same engine from 1 and from 2 threads.
+    if filter == nil || "annexc.throughput".contains(filter!) {
+        let (engine, req) = engineFor(elements: 12, portrait: 8192)
+        let iterations = quick ? 40 : 1000
+        func run(threads: Int) -> Double {
+            let t0 = now()
+            DispatchQueue.concurrentPerform(iterations: threads) { _ in
+                for _ in 0..<(iterations / threads) { blackHole(try! engine.accept(rawRequest: req.rawRequest, origin: "https://verifier.example")) }
+            }
+            return Double(iterations) / (Double(now() - t0) / 1e9)
+        }
+        _ = run(threads: 1)
+        let one = run(threads: 1), two = run(threads: 2)
+        var f1 = Figure(bench: "annexc.throughput.1_thread_per_s", medianNs: 1e9 / one, p90Ns: 1e9 / one, baseline: nil)
+        var f2 = Figure(bench: "annexc.throughput.2_threads_per_s", medianNs: 1e9 / two, p90Ns: 1e9 / two, baseline: f1.bench)
+        f2.ratio = one / two   // time ratio; throughput scaling = 1 / ratio
+        f1.bytes = nil
+        figures += [f1, f2]
+    }
+}
+
+scalingFigures()
 
 // The primitives one by one, for reading the floor.
 do {
