@@ -511,6 +511,7 @@ enum ECDSASignatureDER {
         return [0x82, UInt8(n >> 8), UInt8(n & 0xff)]
     }
 
+    /// DER `SEQUENCE { INTEGER r, INTEGER s }` → raw `r ‖ s`, written straight into one output buffer.
     static func decode(der: [UInt8], coordinateSize n: Int) -> [UInt8]? {
         var i = 0
         func readLength() -> Int? {
@@ -523,20 +524,21 @@ enum ECDSASignatureDER {
             for _ in 0..<count { len = len << 8 | Int(der[i]); i += 1 }
             return len
         }
-        func readInteger() -> [UInt8]? {
-            guard i < der.count, der[i] == 0x02 else { return nil }
-            i += 1
-            guard let len = readLength(), len > 0, i + len <= der.count else { return nil }
-            var body = Array(der[i..<(i + len)])
-            i += len
-            while body.count > 1, body[0] == 0 { body.removeFirst() }
-            guard body.count <= n else { return nil }
-            return [UInt8](repeating: 0, count: n - body.count) + body
-        }
         guard der.first == 0x30 else { return nil }
         i = 1
         guard let total = readLength(), i + total == der.count else { return nil }
-        guard let r = readInteger(), let s = readInteger(), i == der.count else { return nil }
-        return r + s
+        var out = [UInt8](repeating: 0, count: 2 * n)
+        for half in 0..<2 {
+            guard i < der.count, der[i] == 0x02 else { return nil }
+            i += 1
+            guard let len = readLength(), len > 0, i + len <= der.count else { return nil }
+            var start = i
+            while start < i + len - 1, der[start] == 0 { start += 1 }   // drop sign-padding zeros
+            let significant = i + len - start
+            guard significant <= n else { return nil }
+            for k in 0..<significant { out[half * n + n - significant + k] = der[start + k] }
+            i += len
+        }
+        return i == der.count ? out : nil
     }
 }
