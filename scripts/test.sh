@@ -23,6 +23,11 @@ set +e
 "$venv/bin/python" Tests/interop/annexc_peer.py --cli .build/debug/mdoc-respond --vectors TestVectors
 peer=$?
 set -e
+# Each fuzz target briefly under libFuzzer + AddressSanitizer (long runs: scripts/fuzz.sh 3600).
+set +e
+scripts/fuzz.sh "${MDOC_FUZZ_SECONDS:-30}"
+fuzz=$?
+set -e
 swift build -c release -j 2 --product mdoc-bench
 .build/release/mdoc-bench --quick
 # Swift Testing's summary: "Test run with N tests in M suites passed|failed ... with K issues".
@@ -32,4 +37,5 @@ failed=$(grep -cE "^✘ Test .* failed" "$log" || true)
 total=${total:-0}
 echo "tests: $((total - failed)) passed, $failed failed"
 [ "$peer" -eq 0 ] || { echo "annexc interop failed" >&2; exit 1; }
+[ "$fuzz" -eq 0 ] || { echo "fuzzing found a problem" >&2; exit 1; }
 exit "$status"

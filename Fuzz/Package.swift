@@ -1,0 +1,16 @@
+// swift-tools-version:6.0
+// libFuzzer targets for mdoc-respond, kept out of the main package so its normal builds never see a
+// libFuzzer entry point. Build and run with scripts/fuzz.sh.
+import PackageDescription
+
+let package = Package(
+    name: "mdoc-respond-fuzz",
+    dependencies: [.package(name: "mdoc-respond", path: "..")],
+    targets: [
+        .executableTarget(name: "FuzzCBOR", dependencies: [.product(name: "MdocCBOR", package: "mdoc-respond")],
+                          swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
+        .executableTarget(name: "FuzzRequest", dependencies: [.product(name: "AnnexC", package: "mdoc-respond"), .product(name: "MdocCBOR", package: "mdoc-respond")],
+                          swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
+    ],
+    swiftLanguageModes: [.v6]
+)

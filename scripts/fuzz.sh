@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# libFuzzer + AddressSanitizer runs of the fuzz targets in Fuzz/ (a separate package, so the main
+# build never links a libFuzzer main). Seeds come from TestVectors/ and, when present, ../shared/vectors.
+#   scripts/fuzz.sh [SECONDS] [TARGET...]      targets: FuzzCBOR FuzzRequest (default: all)
+# A crash, leak or timeout fails the run; the input is kept in .build/fuzz/artifacts/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-30}; shift || true
+targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(FuzzCBOR FuzzRequest)
+work=.build/fuzz
+mkdir -p "$work/artifacts"
+shared=${MDOC_SHARED_VECTORS:-../shared/vectors}
+python3 - "$work" "$shared" <<'PY'
+import binascii, glob, json, os, sys
+work, shared = sys.argv[1], sys.argv[2]
+def put(d, name, data):
+    os.makedirs(d, exist_ok=True)
+    open(os.path.join(d, name), "wb").write(data)
+n = 0
+for f in glob.glob("TestVectors/credentials/**/*.cbor", recursive=True) + glob.glob("TestVectors/context/*.cbor"):
+    put(f"{work}/seeds-FuzzCBOR", f"t{n}", open(f, "rb").read()); n += 1
+if os.path.isdir(shared):
+    for e in json.load(open(f"{shared}/cbor/appendix_a.json")):
+        put(f"{work}/seeds-FuzzCBOR", f"a{n}", binascii.unhexlify(e["hex"])); n += 1
+    for c in json.load(open(f"{shared}/cbor/rfc8949_appendix_f1_not_well_formed.json"))["categories"]:
+        for h in c["hex"]:
+            put(f"{work}/seeds-FuzzCBOR", f"f{n}", binascii.unhexlify(h)); n += 1
+    for f in glob.glob(f"{shared}/iso18013-5/*.hex"):
+        put(f"{work}/seeds-FuzzCBOR", f"d{n}", binascii.unhexlify(open(f).read().strip())); n += 1
+else:
+    print("NOTICE: shared vectors not found; fuzzing with TestVectors seeds only")
+for i, c in enumerate(json.load(open("TestVectors/requests/manifest.json"))):
+    put(f"{work}/seeds-FuzzRequest", f"r{i}", c["origin"].encode() + b"\n" + open("TestVectors/" + c["file"], "rb").read())
+PY
+for t in "${targets[@]}"; do
+    (cd Fuzz && swift build -c release --sanitize=fuzzer --sanitize=address -j 2 --product "$t" >/dev/null)
+    mkdir -p "$work/corpus-$t"
+    log="$work/$t.log"
+    set +e
+    Fuzz/.build/release/"$t" -max_total_time="$secs" -rss_limit_mb=2048 -max_len=65536 -timeout=10 \
+        -artifact_prefix="$work/artifacts/$t-" "$work/corpus-$t" "$work/seeds-$t" >"$log" 2>&1
+    rc=$?
+    set -e
+    runs=$(grep -Eo "Done [0-9]+ runs" "$log" | grep -Eo "[0-9]+" || echo 0)
+    if [ "$rc" -ne 0 ]; then
+        tail -40 "$log" >&2
+        echo "fuzz: $t FAILED (exit $rc) after $runs runs; input saved in $work/artifacts/" >&2
+        exit 1
+    fi
+    echo "fuzz: $t $runs executions in ${secs}s, no crash, leak or timeout"
+done
