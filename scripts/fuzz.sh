@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # libFuzzer + AddressSanitizer runs of the fuzz targets in Fuzz/ (a separate package, so the main
 # build never links a libFuzzer main). Seeds come from TestVectors/ and, when present, ../shared/vectors.
-#   scripts/fuzz.sh [SECONDS] [TARGET...]      targets: FuzzCBOR FuzzRequest (default: all)
+#   scripts/fuzz.sh [SECONDS] [TARGET...]      targets: FuzzCBOR FuzzRequest FuzzHPKEOpen FuzzContext (default: all)
 # A crash, leak or timeout fails the run; the input is kept in .build/fuzz/artifacts/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-30}; shift || true
-targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(FuzzCBOR FuzzRequest)
+targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(FuzzCBOR FuzzRequest FuzzHPKEOpen FuzzContext)
 work=.build/fuzz
 mkdir -p "$work/artifacts"
 shared=${MDOC_SHARED_VECTORS:-../shared/vectors}
@@ -29,6 +29,8 @@ if os.path.isdir(shared):
         put(f"{work}/seeds-FuzzCBOR", f"d{n}", binascii.unhexlify(open(f).read().strip())); n += 1
 else:
     print("NOTICE: shared vectors not found; fuzzing with TestVectors seeds only")
+put(f"{work}/seeds-FuzzContext", "context", open("TestVectors/context/context.cbor", "rb").read())
+put(f"{work}/seeds-FuzzHPKEOpen", "empty", b"\x00" * 90)
 for i, c in enumerate(json.load(open("TestVectors/requests/manifest.json"))):
     put(f"{work}/seeds-FuzzRequest", f"r{i}", c["origin"].encode() + b"\n" + open("TestVectors/" + c["file"], "rb").read())
 PY

@@ -25,7 +25,7 @@ peer=$?
 set -e
 # Each fuzz target briefly under libFuzzer + AddressSanitizer (long runs: scripts/fuzz.sh 3600).
 set +e
-scripts/fuzz.sh "${MDOC_FUZZ_SECONDS:-30}"
+scripts/fuzz.sh "${MDOC_FUZZ_SECONDS:-20}"
 fuzz=$?
 set -e
 swift build -c release -j 2 --product mdoc-bench
