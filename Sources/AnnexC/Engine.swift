@@ -106,8 +106,8 @@ public final class AnnexCEngine: Sendable {
         let options = CBORDecodingOptions(maxDepth: 16, maxItems: 4 * configuration.maxRequestedElements + 256, maxInputSize: configuration.maxRequestBytes)
         let request: DeviceRequest
         do { request = try DeviceRequest(encoded: drBytes, options: options) } catch {
-            if error.code == .cbor, let c = error.cbor, c.code == .itemLimitExceeded {
-                throw AnnexCError(.limitExceeded, "DeviceRequest has more items than the configured limit")
+            if error.code == .cbor, let c = error.cbor, [.itemLimitExceeded, .depthLimitExceeded, .inputTooLarge].contains(c.code) {
+                throw AnnexCError(.limitExceeded, "DeviceRequest exceeds the configured CBOR limits (\(c.code.rawValue))")
             }
             throw AnnexCError(.invalidDeviceRequest, error.description)
         }

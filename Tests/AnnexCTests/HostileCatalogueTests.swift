@@ -1,0 +1,187 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import AnnexC
+import HPKE
+import MdocCBOR
+
+/// The hostile-input catalogue: every case must be refused with its exact error code, and `accept`
+/// must produce no bytes at all.
+@Suite("Annex C: hostile-input catalogue")
+struct HostileCatalogueTests {
+    struct Case: Sendable {
+        let name: String
+        let json: [UInt8]
+        let origin: String
+        let code: AnnexCError.Code
+    }
+
+    static let origin = "https://verifier.example"
+
+    static func b64(_ v: CBORValue) -> String { Base64URL.encode(v.encoded()) }
+    static func b64raw(_ b: [UInt8]) -> String { Base64URL.encode(b) }
+    static func data(_ dr: String, _ ei: String) -> [UInt8] { Array("{\"deviceRequest\":\"\(dr)\",\"encryptionInfo\":\"\(ei)\"}".utf8) }
+
+    static func catalogue(world: TestWorld) throws -> [Case] {
+        let key = try HPKE.PrivateKey.generate(kem: .p256HKDFSHA256).publicKey.serialized
+        let x = Array(key[1..<33]), y = Array(key[33...])
+        let goodKey: CBORValue = .map([.init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(x)), .init(.int(-3), .bytes(y))])
+        let ei = b64(.array([.text("dcapi"), .map([.init(.text("nonce"), .bytes([1, 2, 3])), .init(.text("recipientPublicKey"), goodKey)])]))
+        let items: CBORValue = .embedded(.map([.init(.text("docType"), .text(TestWorld.mDL)),
+                                               .init(.text("nameSpaces"), .map([.init(.text(TestWorld.mDLNS), .map([.init(.text("family_name"), .bool(true))]))]))]))
+        func dr(_ entries: [CBORValue.MapEntry]) -> String { b64(.map(entries)) }
+        let goodDR = dr([.init(.text("version"), .text("1.0")), .init(.text("docRequests"), .array([.map([.init(.text("itemsRequest"), items)])]))])
+        var cases = [Case]()
+        func add(_ name: String, _ json: [UInt8], _ code: AnnexCError.Code, origin: String = Self.origin) { cases.append(Case(name: name, json: json, origin: origin, code: code)) }
+        func addData(_ name: String, dr: String = goodDR, ei: String = ei, _ code: AnnexCError.Code) { add(name, data(dr, ei), code) }
+
+        // Envelope / JSON.
+        add("empty input", [], .malformedRequest)
+        add("whitespace only", Array("   \n".utf8), .malformedRequest)
+        add("not JSON", Array("hello".utf8), .malformedRequest)
+        add("JSON array", Array("[]".utf8), .malformedRequest)
+        add("JSON string", Array("\"x\"".utf8), .malformedRequest)
+        add("JSON number", Array("42".utf8), .malformedRequest)
+        add("unterminated object", Array("{\"deviceRequest\":".utf8), .malformedRequest)
+        add("trailing garbage", data(goodDR, ei) + Array(" x".utf8), .malformedRequest)
+        add("duplicate deviceRequest", Array("{\"deviceRequest\":\"\(goodDR)\",\"deviceRequest\":\"\(goodDR)\",\"encryptionInfo\":\"\(ei)\"}".utf8), .malformedRequest)
+        add("deep nesting 100000", Array(String(repeating: "[", count: 100_000).utf8), .malformedRequest)
+        add("deep object nesting", Array((String(repeating: "{\"a\":", count: 50) + "1" + String(repeating: "}", count: 50)).utf8), .malformedRequest)
+        add("huge string", Array(("{\"deviceRequest\":\"" + String(repeating: "A", count: 300_000) + "\",\"encryptionInfo\":\"\(ei)\"}").utf8), .limitExceeded)
+        add("invalid UTF-8 in JSON", [0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d], .malformedRequest)
+        add("lone surrogate escape", Array("{\"deviceRequest\":\"\\ud800\",\"encryptionInfo\":\"\(ei)\"}".utf8), .malformedRequest)
+        add("control character in string", Array("{\"deviceRequest\":\"a\u{1}b\",\"encryptionInfo\":\"\(ei)\"}".utf8), .malformedRequest)
+        add("missing deviceRequest", Array("{\"encryptionInfo\":\"\(ei)\"}".utf8), .malformedRequest)
+        add("missing encryptionInfo", Array("{\"deviceRequest\":\"\(goodDR)\"}".utf8), .malformedRequest)
+        add("deviceRequest is a number", Array("{\"deviceRequest\":1,\"encryptionInfo\":\"\(ei)\"}".utf8), .malformedRequest)
+        add("deviceRequest is null", Array("{\"deviceRequest\":null,\"encryptionInfo\":\"\(ei)\"}".utf8), .malformedRequest)
+        add("encryptionInfo is an object", Array("{\"deviceRequest\":\"\(goodDR)\",\"encryptionInfo\":{}}".utf8), .malformedRequest)
+        add("empty deviceRequest", Array("{\"deviceRequest\":\"\",\"encryptionInfo\":\"\(ei)\"}".utf8), .malformedRequest)
+        add("empty encryptionInfo", Array("{\"deviceRequest\":\"\(goodDR)\",\"encryptionInfo\":\"\"}".utf8), .malformedRequest)
+        add("no org-iso-mdoc entry", Array("{\"requests\":[{\"protocol\":\"openid4vp-v1-signed\",\"data\":{}}]}".utf8), .unsupportedProtocol)
+        add("empty requests", Array("{\"requests\":[]}".utf8), .unsupportedProtocol)
+        add("unknown framing", Array("{\"foo\":1}".utf8), .malformedRequest)
+        add("requests entry without data", Array("{\"requests\":[{\"protocol\":\"org-iso-mdoc\"}]}".utf8), .malformedRequest)
+        add("requests entry not an object", Array("{\"requests\":[1]}".utf8), .malformedRequest)
+        add("requests not an array", Array("{\"requests\":{}}".utf8), .malformedRequest)
+        add("digital not an object", Array("{\"digital\":[]}".utf8), .malformedRequest)
+        add("protocol preview", Array("{\"protocol\":\"preview\",\"data\":{}}".utf8), .unsupportedProtocol)
+        add("protocol with different case", Array("{\"protocol\":\"ORG-ISO-MDOC\",\"data\":\(String(decoding: data(goodDR, ei), as: UTF8.self))}".utf8), .unsupportedProtocol)
+        add("data missing", Array("{\"protocol\":\"org-iso-mdoc\"}".utf8), .malformedRequest)
+        add("data not JSON string", Array("{\"protocol\":\"org-iso-mdoc\",\"data\":\"{nope\"}".utf8), .malformedRequest)
+        addData("non-base64url characters", dr: "+" + goodDR.dropFirst(), .malformedRequest)
+        addData("padding in the middle", dr: "ab=c" + goodDR, .malformedRequest)
+        addData("too much padding", dr: goodDR + "===", .malformedRequest)
+        addData("impossible base64 length", dr: "A", .malformedRequest)
+        addData("encryptionInfo not base64url", ei: "!!!!", .malformedRequest)
+
+        // EncryptionInfo.
+        func eiWith(_ v: CBORValue) -> String { b64(v) }
+        addData("EncryptionInfo wrong label", ei: eiWith(.array([.text("ARFEncryptionv2"), .map([.init(.text("nonce"), .bytes([1])), .init(.text("recipientPublicKey"), goodKey)])])), .invalidEncryptionInfo)
+        addData("EncryptionInfo missing nonce", ei: eiWith(.array([.text("dcapi"), .map([.init(.text("recipientPublicKey"), goodKey)])])), .invalidEncryptionInfo)
+        addData("EncryptionInfo missing key", ei: eiWith(.array([.text("dcapi"), .map([.init(.text("nonce"), .bytes([1]))])])), .invalidEncryptionInfo)
+        addData("EncryptionInfo not an array", ei: eiWith(.map([])), .invalidEncryptionInfo)
+        addData("EncryptionInfo array of 1", ei: eiWith(.array([.text("dcapi")])), .invalidEncryptionInfo)
+        addData("EncryptionInfo not CBOR", ei: b64raw([0x1c]), .invalidEncryptionInfo)
+        addData("EncryptionInfo trailing bytes", ei: b64raw(CBORValue.array([.text("dcapi"), .map([])]).encoded() + [0]), .invalidEncryptionInfo)
+        func keyCase(_ name: String, _ k: CBORValue) {
+            addData("recipient key: \(name)", ei: eiWith(.array([.text("dcapi"), .map([.init(.text("nonce"), .bytes([1])), .init(.text("recipientPublicKey"), k)])])), .unsupportedRecipientKey)
+        }
+        var offY = y; offY[31] ^= 1
+        keyCase("OKP X25519", .map([.init(.int(1), .int(1)), .init(.int(-1), .int(4)), .init(.int(-2), .bytes(x))]))
+        keyCase("P-384", .map([.init(.int(1), .int(2)), .init(.int(-1), .int(2)), .init(.int(-2), .bytes(x)), .init(.int(-3), .bytes(y))]))
+        keyCase("missing kty", .map([.init(.int(-1), .int(1)), .init(.int(-2), .bytes(x)), .init(.int(-3), .bytes(y))]))
+        keyCase("x of 31 bytes", .map([.init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(Array(x.dropFirst()))), .init(.int(-3), .bytes(y))]))
+        keyCase("y of 33 bytes", .map([.init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(x)), .init(.int(-3), .bytes(y + [0]))]))
+        keyCase("off-curve point", .map([.init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(x)), .init(.int(-3), .bytes(offY))]))
+        keyCase("point at infinity (zeros)", .map([.init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes([UInt8](repeating: 0, count: 32))), .init(.int(-3), .bytes([UInt8](repeating: 0, count: 32)))]))
+        keyCase("compressed point", .map([.init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(x)), .init(.int(-3), .bool(false))]))
+        keyCase("coordinates ≥ p", .map([.init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes([UInt8](repeating: 0xff, count: 32))), .init(.int(-3), .bytes(y))]))
+        keyCase("private key included", .map([.init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(x)), .init(.int(-3), .bytes(y)), .init(.int(-4), .bytes([1]))]))
+
+        // DeviceRequest / CBOR.
+        let docReq: CBORValue = .array([.map([.init(.text("itemsRequest"), items)])])
+        addData("DeviceRequest not CBOR", dr: b64raw([0xff]), .invalidDeviceRequest)
+        addData("DeviceRequest trailing bytes", dr: b64raw(Base64URL.decode(goodDR)! + [0]), .invalidDeviceRequest)
+        addData("DeviceRequest unknown version 2.0", dr: dr([.init(.text("version"), .text("2.0")), .init(.text("docRequests"), docReq)]), .invalidDeviceRequest)
+        addData("DeviceRequest version garbage", dr: dr([.init(.text("version"), .text("one")), .init(.text("docRequests"), docReq)]), .invalidDeviceRequest)
+        addData("DeviceRequest version number", dr: dr([.init(.text("version"), .unsigned(1)), .init(.text("docRequests"), docReq)]), .invalidDeviceRequest)
+        addData("DeviceRequest empty docRequests", dr: dr([.init(.text("version"), .text("1.0")), .init(.text("docRequests"), .array([]))]), .invalidDeviceRequest)
+        addData("DeviceRequest docRequests not array", dr: dr([.init(.text("version"), .text("1.0")), .init(.text("docRequests"), .map([]))]), .invalidDeviceRequest)
+        addData("itemsRequest not tag 24", dr: dr([.init(.text("version"), .text("1.0")), .init(.text("docRequests"), .array([.map([.init(.text("itemsRequest"), .bytes([0xa0]))])]))]), .invalidDeviceRequest)
+        addData("tag 24 over text", dr: dr([.init(.text("version"), .text("1.0")), .init(.text("docRequests"), .array([.map([.init(.text("itemsRequest"), .tagged(24, .text("x")))])]))]), .invalidDeviceRequest)
+        addData("tag 24 over non-CBOR bytes", dr: dr([.init(.text("version"), .text("1.0")), .init(.text("docRequests"), .array([.map([.init(.text("itemsRequest"), .tagged(24, .bytes([0x9f])))])]))]), .invalidDeviceRequest)
+        addData("IntentToRetain not bool", dr: dr([.init(.text("version"), .text("1.0")), .init(.text("docRequests"), .array([.map([.init(.text("itemsRequest"), .embedded(.map([
+            .init(.text("docType"), .text("d")), .init(.text("nameSpaces"), .map([.init(.text("n"), .map([.init(.text("e"), .unsigned(1))]))]))])))])]))]), .invalidDeviceRequest)
+        addData("useCases pointing outside docRequests", dr: dr([.init(.text("version"), .text("1.1")), .init(.text("docRequests"), docReq),
+            .init(.text("deviceRequestInfo"), .embedded(.map([.init(.text("useCases"), .array([.map([.init(.text("mandatory"), .bool(true)), .init(.text("documentSets"), .array([.array([.unsigned(9)])]))])]))])))]), .invalidDeviceRequest)
+        addData("declared array length 2^64-1", dr: b64raw([0xa2, 0x67] + Array("version".utf8) + [0x63] + Array("1.0".utf8) + [0x6b] + Array("docRequests".utf8) + [0x9b] + [UInt8](repeating: 0xff, count: 8)), .invalidDeviceRequest)
+        addData("declared bstr length 2^63", dr: b64raw([0x5b, 0x80, 0, 0, 0, 0, 0, 0, 0, 1]), .invalidDeviceRequest)
+        addData("indefinite-length bomb", dr: b64raw([UInt8](repeating: 0x9f, count: 20_000)), .limitExceeded)
+        addData("nesting 100000 deep", dr: b64raw([UInt8](repeating: 0x81, count: 100_000) + [0]), .limitExceeded)
+        addData("invalid UTF-8 text", dr: b64raw([0xa1, 0x62, 0xc3, 0x28, 0x00]), .invalidDeviceRequest)
+        addData("duplicate map keys", dr: b64raw([0xa2, 0x61, 0x61, 0x00, 0x61, 0x61, 0x01]), .invalidDeviceRequest)
+        let manyElements: CBORValue = .embedded(.map([.init(.text("docType"), .text("d")), .init(.text("nameSpaces"), .map([.init(.text("n"), .map((0..<100_000).map { .init(.text("e\($0)"), .bool(false)) }))]))]))
+        addData("100000 requested elements", dr: dr([.init(.text("version"), .text("1.0")), .init(.text("docRequests"), .array([.map([.init(.text("itemsRequest"), manyElements)])]))]), .limitExceeded)
+
+        // Reader authentication.
+        let signedGood = try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin, framing: .dataObject, signing: world.perDocumentSigning)
+        add("request signed for another origin", Array(signedGood.rawRequest), .readerAuthenticationFailed, origin: "https://other.example")
+        let wrongKey = try SoftwareSigner.generate()
+        add("signature by a key that is not the certificate's", Array(try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin,
+            framing: .dataObject, signing: .perDocument(signer: wrongKey, chain: [world.readerCert])).rawRequest), .readerAuthenticationFailed)
+        add("alg/key mismatch (P-384 key, ES384 vs P-256 cert)", Array(try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin,
+            framing: .dataObject, signing: .perDocument(signer: try SoftwareSigner.generate(curve: .p384), chain: [world.readerCert])).rawRequest), .readerAuthenticationFailed)
+        func withReaderAuth(_ ra: CBORValue) -> [UInt8] {
+            data(dr([.init(.text("version"), .text("1.0")), .init(.text("docRequests"), .array([.map([.init(.text("itemsRequest"), items), .init(.text("readerAuth"), ra)])]))]), ei)
+        }
+        add("readerAuth missing x5chain", withReaderAuth(.array([.bytes([0xa1, 0x01, 0x26]), .map([]), .null, .bytes([UInt8](repeating: 1, count: 64))])), .readerAuthenticationFailed)
+        add("readerAuth garbage x5chain", withReaderAuth(.array([.bytes([0xa1, 0x01, 0x26]), .map([.init(.int(33), .bytes([1, 2, 3]))]), .null, .bytes([UInt8](repeating: 1, count: 64))])), .readerAuthenticationFailed)
+        add("readerAuth unsupported alg (EdDSA)", withReaderAuth(.array([.bytes([0xa1, 0x01, 0x27]), .map([.init(.int(33), .bytes(world.readerCert.der))]), .null, .bytes([UInt8](repeating: 1, count: 64))])), .readerAuthenticationFailed)
+        add("readerAuth missing alg", withReaderAuth(.array([.bytes([0xa0]), .map([.init(.int(33), .bytes(world.readerCert.der))]), .null, .bytes([UInt8](repeating: 1, count: 64))])), .readerAuthenticationFailed)
+        add("readerAuth signature of 63 bytes", withReaderAuth(.array([.bytes([0xa1, 0x01, 0x26]), .map([.init(.int(33), .bytes(world.readerCert.der))]), .null, .bytes([UInt8](repeating: 1, count: 63))])), .readerAuthenticationFailed)
+        add("readerAuth not an array", withReaderAuth(.map([])), .invalidDeviceRequest)
+        add("readerAuth with attached payload", withReaderAuth(.array([.bytes([0xa1, 0x01, 0x26]), .map([.init(.int(33), .bytes(world.readerCert.der))]), .bytes([1]), .bytes([UInt8](repeating: 1, count: 64))])), .readerAuthenticationFailed)
+
+        // Origin.
+        for (name, o) in [("empty", ""), ("whitespace", " "), ("tab inside", "https://a\t.example"), ("newline", "https://a.example\n"), ("NUL", "https://a.example\u{0}"),
+                          ("path", "https://a.example/x"), ("query", "https://a.example?x"), ("fragment", "https://a.example#x"), ("userinfo", "https://u:p@a.example"),
+                          ("IDN in Unicode", "https://bücher.example"), ("ftp scheme", "ftp://a.example"), ("data scheme", "data:text/plain,x"), ("no scheme", "a.example"),
+                          ("port too large", "https://a.example:65536"), ("port not a number", "https://a.example:https"), ("bad IPv6", "https://[::g]"),
+                          ("double dot host", "https://a..example"), ("app origin not enabled", "android:apk-key-hash:abc")] {
+            add("origin: \(name)", data(goodDR, ei), o.isEmpty ? .missingOrigin : .invalidOrigin, origin: o)
+        }
+        return cases
+    }
+
+    @Test("Every catalogued hostile input is refused with its exact code and no response bytes")
+    func catalogue() throws {
+        let world = try TestWorld()
+        let engine = world.engine(try world.context([try world.entry(id: "mdl")], trust: world.trusted))
+        let cases = try Self.catalogue(world: world)
+        #expect(cases.count >= 100)
+        var refused = 0
+        for c in cases {
+            var produced: Data?
+            do {
+                produced = try engine.accept(rawRequest: Data(c.json), origin: c.origin)
+                Issue.record("\(c.name): accepted")
+            } catch {
+                #expect(error.code == c.code, "\(c.name): \(error)")
+                #expect(!error.detail.contains("verifier.example") && !error.detail.contains("other.example"), "\(c.name): message echoes the origin")
+                refused += 1
+            }
+            #expect(produced == nil, "\(c.name): produced bytes")
+        }
+        // Truncation of a valid signed request at every byte of its DeviceRequest: never accepted.
+        let good = try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name", "portrait"])], origin: TestWorld.origin, framing: .dataObject, signing: world.perDocumentSigning)
+        let drBytes = Base64URL.decode(good.deviceRequest)!
+        var truncations = 0
+        for cut in 0..<drBytes.count {
+            let raw = Data(Self.data(Base64URL.encode(drBytes.prefix(cut)), good.encryptionInfo))
+            #expect(throws: AnnexCError.self) { try engine.accept(rawRequest: raw, origin: Self.origin) }
+            truncations += 1
+        }
+        print("hostile catalogue: \(refused) named cases refused with the expected code; \(truncations) truncations of a valid request refused")
+    }
+}
