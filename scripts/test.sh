@@ -23,6 +23,17 @@ set +e
 "$venv/bin/python" Tests/interop/annexc_peer.py --cli .build/debug/mdoc-respond --vectors TestVectors
 peer=$?
 set -e
+# Sanitizers: the whole suite under AddressSanitizer (LeakSanitizer on; leaks inside the toolchain's
+# Foundation are listed in Tests/lsan.supp) and the concurrency test under ThreadSanitizer.
+set +e
+LSAN_OPTIONS="suppressions=$PWD/Tests/lsan.supp" swift test --sanitize=address --scratch-path .build/asan -j 2 > .build/asan.log 2>&1
+asan=$?
+swift test --sanitize=thread --scratch-path .build/tsan -j 2 --filter "EndToEndTests/concurrency" > .build/tsan.log 2>&1
+tsan=$?
+set -e
+echo "sanitizers: address $( [ $asan -eq 0 ] && echo clean || echo FAILED ) ($(grep -Eo 'Test run with [0-9]+ tests' .build/asan.log | tail -1)), thread $( [ $tsan -eq 0 ] && echo clean || echo FAILED )"
+[ $asan -eq 0 ] || tail -60 .build/asan.log >&2
+[ $tsan -eq 0 ] || tail -60 .build/tsan.log >&2
 # Each fuzz target briefly under libFuzzer + AddressSanitizer (long runs: scripts/fuzz.sh 3600).
 set +e
 scripts/fuzz.sh "${MDOC_FUZZ_SECONDS:-20}"
@@ -38,4 +49,5 @@ total=${total:-0}
 echo "tests: $((total - failed)) passed, $failed failed"
 [ "$peer" -eq 0 ] || { echo "annexc interop failed" >&2; exit 1; }
 [ "$fuzz" -eq 0 ] || { echo "fuzzing found a problem" >&2; exit 1; }
+[ "$asan" -eq 0 ] && [ "$tsan" -eq 0 ] || { echo "a sanitizer run failed" >&2; exit 1; }
 exit "$status"

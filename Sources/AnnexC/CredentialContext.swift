@@ -317,8 +317,8 @@ public struct CredentialContext: Sendable {
             throw AnnexCError(.contextInsecure, "context file is readable or writable by group or others (expected mode 0600)")
         }
         guard st.st_size <= maxFileSize else { throw AnnexCError(.contextCorrupt, "context file larger than \(maxFileSize) bytes") }
-        guard let data = FileManager.default.contents(atPath: path) else { throw AnnexCError(.contextUnavailable, "context file cannot be read") }
-        return try CredentialContext(encoded: Array(data), keyResolver: keyResolver ?? FileKeyResolver(directory: directory, requirePrivateFiles: requirePrivateFiles))
+        guard let data = readFileBounded(path, maxBytes: maxFileSize) else { throw AnnexCError(.contextUnavailable, "context file cannot be read") }
+        return try CredentialContext(encoded: data, keyResolver: keyResolver ?? FileKeyResolver(directory: directory, requirePrivateFiles: requirePrivateFiles))
     }
 
     /// Writes the snapshot to `directory/context.cbor` all or nothing: a temporary file (mode 0600) is

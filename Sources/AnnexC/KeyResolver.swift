@@ -39,10 +39,9 @@ public struct FileKeyResolver: DeviceKeyResolver {
         var st = stat()
         guard stat(path, &st) == 0 else { throw AnnexCError(.keyUnavailable, "device key file not found") }
         guard !requirePrivateFiles || st.st_mode & 0o077 == 0 else { throw AnnexCError(.keyUnavailable, "device key file is readable by group or others") }
-        guard st.st_size <= 16384, let data = FileManager.default.contents(atPath: path) else {
+        guard var bytes = readFileBounded(path, maxBytes: 16384) else {
             throw AnnexCError(.keyUnavailable, "device key file unreadable or too large")
         }
-        var bytes = Array(data)
         defer { for i in bytes.indices { bytes[i] = 0 } }
         do { return try SoftwareSigner(encodedPrivateKey: bytes) } catch { throw AnnexCError(.keyUnavailable, "device key file is not a PKCS#8 P-256/P-384/P-521/Ed25519 key") }
     }
