@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import AnnexC
+import MdocCBOR
+
+/// Crash safety of the credential context: writers (the CLI, in child processes) are killed with
+/// SIGKILL at random moments; every load must then see a complete snapshot — the old or the new one —
+/// with mode 0600.
+@Suite("Conformance: context crash safety")
+struct CrashSafetyTests {
+    static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    @Test("SIGKILL during context rewrites never leaves a partial snapshot")
+    func killDuringWrites() throws {
+        let binary = Self.repo.appendingPathComponent(".build/debug/mdoc-respond")
+        guard FileManager.default.isExecutableFile(atPath: binary.path) else {
+            print("NOTICE: .build/debug/mdoc-respond not built; crash-safety test skipped (scripts/test.sh builds it)")
+            return
+        }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-crash-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let vectors = Self.repo.appendingPathComponent("TestVectors")
+        func run(_ args: [String]) throws -> Process {
+            let p = Process()
+            p.executableURL = binary
+            p.arguments = args
+            p.standardOutput = FileHandle.nullDevice
+            p.standardError = FileHandle.nullDevice
+            try p.run()
+            return p
+        }
+        let setup = [["context", "init", "--context", dir.path],
+                     ["context", "import", "--context", dir.path, "--issuer-signed", vectors.appendingPathComponent("credentials/pid.issuer-signed.cbor").path,
+                      "--device-key", vectors.appendingPathComponent("context/keys/pid.pem").path, "--id", "pid"]]
+        for a in setup {
+            let p = try run(a)
+            p.waitUntilExit()
+            #expect(p.terminationStatus == 0)
+        }
+        var rng = SystemRandomNumberGenerator()
+        var kills = 0, completed = 0, cancelledSeen = 0, activeSeen = 0
+        for i in 0..<200 {
+            let p = try run(["context", i % 2 == 0 ? "cancel" : "reinstate", "pid", "--context", dir.path])
+            usleep(UInt32.random(in: 0...40_000, using: &rng))
+            if p.isRunning {
+                kill(p.processIdentifier, SIGKILL)
+                kills += 1
+            } else {
+                completed += 1
+            }
+            p.waitUntilExit()
+            // Whatever happened, the snapshot on disk is complete and private.
+            let ctx = try #require(try CredentialContext.load(from: dir))
+            #expect(ctx.credentials.count == 1)
+            if ctx.credentials[0].isCancelled { cancelledSeen += 1 } else { activeSeen += 1 }
+            let mode = (try FileManager.default.attributesOfItem(atPath: dir.appendingPathComponent("context.cbor").path)[.posixPermissions] as! NSNumber).intValue
+            #expect(mode & 0o777 == 0o600)
+        }
+        print("crash safety: 200 rewrites, \(kills) killed mid-way, \(completed) completed; every load complete (cancelled \(cancelledSeen), active \(activeSeen))")
+        #expect(kills > 0)
+    }
+}
