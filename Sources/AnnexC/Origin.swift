@@ -130,7 +130,9 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// Normalizes an origin given as a URL, from its components (never `absoluteString`).
+    /// Normalizes an origin given as a URL. Its text form goes through exactly the rules of
+    /// `init(_:allowAppOrigins:)`: a URL with a path other than `/`, a query, a fragment or userinfo is
+    /// refused rather than trimmed.
     public init(url: URL, allowAppOrigins: Bool = false) throws(AnnexCError) {
         try self.init(url.absoluteString, allowAppOrigins: allowAppOrigins)
     }

@@ -44,15 +44,6 @@ package enum DigestAlgorithm: Sendable, Hashable {
         }
     }
 
-    /// OpenSSL's name, for the signature APIs.
-    var name: String {
-        switch self {
-        case .sha256: "SHA256"
-        case .sha384: "SHA384"
-        case .sha512: "SHA512"
-        }
-    }
-
     /// One-shot digest of `data`.
     package func hash<D: ContiguousBytes>(_ data: D) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: outputSize)
@@ -169,35 +160,4 @@ package enum DigestAlgorithm: Sendable, Hashable {
         defer { SecureBytes.cleanse(&prk) }
         return try hkdfExpand(prk: prk, info: info, length: length)
     }
-}
-
-/// Incremental SHA-2 hashing, for inputs assembled in pieces.
-package struct DigestHasher: ~Copyable {
-    private let ctx: OpaquePointer
-    private let algorithm: DigestAlgorithm
-
-    /// Starts a new digest.
-    package init(_ algorithm: DigestAlgorithm) {
-        guard let c = EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new failed") }
-        precondition(EVP_DigestInit_ex2(c, algorithm.md, nil) == 1, "EVP_DigestInit_ex2 failed")
-        self.ctx = c
-        self.algorithm = algorithm
-    }
-
-    /// Adds bytes.
-    package mutating func update<D: ContiguousBytes>(_ data: D) {
-        data.withUnsafeBytes { buf in
-            if let base = buf.baseAddress, buf.count > 0 { _ = EVP_DigestUpdate(ctx, base, buf.count) }
-        }
-    }
-
-    /// Returns the digest; the hasher is consumed.
-    package consuming func finalize() -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: algorithm.outputSize)
-        var len: UInt32 = 0
-        _ = out.withUnsafeMutableBufferPointer { EVP_DigestFinal_ex(ctx, $0.baseAddress, &len) }
-        return out
-    }
-
-    deinit { EVP_MD_CTX_free(ctx) }
 }

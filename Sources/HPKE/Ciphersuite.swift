@@ -127,8 +127,3 @@ extension HPKE {
         }
     }
 }
-
-/// `I2OSP(n, w)`: big-endian encoding of `n` in `w` bytes (RFC 8017 §4.1).
-func I2OSP(_ n: Int, _ w: Int) -> [UInt8] {
-    (0..<w).map { UInt8(truncatingIfNeeded: n >> (8 * (w - 1 - $0))) }
-}

@@ -167,3 +167,20 @@ struct AnnexDTests {
         #expect(expanded.contains("\"portrait\": false"))
     }
 }
+
+@Suite("CryptoCore: random bytes and constant-time compare")
+struct SecureBytesTests {
+    @Test("random(count:) returns the length asked for, differs between calls, refuses negative counts; constantTimeEqual compares")
+    func randomAndCompare() throws {
+        #expect(try SecureBytes.random(count: 0).isEmpty)
+        let a = try SecureBytes.random(count: 32), b = try SecureBytes.random(count: 32)
+        #expect(a.count == 32 && b.count == 32 && a != b)
+        #expect(throws: CryptoError.invalidLength) { try SecureBytes.random(count: -1) }
+        #expect(SecureBytes.constantTimeEqual(a, a))
+        #expect(!SecureBytes.constantTimeEqual(a, b))
+        #expect(!SecureBytes.constantTimeEqual(a, Array(a.dropLast())))
+        var secret = a
+        SecureBytes.cleanse(&secret)
+        #expect(secret == [UInt8](repeating: 0, count: 32))
+    }
+}
