@@ -72,7 +72,7 @@ public struct StoredCredential: Sendable {
     /// Namespace names, in the same deterministic order.
     let nameSpaceNames: [String]
     /// Element → index into `orderedItems`.
-    let itemIndex: [ElementID: Int]
+    let itemIndex: ElementIndex
     let items: [ElementID: IssuerSignedItem]
     let issuerAuthRange: Range<Int>
     let signer: any COSESigner
@@ -136,7 +136,7 @@ public struct StoredCredential: Sendable {
         self.issuerSigned = parsed
         self.orderedItems = ordered
         self.nameSpaceNames = spaces.map(\.name)
-        self.itemIndex = index
+        self.itemIndex = ElementIndex(index.map { ($0.key, $0.value) })
         self.items = items
         self.issuerAuthRange = parsed.issuerAuth.item.byteRange
         self.signer = signer

@@ -252,48 +252,67 @@ public final class AnnexCEngine: Sendable {
 
     // MARK: Sealing
 
+    /// Writes the EncryptedResponse CBOR (`head`, then the sealed `deviceResponse`) to `out`, which
+    /// holds exactly `head.count + deviceResponse.count + Nt` bytes.
+    private static func writeEncrypted(_ out: UnsafeMutableRawBufferPointer, head: [UInt8], deviceResponse: [UInt8],
+                                       sender: inout HPKE.Sender) throws(AnnexCError) {
+        head.withUnsafeBytes { out.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        let sealed: Bool = deviceResponse.withUnsafeBytes { pt in
+            do { try sender.seal(pt, into: UnsafeMutableRawBufferPointer(rebasing: out[head.count...])); return true } catch { return false }
+        }
+        guard sealed else { throw AnnexCError(.sealingFailed, "HPKE seal failed") }
+    }
+
     func seal(_ deviceResponse: [UInt8], request: PresentmentRequest, format: ResponseFormat) throws(AnnexCError) -> Data {
         // The key was validated (on the curve) when EncryptionInfo was parsed; reuse it.
         let rk = request.encryptionInfo.recipientPublicKey
         let pkR = HPKE.PublicKey(key: rk.publicKey, kem: .p256HKDFSHA256, serialized: [0x04] + rk.x + rk.y!)
         var f = format
         if f == .automatic { f = request.framing == .dataObject ? .encryptedResponseCBOR : .androidEnvelope }
-        // EncryptedResponse = ["dcapi", {"enc": bstr(65), "cipherText": bstr(ct ‖ tag)}], written once:
-        // the ciphertext length is known in advance, so its head goes first and HPKE seals in place.
-        var w = CBORWriter(capacity: deviceResponse.count + 128)
+        // EncryptedResponse = ["dcapi", {"enc": bstr(65), "cipherText": bstr(ct ‖ tag)}]. Every length
+        // is known before sealing, so the response is written once into the buffer that becomes the
+        // returned Data: the CBOR head, then HPKE seals in place (iOS framing); for the JSON framings
+        // the CBOR goes to a scratch buffer and base64url writes straight into the output.
+        var w = CBORWriter(capacity: 128)
+        var sender: HPKE.Sender
         do {
-            var sender: HPKE.Sender
             if let source = configuration.ephemeralKeySource {
                 sender = try HPKE.Sender(suite: .annexC, recipient: pkR, info: request.sessionTranscript.bytes, ephemeralKey: source())
             } else {
                 sender = try HPKE.Sender(suite: .annexC, recipient: pkR, info: request.sessionTranscript.bytes)
             }
-            w.writeArrayHeader(count: 2)
-            w.writeText("dcapi")
-            w.writeMapHeader(count: 2)
-            w.writeText("enc")
-            w.writeBytes(sender.encapsulatedKey)
-            w.writeText("cipherText")
-            w.writeHead(major: 2, argument: UInt64(deviceResponse.count + HPKE.AEAD.aes128GCM.tagSize))
-            var bytes = w.takeBytes()
-            try sender.seal(deviceResponse, appendingTo: &bytes)
-            w = CBORWriter(bytes: bytes)
         } catch {
             throw AnnexCError(.sealingFailed, "HPKE seal failed")
         }
-        let encrypted = w.bytes
+        let ctLen = deviceResponse.count + HPKE.AEAD.aes128GCM.tagSize
+        w.writeArrayHeader(count: 2)
+        w.writeText("dcapi")
+        w.writeMapHeader(count: 2)
+        w.writeText("enc")
+        w.writeBytes(sender.encapsulatedKey)
+        w.writeText("cipherText")
+        w.writeHead(major: 2, argument: UInt64(ctLen))
+        let head = w.bytes
+        let cborLen = head.count + ctLen
         switch f {
         case .encryptedResponseCBOR, .automatic:
-            return Data(encrypted)
+            let out = UnsafeMutableRawBufferPointer.allocate(byteCount: cborLen, alignment: 16)
+            do { try Self.writeEncrypted(out, head: head, deviceResponse: deviceResponse, sender: &sender) } catch { out.deallocate(); throw error }
+            return Data(bytesNoCopy: out.baseAddress!, count: cborLen, deallocator: .custom { p, _ in p.deallocate() })
         case .responseJSON, .androidEnvelope:
-            let prefix = f == .responseJSON ? "{\"response\":\"" : "{\"protocol\":\"org-iso-mdoc\",\"data\":{\"response\":\""
-            let suffix = f == .responseJSON ? "\"}" : "\"}}"
-            var out = [UInt8]()
-            out.reserveCapacity(prefix.utf8.count + Base64URL.encodedLength(encrypted.count) + suffix.utf8.count)
-            out.append(contentsOf: prefix.utf8)
-            encrypted.withUnsafeBytes { Base64URL.encode($0, appendingTo: &out) }
-            out.append(contentsOf: suffix.utf8)
-            return Data(out)
+            let prefix: StaticString = f == .responseJSON ? "{\"response\":\"" : "{\"protocol\":\"org-iso-mdoc\",\"data\":{\"response\":\""
+            let suffix: StaticString = f == .responseJSON ? "\"}" : "\"}}"
+            let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: cborLen, alignment: 16)
+            defer { scratch.deallocate() }
+            try Self.writeEncrypted(scratch, head: head, deviceResponse: deviceResponse, sender: &sender)
+            let b64 = Base64URL.encodedLength(cborLen)
+            let total = prefix.utf8CodeUnitCount + b64 + suffix.utf8CodeUnitCount
+            let out = UnsafeMutableRawBufferPointer.allocate(byteCount: total, alignment: 16)
+            let o = out.baseAddress!
+            o.copyMemory(from: prefix.utf8Start, byteCount: prefix.utf8CodeUnitCount)
+            Base64URL.encode(UnsafeRawBufferPointer(scratch), into: (o + prefix.utf8CodeUnitCount).assumingMemoryBound(to: UInt8.self))
+            (o + prefix.utf8CodeUnitCount + b64).copyMemory(from: suffix.utf8Start, byteCount: suffix.utf8CodeUnitCount)
+            return Data(bytesNoCopy: o, count: total, deallocator: .custom { p, _ in p.deallocate() })
         }
     }
 }

@@ -11,6 +11,7 @@ enum Selection {
         request.docRequests.enumerated().map { index, dr in
             let ir = dr.itemsRequest
             var elements = [RequestedElement]()
+            elements.reserveCapacity(ir.elementCount)
             for ns in ir.nameSpaces {
                 for e in ns.elements { elements.append(RequestedElement(id: ElementID(ns.name, e.identifier), intentToRetain: e.intentToRetain)) }
             }

@@ -44,28 +44,41 @@ package enum AEADAlgorithm: Sendable, Hashable {
     package func seal<K: ContiguousBytes, N: ContiguousBytes, P: ContiguousBytes, A: ContiguousBytes>(
         key: K, nonce: N, plaintext: P, aad: A, appendingTo output: inout [UInt8]
     ) throws(CryptoError) {
+        let ptLen = plaintext.withUnsafeBytes { $0.count }
+        let start = output.count
+        output.append(contentsOf: repeatElement(0, count: ptLen + tagSize))
+        let result: Result<Void, CryptoError> = output.withUnsafeMutableBytes { out in
+            plaintext.withUnsafeBytes { pt in
+                Result { () throws(CryptoError) in
+                    try seal(key: key, nonce: nonce, plaintext: pt, aad: aad, into: UnsafeMutableRawBufferPointer(rebasing: out[start...]))
+                }
+            }
+        }
+        if case .failure(let error) = result {
+            output.removeSubrange(start...)
+            throw error
+        }
+    }
+
+    /// Encrypts `plaintext`, writing `ciphertext ‖ tag` to the start of `output`, which must hold at
+    /// least `plaintext.count + tagSize` bytes (the caller owns the buffer: no allocation here).
+    package func seal<K: ContiguousBytes, N: ContiguousBytes, A: ContiguousBytes>(
+        key: K, nonce: N, plaintext pt: UnsafeRawBufferPointer, aad: A, into output: UnsafeMutableRawBufferPointer
+    ) throws(CryptoError) {
+        guard output.count >= pt.count + tagSize else { throw .invalidLength }
         guard let ctx = EVP_CIPHER_CTX_new() else { throw .operationFailed(operation: "cipher ctx") }
         defer { EVP_CIPHER_CTX_free(ctx) }
         try initialize(ctx, key: key, nonce: nonce, encrypt: true)
         try feedAAD(ctx, aad: aad)
-        let ptLen = plaintext.withUnsafeBytes { $0.count }
-        let start = output.count
-        output.append(contentsOf: repeatElement(0, count: ptLen + tagSize))
-        let ok: Bool = plaintext.withUnsafeBytes { pt in
-            output.withUnsafeMutableBufferPointer { outBuf in
-                let dst = outBuf.baseAddress! + start
-                var outl: Int32 = 0
-                if pt.count > 0 {
-                    guard EVP_EncryptUpdate(ctx, dst, &outl, pt.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(pt.count)) == 1,
-                          Int(outl) == pt.count else { return false }
-                }
-                var finl: Int32 = 0
-                guard EVP_EncryptFinal_ex(ctx, dst + pt.count, &finl) == 1, finl == 0 else { return false }
-                return EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, Int32(tagSize), dst + pt.count) == 1
-            }
+        let dst = output.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        var outl: Int32 = 0
+        if pt.count > 0 {
+            guard EVP_EncryptUpdate(ctx, dst, &outl, pt.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(pt.count)) == 1,
+                  Int(outl) == pt.count else { throw .operationFailed(operation: "seal") }
         }
-        guard ok else {
-            output.removeSubrange(start...)
+        var finl: Int32 = 0
+        guard EVP_EncryptFinal_ex(ctx, dst + pt.count, &finl) == 1, finl == 0,
+              EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, Int32(tagSize), dst + pt.count) == 1 else {
             throw .operationFailed(operation: "seal")
         }
     }

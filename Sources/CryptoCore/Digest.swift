@@ -70,19 +70,23 @@ package enum DigestAlgorithm: Sendable, Hashable {
 
     /// HMAC over the concatenation of `parts`, written into `out` (exactly `outputSize` bytes).
     package func hmac<K: ContiguousBytes>(key: K, parts: [UnsafeRawBufferPointer], into out: UnsafeMutableRawBufferPointer) {
+        key.withUnsafeBytes { k in parts.withUnsafeBufferPointer { hmac(key: k, parts: $0, into: out) } }
+    }
+
+    /// HMAC over the concatenation of `parts`, written into `out` (exactly `outputSize` bytes). The
+    /// allocation-free core: pads on the stack, one digest context for both passes.
+    package func hmac(key k: UnsafeRawBufferPointer, parts: UnsafeBufferPointer<UnsafeRawBufferPointer>, into out: UnsafeMutableRawBufferPointer) {
         precondition(out.count == outputSize)
         let bs = blockSize
         // K0: the key padded (or hashed, when longer than a block) to the block size; then ipad/opad.
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 2 * bs) { pads in
             pads.initialize(repeating: 0)
             defer { OPENSSL_cleanse(pads.baseAddress!, pads.count) }
-            key.withUnsafeBytes { k in
-                if k.count > bs {
-                    var len: UInt32 = 0
-                    _ = EVP_Digest(k.baseAddress!, k.count, pads.baseAddress!, &len, md, nil)
-                } else if k.count > 0 {
-                    UnsafeMutableRawPointer(pads.baseAddress!).copyMemory(from: k.baseAddress!, byteCount: k.count)
-                }
+            if k.count > bs {
+                var len: UInt32 = 0
+                _ = EVP_Digest(k.baseAddress!, k.count, pads.baseAddress!, &len, md, nil)
+            } else if k.count > 0 {
+                UnsafeMutableRawPointer(pads.baseAddress!).copyMemory(from: k.baseAddress!, byteCount: k.count)
             }
             for i in 0..<bs {
                 let b = pads[i]
@@ -117,40 +121,56 @@ package enum DigestAlgorithm: Sendable, Hashable {
         }
     }
 
+    /// HKDF-Extract into `out` (exactly `outputSize` bytes); no allocation.
+    package func hkdfExtract(salt: UnsafeRawBufferPointer, ikmParts: UnsafeBufferPointer<UnsafeRawBufferPointer>, into out: UnsafeMutableRawBufferPointer) {
+        hmac(key: salt, parts: ikmParts, into: out)
+    }
+
     /// HKDF-Expand (RFC 5869 §2.3). `length` must be at most 255 × the digest size.
     package func hkdfExpand<P: ContiguousBytes, I: ContiguousBytes>(prk: P, info: I, length: Int) throws(CryptoError) -> [UInt8] {
         guard length >= 0, length <= 255 * outputSize else { throw .invalidLength }
         return info.withUnsafeBytes { i in (try? hkdfExpand(prk: prk, infoParts: [i], length: length)) ?? [] }
     }
 
-    /// HKDF-Expand with `info` given as the concatenation of `infoParts`; each block is
-    /// `T(i) = HMAC(prk, T(i-1) ‖ info ‖ i)` computed from the pieces, with no intermediate buffers.
+    /// HKDF-Expand with `info` given as the concatenation of `infoParts`.
     package func hkdfExpand<P: ContiguousBytes>(prk: P, infoParts: [UnsafeRawBufferPointer], length: Int) throws(CryptoError) -> [UInt8] {
         guard length >= 0, length <= 255 * outputSize else { throw .invalidLength }
-        let h = outputSize
         return [UInt8](unsafeUninitializedCapacity: max(length, 1)) { out, n in
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: h) { t in
-                var produced = 0
-                var counter: UInt8 = 1
-                var previous = UnsafeRawBufferPointer(start: nil, count: 0)
-                while produced < length {
-                    withUnsafeBytes(of: counter) { c in
-                        var parts = [UnsafeRawBufferPointer]()
-                        parts.reserveCapacity(infoParts.count + 2)
-                        if previous.count > 0 { parts.append(previous) }
-                        parts += infoParts
-                        parts.append(c)
-                        hmac(key: prk, parts: parts, into: UnsafeMutableRawBufferPointer(t))
-                    }
-                    let take = min(h, length - produced)
-                    (out.baseAddress! + produced).update(from: t.baseAddress!, count: take)
-                    produced += take
-                    previous = UnsafeRawBufferPointer(t)
-                    counter &+= 1
+            prk.withUnsafeBytes { p in
+                infoParts.withUnsafeBufferPointer { parts in
+                    try? hkdfExpand(prk: p, infoParts: parts, into: UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(out)[0..<length]))
                 }
-                OPENSSL_cleanse(t.baseAddress!, h)
             }
             n = length
+        }
+    }
+
+    /// HKDF-Expand into `out` (its count is L, at most 255 × the digest size). Each block is
+    /// `T(i) = HMAC(prk, T(i-1) ‖ info ‖ i)` computed from the pieces; no allocation.
+    package func hkdfExpand(prk: UnsafeRawBufferPointer, infoParts: UnsafeBufferPointer<UnsafeRawBufferPointer>,
+                            into out: UnsafeMutableRawBufferPointer) throws(CryptoError) {
+        let length = out.count
+        guard length <= 255 * outputSize else { throw .invalidLength }
+        let h = outputSize
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: h) { t in
+            withUnsafeTemporaryAllocation(of: UnsafeRawBufferPointer.self, capacity: infoParts.count + 2) { parts in
+                var produced = 0
+                var counter: UInt8 = 1
+                while produced < length {
+                    withUnsafeBytes(of: counter) { c in
+                        var n = 0
+                        if produced > 0 { parts[n] = UnsafeRawBufferPointer(t); n += 1 }
+                        for p in infoParts { parts[n] = p; n += 1 }
+                        parts[n] = c; n += 1
+                        hmac(key: prk, parts: UnsafeBufferPointer(rebasing: parts[0..<n]), into: UnsafeMutableRawBufferPointer(t))
+                    }
+                    let take = min(h, length - produced)
+                    (out.baseAddress! + produced).copyMemory(from: t.baseAddress!, byteCount: take)
+                    produced += take
+                    counter &+= 1
+                }
+            }
+            OPENSSL_cleanse(t.baseAddress!, h)
         }
     }
 

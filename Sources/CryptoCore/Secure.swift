@@ -24,6 +24,11 @@ package enum SecureBytes {
         }
     }
 
+    /// Overwrites a caller-owned buffer (stack scratch space) with zeros.
+    package static func cleanse(_ buf: UnsafeMutableRawBufferPointer) {
+        if let base = buf.baseAddress, buf.count > 0 { OPENSSL_cleanse(base, buf.count) }
+    }
+
     /// Constant-time equality (time depends only on the lengths).
     package static func constantTimeEqual<A: ContiguousBytes, B: ContiguousBytes>(_ a: A, _ b: B) -> Bool {
         a.withUnsafeBytes { pa in

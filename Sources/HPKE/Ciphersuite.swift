@@ -49,7 +49,7 @@ extension HPKE {
         }
 
         /// `suite_id = "KEM" ‖ I2OSP(kem_id, 2)`.
-        var suiteID: [UInt8] { [0x4b, 0x45, 0x4d, UInt8(rawValue >> 8), UInt8(rawValue & 0xff)] }
+        var suiteID: SuiteID { SuiteID(kem: rawValue) }
     }
 
     /// Key derivation functions (RFC 9180 §7.2).
@@ -121,9 +121,8 @@ extension HPKE {
         public static let annexC = Ciphersuite(kem: .p256HKDFSHA256, kdf: .hkdfSHA256, aead: .aes128GCM)
 
         /// `suite_id = "HPKE" ‖ I2OSP(kem_id, 2) ‖ I2OSP(kdf_id, 2) ‖ I2OSP(aead_id, 2)`.
-        var suiteID: [UInt8] {
-            [0x48, 0x50, 0x4b, 0x45, UInt8(kem.rawValue >> 8), UInt8(kem.rawValue & 0xff), UInt8(kdf.rawValue >> 8), UInt8(kdf.rawValue & 0xff),
-             UInt8(aead.rawValue >> 8), UInt8(aead.rawValue & 0xff)]
+        var suiteID: SuiteID {
+            SuiteID(kem: kem.rawValue, kdf: kdf.rawValue, aead: aead.rawValue)
         }
     }
 }

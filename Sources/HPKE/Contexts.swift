@@ -80,6 +80,19 @@ extension HPKE {
             try core.increment()
         }
 
+        /// `Seal(aad, pt)` writing `ciphertext ‖ tag` to the start of `output`, a buffer the caller
+        /// owns that holds at least `plaintext.count + Nt` bytes (for building a response in its
+        /// final buffer without any copy).
+        public mutating func seal(_ plaintext: UnsafeRawBufferPointer, aad: [UInt8] = [], into output: UnsafeMutableRawBufferPointer) throws(HPKE.Error) {
+            guard let aead = core.suite.aead.algorithm else { throw .exportOnly }
+            guard core.sequence < UInt64.max else { throw .messageLimitReached }
+            let sealed: Bool = core.withNonce { nonce in
+                do { try aead.seal(key: core.schedule.key, nonce: nonce, plaintext: plaintext, aad: aad, into: output); return true } catch { return false }
+            }
+            guard sealed else { throw .invalidLength }
+            try core.increment()
+        }
+
         /// `Export(exporter_context, L)`.
         public func export(context: [UInt8], length: Int) throws(HPKE.Error) -> [UInt8] {
             try core.export(context: context, length: length)

@@ -14,10 +14,37 @@ struct DHKEM {
         do { return try sk.key.sharedSecret(with: pk.key) } catch { throw .invalidPublicKey }
     }
 
-    private func extractAndExpand(dh: [UInt8], kemContext: [UInt8]) throws(HPKE.Error) -> [UInt8] {
-        var eaePRK = kdf.labeledExtract(salt: [], label: "eae_prk", ikm: dh)
-        defer { SecureBytes.cleanse(&eaePRK) }
-        return try kdf.labeledExpand(prk: eaePRK, label: "shared_secret", info: kemContext, length: kem.sharedSecretSize)
+    /// `ExtractAndExpand(dh, kem_context)` with `kem_context` given as parts (enc ‖ pkRm [‖ pkSm]):
+    /// eae_prk stays on the stack and is cleansed; only the shared secret is allocated.
+    private func extractAndExpand(dh: [UInt8], kemContext: [[UInt8]]) throws(HPKE.Error) -> [UInt8] {
+        let nh = kem.kdf.digest.outputSize, ns = kem.sharedSecretSize
+        var failed = false
+        let shared = [UInt8](unsafeUninitializedCapacity: ns) { out, n in
+            n = ns
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: nh) { prkBuf in
+                let prk = UnsafeMutableRawBufferPointer(prkBuf)
+                defer { SecureBytes.cleanse(prk) }
+                dh.withUnsafeBytes { d in
+                    kdf.labeledExtract(salt: UnsafeRawBufferPointer(start: nil, count: 0), label: "eae_prk", ikm: d, into: prk)
+                }
+                Self.withParts(kemContext) { parts in
+                    do { try kdf.labeledExpand(prk: UnsafeRawBufferPointer(prk), label: "shared_secret", info: parts, into: UnsafeMutableRawBufferPointer(out)) } catch { failed = true }
+                }
+            }
+        }
+        if failed { throw .invalidLength }
+        return shared
+    }
+
+    /// The arrays' bytes as a stack-held parts list (at most three here).
+    private static func withParts<R>(_ arrays: [[UInt8]], _ body: (UnsafeBufferPointer<UnsafeRawBufferPointer>) -> R) -> R {
+        withUnsafeTemporaryAllocation(of: UnsafeRawBufferPointer.self, capacity: arrays.count) { parts in
+            func step(_ k: Int) -> R {
+                if k == arrays.count { return body(UnsafeBufferPointer(parts)) }
+                return arrays[k].withUnsafeBytes { b in parts[k] = b; return step(k + 1) }
+            }
+            return step(0)
+        }
     }
 
     /// `Encap(pkR)` / `AuthEncap(pkR, skS)` with the given ephemeral key (fresh in normal use; fixed
@@ -27,14 +54,13 @@ struct DHKEM {
         var dhValue = try dh(skE, pkR)
         defer { SecureBytes.cleanse(&dhValue) }
         let enc = skE.publicKey.serialized
-        var kemContext = enc + pkR.serialized
         if let skS {
             var dh2 = try dh(skS, pkR)
             dhValue += dh2
             SecureBytes.cleanse(&dh2)
-            kemContext += skS.publicKey.serialized
+            return (try extractAndExpand(dh: dhValue, kemContext: [enc, pkR.serialized, skS.publicKey.serialized]), enc)
         }
-        return (try extractAndExpand(dh: dhValue, kemContext: kemContext), enc)
+        return (try extractAndExpand(dh: dhValue, kemContext: [enc, pkR.serialized]), enc)
     }
 
     /// `Decap(enc, skR)` / `AuthDecap(enc, skR, pkS)`.
@@ -45,13 +71,12 @@ struct DHKEM {
         var dhValue: [UInt8]
         do { dhValue = try dh(skR, pkE) } catch { throw .invalidEncapsulatedKey }
         defer { SecureBytes.cleanse(&dhValue) }
-        var kemContext = enc + skR.publicKey.serialized
         if let pkS {
             var dh2 = try dh(skR, pkS)
             dhValue += dh2
             SecureBytes.cleanse(&dh2)
-            kemContext += pkS.serialized
+            return try extractAndExpand(dh: dhValue, kemContext: [enc, skR.publicKey.serialized, pkS.serialized])
         }
-        return try extractAndExpand(dh: dhValue, kemContext: kemContext)
+        return try extractAndExpand(dh: dhValue, kemContext: [enc, skR.publicKey.serialized])
     }
 }

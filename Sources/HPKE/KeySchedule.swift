@@ -1,25 +1,29 @@
 internal import CryptoCore
 
 /// The key schedule (RFC 9180 §5.1) and the secrets it produces. A class so that exactly one
-/// owner holds the buffers and cleanses them on release; the contents never change after init.
+/// owner holds the buffer and cleanses it on release; the contents never change after init. The
+/// three secrets live in one buffer (`key ‖ base_nonce ‖ exporter_secret`): one allocation.
 final class KeySchedule: @unchecked Sendable {
-    private(set) var key: [UInt8]
-    private(set) var baseNonce: [UInt8]
-    private(set) var exporterSecret: [UInt8]
+    private var secrets: [UInt8]
+    private let nk: Int, nn: Int
 
-    init(key: [UInt8], baseNonce: [UInt8], exporterSecret: [UInt8]) {
-        self.key = key
-        self.baseNonce = baseNonce
-        self.exporterSecret = exporterSecret
+    init(secrets: [UInt8], keySize: Int, nonceSize: Int) {
+        self.secrets = secrets
+        nk = keySize
+        nn = nonceSize
     }
 
-    deinit {
-        SecureBytes.cleanse(&key)
-        SecureBytes.cleanse(&baseNonce)
-        SecureBytes.cleanse(&exporterSecret)
-    }
+    deinit { SecureBytes.cleanse(&secrets) }
 
-    /// `VerifyPSKInputs` then `KeySchedule<ROLE>(mode, shared_secret, info, psk, psk_id)`.
+    /// The AEAD key.
+    var key: ArraySlice<UInt8> { secrets[0..<nk] }
+    /// The base nonce.
+    var baseNonce: ArraySlice<UInt8> { secrets[nk..<(nk + nn)] }
+    /// The exporter secret.
+    var exporterSecret: ArraySlice<UInt8> { secrets[(nk + nn)...] }
+
+    /// `VerifyPSKInputs` then `KeySchedule<ROLE>(mode, shared_secret, info, psk, psk_id)`. Every
+    /// intermediate (the two hashes, the context, `secret`) lives on the stack and is cleansed.
     static func derive(suite: HPKE.Ciphersuite, mode: HPKE.Mode, sharedSecret: [UInt8], info: [UInt8],
                        psk: [UInt8], pskID: [UInt8]) throws(HPKE.Error) -> KeySchedule {
         let gotPSK = !psk.isEmpty, gotPSKID = !pskID.isEmpty
@@ -28,15 +32,42 @@ final class KeySchedule: @unchecked Sendable {
         guard gotPSK == pskMode else { throw .invalidPSKInputs }
 
         let kdf = LabeledKDF(digest: suite.kdf.digest, suiteID: suite.suiteID)
-        let pskIDHash = kdf.labeledExtract(salt: [], label: "psk_id_hash", ikm: pskID)
-        let infoHash = kdf.labeledExtract(salt: [], label: "info_hash", ikm: info)
-        let context = [mode.rawValue] + pskIDHash + infoHash
-        var secret = kdf.labeledExtract(salt: sharedSecret, label: "secret", ikm: psk)
-        defer { SecureBytes.cleanse(&secret) }
-        let key = try kdf.labeledExpand(prk: secret, label: "key", info: context, length: suite.aead.keySize)
-        let nonce = try kdf.labeledExpand(prk: secret, label: "base_nonce", info: context, length: suite.aead.nonceSize)
-        let exporter = try kdf.labeledExpand(prk: secret, label: "exp", info: context, length: suite.kdf.hashSize)
-        return KeySchedule(key: key, baseNonce: nonce, exporterSecret: exporter)
+        let nh = suite.kdf.hashSize, nk = suite.aead.keySize, nn = suite.aead.nonceSize
+        let none = UnsafeRawBufferPointer(start: nil, count: 0)
+        var failed = false
+        let secrets = [UInt8](unsafeUninitializedCapacity: nk + nn + nh) { out, n in
+            n = nk + nn + nh
+            // scratch = mode(1) ‖ psk_id_hash(Nh) ‖ info_hash(Nh) ‖ secret(Nh)
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 1 + 3 * nh) { scratch in
+                let raw = UnsafeMutableRawBufferPointer(scratch)
+                defer { SecureBytes.cleanse(raw) }
+                raw[0] = mode.rawValue
+                let pskIDHash = UnsafeMutableRawBufferPointer(rebasing: raw[1..<(1 + nh)])
+                let infoHash = UnsafeMutableRawBufferPointer(rebasing: raw[(1 + nh)..<(1 + 2 * nh)])
+                let secret = UnsafeMutableRawBufferPointer(rebasing: raw[(1 + 2 * nh)...])
+                pskID.withUnsafeBytes { kdf.labeledExtract(salt: none, label: "psk_id_hash", ikm: $0, into: pskIDHash) }
+                info.withUnsafeBytes { kdf.labeledExtract(salt: none, label: "info_hash", ikm: $0, into: infoHash) }
+                sharedSecret.withUnsafeBytes { ss in psk.withUnsafeBytes { p in
+                    kdf.labeledExtract(salt: ss, label: "secret", ikm: p, into: secret)
+                } }
+                let context = UnsafeRawBufferPointer(rebasing: raw[0..<(1 + 2 * nh)])
+                let prk = UnsafeRawBufferPointer(secret)
+                let o = UnsafeMutableRawBufferPointer(out)
+                withUnsafeTemporaryAllocation(of: UnsafeRawBufferPointer.self, capacity: 1) { parts in
+                    parts[0] = context
+                    let ctx = UnsafeBufferPointer(parts)
+                    do {
+                        try kdf.labeledExpand(prk: prk, label: "key", info: ctx, into: UnsafeMutableRawBufferPointer(rebasing: o[0..<nk]))
+                        try kdf.labeledExpand(prk: prk, label: "base_nonce", info: ctx, into: UnsafeMutableRawBufferPointer(rebasing: o[nk..<(nk + nn)]))
+                        try kdf.labeledExpand(prk: prk, label: "exp", info: ctx, into: UnsafeMutableRawBufferPointer(rebasing: o[(nk + nn)...]))
+                    } catch {
+                        failed = true
+                    }
+                }
+            }
+        }
+        if failed { throw .invalidLength }
+        return KeySchedule(secrets: secrets, keySize: nk, nonceSize: nn)
     }
 }
 
@@ -47,16 +78,22 @@ struct ContextCore: Sendable {
     var sequence: UInt64 = 0
 
     /// `ComputeNonce(seq) = base_nonce XOR I2OSP(seq, Nn)`.
-    func nonce() -> [UInt8] {
-        var n = schedule.baseNonce
-        var s = sequence
-        var i = n.count - 1
-        while s != 0 && i >= 0 {
-            n[i] ^= UInt8(truncatingIfNeeded: s)
-            s >>= 8
-            i -= 1
+    func nonce() -> [UInt8] { withNonce { Array($0) } }
+
+    /// `ComputeNonce(seq)` in a stack buffer, valid inside `body` (no allocation per message).
+    func withNonce<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        let base = schedule.baseNonce
+        return try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: base.count) { n in
+            _ = n.initialize(from: base)
+            var s = sequence
+            var i = n.count - 1
+            while s != 0 && i >= 0 {
+                n[i] ^= UInt8(truncatingIfNeeded: s)
+                s >>= 8
+                i -= 1
+            }
+            return try body(UnsafeRawBufferPointer(n))
         }
-        return n
     }
 
     /// `IncrementSeq`: refuses to wrap (a wrapped sequence would reuse a nonce).
@@ -67,6 +104,8 @@ struct ContextCore: Sendable {
 
     func export(context: [UInt8], length: Int) throws(HPKE.Error) -> [UInt8] {
         let kdf = LabeledKDF(digest: suite.kdf.digest, suiteID: suite.suiteID)
-        return try kdf.labeledExpand(prk: schedule.exporterSecret, label: "sec", info: context, length: length)
+        var prk = Array(schedule.exporterSecret)
+        defer { SecureBytes.cleanse(&prk) }
+        return try kdf.labeledExpand(prk: prk, label: "sec", info: context, length: length)
     }
 }

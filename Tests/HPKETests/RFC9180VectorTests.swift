@@ -79,9 +79,9 @@ struct RFC9180VectorTests {
 
             let psk = v.psk.map(h) ?? [], pskID = v.psk_id.map(h) ?? []
             let ks = try KeySchedule.derive(suite: suite, mode: mode, sharedSecret: shared, info: h(v.info), psk: psk, pskID: pskID)
-            #expect(ks.key == h(v.key), "\(label) key")
-            #expect(ks.baseNonce == h(v.base_nonce), "\(label) base_nonce")
-            #expect(ks.exporterSecret == h(v.exporter_secret), "\(label) exporter_secret")
+            #expect(Array(ks.key) == h(v.key), "\(label) key")
+            #expect(Array(ks.baseNonce) == h(v.base_nonce), "\(label) base_nonce")
+            #expect(Array(ks.exporterSecret) == h(v.exporter_secret), "\(label) exporter_secret")
 
             let options = HPKE.SetupOptions(psk: psk, pskID: pskID)
             var sender = try HPKE.Sender(suite: suite, recipient: skR.publicKey, info: h(v.info), options: options, authenticatedBy: skS, ephemeralKey: skE)

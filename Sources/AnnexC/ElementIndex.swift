@@ -1,0 +1,99 @@
+/// A read-only map from `ElementID` to an index, built once per credential when the context loads
+/// and probed for every requested element. Open addressing over a multiplicative hash of the
+/// identifier's UTF-8 bytes; keys are kept as bytes in one flat buffer and compared with `memcmp`.
+/// Cheaper than `Dictionary`'s seeded SipHash plus `String` equality, and allocation-free on lookup.
+/// The table is built from the holder's own credential, so a request can only probe it, never shape
+/// it (no flooding concern). Identifiers compare as encoded bytes, exactly as the MSO digests them.
+struct ElementIndex: Sendable {
+    private struct Entry: Sendable {
+        let identifier: Range<Int>
+        let nameSpace: Range<Int>
+        let value: Int
+        let hash: UInt64
+    }
+    private let bytes: [UInt8]
+    private let entries: [Entry]
+    /// Slot → entry index + 1 (0 = empty); capacity is a power of two at least twice the count.
+    private let slots: [Int32]
+    private let mask: Int
+
+    /// Builds the index; a repeated key keeps its first value.
+    init(_ pairs: [(ElementID, Int)]) {
+        var capacity = 8
+        while capacity < pairs.count * 2 { capacity <<= 1 }
+        var slots = [Int32](repeating: 0, count: capacity)
+        var entries = [Entry]()
+        var bytes = [UInt8]()
+        entries.reserveCapacity(pairs.count)
+        let mask = capacity - 1
+        for (id, value) in pairs {
+            let ident = Array(id.identifier.utf8), ns = Array(id.nameSpace.utf8)
+            let h = ident.withUnsafeBufferPointer { Self.hash($0) }
+            var s = Int(truncatingIfNeeded: h) & mask
+            var duplicate = false
+            while slots[s] != 0 {
+                let e = entries[Int(slots[s]) - 1]
+                if e.hash == h && bytes[e.identifier].elementsEqual(ident) && bytes[e.nameSpace].elementsEqual(ns) { duplicate = true; break }
+                s = (s + 1) & mask
+            }
+            if duplicate { continue }
+            let i0 = bytes.count
+            bytes.append(contentsOf: ident)
+            let n0 = bytes.count
+            bytes.append(contentsOf: ns)
+            entries.append(Entry(identifier: i0..<n0, nameSpace: n0..<bytes.count, value: value, hash: h))
+            slots[s] = Int32(entries.count)
+        }
+        self.bytes = bytes
+        self.entries = entries
+        self.slots = slots
+        self.mask = mask
+    }
+
+    /// The value stored for `id`, if any.
+    subscript(id: ElementID) -> Int? {
+        var ident = id.identifier, ns = id.nameSpace
+        return ident.withUTF8 { ib in ns.withUTF8 { nb in probe(ib, nb) } }
+    }
+
+    private func probe(_ ident: UnsafeBufferPointer<UInt8>, _ ns: UnsafeBufferPointer<UInt8>) -> Int? {
+        let h = Self.hash(ident)
+        var s = Int(truncatingIfNeeded: h) & mask
+        return bytes.withUnsafeBufferPointer { kb in slots.withUnsafeBufferPointer { sl in entries.withUnsafeBufferPointer { en in
+            while sl[s] != 0 {
+                let e = en[Int(sl[s]) - 1]
+                if e.hash == h && Self.equal(kb, e.identifier, ident) && Self.equal(kb, e.nameSpace, ns) { return e.value }
+                s = (s + 1) & mask
+            }
+            return nil
+        } } }
+    }
+
+    @inline(__always)
+    private static func equal(_ kb: UnsafeBufferPointer<UInt8>, _ r: Range<Int>, _ x: UnsafeBufferPointer<UInt8>) -> Bool {
+        r.count == x.count && (x.count == 0 || memcmp(kb.baseAddress! + r.lowerBound, x.baseAddress!, x.count) == 0)
+    }
+
+    /// A multiplicative hash of the identifier's bytes, eight at a time (the namespace is compared
+    /// on a hit but not hashed: one identifier rarely lives in two namespaces of one credential).
+    static func hash(_ b: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        var h: UInt64 = 0x9e37_79b9_7f4a_7c15 ^ UInt64(b.count)
+        guard let p = b.baseAddress else { return h }
+        let raw = UnsafeRawPointer(p)
+        var i = 0
+        while i + 8 <= b.count {
+            h = (h ^ raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0xff51_afd7_ed55_8ccd
+            h ^= h >> 29
+            i += 8
+        }
+        var tail: UInt64 = 0
+        var shift: UInt64 = 0
+        while i < b.count { tail |= UInt64(p[i]) << shift; shift += 8; i += 1 }
+        h = (h ^ tail) &* 0xc4ce_b9fe_1a85_ec53
+        return h ^ (h >> 32)
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif
