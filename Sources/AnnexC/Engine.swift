@@ -296,18 +296,18 @@ public final class AnnexCEngine: Sendable {
         let cborLen = head.count + ctLen
         switch f {
         case .encryptedResponseCBOR, .automatic:
-            let out = UnsafeMutableRawBufferPointer.allocate(byteCount: cborLen, alignment: 16)
+            let out = UnsafeMutableRawBufferPointer.allocate(byteCount: cborLen, alignment: 1)
             do { try Self.writeEncrypted(out, head: head, deviceResponse: deviceResponse, sender: &sender) } catch { out.deallocate(); throw error }
             return Data(bytesNoCopy: out.baseAddress!, count: cborLen, deallocator: .custom { p, _ in p.deallocate() })
         case .responseJSON, .androidEnvelope:
             let prefix: StaticString = f == .responseJSON ? "{\"response\":\"" : "{\"protocol\":\"org-iso-mdoc\",\"data\":{\"response\":\""
             let suffix: StaticString = f == .responseJSON ? "\"}" : "\"}}"
-            let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: cborLen, alignment: 16)
+            let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: cborLen, alignment: 1)
             defer { scratch.deallocate() }
             try Self.writeEncrypted(scratch, head: head, deviceResponse: deviceResponse, sender: &sender)
             let b64 = Base64URL.encodedLength(cborLen)
             let total = prefix.utf8CodeUnitCount + b64 + suffix.utf8CodeUnitCount
-            let out = UnsafeMutableRawBufferPointer.allocate(byteCount: total, alignment: 16)
+            let out = UnsafeMutableRawBufferPointer.allocate(byteCount: total, alignment: 1)
             let o = out.baseAddress!
             o.copyMemory(from: prefix.utf8Start, byteCount: prefix.utf8CodeUnitCount)
             Base64URL.encode(UnsafeRawBufferPointer(scratch), into: (o + prefix.utf8CodeUnitCount).assumingMemoryBound(to: UInt8.self))

@@ -260,6 +260,7 @@ hpkeFigures(size: 32768)
 
 @MainActor
 func acceptFigures() {
+    if let op = onlyOp, op.hasPrefix("elements_") || op.hasPrefix("portrait_") { return }   // scalingFigures runs those
     let now = Date(timeIntervalSince1970: 1_780_000_000)
     let day: TimeInterval = 86400
     let iacaKey = try! SoftwareSigner.generate(), dsKey = try! SoftwareSigner.generate(), device = try! SoftwareSigner.generate()
@@ -384,6 +385,20 @@ func scalingFigures() {
         let req = try! AnnexCReader.makeRequest(documents: [.init(docType: "org.iso.18013.5.1.mDL", elements: elems.map { (ElementID(ns, $0.identifier), false) })],
                                                 origin: try! Origin("https://verifier.example"), framing: .dataObject)
         return (engine, req)
+    }
+    // `--op elements_N` / `--op portrait_NK`: one growth point N times, untimed (callgrind: instructions
+    // and mallocs per accept as the released elements or bytes grow).
+    if let op = onlyOp {
+        let (engine, req): (AnnexCEngine, AnnexCReader.BuiltRequest)
+        if op.hasPrefix("elements_"), let n = Int(op.dropFirst(9)) {
+            (engine, req) = engineFor(elements: n, portrait: 0)
+        } else if op.hasPrefix("portrait_"), let kb = Int(op.dropFirst(9).dropLast()) {
+            (engine, req) = engineFor(elements: 12, portrait: kb * 1024)
+        } else {
+            print("unknown --op \(op)"); exit(2)
+        }
+        for _ in 0..<opIterations { blackHole(try! engine.accept(rawRequest: req.rawRequest, origin: "https://verifier.example")) }
+        exit(0)
     }
     for n in [1, 10, 50, 200] {
         let (engine, req) = engineFor(elements: n, portrait: 0)
