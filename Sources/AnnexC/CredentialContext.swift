@@ -38,8 +38,9 @@ public struct RegistrationInfo: Sendable, Hashable {
 }
 
 /// A stored credential, indexed once when the context loads: every IssuerSignedItemBytes is a byte
-/// range found by (namespace, element) without re-parsing.
-public struct StoredCredential: Sendable {
+/// range found by (namespace, element) without re-parsing. Immutable; a class so that handing it
+/// around (selection, planning) costs one reference count, not one per field.
+public final class StoredCredential: Sendable {
     /// The identifier.
     public let id: String
     /// The docTypes it answers (the first is the MSO docType).
