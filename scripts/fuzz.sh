@@ -35,7 +35,13 @@ for i, c in enumerate(json.load(open("TestVectors/requests/manifest.json"))):
     put(f"{work}/seeds-FuzzRequest", f"r{i}", c["origin"].encode() + b"\n" + open("TestVectors/" + c["file"], "rb").read())
 PY
 for t in "${targets[@]}"; do
-    (cd Fuzz && swift build -c release --sanitize=fuzzer --sanitize=address -j 2 --product "$t" >/dev/null)
+    # SwiftPM passes --sanitize=fuzzer and --sanitize=address to swiftc as two separate flags and the
+    # driver keeps only the last, so the frontend would get ASan but no coverage instrumentation
+    # (libFuzzer then runs blind: "no interesting inputs", corp 1/1b). The combined -Xswiftc flag
+    # instruments every Swift module, dependencies included; --sanitize=fuzzer still tells SwiftPM to
+    # let libFuzzer supply main.
+    (cd Fuzz && swift build -c release --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer,address -j 2 --product "$t" 2>&1 \
+        | grep -v "Cannot export local symbol" | grep -E "error|warning: " >&2 || true)
     mkdir -p "$work/corpus-$t"
     log="$work/$t.log"
     set +e
@@ -44,10 +50,15 @@ for t in "${targets[@]}"; do
     rc=$?
     set -e
     runs=$(grep -Eo "Done [0-9]+ runs" "$log" | grep -Eo "[0-9]+" || echo 0)
+    cov=$(grep -Eo "cov: [0-9]+" "$log" | tail -1 | grep -Eo "[0-9]+" || echo 0)
+    if [ "$rc" -eq 0 ] && [ "${cov:-0}" -lt 50 ]; then
+        echo "fuzz: $t is not coverage-instrumented (cov ${cov:-0}); refusing to report a blind run" >&2
+        exit 1
+    fi
     if [ "$rc" -ne 0 ]; then
         tail -40 "$log" >&2
         echo "fuzz: $t FAILED (exit $rc) after $runs runs; input saved in $work/artifacts/" >&2
         exit 1
     fi
-    echo "fuzz: $t $runs executions in ${secs}s, no crash, leak or timeout"
+    echo "fuzz: $t $runs executions in ${secs}s, coverage $cov edges, corpus $(ls "$work/corpus-$t" | wc -l) files, no crash, leak or timeout"
 done

@@ -1,5 +1,6 @@
 // Fuzz target: the CBOR decoder/validator, diagnostic notation, re-encoding, and the ISO 18013-5
-// structure parsers on arbitrary bytes. The property: nothing crashes, and anything accepted
+// structure parsers (DeviceRequest, DeviceResponse, IssuerSigned + MSO, COSE_Sign1 with its x5chain
+// certificates, COSE_Key) on arbitrary bytes. The property: nothing crashes, and anything accepted
 // re-encodes to a value that decodes again.
 import MdocCBOR
 
@@ -15,7 +16,9 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     _ = try? DeviceRequest(doc.root)
     _ = try? DeviceResponse(doc.root)
     if let s = try? IssuerSigned(doc.root) { _ = try? s.mobileSecurityObject() }
-    _ = try? COSESign1(doc.root)
+    if let sign1 = try? COSESign1(doc.root), let chain = try? sign1.headers.x5chain() {
+        for der in chain.prefix(4) { _ = try? Certificate(der: der) }
+    }
     _ = try? COSEKey(doc.root)
     return 0
 }
