@@ -24,13 +24,15 @@ set +e
 peer=$?
 set -e
 # Sanitizers: the whole suite under AddressSanitizer (LeakSanitizer on; leaks inside the toolchain's
-# Foundation are listed in Tests/lsan.supp) and the concurrency test under ThreadSanitizer.
+# Foundation are listed in Tests/lsan.supp; the stress test runs 2 000 accepts there) and the
+# concurrency and stress tests (20 000 accepts from 2 threads) under ThreadSanitizer.
 set +e
-LSAN_OPTIONS="suppressions=$PWD/Tests/lsan.supp" swift test --sanitize=address --scratch-path .build/asan -j 2 > .build/asan.log 2>&1
+MDOC_STRESS_ACCEPTS=2000 LSAN_OPTIONS="suppressions=$PWD/Tests/lsan.supp" swift test --sanitize=address --scratch-path .build/asan -j 2 > .build/asan.log 2>&1
 asan=$?
-swift test --sanitize=thread --scratch-path .build/tsan -j 2 --filter "EndToEndTests/concurrency" > .build/tsan.log 2>&1
+swift test --sanitize=thread --scratch-path .build/tsan -j 2 --filter "EndToEndTests/concurrency|StressTests" > .build/tsan.log 2>&1
 tsan=$?
 set -e
+grep -h "^stress:" .build/tsan.log | sed 's/^/TSan /' || true
 echo "sanitizers: address $( [ $asan -eq 0 ] && echo clean || echo FAILED ) ($(grep -Eo 'Test run with [0-9]+ tests' .build/asan.log | tail -1)), thread $( [ $tsan -eq 0 ] && echo clean || echo FAILED )"
 [ $asan -eq 0 ] || tail -60 .build/asan.log >&2
 [ $tsan -eq 0 ] || tail -60 .build/tsan.log >&2

@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+@testable import AnnexC
+import HPKE
+import MdocCBOR
+
+/// One engine, several threads, tens of thousands of `accept` calls on a pool of mixed requests
+/// (every framing, DeviceRequest 1.0 and 1.1, no reader authentication / readerAuth / readerAuthAll,
+/// one or two documents). Every response is opened and verified as a verifier would (HPKE open, issuer
+/// signature and chain, digests, device signature, exactly the requested elements), and every
+/// response must carry a fresh ephemeral key. `scripts/test.sh` also runs this suite under TSan.
+///
+/// Size: `MDOC_STRESS_ACCEPTS` (default 20 000) over `MDOC_STRESS_THREADS` threads (default 2).
+@Suite("Stress: one engine shared by several threads")
+struct StressTests {
+    /// One pooled request and what its verified response must contain.
+    struct Case: Sendable {
+        let request: AnnexCReader.BuiltRequest
+        let expected: [String: Set<String>]
+    }
+
+    /// Collects per-thread results under a lock.
+    final class Tally: @unchecked Sendable {
+        private let lock = NSLock()
+        private(set) var verified = 0
+        private(set) var failures: [String] = []
+        private(set) var ephemeralKeys = Set<[UInt8]>()
+        func add(verified n: Int, failures f: [String], keys: [[UInt8]]) {
+            lock.lock()
+            defer { lock.unlock() }
+            verified += n
+            failures += f.prefix(5)
+            ephemeralKeys.formUnion(keys)
+        }
+    }
+
+    static func pool(_ world: TestWorld) throws -> [Case] {
+        let mdl = TestWorld.ask(["family_name", "given_name", "birth_date", "portrait", "age_over_21"])
+        let pid = TestWorld.ask(TestWorld.pid, ["family_name", "age_over_18", "nationality"])
+        let documentSets: [[AnnexCReader.DocumentRequest]] = [[mdl], [pid], [mdl, pid]]
+        var cases = [Case]()
+        for framing in RequestFraming.allCases {
+            for version in ["1.0", "1.1"] {
+                let signings: [AnnexCReader.Signing] = version == "1.1" ? [.none, world.perDocumentSigning, world.allSigning] : [.none, world.perDocumentSigning]
+                for signing in signings {
+                    for docs in documentSets {
+                        let req = try AnnexCReader.makeRequest(documents: docs, origin: TestWorld.origin, framing: framing, signing: signing, version: version)
+                        var expected = [String: Set<String>]()
+                        for d in docs { expected[d.docType] = Set(d.elements.map { $0.0.identifier }) }
+                        cases.append(Case(request: req, expected: expected))
+                    }
+                }
+            }
+        }
+        return cases
+    }
+
+    @Test("Mixed accepts from several threads: every response verifies, every ephemeral key is fresh")
+    func stress() throws {
+        let env = ProcessInfo.processInfo.environment
+        let total = env["MDOC_STRESS_ACCEPTS"].flatMap(Int.init) ?? 20_000
+        let threads = max(2, env["MDOC_STRESS_THREADS"].flatMap(Int.init) ?? 2)
+        let world = try TestWorld()
+        let engine = world.engine(try world.context([try world.entry(id: "mdl"), try world.entry(id: "pid", docType: TestWorld.pid)], trust: world.trusted))
+        let cases = try Self.pool(world)
+        #expect(cases.count == 60)
+        let iaca = world.iaca
+        let tally = Tally()
+        let start = Date()
+        DispatchQueue.concurrentPerform(iterations: threads) { t in
+            var ok = 0
+            var failures = [String]()
+            var keys = [[UInt8]]()
+            let share = total / threads + (t < total % threads ? 1 : 0)
+            keys.reserveCapacity(share)
+            for i in 0..<share {
+                let c = cases[(i * threads + t) % cases.count]
+                do {
+                    let response = try engine.accept(rawRequest: c.request.rawRequest, origin: "https://verifier.example")
+                    let verified = try AnnexCReader.openResponse(response, for: c.request, issuerRoots: [iaca], at: TestWorld.now)
+                    var got = [String: Set<String>]()
+                    for d in verified.documents { got[d.docType] = Set(d.elements.map { $0.0.identifier }) }
+                    guard got == c.expected else { failures.append("case \(i): released \(got) instead of \(c.expected)"); continue }
+                    let encrypted = try CBORDocument(decoding: AnnexCReader.encryptedResponse(from: response))
+                    guard let enc = encrypted.root[1]?["enc"]?.byteStringValue, enc.count == 65 else { failures.append("case \(i): no enc"); continue }
+                    keys.append(enc)
+                    ok += 1
+                } catch {
+                    failures.append("case \(i): \(error)")
+                }
+            }
+            tally.add(verified: ok, failures: failures, keys: keys)
+        }
+        let seconds = Date().timeIntervalSince(start)
+        print("stress: \(tally.verified)/\(total) accepts verified on \(threads) threads in \(String(format: "%.1f", seconds)) s "
+              + "(\(Int(Double(total) / seconds)) accept+verify per second), \(tally.ephemeralKeys.count) distinct ephemeral keys")
+        #expect(tally.failures.isEmpty, "\(tally.failures)")
+        #expect(tally.verified == total)
+        #expect(tally.ephemeralKeys.count == total)
+    }
+}
