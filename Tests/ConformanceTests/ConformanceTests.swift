@@ -124,4 +124,78 @@ struct ConformanceTests {
         }
         print("CLI conformance sample: \(n) requests through the binary")
     }
+
+    /// Runs the CLI binary; nil when it has not been built.
+    static func runCLI(_ arguments: [String]) throws -> (status: Int32, out: Data, err: String)? {
+        let binary = repo.appendingPathComponent(".build/debug/mdoc-respond")
+        guard FileManager.default.isExecutableFile(atPath: binary.path) else { return nil }
+        let p = Process()
+        p.executableURL = binary
+        p.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        let errText = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        return (p.terminationStatus, data, errText)
+    }
+
+    @Test("CLI: refusals, reports and listings print no request bytes, origins, element values or keys")
+    func cliLeaksNothing() throws {
+        guard try Self.runCLI(["--help"]) != nil else {
+            print("NOTICE: .build/debug/mdoc-respond not built; CLI secrets check skipped (scripts/test.sh builds it)")
+            return
+        }
+        let dir = Self.vectors.appendingPathComponent("context")
+        let context = try #require(try CredentialContext.load(from: dir, requirePrivateFiles: false))
+        // Every text value of 5+ characters the built-in credentials hold, and the device keys' PEM bodies.
+        var values = Set<String>()
+        for c in context.credentials {
+            for e in c.elements { if let v = c.element(e)?.stringValue, v.count >= 5 { values.insert(v) } }
+        }
+        var keyWindows = [String]()
+        for f in try FileManager.default.contentsOfDirectory(at: dir.appendingPathComponent("keys"), includingPropertiesForKeys: nil) where f.pathExtension == "pem" {
+            let body = try String(contentsOf: f, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
+            keyWindows += stride(from: 0, to: max(0, body.count - 16), by: 16).map { String(Array(body)[$0..<($0 + 16)]) }
+        }
+        #expect(values.count >= 10 && keyWindows.count >= 4)
+        let c = try #require(try Self.manifest().first { $0.id == "mdl-dataObject-v1.0-readerAuth" })
+        let file = Self.vectors.appendingPathComponent(c.file).path
+        let requestText = try String(contentsOf: URL(fileURLWithPath: file), encoding: .utf8)
+        let requestWindows = [c.deviceRequest, c.encryptionInfo].flatMap { s in stride(from: 0, to: s.count - 12, by: 6).map { String(Array(s)[$0..<($0 + 12)]) } }
+        #expect(requestText.contains(c.deviceRequest))
+        func scan(_ label: String, _ text: String, extra: [String] = []) {
+            let leaked = (Array(values) + keyWindows + requestWindows + extra).filter { text.contains($0) }
+            #expect(leaked.isEmpty, "\(label) printed \(leaked.prefix(3))")
+        }
+        let clock = ["--clock", "2027-03-01T12:00:00Z"]
+        // A successful answer prints nothing on stderr; --report prints a summary without values.
+        let ok = try #require(try Self.runCLI(["respond", "--request", file, "--origin", c.origin] + clock))
+        #expect(ok.status == 0 && ok.err.isEmpty, "respond: \(ok.err)")
+        let report = try #require(try Self.runCLI(["respond", "--report", "--request", file, "--origin", c.origin] + clock))
+        #expect(report.status == 0 && !report.err.isEmpty)
+        scan("respond --report", report.err)
+        // Refusals from a marker origin: the wrong origin for the reader's signature, a path, userinfo.
+        for origin in ["https://leaky-cli-marker.example", "https://leaky-cli-marker.example/secret-path", "https://user:pw@leaky-cli-marker.example"] {
+            let r = try #require(try Self.runCLI(["respond", "--request", file, "--origin", origin] + clock))
+            #expect(r.status == 1 && r.out.isEmpty && r.err.contains("error["), "\(origin): \(r.err)")
+            scan("refusal", r.err, extra: ["leaky-cli-marker", "secret-path", "user:pw"])
+        }
+        // A request file that is not a request at all: its bytes are not echoed.
+        let garbage = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-secrets-\(UUID().uuidString).json")
+        try Data("{\"deviceRequest\":\"GARBAGEMARKERzzzz!!\",\"encryptionInfo\":\"\(c.encryptionInfo)\"}".utf8).write(to: garbage)
+        defer { try? FileManager.default.removeItem(at: garbage) }
+        let g = try #require(try Self.runCLI(["respond", "--request", garbage.path, "--origin", c.origin] + clock))
+        #expect(g.status == 1 && g.out.isEmpty)
+        scan("garbage refusal", g.err, extra: ["GARBAGEMARKER"])
+        // Listing the context shows ids, docTypes, counts and dates: never values or keys.
+        for args in [["context", "list", "--context", dir.path], ["context", "list", "--json", "--context", dir.path]] {
+            let l = try #require(try Self.runCLI(args))
+            #expect(l.status == 0 && String(decoding: l.out, as: UTF8.self).contains("mdl"), "\(args): \(l.err)")
+            scan(args.joined(separator: " "), String(decoding: l.out, as: UTF8.self) + l.err)
+        }
+        print("CLI secrets: \(values.count) element values, \(keyWindows.count) key windows and \(requestWindows.count) request windows absent from 7 outputs")
+    }
 }
