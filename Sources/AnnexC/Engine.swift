@@ -28,13 +28,17 @@ public final class AnnexCEngine: Sendable {
         public var maxDocRequests: Int
         /// Most elements accepted across one DeviceRequest.
         public var maxRequestedElements: Int
+        /// Deepest CBOR nesting accepted in a DeviceRequest (arrays, maps, tags; mdoc needs under 10).
+        public var maxNestingDepth: Int
+        /// Most CBOR data items accepted in one DeviceRequest (including embedded ItemsRequests).
+        public var maxDataItems: Int
         /// Source of HPKE ephemeral keys. Leave nil (fresh random keys); set only for deterministic tests.
         public var ephemeralKeySource: (@Sendable () -> HPKE.PrivateKey)?
 
         /// Creates a configuration with safe defaults.
         public init(clock: @escaping @Sendable () -> Date = { Date() }, allowAppOrigins: Bool = false, acceptLegacyProtocolAlias: Bool = true,
                     missingElements: MissingElementPolicy = .omit, selfCheck: Bool = false, maxRequestBytes: Int = 256 << 10,
-                    maxDocRequests: Int = 16, maxRequestedElements: Int = 1024,
+                    maxDocRequests: Int = 16, maxRequestedElements: Int = 1024, maxNestingDepth: Int = 16, maxDataItems: Int = 8192,
                     ephemeralKeySource: (@Sendable () -> HPKE.PrivateKey)? = nil) {
             self.clock = clock
             self.allowAppOrigins = allowAppOrigins
@@ -44,6 +48,8 @@ public final class AnnexCEngine: Sendable {
             self.maxRequestBytes = maxRequestBytes
             self.maxDocRequests = maxDocRequests
             self.maxRequestedElements = maxRequestedElements
+            self.maxNestingDepth = maxNestingDepth
+            self.maxDataItems = maxDataItems
             self.ephemeralKeySource = ephemeralKeySource
         }
     }
@@ -103,7 +109,7 @@ public final class AnnexCEngine: Sendable {
 
         guard let drBytes = Base64URL.decode(envelope.deviceRequest) else { throw AnnexCError(.malformedRequest, "deviceRequest is not base64url") }
         explanation.deviceRequest = drBytes
-        let options = CBORDecodingOptions(maxDepth: 16, maxItems: 4 * configuration.maxRequestedElements + 256, maxInputSize: configuration.maxRequestBytes)
+        let options = CBORDecodingOptions(maxDepth: configuration.maxNestingDepth, maxItems: configuration.maxDataItems, maxInputSize: configuration.maxRequestBytes)
         let request: DeviceRequest
         do { request = try DeviceRequest(encoded: drBytes, options: options) } catch {
             if error.code == .cbor, let c = error.cbor, [.itemLimitExceeded, .depthLimitExceeded, .inputTooLarge].contains(c.code) {

@@ -97,6 +97,29 @@ func writeStdout<C: Collection<UInt8>>(_ bytes: C) {
 }
 
 /// Writes a line to standard error.
+/// This process's peak resident set in KiB (`VmHWM` of /proc/self/status: the high-water mark of
+/// this program's own address space, not inherited from the parent), or nil where unavailable.
+func peakMemoryKiB() -> Int? {
+    let fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var buf = [UInt8](repeating: 0, count: 16384)
+    var n = 0
+    while n < buf.count {
+        let r = buf.withUnsafeMutableBytes { read(fd, $0.baseAddress! + n, $0.count - n) }
+        if r < 0 && errno == EINTR { continue }
+        if r <= 0 { break }
+        n += r
+    }
+    for line in String(decoding: buf[0..<n], as: UTF8.self).split(separator: "\n") where line.hasPrefix("VmHWM:") {
+        return Int(line.dropFirst(6).split(whereSeparator: { $0 == " " || $0 == "\t" }).first ?? "")
+    }
+    return nil
+}
+
+/// " peak memory N KiB" for a `--report` line, or "" where unavailable.
+func peakMemoryNote() -> String { peakMemoryKiB().map { "; peak memory \($0) KiB" } ?? "" }
+
 func writeStderr(_ s: String) {
     writeAll(2, Array(s.utf8))
 }

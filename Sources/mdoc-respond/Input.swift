@@ -12,25 +12,28 @@ import Glibc
 enum Input {
     static let maxBytes = 64 << 20
 
-    static func read(_ path: String) -> [UInt8] {
-        let data: Data?
-        if path == "-" {
-            var bytes = [UInt8]()
-            var buf = [UInt8](repeating: 0, count: 65536)
-            while true {
-                let n = buf.withUnsafeMutableBytes { Glibc.read(0, $0.baseAddress, $0.count) }
-                if n < 0 { if errno == EINTR { continue }; fail(Exit.io, "io", "cannot read standard input") }
-                if n == 0 { break }
-                bytes.append(contentsOf: buf[0..<n])
-                guard bytes.count <= maxBytes else { fail(Exit.io, "io", "input larger than \(maxBytes) bytes") }
+    /// Reads a file, or standard input for `-`, never holding more than `limit` + 1 bytes: a larger
+    /// input is refused as soon as it shows itself (`tooLarge`, or an I/O error by default), so a
+    /// huge or endless input costs bounded memory.
+    static func read(_ path: String, limit: Int = maxBytes, tooLarge: (() -> Never)? = nil) -> [UInt8] {
+        let fd = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { fail(Exit.io, "io", "cannot read input file") }
+        defer { if fd != 0 { close(fd) } }
+        var st = stat()
+        if fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFDIR { fail(Exit.io, "io", "input is a directory") }
+        var bytes = [UInt8]()
+        var buf = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = buf.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, min($0.count, limit + 1 - bytes.count)) }
+            if n < 0 { if errno == EINTR { continue }; fail(Exit.io, "io", path == "-" ? "cannot read standard input" : "cannot read input file") }
+            if n == 0 { break }
+            bytes.append(contentsOf: buf[0..<n])
+            if bytes.count > limit {
+                if let tooLarge { tooLarge() }
+                fail(Exit.io, "io", "input larger than \(limit) bytes")
             }
-            data = Data(bytes)
-        } else {
-            data = FileManager.default.contents(atPath: path)
         }
-        guard let data else { fail(Exit.io, "io", "cannot read input file") }
-        guard data.count <= maxBytes else { fail(Exit.io, "io", "input larger than \(maxBytes) bytes") }
-        return Array(data)
+        return bytes
     }
 
     /// Parses hex text (no separators).

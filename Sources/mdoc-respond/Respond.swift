@@ -23,14 +23,24 @@ enum Respond {
                   cbor (iOS responseData), json ({"response": ...}), android ({"protocol","data"})
       --approve   all (default) or the comma-separated elements the user approved
       --repeat N  answer the same request N times in-process and report throughput on stderr
-      --report    print a one-line summary (never values) on stderr
+      --report    print a one-line summary (never values) on stderr, also on refusal, with the
+                  process's peak memory
     exit codes: 0 answered, 1 refused (error code on stderr), 2 usage, 3 I/O or context problem
     """
 
     static func run(_ args: [String]) {
         let o = Options(args, flags: ["--report"], help: help)
+        let report = o.flags.contains("--report")
+        func refuse(_ code: String, _ detail: String) -> Never {
+            if report { writeStderr("mdoc-respond: refused (\(code))\(peakMemoryNote())\n") }
+            fail(Exit.refused, code, detail)
+        }
         o.check(allowed: ["--request", "--origin", "--context", "--credential", "--approve", "--format", "--out", "--clock", "--repeat"])
-        let raw = Data(Input.read(o.require("--request")))
+        // Read no more than the engine accepts: a larger request is refused without being held.
+        let limit = AnnexCEngine.Configuration().maxRequestBytes
+        let raw = Data(Input.read(o.require("--request"), limit: limit) {
+            refuse(AnnexCError.Code.limitExceeded.rawValue, "request larger than the configured maximum")
+        })
         let origin = o.require("--origin")
         let context = BuiltIn.context(o.value("--context"))
         let clock = parseClock(o.value("--clock"))
@@ -69,13 +79,13 @@ enum Respond {
             if repeatCount > 1 {
                 writeStderr("mdoc-respond: \(repeatCount) responses in \(fixed(elapsed, 3)) s: \(fixed(elapsed / Double(repeatCount) * 1e6, 1)) µs each, \(fixed(Double(repeatCount) / elapsed, 0)) per second\n")
             }
-            if o.flags.contains("--report") {
-                let docs = request.documents.map { "\($0.docType) (\($0.elements.count) asked)" }.joined(separator: ", ")
-                writeStderr("mdoc-respond: answered \(request.origin): \(docs); reader \(request.readerVerdict.subject ?? "not authenticated"); \(out.count) bytes\n")
-            }
             writeOutput(out, to: o.value("--out"))
+            if report {
+                let docs = request.documents.map { "\($0.docType) (\($0.elements.count) asked)" }.joined(separator: ", ")
+                writeStderr("mdoc-respond: answered \(request.origin): \(docs); reader \(request.readerVerdict.subject ?? "not authenticated"); \(out.count) bytes\(peakMemoryNote())\n")
+            }
         } catch {
-            fail(Exit.refused, error.code.rawValue, error.detail)
+            refuse(error.code.rawValue, error.detail)
         }
     }
 }

@@ -4,6 +4,9 @@ import TestSupport
 @testable import AnnexC
 import HPKE
 import MdocCBOR
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Runs every case of TestVectors/requests/manifest.json end to end through the library, and a sample
 /// through the CLI binary, against the expected outcomes written by `mdoc-vectors`.
@@ -197,5 +200,69 @@ struct ConformanceTests {
             scan(args.joined(separator: " "), String(decoding: l.out, as: UTF8.self) + l.err)
         }
         print("CLI secrets: \(values.count) element values, \(keyWindows.count) key windows and \(requestWindows.count) request windows absent from 7 outputs")
+    }
+
+    /// Runs `mdoc-respond respond --report …` and returns its exit status and the peak resident set
+    /// it reports (its own VmHWM: `wait4`'s ru_maxrss would include the high-water mark of this
+    /// large test process, which a spawned child inherits until exec).
+    static func respondPeak(_ arguments: [String]) throws -> (status: Int32, peakKiB: Int, refusal: String)? {
+        guard let r = try runCLI(["respond", "--report"] + arguments) else { return nil }
+        let refusal = r.err.range(of: "refused (").map { String(r.err[$0.upperBound...].prefix { $0 != ")" }) } ?? ""
+        guard let range = r.err.range(of: "peak memory "), let kib = Int(r.err[range.upperBound...].prefix { $0.isNumber }) else {
+            Issue.record("no peak memory in --report output: \(r.err)")
+            return (r.status, Int.max, refusal)
+        }
+        return (r.status, kib, refusal)
+    }
+
+    @Test("Worst-case inputs stay within the stated memory bound")
+    func worstCaseMemory() throws {
+        let origin = "https://verifier.example"
+        let clockArgs = ["--clock", "2027-03-01T12:00:00Z"]
+        let reference = try #require(try Self.manifest().first { $0.id == "mdl-dataObject-v1.0-readerAuth" })
+        guard let baseline = try Self.respondPeak(["--request", Self.vectors.appendingPathComponent(reference.file).path, "--origin", reference.origin] + clockArgs) else {
+            print("NOTICE: .build/debug/mdoc-respond not built; worst-case memory check skipped (scripts/test.sh builds it)")
+            return
+        }
+        let tmp = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-worst-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: tmp, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: tmp) }
+        #expect(baseline.status == 0)
+        let limits = AnnexCEngine.Configuration()
+        let good = try AnnexCReader.makeRequest(documents: [.init(docType: "org.iso.18013.5.1.mDL", elements: [(ElementID("org.iso.18013.5.1", "family_name"), false)])],
+                                                origin: try Origin(origin), framing: .dataObject)
+        func request(_ deviceRequest: [UInt8]) -> Data {
+            Data("{\"deviceRequest\":\"\(Base64URL.encode(deviceRequest))\",\"encryptionInfo\":\"\(good.encryptionInfo)\"}".utf8)
+        }
+        // The largest request the engine accepts: as many requested elements as allowed, with
+        // identifiers long enough to bring the request just under the size limit.
+        let idLength = (limits.maxRequestBytes * 3 / 4 - 4096) / limits.maxRequestedElements - 4
+        let big = AnnexCReader.DocumentRequest(docType: "org.iso.18013.5.1.mDL", elements: (0..<limits.maxRequestedElements).map {
+            (ElementID("org.iso.18013.5.1", String(format: "e%05d", $0) + String(repeating: "x", count: idLength - 6)), false)
+        })
+        let largest = try AnnexCReader.makeRequest(documents: [big], origin: try Origin(origin), framing: .dataObject)
+        #expect(largest.rawRequest.count <= limits.maxRequestBytes && largest.rawRequest.count > limits.maxRequestBytes * 9 / 10)
+        let cases: [(String, Data)] = [
+            ("largest request the engine parses (1024 elements)", largest.rawRequest),
+            ("JSON nesting bomb", Data(repeating: UInt8(ascii: "["), count: limits.maxRequestBytes)),
+            ("CBOR nesting 100000 deep", request([UInt8](repeating: 0x81, count: 100_000) + [0x00])),
+            ("CBOR item-count bomb (60000 items)", request([0x9a, 0x00, 0x00, 0xea, 0x60] + [UInt8](repeating: 0, count: 60_000))),
+            ("indefinite-length bomb", request([UInt8](repeating: 0x9f, count: 150_000))),
+            ("declared length 2^64-1", request([0x9b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff])),
+            ("64 MiB request", Data(repeating: UInt8(ascii: "A"), count: 64 << 20)),
+        ]
+        // Stated bound: no input costs more than 16 MiB over answering the reference request (the
+        // request limit is 256 KiB and every count is bounded before allocation), nor 48 MiB in all.
+        let boundKiB = min(baseline.peakKiB + 16 * 1024, 48 * 1024)
+        var report = [String]()
+        for (name, bytes) in cases {
+            let file = tmp.appendingPathComponent("case.json")
+            try bytes.write(to: file)
+            let r = try #require(try Self.respondPeak(["--request", file.path, "--origin", origin] + clockArgs))
+            #expect(r.status == 0 || r.status == 1, "\(name): exit \(r.status)")
+            #expect(r.peakKiB <= boundKiB, "\(name): peak \(r.peakKiB) KiB over the bound \(boundKiB) KiB")
+            report.append("\(name) \(r.peakKiB) KiB (\(r.status == 0 ? "answered" : "refused: " + r.refusal))")
+        }
+        print("worst-case memory (bound \(boundKiB) KiB): reference answer \(baseline.peakKiB) KiB; " + report.joined(separator: "; "))
     }
 }
