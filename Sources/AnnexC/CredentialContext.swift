@@ -331,6 +331,7 @@ public struct CredentialContext: Sendable {
 
     static func atomicWrite(_ bytes: [UInt8], to url: URL) throws(AnnexCError) {
         let dir = url.deletingLastPathComponent().path
+        removeStaleTemporaries(in: dir, for: url.lastPathComponent)
         let tmp = dir + "/.\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
         let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw AnnexCError(.contextUnavailable, "cannot create a temporary file in the context directory") }
@@ -357,5 +358,30 @@ public struct CredentialContext: Sendable {
             _ = fsync(dfd)
             close(dfd)
         }
+    }
+
+    /// Deletes temporary files (`.<name>.<pid>.<random>.tmp`) left by writers that were killed before
+    /// their rename: those whose process no longer exists, or older than an hour (a recycled pid).
+    /// A live concurrent writer's file is left alone.
+    static func removeStaleTemporaries(in dir: String, for name: String) {
+        guard let d = opendir(dir) else { return }
+        defer { closedir(d) }
+        let prefix = ".\(name)."
+        var stale = [String]()
+        while let entry = readdir(d) {
+            let file = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard file.hasPrefix(prefix), file.hasSuffix(".tmp") else { continue }
+            let middle = file.dropFirst(prefix.count).dropLast(4).split(separator: ".")
+            guard middle.count == 2, let pid = Int32(middle[0]), UInt32(middle[1]) != nil else { continue }
+            let path = dir + "/" + file
+            var st = stat()
+            guard lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { continue }
+            let dead = pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH
+            let old = time(nil) - st.st_mtim.tv_sec > 3600
+            if dead || old { stale.append(path) }
+        }
+        for path in stale { unlink(path) }
     }
 }

@@ -6,7 +6,8 @@ import MdocCBOR
 
 /// Crash safety of the credential context: writers (the CLI, in child processes) are killed with
 /// SIGKILL at random moments; every load must then see a complete snapshot — the old or the new one —
-/// with mode 0600.
+/// with mode 0600 — including a reader loading continuously while the writers run; temporary files
+/// of killed writers are removed by the next write.
 @Suite("Conformance: context crash safety")
 struct CrashSafetyTests {
     static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -38,8 +39,40 @@ struct CrashSafetyTests {
             p.waitUntilExit()
             #expect(p.terminationStatus == 0)
         }
+        // A concurrent reader: loads the snapshot in a loop while writers are started and killed.
+        final class ReaderState: @unchecked Sendable {
+            let lock = NSLock()
+            var stop = false, loads = 0, bad = [String]()
+        }
+        let reader = ReaderState()
+        let readerDone = DispatchSemaphore(value: 0)
+        let readerDir = dir
+        Thread.detachNewThread {
+            while true {
+                reader.lock.lock(); let stop = reader.stop; reader.lock.unlock()
+                if stop { break }
+                var problem: String?
+                do {
+                    if let ctx = try CredentialContext.load(from: readerDir) {
+                        if ctx.credentials.count != 1 { problem = "loaded \(ctx.credentials.count) credentials" }
+                    } else {
+                        problem = "snapshot missing"
+                    }
+                } catch {
+                    problem = "\(error)"
+                }
+                reader.lock.lock()
+                reader.loads += 1
+                if let problem, reader.bad.count < 5 { reader.bad.append(problem) }
+                reader.lock.unlock()
+            }
+            readerDone.signal()
+        }
         var rng = SystemRandomNumberGenerator()
-        var kills = 0, completed = 0, cancelledSeen = 0, activeSeen = 0
+        var kills = 0, completed = 0, cancelledSeen = 0, activeSeen = 0, leftovers = 0, maxLeftovers = 0
+        func temporaries() throws -> [String] {
+            try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix(".context.cbor.") && $0.hasSuffix(".tmp") }
+        }
         for i in 0..<200 {
             let p = try run(["context", i % 2 == 0 ? "cancel" : "reinstate", "pid", "--context", dir.path])
             usleep(UInt32.random(in: 0...40_000, using: &rng))
@@ -50,6 +83,11 @@ struct CrashSafetyTests {
                 completed += 1
             }
             p.waitUntilExit()
+            // A writer killed between creating and renaming its temporary file leaves it behind; the
+            // next write must remove it (so at most one is ever present here).
+            let t = try temporaries().count
+            leftovers += t
+            maxLeftovers = max(maxLeftovers, t)
             // Whatever happened, the snapshot on disk is complete and private.
             let ctx = try #require(try CredentialContext.load(from: dir))
             #expect(ctx.credentials.count == 1)
@@ -57,7 +95,19 @@ struct CrashSafetyTests {
             let mode = (try FileManager.default.attributesOfItem(atPath: dir.appendingPathComponent("context.cbor").path)[.posixPermissions] as! NSNumber).intValue
             #expect(mode & 0o777 == 0o600)
         }
-        print("crash safety: 200 rewrites, \(kills) killed mid-way, \(completed) completed; every load complete (cancelled \(cancelledSeen), active \(activeSeen))")
+        reader.lock.lock(); reader.stop = true; reader.lock.unlock()
+        readerDone.wait()
+        #expect(reader.bad.isEmpty, "\(reader.bad)")
+        #expect(reader.loads > 0)
+        // Killed writers may leave temporary files; the next write removes every one of them.
+        #expect(maxLeftovers <= 1)
+        let last = try run(["context", "reinstate", "pid", "--context", dir.path])
+        last.waitUntilExit()
+        #expect(last.terminationStatus == 0)
+        let remaining = try temporaries()
+        #expect(remaining.isEmpty, "stale temporaries remain: \(remaining)")
+        print("crash safety: 200 rewrites, \(kills) killed mid-way, \(completed) completed; every load complete (cancelled \(cancelledSeen), active \(activeSeen)); "
+              + "\(reader.loads) concurrent loads all complete; \(leftovers) temporaries left by killed writers, each removed by the next write")
         #expect(kills > 0)
     }
 }
