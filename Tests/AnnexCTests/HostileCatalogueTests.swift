@@ -4,6 +4,9 @@ import TestSupport
 @testable import AnnexC
 import HPKE
 import MdocCBOR
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The hostile-input catalogue: every case must be refused with its exact error code, and `accept`
 /// must produce no bytes at all.
@@ -183,5 +186,96 @@ struct HostileCatalogueTests {
             truncations += 1
         }
         print("hostile catalogue: \(refused) named cases refused with the expected code; \(truncations) truncations of a valid request refused")
+    }
+
+    /// The credential-context rows of the catalogue: damaged, insecure or mismatched snapshots are
+    /// refused at load with their exact code; unusable credentials make `accept` refuse with its exact
+    /// code and no bytes.
+    @Test("Credential-context catalogue: each damaged snapshot or unusable credential refused with its exact code")
+    func contextCatalogue() throws {
+        let world = try TestWorld()
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-ctxcat-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let keys = dir.appendingPathComponent("keys")
+        try FileManager.default.createDirectory(at: keys, withIntermediateDirectories: true)
+        let entry = try world.entry(id: "mdl")
+        let key = world.deviceKeys["keys/mdl.pem"]!
+        func writeKey(_ signer: SoftwareSigner?, mode: Int = 0o600) throws {
+            let path = keys.appendingPathComponent("mdl.pem").path
+            unlink(path)
+            guard let signer else { return }
+            #expect(FileManager.default.createFile(atPath: path, contents: Data(try signer.pkcs8PEM().utf8), attributes: [.posixPermissions: mode]))
+            chmod(path, mode_t(mode))
+        }
+        try writeKey(key)
+        let good = try CredentialContext(entries: [entry], keyResolver: FileKeyResolver(directory: dir)).encoded()
+        let file = dir.appendingPathComponent("context.cbor").path
+        func load(_ bytes: [UInt8]?, mode: Int = 0o600) -> Result<CredentialContext?, AnnexCError> {
+            unlink(file)
+            if let bytes {
+                _ = FileManager.default.createFile(atPath: file, contents: Data(bytes), attributes: [.posixPermissions: mode])
+                chmod(file, mode_t(mode))
+            }
+            do { return .success(try CredentialContext.load(from: dir)) } catch { return .failure(error) }
+        }
+        var rows = 0
+        func expectLoad(_ name: String, _ bytes: [UInt8]?, mode: Int = 0o600, _ code: AnnexCError.Code?) {
+            switch load(bytes, mode: mode) {
+            case .success(let ctx):
+                if let code { Issue.record("\(name): loaded, expected \(code)") } else if bytes != nil { #expect(ctx != nil, "\(name)") } else { #expect(ctx == nil, "\(name): missing snapshot must load as nil") }
+            case .failure(let e):
+                #expect(e.code == code, "\(name): \(e)")
+            }
+            rows += 1
+        }
+        // A value inside an issuer-signed item (its digest then fails), located by its bytes.
+        let marker = Array("Mustermann".utf8)
+        let at = try #require((0...(good.count - marker.count)).first { Array(good[$0..<($0 + marker.count)]) == marker })
+        var valueFlipped = good; valueFlipped[at] ^= 0x20
+        var formatRenamed = good
+        let fmt = Array("mdoc-respond-context".utf8)
+        if let f = (0...(good.count - fmt.count)).first(where: { Array(good[$0..<($0 + fmt.count)]) == fmt }) { formatRenamed[f] = UInt8(ascii: "x") }
+        expectLoad("context: the good snapshot", good, nil)
+        expectLoad("context: missing (no snapshot yet)", nil, nil)
+        expectLoad("context: empty file", [], .contextCorrupt)
+        expectLoad("context: truncated to one byte", Array(good.prefix(1)), .contextCorrupt)
+        expectLoad("context: truncated at half", Array(good.prefix(good.count / 2)), .contextCorrupt)
+        expectLoad("context: truncated by one byte", Array(good.dropLast()), .contextCorrupt)
+        expectLoad("context: trailing garbage", good + [0x00], .contextCorrupt)
+        expectLoad("context: not CBOR", Array("{\"credentials\": []}".utf8), .contextCorrupt)
+        expectLoad("context: an element value altered", valueFlipped, .contextCorrupt)
+        expectLoad("context: format name altered", formatRenamed, .contextCorrupt)
+        expectLoad("context: wrong version", CBORValue.map([.init(.text("format"), .text("mdoc-respond-context")), .init(.text("version"), .unsigned(2))]).encoded(), .contextCorrupt)
+        expectLoad("context: world-readable file", good, mode: 0o644, .contextInsecure)
+        expectLoad("context: group-readable file", good, mode: 0o640, .contextInsecure)
+        expectLoad("context: world-writable file", good, mode: 0o602, .contextInsecure)
+        try writeKey(try SoftwareSigner.generate())
+        expectLoad("context: device key does not match the MSO", good, .keyUnavailable)
+        try writeKey(key, mode: 0o644)
+        expectLoad("context: world-readable device key file", good, .keyUnavailable)
+        try writeKey(nil)
+        expectLoad("context: device key file missing", good, .keyUnavailable)
+        try writeKey(key)
+        // Unusable credentials: the engine refuses, with no response bytes.
+        let request = try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin)
+        let day: TimeInterval = 86400
+        let unusable: [(String, CredentialContext.Entry)] = [
+            ("credential: expired", try world.entry(id: "old", validFrom: TestWorld.now.addingTimeInterval(-400 * day), validUntil: TestWorld.now.addingTimeInterval(-day))),
+            ("credential: not yet valid", try world.entry(id: "future", validFrom: TestWorld.now.addingTimeInterval(day), validUntil: TestWorld.now.addingTimeInterval(400 * day))),
+            ("credential: cancelled", try world.entry(id: "gone", cancelled: true)),
+            ("credential: other docType only", try world.entry(id: "pid", docType: TestWorld.pid)),
+        ]
+        for (name, e) in unusable {
+            let engine = world.engine(try world.context([e]))
+            var produced: Data?
+            do { produced = try engine.accept(rawRequest: request.rawRequest, origin: Self.origin) } catch {
+                #expect(error.code == .noMatchingCredential, "\(name): \(error)")
+            }
+            #expect(produced == nil, "\(name): produced bytes")
+            rows += 1
+        }
+        print("context catalogue: \(rows) named rows refused (or loaded) exactly as catalogued")
+        #expect(rows == 21)
     }
 }
