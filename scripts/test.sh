@@ -42,6 +42,7 @@ scripts/fuzz.sh "${MDOC_FUZZ_SECONDS:-20}"
 fuzz=$?
 set -e
 swift build -c release -j 2 --product mdoc-bench
+swift build -c release -j 2 --product mdoc-respond
 .build/release/mdoc-bench --quick
 # Swift Testing's summary: "Test run with N tests in M suites passed|failed ... with K issues".
 summary=$(grep -E "Test run with [0-9]+ tests?" "$log" | tail -1 || true)

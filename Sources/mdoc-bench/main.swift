@@ -3,6 +3,9 @@
 // Times are wall-clock medians over many samples of batched iterations; nothing here asserts speed.
 import Foundation
 import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
 import MdocCBOR
 import HPKE
 import CryptoCore
@@ -15,6 +18,8 @@ struct Figure {
     let baseline: String?
     var ratio: Double?
     var bytes: Int?
+    /// Peak resident memory of a measured process, in KiB.
+    var peakKiB: Int? = nil
 }
 
 let arguments = CommandLine.arguments.dropFirst()
@@ -442,6 +447,46 @@ do {
     figures.append(measure("openssl.p256.ecdsa_sign") { blackHole(try! mine.signECDSA(message: point, digest: .sha256)) })
 }
 
+// MARK: The CLI as a process: `mdoc-respond respond` on the reference readerAuth request
+
+do {
+    let name = "cli.respond.process"
+    let cli = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("mdoc-respond")
+    let vectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("TestVectors")
+    let request = vectors.appendingPathComponent("requests/mdl-dataObject-v1.0-readerAuth.json")
+    if onlyOp == nil, filter == nil || name.contains(filter!), FileManager.default.isExecutableFile(atPath: cli.path), FileManager.default.fileExists(atPath: request.path) {
+        var walls = [Double](), peaks = [Int]()
+        // posix_spawn directly (Foundation's Process adds tens of milliseconds of its own per launch);
+        // stderr goes to a file, from which the child's own peak memory (--report) is read.
+        let errFile = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-bench-\(getpid()).err").path
+        defer { unlink(errFile) }
+        let args = [cli.path, "respond", "--report", "--request", request.path, "--origin", "https://verifier.example", "--clock", "2027-03-01T12:00:00Z", "--out", "/dev/null"]
+        for _ in 0..<(quick ? 3 : 30) {
+            let argv: [UnsafeMutablePointer<CChar>?] = args.map { strdup($0) } + [nil]
+            var actions = posix_spawn_file_actions_t()
+            posix_spawn_file_actions_init(&actions)
+            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, 2, errFile, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            var pid: pid_t = 0
+            let t0 = now()
+            let rc = argv.withUnsafeBufferPointer { posix_spawn(&pid, cli.path, &actions, nil, UnsafeMutablePointer(mutating: $0.baseAddress!), environ) }
+            var status: Int32 = 0
+            if rc == 0 { while waitpid(pid, &status, 0) < 0 && errno == EINTR {} }
+            walls.append(Double(now() - t0))
+            posix_spawn_file_actions_destroy(&actions)
+            for a in argv { free(a) }
+            let text = (try? String(contentsOfFile: errFile, encoding: .utf8)) ?? ""
+            if let r = text.range(of: "peak memory "), let k = Int(text[r.upperBound...].prefix { $0.isNumber }) { peaks.append(k) }
+        }
+        walls.sort()
+        var f = Figure(bench: name, medianNs: walls[walls.count / 2], p90Ns: walls[min(walls.count - 1, walls.count * 9 / 10)], baseline: nil)
+        f.peakKiB = peaks.max()
+        figures.append(f)
+    } else if onlyOp == nil && filter == nil {
+        print("NOTICE: \(cli.path) not built (swift build -c release --product mdoc-respond); the process figure is skipped")
+    }
+}
+
 // MARK: Output
 
 figures.removeAll { $0.medianNs.isNaN }
@@ -456,7 +501,7 @@ if !jsonOnly {
           + "p90".padding(toLength: 12, withPad: " ", startingAt: 0) + "MB/s".padding(toLength: 9, withPad: " ", startingAt: 0) + "vs baseline")
     for f in figures {
         let mbps = f.bytes.map { String(format: "%.0f", Double($0) / f.medianNs * 1000) } ?? "-"
-        let vs = f.ratio.map { String(format: "%.2fx time (%.1fx faster)", $0, 1 / $0) } ?? ""
+        let vs = f.ratio.map { String(format: "%.2fx time (%.1fx faster)", $0, 1 / $0) } ?? f.peakKiB.map { String(format: "peak RSS %.1f MiB", Double($0) / 1024) } ?? ""
         print(f.bench.padding(toLength: 44, withPad: " ", startingAt: 0) + fmt(f.medianNs).padding(toLength: 12, withPad: " ", startingAt: 0)
               + fmt(f.p90Ns).padding(toLength: 12, withPad: " ", startingAt: 0) + mbps.padding(toLength: 9, withPad: " ", startingAt: 0) + vs)
     }
@@ -466,6 +511,7 @@ for f in figures {
     obj += "\"baseline\":" + (f.baseline.map { "\"\($0)\"" } ?? "null") + ","
     obj += "\"ratio\":" + (f.ratio.map { String(format: "%.3f", $0) } ?? "null")
     if let b = f.bytes { obj += ",\"bytes\":\(b)" }
+    if let k = f.peakKiB { obj += ",\"peak_kib\":\(k)" }
     obj += "}"
     print(obj)
 }
