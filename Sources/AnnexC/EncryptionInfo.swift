@@ -44,8 +44,8 @@ public struct EncryptionInfo: Sendable {
 public struct SessionTranscript: Sendable, Hashable {
     /// `CBOR([encryptionInfo as received, origin])`.
     public let dcapiInfo: [UInt8]
-    /// SHA-256 of `dcapiInfo`.
-    public let dcapiInfoHash: [UInt8]
+    /// SHA-256 of `dcapiInfo` (the last 32 bytes of `bytes`).
+    public var dcapiInfoHash: [UInt8] { Array(bytes.suffix(32)) }
     /// The encoded SessionTranscript (44 bytes): HPKE `info`, and the array embedded in the
     /// Reader/DeviceAuthentication structures.
     public let bytes: [UInt8]
@@ -57,14 +57,13 @@ public struct SessionTranscript: Sendable, Hashable {
         w.writeText(encryptionInfo)
         w.writeText(origin.serialized)
         dcapiInfo = w.bytes
-        dcapiInfoHash = MdocDigest.sha256(dcapiInfo)
-        var st = CBORWriter(capacity: 44)
-        st.writeArrayHeader(count: 3)
-        st.writeNull()
-        st.writeNull()
-        st.writeArrayHeader(count: 2)
-        st.writeText("dcapi")
-        st.writeBytes(dcapiInfoHash)
-        bytes = st.bytes
+        // 83 f6 f6 82 65 "dcapi" 58 20 <hash>: the 12-byte head, then the digest written in place.
+        let head: [UInt8] = [0x83, 0xf6, 0xf6, 0x82, 0x65, 0x64, 0x63, 0x61, 0x70, 0x69, 0x58, 0x20]
+        let info = dcapiInfo
+        bytes = [UInt8](unsafeUninitializedCapacity: 44) { buf, n in
+            _ = buf.initialize(from: head)
+            MdocDigest.sha256(info, into: UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(buf)[12..<44]))
+            n = 44
+        }
     }
 }

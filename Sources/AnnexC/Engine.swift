@@ -104,7 +104,6 @@ public final class AnnexCEngine: Sendable {
         let encryptionInfo = try EncryptionInfo(base64url: envelope.encryptionInfo)
         let transcript = SessionTranscript(encryptionInfo: envelope.encryptionInfo, origin: origin)
         explanation.dcapiInfo = transcript.dcapiInfo
-        explanation.dcapiInfoHash = transcript.dcapiInfoHash
         explanation.sessionTranscript = transcript.bytes
 
         guard let drBytes = Base64URL.decode(envelope.deviceRequest) else { throw AnnexCError(.malformedRequest, "deviceRequest is not base64url") }
@@ -198,7 +197,8 @@ public final class AnnexCEngine: Sendable {
 
     func plan(_ request: PresentmentRequest, using: [Int: String], approving: Approval) throws(AnnexCError) -> Plan {
         // Per document: the chosen credential and what it releases after approval.
-        var perDoc = [Int: PlannedDocument]()
+        // Indexed by document position (RequestedDocument.index is its position in the request).
+        var perDoc = [PlannedDocument?](repeating: nil, count: request.documents.count)
         for d in request.documents {
             let candidate: CandidateCredential?
             if let id = using[d.index] {
@@ -233,15 +233,15 @@ public final class AnnexCEngine: Sendable {
         let request11 = request.deviceRequest
         var answer = [Int]()
         if request11.isVersion11OrLater, let info = request11.deviceRequestInfo, !info.useCases.isEmpty {
-            var chosen = Set<Int>()
+            var chosen = [Bool](repeating: false, count: perDoc.count)
             for uc in info.useCases {
-                if let set = uc.documentSets.first(where: { $0.allSatisfy { perDoc[$0] != nil } }) {
-                    chosen.formUnion(set)
+                if let set = uc.documentSets.first(where: { $0.allSatisfy { $0 >= 0 && $0 < perDoc.count && perDoc[$0] != nil } }) {
+                    for i in set { chosen[i] = true }
                 } else if uc.mandatory {
                     throw AnnexCError(.cannotSatisfyRequest, "a mandatory use case has no document set the wallet can answer")
                 }
             }
-            answer = chosen.sorted()
+            answer = chosen.indices.filter { chosen[$0] }
             guard !answer.isEmpty else { throw AnnexCError(.cannotSatisfyRequest, "no use case can be answered") }
         } else {
             for d in request.documents {
@@ -252,8 +252,7 @@ public final class AnnexCEngine: Sendable {
                 answer.append(d.index)
             }
         }
-        let answeredSet = Set(answer)
-        return Plan(answered: answer.map { perDoc[$0]! }, unanswered: request.documents.filter { !answeredSet.contains($0.index) })
+        return Plan(answered: answer.map { perDoc[$0]! }, unanswered: request.documents.filter { !answer.contains($0.index) })
     }
 
     // MARK: Sealing
@@ -272,7 +271,14 @@ public final class AnnexCEngine: Sendable {
     func seal(_ deviceResponse: [UInt8], request: PresentmentRequest, format: ResponseFormat) throws(AnnexCError) -> Data {
         // The key was validated (on the curve) when EncryptionInfo was parsed; reuse it.
         let rk = request.encryptionInfo.recipientPublicKey
-        let pkR = HPKE.PublicKey(key: rk.publicKey, kem: .p256HKDFSHA256, serialized: [0x04] + rk.x + rk.y!)
+        let x = rk.x, y = rk.y ?? []
+        let serialized = [UInt8](unsafeUninitializedCapacity: 1 + x.count + y.count) { buf, n in
+            buf[0] = 4
+            _ = UnsafeMutableBufferPointer(rebasing: buf[1...]).initialize(from: x)
+            _ = UnsafeMutableBufferPointer(rebasing: buf[(1 + x.count)...]).initialize(from: y)
+            n = 1 + x.count + y.count
+        }
+        let pkR = HPKE.PublicKey(key: rk.publicKey, kem: .p256HKDFSHA256, serialized: serialized)
         var f = format
         if f == .automatic { f = request.framing == .dataObject ? .encryptedResponseCBOR : .androidEnvelope }
         // EncryptedResponse = ["dcapi", {"enc": bstr(65), "cipherText": bstr(ct ‖ tag)}]. Every length

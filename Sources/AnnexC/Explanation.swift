@@ -24,7 +24,7 @@ public struct Explanation: Sendable {
     /// `CBOR([encryptionInfo, origin])` and its SHA-256.
     public var dcapiInfo: [UInt8]?
     /// SHA-256 of dcapiInfo.
-    public var dcapiInfoHash: [UInt8]?
+    public var dcapiInfoHash: [UInt8]? { sessionTranscript.map { Array($0.suffix(32)) } }
     /// The SessionTranscript bytes.
     public var sessionTranscript: [UInt8]?
     /// The decoded DeviceRequest bytes.

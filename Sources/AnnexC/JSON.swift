@@ -62,12 +62,13 @@ enum JSONValue: Sendable, Equatable {
             case UInt8(ascii: "{"):
                 i += 1
                 var members = [(String, JSONValue)]()
+                members.reserveCapacity(4)
                 skipSpace()
                 if i < bytes.count, bytes[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
                 while true {
                     skipSpace()
                     guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw ParseError(what: "JSON object key is not a string") }
-                    let k = try string()
+                    let k = try key()
                     guard !members.contains(where: { $0.0 == k }) else { throw ParseError(what: "duplicate JSON object key") }
                     skipSpace()
                     guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw ParseError(what: "JSON object lacks ':'") }
@@ -84,6 +85,7 @@ enum JSONValue: Sendable, Equatable {
             case UInt8(ascii: "["):
                 i += 1
                 var items = [JSONValue]()
+                items.reserveCapacity(2)
                 skipSpace()
                 if i < bytes.count, bytes[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
                 while true {
@@ -134,6 +136,28 @@ enum JSONValue: Sendable, Equatable {
             }
             guard i - start <= 64, let v = Double(String(decoding: bytes[start..<i], as: UTF8.self)) else { throw ParseError(what: "invalid JSON number") }
             return v
+        }
+
+        /// Member names of the request framings, as immortal literals: a key equal to one of them
+        /// (and free of escapes) costs no allocation.
+        private static let knownKeys: [StaticString] = ["deviceRequest", "encryptionInfo", "protocol", "data", "requests", "digital", "response", "Response"]
+
+        /// An object key: a known framing member name without allocating, else a decoded string.
+        mutating func key() throws(ParseError) -> String {
+            let start = i + 1
+            let hit: StaticString? = bytes.withUnsafeBufferPointer { b in
+                for k in Self.knownKeys {
+                    let n = k.utf8CodeUnitCount
+                    guard start + n < b.count, b[start + n] == UInt8(ascii: "\""), memcmp(b.baseAddress! + start, k.utf8Start, n) == 0 else { continue }
+                    return k
+                }
+                return nil
+            }
+            if let hit {
+                i = start + hit.utf8CodeUnitCount + 1
+                return hit.description
+            }
+            return try string()
         }
 
         mutating func string() throws(ParseError) -> String {

@@ -55,6 +55,14 @@ package enum DigestAlgorithm: Sendable, Hashable {
         return out
     }
 
+    /// One-shot digest of `data` written into `out` (exactly `outputSize` bytes); no allocation.
+    package func hash<D: ContiguousBytes>(_ data: D, into out: UnsafeMutableRawBufferPointer) {
+        precondition(out.count == outputSize)
+        var len: UInt32 = 0
+        let ok = withNonNullBytes(data) { p, n in EVP_Digest(p, n, out.baseAddress!.assumingMemoryBound(to: UInt8.self), &len, md, nil) }
+        precondition(ok == 1 && Int(len) == outputSize, "EVP_Digest failed")
+    }
+
     /// Block size of the hash in bytes (HMAC padding).
     package var blockSize: Int { self == .sha256 ? 64 : 128 }
 

@@ -129,21 +129,23 @@ package struct PublicKey: Sendable {
     /// not on the curve.
     package init<X: ContiguousBytes, Y: ContiguousBytes>(curve: Curve, x: X, y: Y) throws(CryptoError) {
         let n = curve.coordinateSize
-        var point = [UInt8]()
-        point.reserveCapacity(1 + 2 * n)
-        point.append(4)
-        let okX: Bool = x.withUnsafeBytes { b in
-            guard b.count == n else { return false }
-            point.append(contentsOf: b)
-            return true
+        // 04 ‖ x ‖ y assembled on the stack (no heap buffer), then imported.
+        let key: Result<PublicKey, CryptoError> = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 1 + 2 * n) { point in
+            point[0] = 4
+            let okX: Bool = x.withUnsafeBytes { b in
+                guard b.count == n else { return false }
+                UnsafeMutableRawPointer(point.baseAddress! + 1).copyMemory(from: b.baseAddress!, byteCount: n)
+                return true
+            }
+            let okY: Bool = y.withUnsafeBytes { b in
+                guard b.count == n else { return false }
+                UnsafeMutableRawPointer(point.baseAddress! + 1 + n).copyMemory(from: b.baseAddress!, byteCount: n)
+                return true
+            }
+            guard okX, okY else { return .failure(.invalidPublicKey) }
+            return Result { () throws(CryptoError) in try PublicKey(curve: curve, uncompressedPoint: UnsafeRawBufferPointer(point)) }
         }
-        let okY: Bool = y.withUnsafeBytes { b in
-            guard b.count == n else { return false }
-            point.append(contentsOf: b)
-            return true
-        }
-        guard okX, okY else { throw .invalidPublicKey }
-        try self.init(curve: curve, uncompressedPoint: point)
+        self = try key.get()
     }
 
     /// Imports an EC public key from its uncompressed SEC1 encoding `04 ‖ x ‖ y`. Compressed points,

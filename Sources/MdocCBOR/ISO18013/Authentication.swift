@@ -31,14 +31,19 @@ public enum MdocAuthentication {
 
     /// `DeviceAuthenticationBytes = #6.24(bstr .cbor ["DeviceAuthentication", SessionTranscript, DocType, DeviceNameSpacesBytes])`.
     public static func deviceAuthenticationBytes<S: Collection<UInt8>, N: Collection<UInt8>>(sessionTranscript: S, docType: String, deviceNameSpacesBytes: N) -> [UInt8] {
-        var inner = CBORWriter(capacity: 48 + sessionTranscript.count + docType.utf8.count + deviceNameSpacesBytes.count)
-        inner.writeArrayHeader(count: 4)
-        inner.writeText("DeviceAuthentication")
-        inner.writeRaw(sessionTranscript)
-        inner.writeText(docType)
-        inner.writeRaw(deviceNameSpacesBytes)
-        var w = CBORWriter(capacity: inner.bytes.count + 8)
-        w.writeEmbedded(inner.bytes)
+        // Every length is known up front, so tag 24 and the bstr head go first and the
+        // DeviceAuthentication array is written straight after them: one buffer.
+        func head(_ n: Int) -> Int { n < 24 ? 1 : n <= 0xff ? 2 : n <= 0xffff ? 3 : n <= 0xffff_ffff ? 5 : 9 }
+        let docTypeLength = docType.utf8.count
+        let innerLength = 1 + 1 + 20 + sessionTranscript.count + head(docTypeLength) + docTypeLength + deviceNameSpacesBytes.count
+        var w = CBORWriter(capacity: 2 + head(innerLength) + innerLength)
+        w.writeTag(24)
+        w.writeHead(major: 2, argument: UInt64(innerLength))
+        w.writeArrayHeader(count: 4)
+        w.writeText("DeviceAuthentication")
+        w.writeRaw(sessionTranscript)
+        w.writeText(docType)
+        w.writeRaw(deviceNameSpacesBytes)
         return w.bytes
     }
 
