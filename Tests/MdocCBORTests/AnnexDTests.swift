@@ -184,3 +184,48 @@ struct SecureBytesTests {
         #expect(secret == [UInt8](repeating: 0, count: 32))
     }
 }
+
+@Suite("CryptoCore: PKCS#8 EC private keys without OpenSSL's generic decoder")
+struct PKCS8FastPathTests {
+    @Test("P-256/384/521 keys in PEM and DER load through the fast path with the same public key; damage is refused or left to OpenSSL")
+    func fastPath() throws {
+        for curve in [Curve.p256, .p384, .p521] {
+            let key = try PrivateKey.generate(.ec(curve))
+            let der = try key.pkcs8DER(), pem = Array(try key.pkcs8PEM().utf8)
+            for encoded in [der, pem] {
+                let parsed = try #require(ECPKCS8.parse(encoded), "\(curve) not parsed by the fast path")
+                #expect(parsed.curve == curve)
+                #expect(parsed.publicPoint == key.publicKey.rawRepresentation)
+                let loaded = try PrivateKey(encoded: encoded)
+                #expect(loaded.publicKey.rawRepresentation == key.publicKey.rawRepresentation)
+                let sig = try loaded.signECDSA(message: [1, 2, 3], digest: .sha256)
+                #expect(try key.publicKey.verifyECDSA(signature: sig, message: [1, 2, 3], digest: .sha256))
+            }
+            // An embedded public key that does not belong to the scalar is refused.
+            var wrong = der
+            wrong[wrong.count - 1] ^= 0x01
+            #expect(ECPKCS8.parse(wrong) != nil)
+            #expect(throws: CryptoError.self) { try PrivateKey(encoded: wrong) }
+            // Truncations never parse (and never crash); OpenSSL then refuses them too.
+            for cut in stride(from: 0, to: der.count, by: 7) {
+                #expect(ECPKCS8.parse(Array(der.prefix(cut))) == nil)
+                #expect(throws: CryptoError.self) { try PrivateKey(encoded: Array(der.prefix(cut))) }
+            }
+        }
+        // Non-EC keys are not the fast path's business: OpenSSL's decoder still loads them.
+        let ed = try PrivateKey.generate(.ed25519)
+        #expect(ECPKCS8.parse(try ed.pkcs8DER()) == nil)
+        #expect(try PrivateKey(encoded: try ed.pkcs8DER()).publicKey.rawRepresentation == ed.publicKey.rawRepresentation)
+        // The committed test keys load.
+        let keys = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("TestVectors/context/keys")
+        var n = 0
+        for f in try FileManager.default.contentsOfDirectory(at: keys, includingPropertiesForKeys: nil) where f.pathExtension == "pem" {
+            let bytes = Array(try Data(contentsOf: f))
+            #expect(ECPKCS8.parse(bytes) != nil, "\(f.lastPathComponent)")
+            _ = try PrivateKey(encoded: bytes)
+            n += 1
+        }
+        #expect(n >= 5)
+    }
+}
