@@ -193,8 +193,15 @@ struct ConformanceTests {
         let g = try #require(try Self.runCLI(["respond", "--request", garbage.path, "--origin", c.origin] + clock))
         #expect(g.status == 1 && g.out.isEmpty)
         scan("garbage refusal", g.err, extra: ["GARBAGEMARKER"])
-        // Listing the context shows ids, docTypes, counts and dates: never values or keys.
-        for args in [["context", "list", "--context", dir.path], ["context", "list", "--json", "--context", dir.path]] {
+        // Listing the context shows ids, docTypes, counts and dates: never values or keys. (A private
+        // copy: a git checkout does not keep the published context's 0600 modes, which `--context` requires.)
+        let copy = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-secrets-ctx-\(UUID().uuidString)")
+        try FileManager.default.copyItem(at: dir, to: copy)
+        defer { try? FileManager.default.removeItem(at: copy) }
+        for f in [copy.appendingPathComponent("context.cbor")] + (try FileManager.default.contentsOfDirectory(at: copy.appendingPathComponent("keys"), includingPropertiesForKeys: nil)) {
+            chmod(f.path, 0o600)
+        }
+        for args in [["context", "list", "--context", copy.path], ["context", "list", "--json", "--context", copy.path]] {
             let l = try #require(try Self.runCLI(args))
             #expect(l.status == 0 && String(decoding: l.out, as: UTF8.self).contains("mdl"), "\(args): \(l.err)")
             scan(args.joined(separator: " "), String(decoding: l.out, as: UTF8.self) + l.err)
