@@ -355,7 +355,8 @@ package struct PrivateKey: Sendable {
     /// Loads a private key from PKCS#8 (or SEC1) DER or from PEM text. EC keys on P-256/P-384/P-521
     /// and Ed25519 are accepted.
     package init<B: ContiguousBytes>(encoded: B) throws(CryptoError) {
-        let bytes = encoded.withUnsafeBytes { [UInt8]($0) }
+        var bytes = encoded.withUnsafeBytes { [UInt8]($0) }
+        defer { SecureBytes.cleanse(&bytes) }
         // Fast path for the usual device key, an unencrypted PKCS#8 EC key: OpenSSL 3.0's generic
         // decoder (OSSL_DECODER) costs millions of instructions per key; the scalar import does not.
         // The embedded public key, when present, must match the one computed from the scalar.
@@ -575,31 +576,38 @@ enum ECPKCS8 {
     ]
 
     static func parse(_ input: [UInt8]) -> Parsed? {
-        guard let der = pem(input) ?? (input.first == 0x30 ? input : nil) else { return nil }
-        return der.withUnsafeBufferPointer { d -> Parsed? in
-            var r = Reader(d: d, at: 0, end: d.count)
-            guard var info = r.enter(0x30), r.at == r.end else { return nil }
-            guard let version = info.read(0x02), version.count == 1, d[version.lowerBound] == 0 else { return nil }
-            guard var alg = info.enter(0x30), let oid = alg.read(0x06), Array(d[oid]) == ecPublicKey,
-                  let curveOID = alg.read(0x06), alg.at == alg.end,
-                  let curve = curves.first(where: { $0.0 == Array(d[curveOID]) })?.1 else { return nil }
-            guard let inner = info.read(0x04) else { return nil }   // attributes, if any, may follow
-            var ecOuter = Reader(d: d, at: inner.lowerBound, end: inner.upperBound)
-            guard var ec = ecOuter.enter(0x30), ecOuter.at == ecOuter.end else { return nil }
-            guard let v1 = ec.read(0x02), v1.count == 1, d[v1.lowerBound] == 1 else { return nil }
-            guard let scalar = ec.read(0x04), scalar.count == curve.coordinateSize else { return nil }
-            var point: [UInt8]? = nil
-            if ec.peek == 0xa0 {
-                guard var params = ec.enter(0xa0), let o = params.read(0x06), Array(d[o]) == curves.first(where: { $0.1 == curve })!.0 else { return nil }
-            }
-            if ec.peek == 0xa1 {
-                guard var wrapper = ec.enter(0xa1), let bits = wrapper.read(0x03), bits.count == curve.uncompressedPointSize + 1,
-                      d[bits.lowerBound] == 0 else { return nil }
-                point = Array(d[(bits.lowerBound + 1)..<bits.upperBound])
-            }
-            guard ec.at == ec.end else { return nil }
-            return Parsed(curve: curve, scalar: Array(d[scalar]), publicPoint: point)
+        if var der = pem(input) {
+            // The only reference to the decoded key: cleansed in place when done.
+            defer { SecureBytes.cleanse(&der) }
+            return der.withUnsafeBufferPointer { parseDER($0) }
         }
+        guard input.first == 0x30 else { return nil }
+        return input.withUnsafeBufferPointer { parseDER($0) }
+    }
+
+    private static func parseDER(_ d: UnsafeBufferPointer<UInt8>) -> Parsed? {
+        var r = Reader(d: d, at: 0, end: d.count)
+        guard var info = r.enter(0x30), r.at == r.end else { return nil }
+        guard let version = info.read(0x02), version.count == 1, d[version.lowerBound] == 0 else { return nil }
+        guard var alg = info.enter(0x30), let oid = alg.read(0x06), Array(d[oid]) == ecPublicKey,
+              let curveOID = alg.read(0x06), alg.at == alg.end,
+              let curve = curves.first(where: { $0.0 == Array(d[curveOID]) })?.1 else { return nil }
+        guard let inner = info.read(0x04) else { return nil }   // attributes, if any, may follow
+        var ecOuter = Reader(d: d, at: inner.lowerBound, end: inner.upperBound)
+        guard var ec = ecOuter.enter(0x30), ecOuter.at == ecOuter.end else { return nil }
+        guard let v1 = ec.read(0x02), v1.count == 1, d[v1.lowerBound] == 1 else { return nil }
+        guard let scalar = ec.read(0x04), scalar.count == curve.coordinateSize else { return nil }
+        var point: [UInt8]? = nil
+        if ec.peek == 0xa0 {
+            guard var params = ec.enter(0xa0), let o = params.read(0x06), Array(d[o]) == curves.first(where: { $0.1 == curve })!.0 else { return nil }
+        }
+        if ec.peek == 0xa1 {
+            guard var wrapper = ec.enter(0xa1), let bits = wrapper.read(0x03), bits.count == curve.uncompressedPointSize + 1,
+                  d[bits.lowerBound] == 0 else { return nil }
+            point = Array(d[(bits.lowerBound + 1)..<bits.upperBound])
+        }
+        guard ec.at == ec.end else { return nil }
+        return Parsed(curve: curve, scalar: Array(d[scalar]), publicPoint: point)
     }
 
     /// A DER cursor: `read(tag)` returns the content range of the next element when it has that tag.
@@ -642,14 +650,15 @@ enum ECPKCS8 {
         let start = b + begin.count
         guard let e = find(endMarker, in: input, from: start) else { return nil }
         var text = [UInt8]()
+        defer { SecureBytes.cleanse(&text) }
         text.reserveCapacity(e - start)
         for c in input[start..<e] where c != 0x0a && c != 0x0d && c != 0x20 && c != 0x09 { text.append(c) }
         guard !text.isEmpty, text.count % 4 == 0 else { return nil }
         var out = [UInt8](repeating: 0, count: text.count / 4 * 3)
         let n = text.withUnsafeBufferPointer { t in out.withUnsafeMutableBufferPointer { EVP_DecodeBlock($0.baseAddress, t.baseAddress, Int32(t.count)) } }
-        guard n >= 0 else { return nil }
+        guard n >= 0 else { SecureBytes.cleanse(&out); return nil }
         let pad = text.reversed().prefix { $0 == UInt8(ascii: "=") }.count
-        guard pad <= 2 else { return nil }
+        guard pad <= 2 else { SecureBytes.cleanse(&out); return nil }
         out.removeLast(pad)
         return out
     }
