@@ -38,6 +38,12 @@ struct CBORDecodeTests {
         .init(name: "duplicate text key", hex: "a2 61 61 01 61 61 02", code: .duplicateMapKey, offset: 4),
         .init(name: "duplicate int key in non-preferred form", hex: "a2 01 00 18 01 00", code: .duplicateMapKey, offset: 3),
         .init(name: "duplicate key in indefinite map", hex: "bf 02 00 02 00 ff", code: .duplicateMapKey, offset: 3),
+        // Found by FuzzCBOR: an indefinite-length "" key and a definite "" key were taken as different
+        // keys, and the map re-encoded with a duplicate. Chunked strings compare by content.
+        .init(name: "indefinite and definite empty text keys (FuzzCBOR crash fd1397ad)", hex: "bf 2c 00 00 00 7f ff 00 69 01 00 00 00 00 00 60 60 60 60 60 60 40 00 ff",
+              code: .duplicateMapKey, offset: 19),
+        .init(name: "chunked text key equal to a definite one", hex: "a2 7f 61 61 61 62 ff 00 62 61 62 01", code: .duplicateMapKey, offset: 8),
+        .init(name: "two chunked byte-string keys with the same content", hex: "a2 5f 41 01 41 02 ff 00 5f 42 01 02 ff 01", code: .duplicateMapKey, offset: 8),
         .init(name: "trailing byte", hex: "00 00", code: .trailingBytes, offset: 1),
         .init(name: "array count beyond input", hex: "9b 00 00 00 01 00 00 00 00", code: .lengthExceedsInput, offset: 0),
         .init(name: "array count 2^64-1", hex: "9b ff ff ff ff ff ff ff ff", code: .lengthExceedsInput, offset: 0),
@@ -69,6 +75,17 @@ struct CBORDecodeTests {
             #expect(error.offset == c.offset, "\(c.name)")
             // The message names the code and offset, never content.
             #expect(error.description == "CBOR \(c.code.rawValue) at byte \(c.offset)")
+        }
+    }
+
+    @Test("Chunked string keys with different content are distinct keys")
+    func chunkedKeysDistinct() throws {
+        for hex in ["a2 7f 61 61 ff 00 62 61 62 01", "a2 7f 61 61 61 62 ff 00 62 61 63 01", "a2 5f ff 00 41 00 01"] {
+            let bytes = hex.split(separator: " ").map { UInt8($0, radix: 16)! }
+            let doc = try CBORDocument(decoding: bytes)
+            #expect(doc.root.count == 2)
+            // Re-encoding (chunks joined) still decodes: the keys stay distinct.
+            _ = try CBORDocument(decoding: CBORValue(doc.root).encoded())
         }
     }
 

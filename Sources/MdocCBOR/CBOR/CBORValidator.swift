@@ -220,7 +220,7 @@ struct CBORValidator {
                 for px in 0..<pairs {
                     var y = map + 1
                     for _ in 0..<px {
-                        if Self.compareKeys(base, n[x], n[y]) == 0 { throw CBORError(.duplicateMapKey, at: Int(n[x].start)) }
+                        if Self.compareKeys(base, n, x, y) == 0 { throw CBORError(.duplicateMapKey, at: Int(n[x].start)) }
                         y += Int(n[y].span); y += Int(n[y].span)
                     }
                     x += Int(n[x].span); x += Int(n[x].span)
@@ -235,25 +235,50 @@ struct CBORValidator {
                 i += Int(n[i].span)
                 i += Int(n[i].span)
             }
-            keys.sort { Self.compareKeys(base, n[$0], n[$1]) < 0 }
-            for x in 1..<keys.count where Self.compareKeys(base, n[keys[x]], n[keys[x - 1]]) == 0 {
+            keys.sort { Self.compareKeys(base, n, $0, $1) < 0 }
+            for x in 1..<keys.count where Self.compareKeys(base, n, keys[x], keys[x - 1]) == 0 {
                 throw CBORError(.duplicateMapKey, at: Int(max(n[keys[x]].start, n[keys[x - 1]].start)))
             }
         }
     }
 
-    /// A total order over keys that is consistent with key equality as defined above.
-    private static func compareKeys(_ base: UnsafePointer<UInt8>, _ a: Node, _ b: Node) -> Int {
+    /// A total order over keys that is consistent with key equality as defined above. Strings compare
+    /// by their content: an indefinite-length string equals the concatenation of its chunks (RFC 8949
+    /// §3.2.3), so `(_ "a", "b")` and `"ab"` are the same key — otherwise a duplicate could be smuggled
+    /// past this check in chunked form and reappear once re-encoded.
+    private static func compareKeys(_ base: UnsafePointer<UInt8>, _ n: UnsafeBufferPointer<Node>, _ ia: Int, _ ib: Int) -> Int {
+        let a = n[ia], b = n[ib]
         if a.type != b.type { return a.type.rawValue < b.type.rawValue ? -1 : 1 }
         switch a.type {
         case .unsignedInt, .negativeInt, .simple:
             return a.argument == b.argument ? 0 : (a.argument < b.argument ? -1 : 1)
-        case .byteString where a.flags & Node.indefinite == 0 && b.flags & Node.indefinite == 0,
-             .textString where a.flags & Node.indefinite == 0 && b.flags & Node.indefinite == 0:
-            return compareBytes(base + Int(a.start) + Int(a.headLength), Int(a.argument), base + Int(b.start) + Int(b.headLength), Int(b.argument))
+        case .byteString, .textString:
+            if a.flags & Node.indefinite == 0 && b.flags & Node.indefinite == 0 {
+                return compareBytes(base + Int(a.start) + Int(a.headLength), Int(a.argument), base + Int(b.start) + Int(b.headLength), Int(b.argument))
+            }
+            let x = content(base, n, ia), y = content(base, n, ib)
+            return x.withUnsafeBufferPointer { px in
+                y.withUnsafeBufferPointer { py in compareBytes(px.baseAddress ?? base, px.count, py.baseAddress ?? base, py.count) }
+            }
         default:
             return compareBytes(base + Int(a.start), Int(a.end - a.start), base + Int(b.start), Int(b.end - b.start))
         }
+    }
+
+    /// The content of a byte or text string node: its payload, or its chunks' payloads concatenated.
+    private static func content(_ base: UnsafePointer<UInt8>, _ n: UnsafeBufferPointer<Node>, _ i: Int) -> [UInt8] {
+        func payload(_ c: Node) -> UnsafeBufferPointer<UInt8> {
+            UnsafeBufferPointer(start: base + Int(c.start) + Int(c.headLength), count: Int(c.argument))
+        }
+        let node = n[i]
+        if node.flags & Node.indefinite == 0 { return Array(payload(node)) }
+        var out = [UInt8]()
+        var c = i + 1
+        while c < i + Int(node.span) {
+            out.append(contentsOf: payload(n[c]))
+            c += Int(n[c].span)
+        }
+        return out
     }
 
     private static func compareBytes(_ a: UnsafePointer<UInt8>, _ na: Int, _ b: UnsafePointer<UInt8>, _ nb: Int) -> Int {
