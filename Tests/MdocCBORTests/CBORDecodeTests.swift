@@ -42,6 +42,13 @@ struct CBORDecodeTests {
         // keys, and the map re-encoded with a duplicate. Chunked strings compare by content.
         .init(name: "indefinite and definite empty text keys (FuzzCBOR crash fd1397ad)", hex: "bf 2c 00 00 00 7f ff 00 69 01 00 00 00 00 00 60 60 60 60 60 60 40 00 ff",
               code: .duplicateMapKey, offset: 19),
+        // Found by FuzzCBOR in CI: two NaN keys with different payloads; the writer emits one canonical NaN.
+        .init(name: "NaN keys with different payloads (FuzzCBOR crash 3159d67c)",
+              hex: "bf fb 7f f8 00 00 00 61 cb cb cb cb 01 fb 7f f8 00 00 00 61 01 cb cb cb cb db cb cb cb cb cb 2c cb cb 25 ff",
+              code: .duplicateMapKey, offset: 13),
+        .init(name: "1.0 as half and as single are the same key", hex: "a2 f9 3c 00 00 fa 3f 80 00 00 01", code: .duplicateMapKey, offset: 5),
+        .init(name: "a tag key in preferred and non-preferred form", hex: "a2 c1 00 00 d8 01 00 01", code: .duplicateMapKey, offset: 4),
+        .init(name: "array keys, definite and indefinite", hex: "a2 81 00 00 9f 00 ff 01", code: .duplicateMapKey, offset: 4),
         .init(name: "chunked text key equal to a definite one", hex: "a2 7f 61 61 61 62 ff 00 62 61 62 01", code: .duplicateMapKey, offset: 8),
         .init(name: "two chunked byte-string keys with the same content", hex: "a2 5f 41 01 41 02 ff 00 5f 42 01 02 ff 01", code: .duplicateMapKey, offset: 8),
         .init(name: "trailing byte", hex: "00 00", code: .trailingBytes, offset: 1),

@@ -261,8 +261,56 @@ struct CBORValidator {
                 y.withUnsafeBufferPointer { py in compareBytes(px.baseAddress ?? base, px.count, py.baseAddress ?? base, py.count) }
             }
         default:
-            return compareBytes(base + Int(a.start), Int(a.end - a.start), base + Int(b.start), Int(b.end - b.start))
+            // Floats, tags, arrays, maps: compare the deterministic encodings the writer would produce
+            // (shortest heads, definite lengths, floats by value with one canonical NaN, sorted map
+            // keys), so keys that re-encode identically are the same key. Found by FuzzCBOR: two NaN
+            // keys with different payloads, both written back as f97e00.
+            let x = canonical(base, n, ia), y = canonical(base, n, ib)
+            return x.withUnsafeBufferPointer { px in
+                y.withUnsafeBufferPointer { py in compareBytes(px.baseAddress ?? base, px.count, py.baseAddress ?? base, py.count) }
+            }
         }
+    }
+
+    /// The deterministic encoding of the item at node `i`, as `CBORWriter.write(_:)` would produce it.
+    private static func canonical(_ base: UnsafePointer<UInt8>, _ n: UnsafeBufferPointer<Node>, _ i: Int) -> [UInt8] {
+        var w = CBORWriter(capacity: 16)
+        func emit(_ i: Int) {
+            let node = n[i]
+            switch node.type {
+            case .unsignedInt: w.writeHead(major: 0, argument: node.argument)
+            case .negativeInt: w.writeHead(major: 1, argument: node.argument)
+            case .byteString, .textString:
+                let c = content(base, n, i)
+                w.writeHead(major: node.type == .byteString ? 2 : 3, argument: UInt64(c.count))
+                w.writeRaw(c)
+            case .array:
+                var c = i + 1, items = 0
+                while c < i + Int(node.span) { items += 1; c += Int(n[c].span) }
+                w.writeHead(major: 4, argument: UInt64(items))
+                c = i + 1
+                while c < i + Int(node.span) { emit(c); c += Int(n[c].span) }
+            case .map:
+                var entries = [(key: [UInt8], value: [UInt8])]()
+                var c = i + 1
+                while c < i + Int(node.span) {
+                    let k = c
+                    c += Int(n[c].span)
+                    entries.append((canonical(base, n, k), canonical(base, n, c)))
+                    c += Int(n[c].span)
+                }
+                entries.sort { $0.key.lexicographicallyPrecedes($1.key) }
+                w.writeHead(major: 5, argument: UInt64(entries.count))
+                for e in entries { w.writeRaw(e.key); w.writeRaw(e.value) }
+            case .tag:
+                w.writeHead(major: 6, argument: node.argument)
+                if node.span > 1 { emit(i + 1) }
+            case .simple: w.writeSimple(UInt8(truncatingIfNeeded: node.argument))
+            case .float: w.writeFloat(CBORFloat.value(bits: node.argument, flags: node.flags))
+            }
+        }
+        emit(i)
+        return w.bytes
     }
 
     /// The content of a byte or text string node: its payload, or its chunks' payloads concatenated.
