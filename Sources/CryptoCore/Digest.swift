@@ -69,16 +69,20 @@ package enum DigestAlgorithm: Sendable, Hashable {
     /// HMAC of `data` under `key` (RFC 2104), built on the pre-fetched digest so no algorithm is
     /// fetched per call (OpenSSL 3.0's one-shot `HMAC()` fetches every time).
     package func hmac<K: ContiguousBytes, D: ContiguousBytes>(key: K, data: D) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: outputSize)
-        out.withUnsafeMutableBytes { o in
-            data.withUnsafeBytes { d in hmac(key: key, parts: [d], into: o) }
+        [UInt8](unsafeUninitializedCapacity: outputSize) { out, n in
+            key.withUnsafeBytes { k in
+                data.withUnsafeBytes { d in Self.withOnePart(d) { hmac(key: k, parts: $0, into: UnsafeMutableRawBufferPointer(out)) } }
+            }
+            n = outputSize
         }
-        return out
     }
 
-    /// HMAC over the concatenation of `parts`, written into `out` (exactly `outputSize` bytes).
-    package func hmac<K: ContiguousBytes>(key: K, parts: [UnsafeRawBufferPointer], into out: UnsafeMutableRawBufferPointer) {
-        key.withUnsafeBytes { k in parts.withUnsafeBufferPointer { hmac(key: k, parts: $0, into: out) } }
+    /// A one-element parts list on the stack.
+    private static func withOnePart<R>(_ part: UnsafeRawBufferPointer, _ body: (UnsafeBufferPointer<UnsafeRawBufferPointer>) -> R) -> R {
+        withUnsafeTemporaryAllocation(of: UnsafeRawBufferPointer.self, capacity: 1) { parts in
+            parts[0] = part
+            return body(UnsafeBufferPointer(parts))
+        }
     }
 
     /// HMAC over the concatenation of `parts`, written into `out` (exactly `outputSize` bytes). The
@@ -118,13 +122,10 @@ package enum DigestAlgorithm: Sendable, Hashable {
 
     /// HKDF-Extract (RFC 5869 §2.2). An empty salt is HashLen zeros, which HMAC pads identically.
     package func hkdfExtract<S: ContiguousBytes, I: ContiguousBytes>(salt: S, ikm: I) -> [UInt8] {
-        ikm.withUnsafeBytes { i in hkdfExtract(salt: salt, ikmParts: [i]) }
-    }
-
-    /// HKDF-Extract over the concatenation of `ikmParts`, without building the concatenation.
-    package func hkdfExtract<S: ContiguousBytes>(salt: S, ikmParts: [UnsafeRawBufferPointer]) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: outputSize) { buf, n in
-            hmac(key: salt, parts: ikmParts, into: UnsafeMutableRawBufferPointer(buf))
+        [UInt8](unsafeUninitializedCapacity: outputSize) { out, n in
+            salt.withUnsafeBytes { s in
+                ikm.withUnsafeBytes { i in Self.withOnePart(i) { hkdfExtract(salt: s, ikmParts: $0, into: UnsafeMutableRawBufferPointer(out)) } }
+            }
             n = outputSize
         }
     }
@@ -137,16 +138,10 @@ package enum DigestAlgorithm: Sendable, Hashable {
     /// HKDF-Expand (RFC 5869 §2.3). `length` must be at most 255 × the digest size.
     package func hkdfExpand<P: ContiguousBytes, I: ContiguousBytes>(prk: P, info: I, length: Int) throws(CryptoError) -> [UInt8] {
         guard length >= 0, length <= 255 * outputSize else { throw .invalidLength }
-        return info.withUnsafeBytes { i in (try? hkdfExpand(prk: prk, infoParts: [i], length: length)) ?? [] }
-    }
-
-    /// HKDF-Expand with `info` given as the concatenation of `infoParts`.
-    package func hkdfExpand<P: ContiguousBytes>(prk: P, infoParts: [UnsafeRawBufferPointer], length: Int) throws(CryptoError) -> [UInt8] {
-        guard length >= 0, length <= 255 * outputSize else { throw .invalidLength }
         return [UInt8](unsafeUninitializedCapacity: max(length, 1)) { out, n in
             prk.withUnsafeBytes { p in
-                infoParts.withUnsafeBufferPointer { parts in
-                    try? hkdfExpand(prk: p, infoParts: parts, into: UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(out)[0..<length]))
+                info.withUnsafeBytes { i in
+                    Self.withOnePart(i) { try? hkdfExpand(prk: p, infoParts: $0, into: UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(out)[0..<length])) }
                 }
             }
             n = length

@@ -96,7 +96,6 @@ func writeStdout<C: Collection<UInt8>>(_ bytes: C) {
     writeAll(1, Array(bytes))
 }
 
-/// Writes a line to standard error.
 /// This process's peak resident set in KiB (`VmHWM` of /proc/self/status: the high-water mark of
 /// this program's own address space, not inherited from the parent), or nil where unavailable.
 func peakMemoryKiB() -> Int? {
@@ -120,6 +119,7 @@ func peakMemoryKiB() -> Int? {
 /// " peak memory N KiB" for a `--report` line, or "" where unavailable.
 func peakMemoryNote() -> String { peakMemoryKiB().map { "; peak memory \($0) KiB" } ?? "" }
 
+/// Writes a line to standard error.
 func writeStderr(_ s: String) {
     writeAll(2, Array(s.utf8))
 }

@@ -94,8 +94,7 @@ struct ConformanceTests {
 
     @Test("A sample of requests through the CLI binary: exit codes and a verifiable response")
     func cli() throws {
-        let binary = Self.repo.appendingPathComponent(".build/debug/mdoc-respond")
-        guard FileManager.default.isExecutableFile(atPath: binary.path) else {
+        guard Self.cliBinary != nil else {
             print("NOTICE: .build/debug/mdoc-respond not built; CLI conformance sample skipped (scripts/test.sh builds it)")
             return
         }
@@ -104,22 +103,14 @@ struct ConformanceTests {
         var n = 0
         for id in ["mdl-dataObject-v1.0-readerAuth", "mdl-digitalRequestList-v1.1-readerAuthAll", "multi-document-v1.1-use-cases", "untrusted-reader", "origin-with-path", "hostile-not-json"] {
             let c = try #require(cases.first { $0.id == id })
-            let p = Process()
-            p.executableURL = binary
-            p.arguments = ["respond", "--request", Self.vectors.appendingPathComponent(c.file).path, "--origin", c.origin, "--clock", "2027-03-01T12:00:00Z"]
-            let out = Pipe(), err = Pipe()
-            p.standardOutput = out
-            p.standardError = err
-            try p.run()
-            let data = out.fileHandleForReading.readDataToEndOfFile()
-            let errText = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            p.waitUntilExit()
+            let (status, data, errText) = try #require(try Self.runCLI(["respond", "--request", Self.vectors.appendingPathComponent(c.file).path, "--origin", c.origin,
+                                                                        "--clock", "2027-03-01T12:00:00Z"]))
             if c.expected.outcome == "ok" {
-                #expect(p.terminationStatus == 0, "\(id): \(errText)")
+                #expect(status == 0, "\(id): \(errText)")
                 let v = try AnnexCReader.openResponse(data, for: try Self.builtRequest(c), issuerRoots: [iaca], at: Self.clock)
                 #expect(v.documents.count == c.expected.disclosed?.count)
             } else {
-                #expect(p.terminationStatus == 1, "\(id)")
+                #expect(status == 1, "\(id)")
                 #expect(errText.contains("error[\(c.expected.error ?? "")]"), "\(id): \(errText)")
                 #expect(data.isEmpty, "\(id): no partial output")
             }
@@ -128,10 +119,15 @@ struct ConformanceTests {
         print("CLI conformance sample: \(n) requests through the binary")
     }
 
-    /// Runs the CLI binary; nil when it has not been built.
-    static func runCLI(_ arguments: [String]) throws -> (status: Int32, out: Data, err: String)? {
+    /// The debug CLI binary that `scripts/test.sh` builds, or nil when it has not been built.
+    static var cliBinary: URL? {
         let binary = repo.appendingPathComponent(".build/debug/mdoc-respond")
-        guard FileManager.default.isExecutableFile(atPath: binary.path) else { return nil }
+        return FileManager.default.isExecutableFile(atPath: binary.path) ? binary : nil
+    }
+
+    /// Runs the CLI binary to completion; nil when it has not been built.
+    static func runCLI(_ arguments: [String]) throws -> (status: Int32, out: Data, err: String)? {
+        guard let binary = cliBinary else { return nil }
         let p = Process()
         p.executableURL = binary
         p.arguments = arguments
@@ -147,7 +143,7 @@ struct ConformanceTests {
 
     @Test("CLI: refusals, reports and listings print no request bytes, origins, element values or keys")
     func cliLeaksNothing() throws {
-        guard try Self.runCLI(["--help"]) != nil else {
+        guard Self.cliBinary != nil else {
             print("NOTICE: .build/debug/mdoc-respond not built; CLI secrets check skipped (scripts/test.sh builds it)")
             return
         }

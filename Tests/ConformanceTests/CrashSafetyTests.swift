@@ -10,18 +10,15 @@ import MdocCBOR
 /// of killed writers are removed by the next write.
 @Suite("Conformance: context crash safety")
 struct CrashSafetyTests {
-    static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
     @Test("SIGKILL during context rewrites never leaves a partial snapshot")
     func killDuringWrites() throws {
-        let binary = Self.repo.appendingPathComponent(".build/debug/mdoc-respond")
-        guard FileManager.default.isExecutableFile(atPath: binary.path) else {
+        guard let binary = ConformanceTests.cliBinary else {
             print("NOTICE: .build/debug/mdoc-respond not built; crash-safety test skipped (scripts/test.sh builds it)")
             return
         }
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-crash-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: dir) }
-        let vectors = Self.repo.appendingPathComponent("TestVectors")
+        let vectors = ConformanceTests.vectors
         func run(_ args: [String]) throws -> Process {
             let p = Process()
             p.executableURL = binary
