@@ -98,4 +98,39 @@ struct StressTests {
         #expect(tally.verified == total)
         #expect(tally.ephemeralKeys.count == total)
     }
+
+    /// The process-wide certificate cache is shared by every engine and thread; this drives it past
+    /// its capacity (so it is emptied under contention) from several threads at once. Under TSan (see
+    /// `scripts/test.sh`) a lock the sanitizer cannot see — `Synchronization.Mutex` is one on Linux —
+    /// is reported as a race here.
+    @Test("Certificate cache: distinct certificates parsed from several threads past the cache capacity")
+    func certificateCacheContention() throws {
+        let rootKey = try SoftwareSigner.generate()
+        let root = try Certificate.issue(subject: .init(commonName: "Cache Root"), publicKey: rootKey.publicKey, issuer: nil, issuerKey: rootKey,
+                                         serial: 1, notBefore: TestWorld.now - 86400, notAfter: TestWorld.now + 86400, profile: .readerRoot)
+        let ders = try (0..<300).map { serial in
+            try Certificate.issue(subject: .init(commonName: "Cache Reader \(serial)"), publicKey: rootKey.publicKey,
+                                          issuer: (.init(commonName: "Cache Root"), root), issuerKey: rootKey, serial: UInt64(serial + 2),
+                                          notBefore: TestWorld.now - 86400, notAfter: TestWorld.now + 86400, profile: .readerAuthentication).der
+        }
+        let tally = Tally()
+        DispatchQueue.concurrentPerform(iterations: 2) { t in
+            var failures = [String]()
+            var ok = 0
+            for round in 0..<4 {
+                for i in 0..<ders.count {
+                    let k = t == 0 ? i : ders.count - 1 - i
+                    do {
+                        let c = try Certificate(der: ders[k])
+                        if c.der == ders[k] { ok += 1 } else { failures.append("round \(round) cert \(k): different bytes") }
+                    } catch {
+                        failures.append("round \(round) cert \(k): \(error)")
+                    }
+                }
+            }
+            tally.add(verified: ok, failures: failures, keys: [])
+        }
+        #expect(tally.failures.isEmpty, "\(tally.failures)")
+        #expect(tally.verified == 2 * 4 * 300)
+    }
 }

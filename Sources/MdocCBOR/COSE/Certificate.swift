@@ -4,7 +4,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import Synchronization
 
 /// An X.509 certificate as carried in `x5chain` (DER), with the accessors mdoc trust decisions need.
 public struct Certificate: Sendable {
@@ -155,7 +154,7 @@ extension Certificate {
 final class CertificateCache: Sendable {
     static let shared = CertificateCache(capacity: 256)
     private let capacity: Int
-    private let entries = Mutex<[[UInt8]: Certificate]>([:])
+    private let entries = LockedValue<[[UInt8]: Certificate]>([:])
 
     init(capacity: Int) { self.capacity = capacity }
 
