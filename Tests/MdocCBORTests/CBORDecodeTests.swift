@@ -96,6 +96,26 @@ struct CBORDecodeTests {
         }
     }
 
+    @Test("Interned text: well-known identifiers decode to the literal, look-alikes and unknown strings to their own bytes")
+    func internedText() throws {
+        // Same lengths as interned entries, one byte different; an unknown long string; a chunked one.
+        let texts = ["org.iso.18013.5.1.mDL", "org.iso.18013.5.1.mDM", "org.iso.18013.5.1", "org.iso.18013.5.2",
+                     "issuing_authority", "issuing_authoritz", "driving_privileges", "an_unknown_long_identifier", "short"]
+        for t in texts {
+            let doc = try CBORDocument(decoding: CBORValue.text(t).encoded())
+            #expect(doc.root.stringValue == t)
+        }
+        #expect(InternedText.known.allSatisfy { $0.utf8.count > 15 }, "entries of 15 bytes or fewer are never looked up")
+        #expect(Set(InternedText.known).count == InternedText.known.count)
+        for k in InternedText.known {
+            let doc = try CBORDocument(decoding: CBORValue.text(k).encoded())
+            #expect(doc.root.stringValue == k)
+        }
+        // (_ "org.iso.18013.5" ".1.mDL"): chunked, so assembled from its chunks.
+        let chunked = try CBORDocument(decoding: [0x7f, 0x6f] + Array("org.iso.18013.5".utf8) + [0x66] + Array(".1.mDL".utf8) + [0xff])
+        #expect(chunked.root.stringValue == "org.iso.18013.5.1.mDL")
+    }
+
     @Test("Nesting 100 000 deep is rejected at the depth limit without recursion")
     func deepNesting() {
         let deep = [UInt8](repeating: 0x81, count: 100_000) + [0x00]

@@ -99,7 +99,13 @@ public struct CBORItem: Sendable {
     /// The value of a text string (validated UTF-8); indefinite-length chunks are concatenated.
     public var stringValue: String? {
         guard type == .textString else { return nil }
-        if !isIndefiniteLength { return String(decoding: storage.bytes[contentRange], as: UTF8.self) }
+        if !isIndefiniteLength {
+            let r = contentRange
+            return storage.bytes.withUnsafeBytes { b in
+                let content = UnsafeRawBufferPointer(rebasing: b[r])
+                return InternedText.lookup(content) ?? String(decoding: content, as: UTF8.self)
+            }
+        }
         var out = [UInt8]()
         for chunk in children { out.append(contentsOf: storage.bytes[chunk.contentRange]) }
         return String(decoding: out, as: UTF8.self)
