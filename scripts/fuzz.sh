@@ -2,6 +2,8 @@
 # libFuzzer + AddressSanitizer runs of the fuzz targets in Fuzz/ (a separate package, so the main
 # build never links a libFuzzer main). Seeds come from TestVectors/ and, when present, ../shared/vectors.
 #   scripts/fuzz.sh [SECONDS] [TARGET...]      targets: FuzzCBOR FuzzRequest FuzzHPKEOpen FuzzContext (default: all)
+#   MDOC_FUZZ_JOBS=N        N processes per target on the one corpus (executions are summed)
+#   MDOC_FUZZ_MAX_LEN=BYTES input size cap (default per target)
 # A crash, leak or timeout fails the run; the input is kept in .build/fuzz/artifacts/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -58,17 +60,29 @@ for t in "${targets[@]}"; do
     (cd Fuzz && swift build -c release --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer,address -j 2 --product "$t" 2>&1 \
         | grep -v "Cannot export local symbol" | grep -E "error|warning: " >&2 || true)
     mkdir -p "$work/corpus-$t"
-    log="$work/$t.log"
-    set +e
     # Input size cap per target: CBOR structures past 16 KiB only repeat what smaller ones exercise
     # (and slow each execution); HPKE open needs enc + a short ciphertext.
     case "$t" in FuzzCBOR) maxlen=16384 ;; FuzzHPKEOpen) maxlen=4096 ;; FuzzContext) maxlen=16384 ;; *) maxlen=65536 ;; esac
-    Fuzz/.build/release/"$t" -max_total_time="$secs" -rss_limit_mb=2048 -max_len="${MDOC_FUZZ_MAX_LEN:-$maxlen}" -timeout=10 \
-        -artifact_prefix="$work/artifacts/$t-" "$work/corpus-$t" "$work/seeds-$t" >"$log" 2>&1
-    rc=$?
-    set -e
-    runs=$(grep -Eo "Done [0-9]+ runs" "$log" | grep -Eo "[0-9]+" || echo 0)
-    cov=$(grep -Eo "cov: [0-9]+" "$log" | tail -1 | grep -Eo "[0-9]+" || echo 0)
+    # MDOC_FUZZ_JOBS=N runs N processes on the one corpus (each picks up what the others find when it
+    # reloads the directory); the count reported is their sum.
+    jobs=${MDOC_FUZZ_JOBS:-1}
+    pids=()
+    for ((k = 1; k <= jobs; k++)); do
+        Fuzz/.build/release/"$t" -max_total_time="$secs" -rss_limit_mb=2048 -max_len="${MDOC_FUZZ_MAX_LEN:-$maxlen}" -timeout=10 \
+            -artifact_prefix="$work/artifacts/$t-" "$work/corpus-$t" "$work/seeds-$t" >"$work/$t.$k.log" 2>&1 &
+        pids+=($!)
+    done
+    rc=0
+    for pid in "${pids[@]}"; do wait "$pid" || rc=$?; done
+    cat "$work/$t".[0-9]*.log > "$work/$t.log"
+    runs=0; cov=0
+    for ((k = 1; k <= jobs; k++)); do
+        r=$(grep -Eo "Done [0-9]+ runs" "$work/$t.$k.log" | grep -Eo "[0-9]+" || echo 0)
+        c=$(grep -Eo "cov: [0-9]+" "$work/$t.$k.log" | tail -1 | grep -Eo "[0-9]+" || echo 0)
+        runs=$((runs + ${r:-0})); [ "${c:-0}" -gt "$cov" ] && cov=${c:-0}
+    done
+    rm -f "$work/$t".[0-9]*.log
+    log="$work/$t.log"
     if [ "$rc" -eq 0 ] && [ "${cov:-0}" -lt 50 ]; then
         echo "fuzz: $t is not coverage-instrumented (cov ${cov:-0}); refusing to report a blind run" >&2
         exit 1
@@ -78,5 +92,5 @@ for t in "${targets[@]}"; do
         echo "fuzz: $t FAILED (exit $rc) after $runs runs; input saved in $work/artifacts/" >&2
         exit 1
     fi
-    echo "fuzz: $t $runs executions in ${secs}s, coverage $cov edges, corpus $(ls "$work/corpus-$t" | wc -l) files, no crash, leak or timeout"
+    echo "fuzz: $t $runs executions in ${secs}s$([ "$jobs" -gt 1 ] && echo " ($jobs processes)"), coverage $cov edges, corpus $(ls "$work/corpus-$t" | wc -l) files, no crash, leak or timeout"
 done

@@ -38,7 +38,7 @@ echo "sanitizers: address $( [ $asan -eq 0 ] && echo clean || echo FAILED ) ($(g
 [ $tsan -eq 0 ] || tail -60 .build/tsan.log >&2
 # Each fuzz target briefly under libFuzzer + AddressSanitizer (long runs: scripts/fuzz.sh 3600).
 set +e
-scripts/fuzz.sh "${MDOC_FUZZ_SECONDS:-20}"
+scripts/fuzz.sh "${MDOC_FUZZ_SECONDS:-30}"
 fuzz=$?
 set -e
 swift build -c release -j 2 --product mdoc-bench
