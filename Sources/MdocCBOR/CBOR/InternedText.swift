@@ -21,20 +21,39 @@ enum InternedText {
         "nationality_code", "issuance_date_time",
     ]
 
-    /// `known`, grouped by UTF-8 length.
-    private static let byLength: [[String]] = {
-        var t = [[String]](repeating: [], count: 40)
-        for s in known where s.utf8.count < t.count { t[s.utf8.count].append(s) }
-        return t
+    /// The UTF-8 bytes of every entry, back to back, and per length the entries of that length as
+    /// (offset in `bytes`, index in `known`).
+    private static let table: (bytes: [UInt8], byLength: [[(offset: Int, index: Int)]]) = {
+        var bytes = [UInt8]()
+        var byLength = [[(offset: Int, index: Int)]](repeating: [], count: 40)
+        for (i, s) in known.enumerated() where s.utf8.count < byLength.count {
+            byLength[s.utf8.count].append((bytes.count, i))
+            bytes += Array(s.utf8)
+        }
+        return (bytes, byLength)
     }()
 
     /// The literal equal to `bytes`, or nil.
-    static func lookup(_ bytes: UnsafeRawBufferPointer) -> String? {
-        let n = bytes.count
-        guard n > 15, n < byLength.count else { return nil }
-        for s in byLength[n] where s.utf8.withContiguousStorageIfAvailable({ UnsafeRawBufferPointer($0).elementsEqual(bytes) }) == true {
-            return s
+    static func lookup(_ text: UnsafeRawBufferPointer) -> String? {
+        let n = text.count
+        guard n > 15, n < table.byLength.count, let p = text.baseAddress else { return nil }
+        let t = table
+        return t.bytes.withUnsafeBytes { all -> String? in
+            let base = all.baseAddress!
+            for e in t.byLength[n] {
+                // Eight bytes at a time, then the tail (n > 15, so at least two words).
+                var k = 0, differ = false
+                while k + 8 <= n {
+                    if base.loadUnaligned(fromByteOffset: e.offset + k, as: UInt64.self) != p.loadUnaligned(fromByteOffset: k, as: UInt64.self) { differ = true; break }
+                    k += 8
+                }
+                if !differ, k < n,
+                   base.loadUnaligned(fromByteOffset: e.offset + n - 8, as: UInt64.self) != p.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self) {
+                    differ = true
+                }
+                if !differ { return known[e.index] }
+            }
+            return nil
         }
-        return nil
     }
 }
