@@ -72,9 +72,10 @@ for t in "${targets[@]}"; do
             -artifact_prefix="$work/artifacts/$t-" "$work/corpus-$t" "$work/seeds-$t" >"$work/$t.$k.log" 2>&1 &
         pids+=($!)
     done
-    rc=0
-    for pid in "${pids[@]}"; do wait "$pid" || rc=$?; done
-    cat "$work/$t".[0-9]*.log > "$work/$t.log"
+    rc=0; failed=1
+    for ((k = 1; k <= jobs; k++)); do wait "${pids[k - 1]}" || { rc=$?; failed=$k; }; done
+    # The combined log ends with the failing process's, so the tail shown on failure is its.
+    { for ((k = 1; k <= jobs; k++)); do [ "$k" -eq "$failed" ] || cat "$work/$t.$k.log"; done; cat "$work/$t.$failed.log"; } > "$work/$t.log"
     runs=0; cov=0
     for ((k = 1; k <= jobs; k++)); do
         r=$(grep -Eo "Done [0-9]+ runs" "$work/$t.$k.log" | grep -Eo "[0-9]+" || echo 0)

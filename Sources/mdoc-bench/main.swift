@@ -273,12 +273,21 @@ struct FloorOperations: Sendable {
     let salt32 = [UInt8](repeating: 1, count: 32), ikm80 = [UInt8](repeating: 2, count: 80), info90 = [UInt8](repeating: 3, count: 90)
     let dcapiInfo: [UInt8]
 
-    init(recipientPoint: [UInt8], responseSize: Int, dcapiInfoSize: Int) {
-        self.recipientPoint = recipientPoint
+    /// The floor of answering `request` from `origin` with `engine`: the same recipient key, a
+    /// DeviceResponse of the size the engine produces, a dcapiInfo of the size the transcript hashes.
+    init(engine: AnnexCEngine, request: AnnexCReader.BuiltRequest, origin: Origin) {
+        recipientPoint = request.recipientKey.publicKey.serialized
         pkR = try! CryptoCore.PublicKey(curve: .p256, uncompressedPoint: recipientPoint)
+        let sealed = try! engine.accept(rawRequest: request.rawRequest, origin: origin.serialized)
+        let responseSize = try! DeviceResponse(encoded: AnnexCReader.decrypt(sealed, recipientKey: request.recipientKey,
+                                                                             encryptionInfo: request.encryptionInfo, origin: origin)).item.encodedBytes.count
         payload = [UInt8](repeating: 3, count: responseSize)
-        dcapiInfo = [UInt8](repeating: 5, count: dcapiInfoSize)
+        // dcapiInfo = ["dcapi" … ] as hashed: array and string heads around encryptionInfo and origin.
+        dcapiInfo = [UInt8](repeating: 5, count: 2 + 2 + request.encryptionInfo.utf8.count + 2 + origin.serialized.utf8.count)
     }
+
+    /// Size of the plaintext DeviceResponse.
+    var responseSize: Int { payload.count }
 
     func run() {
         // The transcript's SHA-256 of dcapiInfo.
@@ -330,11 +339,8 @@ func acceptFigures() {
     let plain = try! AnnexCReader.makeRequest(documents: [doc], origin: origin)
     let plainData = try! AnnexCReader.makeRequest(documents: [doc], origin: origin, framing: .dataObject)
     let signed = try! AnnexCReader.makeRequest(documents: [doc], origin: origin, signing: .perDocument(signer: readerKey, chain: [readerCert]))
-    let responseSize = try! DeviceResponse(encoded: AnnexCReader.decrypt(engine.accept(rawRequest: plain.rawRequest, origin: origin.serialized),
-                                                                         recipientKey: plain.recipientKey, encryptionInfo: plain.encryptionInfo, origin: origin)).item.encodedBytes.count
-
-    let floor = FloorOperations(recipientPoint: plain.recipientKey.publicKey.serialized, responseSize: responseSize,
-                                dcapiInfoSize: 2 + 2 + plain.encryptionInfo.utf8.count + 2 + origin.serialized.utf8.count)
+    let floor = FloorOperations(engine: engine, request: plain, origin: origin)
+    let responseSize = floor.responseSize
     let floorCore = floor.run
     let tbs = floor.tbs
     let readerPub = try! CryptoCore.PublicKey(curve: .p256, uncompressedPoint: [4] + readerKey.publicKey.x + readerKey.publicKey.y!)
@@ -437,9 +443,7 @@ func scalingFigures() {
         let (engine, req) = engineFor(elements: 12, portrait: 8192)
         let (engine2, _) = engineFor(elements: 12, portrait: 8192)
         let engines = [engine, engine2]
-        let floorOps = FloorOperations(recipientPoint: req.recipientKey.publicKey.serialized,
-                                       responseSize: try! engine.accept(rawRequest: req.rawRequest, origin: "https://verifier.example").count,
-                                       dcapiInfoSize: 2 + 2 + req.encryptionInfo.utf8.count + 2 + 24)
+        let floorOps = FloorOperations(engine: engine, request: req, origin: try! Origin("https://verifier.example"))
         let iterations = quick ? 40 : 600
         func run(threads: Int, _ body: @Sendable (Int) -> Void) -> Double {
             let t0 = now()

@@ -96,6 +96,40 @@ struct CBORDecodeTests {
         }
     }
 
+    @Test("Maps of more than 16 pairs (the sorted path): float, tag, array and chunked-string keys compare as the writer would encode them")
+    func largeMapExoticKeys() throws {
+        // 20 distinct keys of every kind that is compared through an encoding.
+        var keys: [[UInt8]] = (0..<8).map { [0xfa, 0x3f, 0x80, 0x00, UInt8($0)] }            // floats (single)
+        keys += (0..<4).map { [0xc1, UInt8($0)] }                                             // tags
+        keys += (0..<4).map { [0x82, 0x00, UInt8($0)] }                                       // arrays
+        keys += (0..<4).map { [0x7f, 0x61, 0x61, 0x61, 0x61 + UInt8($0), 0xff] }             // chunked text
+        func map(_ ks: [[UInt8]]) -> [UInt8] { [0xb8, UInt8(ks.count)] + ks.flatMap { $0 + [0x00] } }
+        let ok = try CBORDocument(decoding: map(keys))
+        #expect(ok.root.count == 20)
+        // Each kind of duplicate is found: 1.0 as half vs single, NaN payloads,
+        // a tag in non-preferred form, an indefinite array, a chunked string equal to a definite one.
+        let duplicates: [([UInt8], [UInt8])] = [
+            ([0xf9, 0x3c, 0x00], [0xfa, 0x3f, 0x80, 0x00, 0x00]),
+            ([0xfb, 0x7f, 0xf8, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01], [0xf9, 0x7e, 0x00]),
+            ([0xd8, 0x01, 0x00], [0xc1, 0x00]),
+            ([0x9f, 0x00, 0x01, 0xff], [0x82, 0x00, 0x01]),
+            ([0x62, 0x61, 0x61], [0x7f, 0x61, 0x61, 0x61, 0x61, 0xff]),
+        ]
+        // Twenty integer keys beside each pair, so the map takes the sorted path and the pair is its
+        // only possible duplicate.
+        let fillers: [[UInt8]] = (0..<20).map { [UInt8($0)] }
+        for (a, b) in duplicates {
+            do {
+                _ = try CBORDocument(decoding: map(fillers + [a] + [b]))
+                Issue.record("\(a) and \(b) were accepted as distinct keys")
+            } catch {
+                #expect(error.code == .duplicateMapKey)
+            }
+            // With another key in place of `b`, the map is fine.
+            #expect(try CBORDocument(decoding: map(fillers + [a] + [[0x63, 0x7a, 0x7a, 0x7a]])).root.count == 22)
+        }
+    }
+
     @Test("Interned text: well-known identifiers decode to the literal, look-alikes and unknown strings to their own bytes")
     func internedText() throws {
         // Same lengths as interned entries, one byte different; an unknown long string; a chunked one.
@@ -105,7 +139,14 @@ struct CBORDecodeTests {
             let doc = try CBORDocument(decoding: CBORValue.text(t).encoded())
             #expect(doc.root.stringValue == t)
         }
-        #expect(InternedText.known.allSatisfy { $0.utf8.count > 15 }, "entries of 15 bytes or fewer are never looked up")
+        #expect(InternedText.known.allSatisfy { $0.utf8.count > 15 && $0.utf8.count < InternedText.maxLength },
+                "entries of 15 bytes or fewer, or of maxLength or more, are never looked up")
+        // The lookup itself: every entry found, and look-alikes differing in the first word, the middle
+        // or the last byte (each a full or overlapping 8-byte compare) not found.
+        for k in InternedText.known { #expect(Array(k.utf8).withUnsafeBytes { InternedText.lookup($0) } == k) }
+        for miss in ["xrg.iso.18013.5.1.mDL", "org.iso.18X13.5.1.mDL", "org.iso.18013.5.1.mDM", "issuing_authoritz", "org.iso.18013.5.1.mD"] {
+            #expect(Array(miss.utf8).withUnsafeBytes { InternedText.lookup($0) } == nil, "\(miss)")
+        }
         #expect(Set(InternedText.known).count == InternedText.known.count)
         for k in InternedText.known {
             let doc = try CBORDocument(decoding: CBORValue.text(k).encoded())

@@ -209,8 +209,10 @@ struct CBORValidator {
     }
 
     /// Rejects a map whose keys repeat. Integer keys compare by value (so `01` and `18 01` collide),
-    /// definite strings by content, anything else by its exact encoding. Maps of up to 16 pairs are
-    /// checked pairwise without allocating; larger ones are sorted.
+    /// strings by content (chunked ones joined), floats, tags, arrays and maps by the deterministic
+    /// encoding the writer would give them (see `compareKeys`). Maps of up to 16 pairs are checked
+    /// pairwise (no allocation unless a key needs encoding); larger ones are sorted, with each key that
+    /// needs encoding encoded once rather than at every comparison.
     private func checkDuplicateKeys(map: Int) throws(CBORError) {
         let pairs = Int(nodes[map].argument)
         if pairs < 2 { return }
@@ -227,17 +229,17 @@ struct CBORValidator {
                 }
                 return
             }
-            var keys = [Int]()
+            var keys = [(node: Int, encoded: [UInt8]?)]()
             keys.reserveCapacity(pairs)
             var i = map + 1
             for _ in 0..<pairs {
-                keys.append(i)
+                keys.append((i, Self.needsEncoding(n[i]) ? Self.comparable(base, n, i) : nil))
                 i += Int(n[i].span)
                 i += Int(n[i].span)
             }
-            keys.sort { Self.compareKeys(base, n, $0, $1) < 0 }
-            for x in 1..<keys.count where Self.compareKeys(base, n, keys[x], keys[x - 1]) == 0 {
-                throw CBORError(.duplicateMapKey, at: Int(max(n[keys[x]].start, n[keys[x - 1]].start)))
+            keys.sort { Self.compareKeys(base, n, $0.node, $1.node, $0.encoded, $1.encoded) < 0 }
+            for x in 1..<keys.count where Self.compareKeys(base, n, keys[x].node, keys[x - 1].node, keys[x].encoded, keys[x - 1].encoded) == 0 {
+                throw CBORError(.duplicateMapKey, at: Int(max(n[keys[x].node].start, n[keys[x - 1].node].start)))
             }
         }
     }
@@ -245,8 +247,13 @@ struct CBORValidator {
     /// A total order over keys that is consistent with key equality as defined above. Strings compare
     /// by their content: an indefinite-length string equals the concatenation of its chunks (RFC 8949
     /// §3.2.3), so `(_ "a", "b")` and `"ab"` are the same key — otherwise a duplicate could be smuggled
-    /// past this check in chunked form and reappear once re-encoded.
-    private static func compareKeys(_ base: UnsafePointer<UInt8>, _ n: UnsafeBufferPointer<Node>, _ ia: Int, _ ib: Int) -> Int {
+    /// past this check in chunked form and reappear once re-encoded. Floats, tags, arrays and maps
+    /// compare by the deterministic encodings the writer would produce (shortest heads, definite
+    /// lengths, floats by value with one canonical NaN, sorted map keys), so keys that re-encode
+    /// identically are the same key (found by FuzzCBOR: two NaN keys with different payloads, both
+    /// written back as f97e00). `ea`/`eb` are `comparable(…)` of the keys when already computed.
+    private static func compareKeys(_ base: UnsafePointer<UInt8>, _ n: UnsafeBufferPointer<Node>, _ ia: Int, _ ib: Int,
+                                    _ ea: [UInt8]? = nil, _ eb: [UInt8]? = nil) -> Int {
         let a = n[ia], b = n[ib]
         if a.type != b.type { return a.type.rawValue < b.type.rawValue ? -1 : 1 }
         switch a.type {
@@ -256,20 +263,29 @@ struct CBORValidator {
             if a.flags & Node.indefinite == 0 && b.flags & Node.indefinite == 0 {
                 return compareBytes(base + Int(a.start) + Int(a.headLength), Int(a.argument), base + Int(b.start) + Int(b.headLength), Int(b.argument))
             }
-            let x = content(base, n, ia), y = content(base, n, ib)
-            return x.withUnsafeBufferPointer { px in
-                y.withUnsafeBufferPointer { py in compareBytes(px.baseAddress ?? base, px.count, py.baseAddress ?? base, py.count) }
-            }
+            fallthrough
         default:
-            // Floats, tags, arrays, maps: compare the deterministic encodings the writer would produce
-            // (shortest heads, definite lengths, floats by value with one canonical NaN, sorted map
-            // keys), so keys that re-encode identically are the same key. Found by FuzzCBOR: two NaN
-            // keys with different payloads, both written back as f97e00.
-            let x = canonical(base, n, ia), y = canonical(base, n, ib)
+            let x = ea ?? comparable(base, n, ia), y = eb ?? comparable(base, n, ib)
             return x.withUnsafeBufferPointer { px in
                 y.withUnsafeBufferPointer { py in compareBytes(px.baseAddress ?? base, px.count, py.baseAddress ?? base, py.count) }
             }
         }
+    }
+
+    /// True for keys that `compareKeys` compares through `comparable` (everything but integers, simple
+    /// values and definite-length strings, which it reads in place).
+    private static func needsEncoding(_ node: Node) -> Bool {
+        switch node.type {
+        case .unsignedInt, .negativeInt, .simple: false
+        case .byteString, .textString: node.flags & Node.indefinite != 0
+        default: true
+        }
+    }
+
+    /// What `compareKeys` compares for a key that it cannot read in place: a string's content, or
+    /// any other item's deterministic encoding.
+    private static func comparable(_ base: UnsafePointer<UInt8>, _ n: UnsafeBufferPointer<Node>, _ i: Int) -> [UInt8] {
+        n[i].type == .byteString || n[i].type == .textString ? content(base, n, i) : canonical(base, n, i)
     }
 
     /// The deterministic encoding of the item at node `i`, as `CBORWriter.write(_:)` would produce it.

@@ -21,11 +21,14 @@ enum InternedText {
         "nationality_code", "issuance_date_time",
     ]
 
+    /// Entries this long or longer are not indexed.
+    static let maxLength = 40
+
     /// The UTF-8 bytes of every entry, back to back, and per length the entries of that length as
     /// (offset in `bytes`, index in `known`).
     private static let table: (bytes: [UInt8], byLength: [[(offset: Int, index: Int)]]) = {
         var bytes = [UInt8]()
-        var byLength = [[(offset: Int, index: Int)]](repeating: [], count: 40)
+        var byLength = [[(offset: Int, index: Int)]](repeating: [], count: maxLength)
         for (i, s) in known.enumerated() where s.utf8.count < byLength.count {
             byLength[s.utf8.count].append((bytes.count, i))
             bytes += Array(s.utf8)
@@ -33,7 +36,7 @@ enum InternedText {
         return (bytes, byLength)
     }()
 
-    /// The literal equal to `bytes`, or nil.
+    /// The literal equal to `text`, or nil.
     static func lookup(_ text: UnsafeRawBufferPointer) -> String? {
         let n = text.count
         guard n > 15, n < table.byLength.count, let p = text.baseAddress else { return nil }
