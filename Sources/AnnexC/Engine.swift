@@ -95,9 +95,16 @@ public final class AnnexCEngine: Sendable {
         return try parse(rawRequest: rawRequest, origin: origin, explanation: &explanation, describeSelection: false)
     }
 
+    /// The request's bytes in one memcpy (`Array(Data)` walks Data's generic sequence path).
+    private static func bytes(of data: Data) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: data.count) { buf, n in
+            n = data.copyBytes(to: buf)
+        }
+    }
+
     func parse(rawRequest: Data, origin originText: String, explanation: inout Explanation, describeSelection: Bool) throws(AnnexCError) -> PresentmentRequest {
         guard rawRequest.count <= configuration.maxRequestBytes else { throw AnnexCError(.limitExceeded, "request larger than the configured maximum") }
-        let envelope = try Envelope.parse(Array(rawRequest), acceptLegacyAlias: configuration.acceptLegacyProtocolAlias, maxBytes: configuration.maxRequestBytes)
+        let envelope = try Envelope.parse(Self.bytes(of: rawRequest), acceptLegacyAlias: configuration.acceptLegacyProtocolAlias, maxBytes: configuration.maxRequestBytes)
         explanation.framing = envelope.framing
         let origin = try Origin(originText, allowAppOrigins: configuration.allowAppOrigins)
         explanation.origin = origin.serialized

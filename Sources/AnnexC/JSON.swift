@@ -185,7 +185,9 @@ enum JSONValue: Sendable, Equatable {
             if j < bytes.count, bytes[j] == UInt8(ascii: "\"") {
                 guard j - i <= limits.maxStringBytes else { throw ParseError(what: "JSON string longer than the limit") }
                 let s: String? = bytes.withUnsafeBufferPointer { b in
-                    String(validating: UnsafeBufferPointer(rebasing: b[i..<j]), as: UTF8.self)
+                    let span = UnsafeBufferPointer(rebasing: b[i..<j])
+                    guard span.isEmpty || UTF8Check.isValid(span.baseAddress!, count: span.count) else { return nil }
+                    return String(decoding: span, as: UTF8.self)
                 }
                 guard let s else { throw ParseError(what: "invalid UTF-8 in JSON string") }
                 i = j + 1
@@ -230,7 +232,7 @@ enum JSONValue: Sendable, Equatable {
                 }
                 guard out.count <= limits.maxStringBytes else { throw ParseError(what: "JSON string longer than the limit") }
             }
-            let valid = out.withUnsafeBufferPointer { buf in buf.count == 0 || String(validating: buf, as: UTF8.self) != nil }
+            let valid = out.withUnsafeBufferPointer { buf in buf.isEmpty || UTF8Check.isValid(buf.baseAddress!, count: buf.count) }
             guard valid else { throw ParseError(what: "invalid UTF-8 in JSON string") }
             return String(decoding: out, as: UTF8.self)
         }
@@ -255,6 +257,7 @@ enum JSONValue: Sendable, Equatable {
     }
 }
 
+import MdocCBOR
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

@@ -31,7 +31,7 @@ if arguments.contains("--help") || arguments.contains("-h") {
       --filter S   run only the figures whose name contains S
       --op NAME --iterations N
                    run one operation N times, untimed, then exit (for valgrind --tool=callgrind):
-                   accept, accept_ios, accept_reader_auth, floor, floor_reader_auth, parse, respond
+                   accept, accept_ios, accept_reader_auth, floor, floor_reader_auth, accept_ios_and_floor, parse, respond
     Set MDOC_SHARED_VECTORS to the shared vectors folder to include the Annex D DeviceResponse.
     """)
     exit(0)
@@ -353,6 +353,9 @@ func acceptFigures() {
         case "accept_ios": body = { blackHole(try! engine.accept(rawRequest: plainData.rawRequest, origin: origin.serialized)) }
         case "accept_reader_auth": body = { blackHole(try! engine.accept(rawRequest: signed.rawRequest, origin: origin.serialized)) }
         case "floor": body = floorCore
+        // accept (iOS framing) and its floor alternately, for a sampling profiler: both share one
+        // process and one machine state, so their costs can be compared per call path.
+        case "accept_ios_and_floor": body = { blackHole(try! engine.accept(rawRequest: plainData.rawRequest, origin: origin.serialized)); floorCore() }
         case "floor_reader_auth": body = {
             floorCore()
             blackHole(try! readerPub.verifyECDSA(signature: readerSig, message: tbs, digest: .sha256))

@@ -130,6 +130,35 @@ struct CBORDecodeTests {
         }
     }
 
+    @Test("Maps of up to 16 pairs (the fingerprint path): keys alike in length, head and tail still compare in full")
+    func smallMapFingerprints() throws {
+        // 16 text keys of 24 bytes that share their first and last eight bytes (the fingerprint's
+        // material) and differ only in the middle, plus ints that differ only in head width.
+        func key(_ k: Int) -> [UInt8] { [0x78, 24] + Array("abcdefgh_mid_\(String(format: "%02d", k))_stuvwxyz".utf8) }
+        func map(_ ks: [[UInt8]]) -> [UInt8] { [0xa0 | UInt8(ks.count)] + ks.flatMap { $0 + [0x00] } }
+        let keys = (0..<16).map(key)
+        #expect(Set(keys).count == 16 && keys.allSatisfy { $0.count == 26 })
+        #expect(try CBORDocument(decoding: map(keys)).root.count == 16)
+        // Any one repeated, wherever it sits, is found at the second occurrence.
+        for (i, j) in [(0, 15), (7, 8), (14, 15), (3, 11)] {
+            var ks = keys
+            ks[j] = ks[i]
+            do {
+                _ = try CBORDocument(decoding: map(ks))
+                Issue.record("key \(i) repeated at \(j) was accepted")
+            } catch {
+                #expect(error.code == .duplicateMapKey)
+                #expect(error.offset == 1 + j * 27)
+            }
+        }
+        // Integer keys: 1 and 0x18 0x01 are the same key; -1 (0x20) and 1 are not.
+        #expect(throws: CBORError.self) { try CBORDocument(decoding: map([[0x01], [0x20], [0x18, 0x01]])) }
+        #expect(try CBORDocument(decoding: map([[0x01], [0x20], [0x21], [0x41, 0x01], [0x61, 0x01]])).root.count == 5)
+        // A chunked key among definite ones is compared by content, in either order.
+        #expect(throws: CBORError.self) { try CBORDocument(decoding: map([[0x62, 0x61, 0x62], [0x01], [0x7f, 0x61, 0x61, 0x61, 0x62, 0xff]])) }
+        #expect(throws: CBORError.self) { try CBORDocument(decoding: map([[0x7f, 0x61, 0x61, 0x61, 0x62, 0xff], [0x01], [0x62, 0x61, 0x62]])) }
+    }
+
     @Test("Interned text: well-known identifiers decode to the literal, look-alikes and unknown strings to their own bytes")
     func internedText() throws {
         // Same lengths as interned entries, one byte different; an unknown long string; a chunked one.

@@ -218,14 +218,24 @@ struct CBORValidator {
         if pairs < 2 { return }
         try nodes.withUnsafeBufferPointer { (n: UnsafeBufferPointer<Node>) throws(CBORError) in
             if pairs <= 16 {
-                var x = map + 1
-                for px in 0..<pairs {
-                    var y = map + 1
-                    for _ in 0..<px {
-                        if Self.compareKeys(base, n, x, y) == 0 { throw CBORError(.duplicateMapKey, at: Int(n[x].start)) }
-                        y += Int(n[y].span); y += Int(n[y].span)
+                // Each key's fingerprint (type and value, or type, length and first and last eight
+                // bytes) is equal for equal keys, so only keys whose fingerprints match are compared in
+                // full. A map with any key compared through its encoding (an indefinite string, a
+                // float, tag, array or map) is compared pairwise in full instead.
+                try withUnsafeTemporaryAllocation(of: (node: Int, print: UInt64).self, capacity: 16) { keys throws(CBORError) in
+                    var x = map + 1, exotic = false
+                    for px in 0..<pairs {
+                        exotic = exotic || Self.needsEncoding(n[x])
+                        keys[px] = (x, exotic ? 0 : Self.fingerprint(base, n[x]))
+                        x += Int(n[x].span); x += Int(n[x].span)
                     }
-                    x += Int(n[x].span); x += Int(n[x].span)
+                    for px in 1..<pairs {
+                        for py in 0..<px where exotic || keys[py].print == keys[px].print {
+                            if Self.compareKeys(base, n, keys[px].node, keys[py].node) == 0 {
+                                throw CBORError(.duplicateMapKey, at: Int(n[keys[px].node].start))
+                            }
+                        }
+                    }
                 }
                 return
             }
@@ -269,6 +279,31 @@ struct CBORValidator {
             return x.withUnsafeBufferPointer { px in
                 y.withUnsafeBufferPointer { py in compareBytes(px.baseAddress ?? base, px.count, py.baseAddress ?? base, py.count) }
             }
+        }
+    }
+
+    /// A 64-bit summary of a key that `needsEncoding` rejects, equal whenever `compareKeys` would
+    /// call two such keys equal: integers and simple values by type and value, definite strings by
+    /// type, length and their first and last (up to) eight bytes.
+    @inline(__always)
+    private static func fingerprint(_ base: UnsafePointer<UInt8>, _ node: Node) -> UInt64 {
+        switch node.type {
+        case .unsignedInt, .negativeInt, .simple:
+            return (node.argument &+ UInt64(node.type.rawValue)) &* 0x9e37_79b9_7f4a_7c15
+        case .byteString, .textString:
+            let p = UnsafeRawPointer(base + Int(node.start) + Int(node.headLength))
+            let len = Int(node.argument)
+            var head: UInt64 = 0, tail: UInt64 = 0
+            if len >= 8 {
+                head = p.loadUnaligned(as: UInt64.self)
+                tail = p.loadUnaligned(fromByteOffset: len - 8, as: UInt64.self)
+            } else {
+                for k in 0..<len { head = head << 8 | UInt64(p.load(fromByteOffset: k, as: UInt8.self)) }
+            }
+            let h = (head ^ UInt64(len) << 56 ^ UInt64(node.type.rawValue)) &* 0xff51_afd7_ed55_8ccd
+            return (h ^ tail) &* 0xc4ce_b9fe_1a85_ec53
+        default:
+            return 0x5bd1_e995
         }
     }
 

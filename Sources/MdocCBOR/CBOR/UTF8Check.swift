@@ -1,6 +1,8 @@
-/// UTF-8 validation (RFC 3629: no overlongs, no surrogates, nothing above U+10FFFF).
-enum UTF8Check {
-    static func isValid(_ p: UnsafePointer<UInt8>, count: Int) -> Bool {
+/// UTF-8 validation (RFC 3629: no overlongs, no surrogates, nothing above U+10FFFF). Shared with the
+/// JSON framing parser (non-generic, so no runtime metadata lookups on the request path).
+package enum UTF8Check {
+    /// True when the `count` bytes at `p` are well-formed UTF-8.
+    package static func isValid(_ p: UnsafePointer<UInt8>, count: Int) -> Bool {
         var i = 0
         while i < count {
             // ASCII fast path, 8 bytes at a time.
