@@ -63,9 +63,9 @@ enum Templates {
     static let p521 = try! PublicKey(curve: .p521, uncompressedPointFromData: generator(.p521))
     static func key(_ c: Curve) -> PKeyBox {
         switch c {
-        case .p256: p256.box
-        case .p384: p384.box
-        case .p521: p521.box
+        case .p256: p256.evpIfBuilt!
+        case .p384: p384.evpIfBuilt!
+        case .p521: p521.evpIfBuilt!
         }
     }
     static func generator(_ c: Curve) -> [UInt8] {
@@ -119,11 +119,94 @@ final class PKeyBox: @unchecked Sendable {
     deinit { EVP_PKEY_free(pkey) }
 }
 
+/// A validated point on a NIST curve (never the point at infinity) as an OpenSSL `EC_POINT`, with its
+/// uncompressed encoding. The form ECDH needs: importing one costs an on-curve check and a few
+/// allocations, where an `EVP_PKEY` costs its key-management objects (about 65 allocations).
+/// Immutable after creation, so it may be shared between threads.
+final class ECPointBox: @unchecked Sendable {
+    let curve: Curve
+    let point: OpaquePointer
+    /// `04 ‖ x ‖ y`.
+    let encoded: [UInt8]
+
+    /// Decodes and validates `04 ‖ x ‖ y`: exact length, uncompressed form, coordinates below the
+    /// field prime and on the curve (checked by EC_POINT_oct2point, and again explicitly).
+    init?(curve: Curve, uncompressed buf: UnsafeRawBufferPointer) {
+        guard buf.count == curve.uncompressedPointSize, buf[0] == 4, let p = EC_POINT_new(curve.group) else { return nil }
+        let group = curve.group
+        guard EC_POINT_oct2point(group, p, buf.baseAddress!.assumingMemoryBound(to: UInt8.self), buf.count, nil) == 1,
+              EC_POINT_is_at_infinity(group, p) == 0, EC_POINT_is_on_curve(group, p, nil) == 1 else {
+            EC_POINT_free(p)
+            ERR_clear_error()
+            return nil
+        }
+        self.curve = curve
+        self.point = p
+        self.encoded = [UInt8](buf)
+    }
+
+    /// Adopts a point OpenSSL computed (d·G), encoding it.
+    init?(curve: Curve, adopting p: OpaquePointer) {
+        var out = [UInt8](repeating: 0, count: curve.uncompressedPointSize)
+        let n = out.withUnsafeMutableBufferPointer { EC_POINT_point2oct(curve.group, p, POINT_CONVERSION_UNCOMPRESSED, $0.baseAddress, $0.count, nil) }
+        guard n == out.count else { EC_POINT_free(p); return nil }
+        self.curve = curve
+        self.point = p
+        self.encoded = out
+    }
+
+    deinit { EC_POINT_free(point) }
+}
+
+/// An EC private scalar d (1 ≤ d < n) as a constant-time `BIGNUM`, cleansed when freed. Immutable
+/// after creation, so it may be shared between threads.
+final class ECScalarBox: @unchecked Sendable {
+    let curve: Curve
+    let d: OpaquePointer
+    init(curve: Curve, adopting d: OpaquePointer) {
+        BN_set_flags(d, BN_FLG_CONSTTIME)
+        self.curve = curve
+        self.d = d
+    }
+    deinit { BN_clear_free(d) }
+}
+
 /// A validated public key.
 package struct PublicKey: Sendable {
-    let box: PKeyBox
+    /// An `EVP_PKEY` (certificates, generated and imported key pairs, OKP keys), or a bare EC point
+    /// (EC keys imported from their coordinates: the ECDH path never builds key-management objects).
+    enum Storage: Sendable {
+        case evp(PKeyBox)
+        case point(ECPointBox)
+    }
+    let storage: Storage
     /// The key's kind (curve or OKP type).
     package let kind: KeyKind
+
+    /// The `EVP_PKEY` when the key is held as one (no conversion).
+    var evpIfBuilt: PKeyBox? { if case .evp(let b) = storage { b } else { nil } }
+
+    /// The key as an `EVP_PKEY`, for signature verification and certificate issuance. A key held as a
+    /// point is converted for the call (not cached: the hot paths never verify with such a key).
+    func evp() throws(CryptoError) -> PKeyBox {
+        switch storage {
+        case .evp(let b): return b
+        case .point(let p):
+            guard let k = p.encoded.withUnsafeBytes({ Self.templateImport(curve: p.curve, $0) }) else { throw .invalidPublicKey }
+            return PKeyBox(k)
+        }
+    }
+
+    /// The key as a validated EC point, for ECDH.
+    func ecPoint() throws(CryptoError) -> ECPointBox {
+        switch storage {
+        case .point(let p): return p
+        case .evp:
+            guard case .ec(let curve) = kind else { throw .unsupportedAlgorithm }
+            guard let p = rawRepresentation.withUnsafeBytes({ ECPointBox(curve: curve, uncompressed: $0) }) else { throw .invalidPublicKey }
+            return p
+        }
+    }
 
     /// Imports an EC public key from affine coordinates; rejects wrong lengths and points that are
     /// not on the curve.
@@ -149,11 +232,13 @@ package struct PublicKey: Sendable {
     }
 
     /// Imports an EC public key from its uncompressed SEC1 encoding `04 ‖ x ‖ y`. Compressed points,
-    /// the point at infinity, wrong lengths and off-curve points are rejected. Duplicates a per-curve
-    /// template key and sets the point (EC_POINT_oct2point checks curve membership), which avoids
-    /// building a new EC_GROUP per import (about 3× faster than EVP_PKEY_fromdata).
+    /// the point at infinity, wrong lengths, coordinates not below the field prime and off-curve
+    /// points are rejected. The key is held as an `EC_POINT` (see `ECPointBox`); an `EVP_PKEY` is
+    /// built only if the key is used to verify a signature.
     package init<P: ContiguousBytes>(curve: Curve, uncompressedPoint: P) throws(CryptoError) {
-        try self.init(curve: curve, uncompressedPointViaTemplate: uncompressedPoint)
+        guard let p = uncompressedPoint.withUnsafeBytes({ ECPointBox(curve: curve, uncompressed: $0) }) else { throw .invalidPublicKey }
+        self.storage = .point(p)
+        self.kind = .ec(curve)
     }
 
     /// The EVP_PKEY_fromdata import, used to build the templates.
@@ -175,21 +260,19 @@ package struct PublicKey: Sendable {
         }
         ERR_clear_error()
         guard let pkey else { throw .invalidPublicKey }
-        self.box = PKeyBox(pkey)
+        self.storage = .evp(PKeyBox(pkey))
         self.kind = .ec(curve)
     }
 
-    package init<P: ContiguousBytes>(curve: Curve, uncompressedPointViaTemplate point: P) throws(CryptoError) {
-        let pkey: OpaquePointer? = point.withUnsafeBytes { buf -> OpaquePointer? in
-            guard buf.count == curve.uncompressedPointSize, buf[0] == 4 else { return nil }
-            guard let k = EVP_PKEY_dup(Templates.key(curve).pkey) else { return nil }
-            guard EVP_PKEY_set1_encoded_public_key(k, buf.baseAddress!.assumingMemoryBound(to: UInt8.self), buf.count) == 1 else { EVP_PKEY_free(k); return nil }
-            return k
-        }
-        ERR_clear_error()
-        guard let pkey else { throw .invalidPublicKey }
-        self.box = PKeyBox(pkey)
-        self.kind = .ec(curve)
+    /// An `EVP_PKEY` for `04 ‖ x ‖ y`: duplicates the per-curve template key and sets the point
+    /// (EC_POINT_oct2point checks curve membership), which avoids building a new EC_GROUP per import
+    /// (about 3× faster than EVP_PKEY_fromdata).
+    static func templateImport(curve: Curve, _ buf: UnsafeRawBufferPointer) -> OpaquePointer? {
+        defer { ERR_clear_error() }
+        guard buf.count == curve.uncompressedPointSize, buf[0] == 4 else { return nil }
+        guard let k = EVP_PKEY_dup(Templates.key(curve).pkey) else { return nil }
+        guard EVP_PKEY_set1_encoded_public_key(k, buf.baseAddress!.assumingMemoryBound(to: UInt8.self), buf.count) == 1 else { EVP_PKEY_free(k); return nil }
+        return k
     }
 
     /// Imports a raw Ed25519, X25519 or X448 public key.
@@ -201,17 +284,24 @@ package struct PublicKey: Sendable {
         }
         ERR_clear_error()
         guard let pkey else { throw .invalidPublicKey }
-        self.box = PKeyBox(pkey)
+        self.storage = .evp(PKeyBox(pkey))
         self.kind = kind
     }
 
     init(box: PKeyBox, kind: KeyKind) {
-        self.box = box
+        self.storage = .evp(box)
         self.kind = kind
+    }
+
+    init(point: ECPointBox) {
+        self.storage = .point(point)
+        self.kind = .ec(point.curve)
     }
 
     /// The uncompressed SEC1 point `04 ‖ x ‖ y` (EC keys), or the raw key (OKP keys).
     package var rawRepresentation: [UInt8] {
+        if case .point(let p) = storage { return p.encoded }
+        guard case .evp(let box) = storage else { preconditionFailure("unreachable") }
         switch kind {
         case .ec(let curve):
             var out = [UInt8](repeating: 0, count: curve.uncompressedPointSize)
@@ -260,7 +350,7 @@ package struct PublicKey: Sendable {
     }
 
     private func verifyDigestSignature<M: ContiguousBytes>(der: [UInt8], message: M, digest: DigestAlgorithm?) -> Bool {
-        guard let mdctx = EVP_MD_CTX_new() else { return false }
+        guard let box = try? evp(), let mdctx = EVP_MD_CTX_new() else { return false }
         defer { EVP_MD_CTX_free(mdctx); ERR_clear_error() }
         // The pre-fetched EVP_MD, not a name: no algorithm fetch per call.
         let initRC = EVP_DigestVerifyInit(mdctx, nil, digest?.md, nil, box.pkey)
@@ -272,13 +362,53 @@ package struct PublicKey: Sendable {
     }
 }
 
-/// A private key held by OpenSSL. Freed (and its scalar cleansed by OpenSSL) when the last copy goes.
+/// A private key held by OpenSSL. Freed (and its scalar cleansed) when the last copy goes.
 package struct PrivateKey: Sendable {
-    let box: PKeyBox
+    /// An `EVP_PKEY` (signing keys, imported keys, OKP keys) or, for key-agreement keys made by
+    /// `generateForAgreement`, the bare scalar.
+    enum Storage: Sendable {
+        case evp(PKeyBox)
+        case scalar(ECScalarBox)
+    }
+    let storage: Storage
     /// The key's kind.
     package let kind: KeyKind
     /// The matching public key.
     package let publicKey: PublicKey
+
+    /// The key as an `EVP_PKEY`. A bare scalar is converted for the call (signing with an ephemeral
+    /// key-agreement key is not a hot path).
+    func evp() throws(CryptoError) -> PKeyBox {
+        switch storage {
+        case .evp(let b): return b
+        case .scalar(let s):
+            guard let k = Self.keyPair(curve: s.curve, d: s.d, publicPoint: publicKey.rawRepresentation) else { throw .invalidPrivateKey }
+            return PKeyBox(k)
+        }
+    }
+
+    /// Generates a key pair for ECDH only: on NIST curves a scalar drawn uniformly from [1, n) by
+    /// OpenSSL's private DRBG and its public point d·G, with no `EVP_PKEY` (whose key-management
+    /// objects cost about 80 allocations per key); other kinds as `generate`.
+    package static func generateForAgreement(_ kind: KeyKind) throws(CryptoError) -> PrivateKey {
+        guard case .ec(let curve) = kind else { return try generate(kind) }
+        let group = curve.group
+        guard let d = BN_secure_new() else { throw .operationFailed(operation: "keygen") }
+        let scalar = ECScalarBox(curve: curve, adopting: d)
+        repeat {
+            guard BN_priv_rand_range_ex(d, EC_GROUP_get0_order(group), 0, nil) == 1 else { ERR_clear_error(); throw .operationFailed(operation: "keygen") }
+        } while BN_is_zero(d) != 0
+        guard let q = EC_POINT_new(group) else { throw .operationFailed(operation: "keygen") }
+        guard EC_POINT_mul(group, q, d, nil, nil, nil) == 1 else { EC_POINT_free(q); ERR_clear_error(); throw .operationFailed(operation: "keygen") }
+        guard let point = ECPointBox(curve: curve, adopting: q) else { ERR_clear_error(); throw .operationFailed(operation: "keygen") }
+        return PrivateKey(storage: .scalar(scalar), kind: kind, publicKey: PublicKey(point: point))
+    }
+
+    private init(storage: Storage, kind: KeyKind, publicKey: PublicKey) {
+        self.storage = storage
+        self.kind = kind
+        self.publicKey = publicKey
+    }
 
     /// Generates a fresh key pair.
     package static func generate(_ kind: KeyKind) throws(CryptoError) -> PrivateKey {
@@ -319,25 +449,31 @@ package struct PrivateKey: Sendable {
                 EC_POINT_point2oct(group, point, POINT_CONVERSION_UNCOMPRESSED, $0.baseAddress, $0.count, nil)
             }
             guard plen == pub.count else { return nil }
-            guard let bld = OSSL_PARAM_BLD_new() else { return nil }
-            defer { OSSL_PARAM_BLD_free(bld) }
-            return pub.withUnsafeBufferPointer { pubBuf -> OpaquePointer? in
-                guard OSSL_PARAM_BLD_push_utf8_string(bld, mdoc_PARAM_GROUP_NAME, curve.groupNamePointer, 0) == 1,
-                      OSSL_PARAM_BLD_push_BN(bld, mdoc_PARAM_PRIV_KEY, d) == 1,
-                      OSSL_PARAM_BLD_push_octet_string(bld, mdoc_PARAM_PUB_KEY, pubBuf.baseAddress, pubBuf.count) == 1,
-                      let params = OSSL_PARAM_BLD_to_param(bld) else { return nil }
-                defer { OSSL_PARAM_free(params) }
-                guard let ctx = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { return nil }
-                defer { EVP_PKEY_CTX_free(ctx) }
-                guard EVP_PKEY_fromdata_init(ctx) == 1 else { return nil }
-                var out: OpaquePointer? = nil
-                guard EVP_PKEY_fromdata(ctx, &out, mdoc_EVP_PKEY_KEYPAIR, params) == 1 else { return nil }
-                return out
-            }
+            return Self.keyPair(curve: curve, d: d, publicPoint: pub)
         }
         ERR_clear_error()
         guard let pkey else { throw .invalidPrivateKey }
         try self.init(adopting: pkey, kind: .ec(curve))
+    }
+
+    /// An EC key pair `EVP_PKEY` from the scalar and its public point (EVP_PKEY_fromdata).
+    static func keyPair(curve: Curve, d: OpaquePointer, publicPoint pub: [UInt8]) -> OpaquePointer? {
+        defer { ERR_clear_error() }
+        guard let bld = OSSL_PARAM_BLD_new() else { return nil }
+        defer { OSSL_PARAM_BLD_free(bld) }
+        return pub.withUnsafeBufferPointer { pubBuf -> OpaquePointer? in
+            guard OSSL_PARAM_BLD_push_utf8_string(bld, mdoc_PARAM_GROUP_NAME, curve.groupNamePointer, 0) == 1,
+                  OSSL_PARAM_BLD_push_BN(bld, mdoc_PARAM_PRIV_KEY, d) == 1,
+                  OSSL_PARAM_BLD_push_octet_string(bld, mdoc_PARAM_PUB_KEY, pubBuf.baseAddress, pubBuf.count) == 1,
+                  let params = OSSL_PARAM_BLD_to_param(bld) else { return nil }
+            defer { OSSL_PARAM_free(params) }
+            guard let ctx = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { return nil }
+            defer { EVP_PKEY_CTX_free(ctx) }
+            guard EVP_PKEY_fromdata_init(ctx) == 1 else { return nil }
+            var out: OpaquePointer? = nil
+            guard EVP_PKEY_fromdata(ctx, &out, mdoc_EVP_PKEY_KEYPAIR, params) == 1 else { return nil }
+            return out
+        }
     }
 
     /// Imports a raw X25519, X448 or Ed25519 private key (the public key is computed by OpenSSL).
@@ -407,7 +543,7 @@ package struct PrivateKey: Sendable {
 
     private init(adopting pkey: OpaquePointer, kind: KeyKind) throws(CryptoError) {
         let box = PKeyBox(pkey)
-        self.box = box
+        self.storage = .evp(box)
         self.kind = kind
         // The same EVP_PKEY serves as the public key: no second import (and no second on-curve check
         // of a point OpenSSL computed itself).
@@ -419,14 +555,14 @@ package struct PrivateKey: Sendable {
     package func exportSecret() throws(CryptoError) -> [UInt8] {
         switch kind {
         case .ec(let curve):
-            var bn: OpaquePointer? = nil
-            guard EVP_PKEY_get_bn_param(box.pkey, mdoc_PARAM_PRIV_KEY, &bn) == 1, let bn else { throw .operationFailed(operation: "export scalar") }
-            defer { BN_clear_free(bn) }
-            var out = [UInt8](repeating: 0, count: curve.coordinateSize)
-            let n = out.withUnsafeMutableBufferPointer { BN_bn2binpad(bn, $0.baseAddress, Int32($0.count)) }
-            guard n == curve.coordinateSize else { throw .operationFailed(operation: "export scalar") }
-            return out
+            return try withScalar { (d) throws(CryptoError) -> [UInt8] in
+                var out = [UInt8](repeating: 0, count: curve.coordinateSize)
+                let n = out.withUnsafeMutableBufferPointer { BN_bn2binpad(d, $0.baseAddress, Int32($0.count)) }
+                guard n == curve.coordinateSize else { throw .operationFailed(operation: "export scalar") }
+                return out
+            }
         default:
+            let box = try evp()
             var out = [UInt8](repeating: 0, count: kind.rawSize)
             var len = out.count
             guard out.withUnsafeMutableBufferPointer({ EVP_PKEY_get_raw_private_key(box.pkey, $0.baseAddress, &len) }) == 1 else {
@@ -438,6 +574,7 @@ package struct PrivateKey: Sendable {
 
     /// PKCS#8 DER encoding of the key.
     package func pkcs8DER() throws(CryptoError) -> [UInt8] {
+        let box = try evp()
         guard let p8 = EVP_PKEY2PKCS8(box.pkey) else { throw .operationFailed(operation: "pkcs8") }
         defer { PKCS8_PRIV_KEY_INFO_free(p8) }
         var ptr: UnsafeMutablePointer<UInt8>? = nil
@@ -470,6 +607,7 @@ package struct PrivateKey: Sendable {
     }
 
     private func digestSign<M: ContiguousBytes>(message: M, digest: DigestAlgorithm?) throws(CryptoError) -> [UInt8] {
+        let box = try evp()
         guard let mdctx = EVP_MD_CTX_new() else { throw .operationFailed(operation: "sign") }
         defer { EVP_MD_CTX_free(mdctx) }
         let initRC = EVP_DigestSignInit(mdctx, nil, digest?.md, nil, box.pkey)
@@ -484,16 +622,48 @@ package struct PrivateKey: Sendable {
         return out
     }
 
+    /// The private scalar as a constant-time `BIGNUM`, for the duration of `body` (EC keys only).
+    private func withScalar<R>(_ body: (OpaquePointer) throws(CryptoError) -> R) throws(CryptoError) -> R {
+        switch storage {
+        case .scalar(let s): return try body(s.d)
+        case .evp(let box):
+            var bn: OpaquePointer? = nil
+            guard EVP_PKEY_get_bn_param(box.pkey, mdoc_PARAM_PRIV_KEY, &bn) == 1, let bn else { ERR_clear_error(); throw .operationFailed(operation: "export scalar") }
+            defer { BN_clear_free(bn) }
+            BN_set_flags(bn, BN_FLG_CONSTTIME)
+            return try body(bn)
+        }
+    }
+
     /// Diffie-Hellman shared secret with `peer` (ECDH x-coordinate, or X25519/X448 output). Every
     /// `PublicKey` was validated when it was created (EC points are checked to be on the curve on
-    /// import, and P-256/384/521 have cofactor 1), so OpenSSL's second, full check — an extra scalar
-    /// multiplication — is skipped. An all-zero result (low-order X25519/X448 point) is rejected.
+    /// import, and P-256/384/521 have cofactor 1), so no second check is made. On NIST curves the
+    /// shared point is d·Q by `EC_POINT_mul` — the constant-time multiplication OpenSSL's own ECDH
+    /// uses — without the EVP derive context around it. An all-zero result (low-order X25519/X448
+    /// point) is rejected.
     package func sharedSecret(with peer: PublicKey) throws(CryptoError) -> [UInt8] {
         guard peer.kind == kind, kind != .ed25519 else { throw .invalidPublicKey }
+        if case .ec(let curve) = kind {
+            let q = try peer.ecPoint()
+            return try withScalar { (d) throws(CryptoError) -> [UInt8] in
+                let group = curve.group
+                guard let r = EC_POINT_new(group) else { throw .operationFailed(operation: "derive") }
+                defer { EC_POINT_clear_free(r) }
+                guard let x = BN_new() else { throw .operationFailed(operation: "derive") }
+                defer { BN_clear_free(x) }
+                guard EC_POINT_mul(group, r, nil, q.point, d, nil) == 1, EC_POINT_is_at_infinity(group, r) == 0,
+                      EC_POINT_get_affine_coordinates(group, r, x, nil, nil) == 1 else { ERR_clear_error(); throw .invalidPublicKey }
+                var out = [UInt8](repeating: 0, count: curve.coordinateSize)
+                let n = out.withUnsafeMutableBufferPointer { BN_bn2binpad(x, $0.baseAddress, Int32($0.count)) }
+                guard n == curve.coordinateSize else { throw .operationFailed(operation: "derive") }
+                return out
+            }
+        }
+        let box = try evp(), peerBox = try peer.evp()
         guard let ctx = EVP_PKEY_CTX_new_from_pkey(nil, box.pkey, nil) else { throw .operationFailed(operation: "derive") }
         defer { EVP_PKEY_CTX_free(ctx) }
         guard EVP_PKEY_derive_init(ctx) == 1 else { ERR_clear_error(); throw .operationFailed(operation: "derive init") }
-        guard EVP_PKEY_derive_set_peer_ex(ctx, peer.box.pkey, 0) == 1 else { ERR_clear_error(); throw .invalidPublicKey }
+        guard EVP_PKEY_derive_set_peer_ex(ctx, peerBox.pkey, 0) == 1 else { ERR_clear_error(); throw .invalidPublicKey }
         var len = 0
         guard EVP_PKEY_derive(ctx, nil, &len) == 1, len > 0, len <= 132 else { ERR_clear_error(); throw .operationFailed(operation: "derive") }
         var out = [UInt8](repeating: 0, count: len)

@@ -183,7 +183,7 @@ package enum X509Builder {
         try check(BN_set_word(bn, UInt(serial)) == 1 && BN_to_ASN1_INTEGER(bn, sn) != nil && X509_set_serialNumber(x, sn) == 1, "serial")
         try check(ASN1_TIME_set(X509_getm_notBefore(x), time_t(notBefore)) != nil, "notBefore")
         try check(ASN1_TIME_set(X509_getm_notAfter(x), time_t(notAfter)) != nil, "notAfter")
-        try check(X509_set_pubkey(x, subjectKey.box.pkey) == 1, "pubkey")
+        try check(X509_set_pubkey(x, try subjectKey.evp().pkey) == 1, "pubkey")
         func makeName(_ n: Name) throws(CryptoError) -> OpaquePointer {
             guard let name = X509_NAME_new() else { throw .operationFailed(operation: "name") }
             var ok = true
@@ -210,7 +210,7 @@ package enum X509Builder {
         if let eku = profile.extendedKeyUsage { try check(mdoc_x509_add_ext(x, issuerX, NID_ext_key_usage, eku) == 1, "EKU") }
         if let crl = profile.crlDistributionPoint { try check(mdoc_x509_add_ext(x, issuerX, NID_crl_distribution_points, crl) == 1, "CRL DP") }
         if let ian = profile.issuerAlternativeName { try check(mdoc_x509_add_ext(x, issuerX, NID_issuer_alt_name, ian) == 1, "IAN") }
-        try check(X509_sign(x, issuerKey.box.pkey, curve.digest.md) > 0, "sign")
+        try check(X509_sign(x, try issuerKey.evp().pkey, curve.digest.md) > 0, "sign")
         var out: UnsafeMutablePointer<UInt8>? = nil
         let len = i2d_X509(x, &out)
         guard len > 0, let out else { throw .operationFailed(operation: "i2d") }

@@ -49,7 +49,7 @@ extension HPKE {
         /// Generates a fresh key pair.
         public static func generate(kem: KEM) throws(HPKE.Error) -> PrivateKey {
             do {
-                return PrivateKey(key: try CryptoCore.PrivateKey.generate(kem.keyKind), kem: kem)
+                return PrivateKey(key: try CryptoCore.PrivateKey.generateForAgreement(kem.keyKind), kem: kem)
             } catch {
                 throw .invalidPrivateKey
             }

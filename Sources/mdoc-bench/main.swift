@@ -242,7 +242,7 @@ func hpkeFigures(size: Int) {
     let (seal, sealFloor) = measurePair("hpke.seal.\(label)", "floor.seal.\(label)", bytes: size, {
         blackHole(try! HPKE.seal(suite: .annexC, recipient: pkR, info: info, plaintext: plaintext))
     }, {
-        let e = try! CryptoCore.PrivateKey.generate(.ec(.p256))
+        let e = try! CryptoCore.PrivateKey.generateForAgreement(.ec(.p256))
         blackHole(e.publicKey.rawRepresentation)
         blackHole(try! e.sharedSecret(with: rawR))
         hkdfCalls()
@@ -294,7 +294,7 @@ struct FloorOperations: Sendable {
         blackHole(DigestAlgorithm.sha256.hash(dcapiInfo))
         // The reader's recipient key must be imported (and so validated) once.
         blackHole(try! CryptoCore.PublicKey(curve: .p256, uncompressedPoint: recipientPoint))
-        let e = try! CryptoCore.PrivateKey.generate(.ec(.p256))
+        let e = try! CryptoCore.PrivateKey.generateForAgreement(.ec(.p256))
         blackHole(e.publicKey.rawRepresentation)   // enc must be serialized
         blackHole(try! e.sharedSecret(with: pkR))
         // HPKE's 4 HKDF-Extract and 4 HKDF-Expand calls.
@@ -343,7 +343,8 @@ func acceptFigures() {
     let responseSize = floor.responseSize
     let floorCore = floor.run
     let tbs = floor.tbs
-    let readerPub = try! CryptoCore.PublicKey(curve: .p256, uncompressedPoint: [4] + readerKey.publicKey.x + readerKey.publicKey.y!)
+    // The reader's key as the engine holds it: taken from the certificate (an EVP_PKEY, verified without conversion).
+    let readerPub = try! X509Certificate(der: readerCert.der).publicKey()
     let readerSig = try! CryptoCore.PrivateKey(encoded: Array(readerKey.pkcs8PEM().utf8)).signECDSA(message: tbs, digest: .sha256)
     if let op = onlyOp {
         let parsedOnce = try! engine.parse(rawRequest: plain.rawRequest, origin: origin.serialized)
@@ -491,6 +492,7 @@ do {
     let mine = try! CryptoCore.PrivateKey.generate(.ec(.p256))
     let point = peer.rawRepresentation
     figures.append(measure("openssl.p256.keygen") { blackHole(try! CryptoCore.PrivateKey.generate(.ec(.p256))) })
+    figures.append(measure("openssl.p256.keygen_for_agreement") { blackHole(try! CryptoCore.PrivateKey.generateForAgreement(.ec(.p256))) })
     figures.append(measure("openssl.p256.ecdh") { blackHole(try! mine.sharedSecret(with: peer)) })
     figures.append(measure("openssl.p256.public_key_import") { blackHole(try! CryptoCore.PublicKey(curve: .p256, uncompressedPoint: point)) })
     figures.append(measure("openssl.p256.ecdsa_sign") { blackHole(try! mine.signECDSA(message: point, digest: .sha256)) })

@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+@testable import CryptoCore
+
+/// The two forms a NIST-curve key can take in CryptoCore — an `EVP_PKEY`, or the bare scalar / point
+/// that key agreement uses — must agree with each other in every direction.
+@Suite("CryptoCore: key-agreement keys (bare scalar and point) against EVP key pairs")
+struct KeyAgreementTests {
+    @Test("ECDH between the two forms gives one secret; the point is d·G; export, re-import and signing still work",
+          arguments: [Curve.p256, .p384, .p521])
+    func formsAgree(curve: Curve) throws {
+        let agreement = try PrivateKey.generateForAgreement(.ec(curve))   // scalar + point
+        let evp = try PrivateKey.generate(.ec(curve))                     // EVP_PKEY key pair
+        guard case .scalar = agreement.storage, case .point = agreement.publicKey.storage, case .evp = evp.storage else {
+            Issue.record("unexpected key storage")
+            return
+        }
+        let s1 = try agreement.sharedSecret(with: evp.publicKey)
+        let s2 = try evp.sharedSecret(with: agreement.publicKey)
+        #expect(s1 == s2)
+        #expect(s1.count == curve.coordinateSize)
+        // The same peer imported from its encoding (point form) gives the same secret.
+        let peerAsPoint = try PublicKey(curve: curve, uncompressedPoint: evp.publicKey.rawRepresentation)
+        #expect(try agreement.sharedSecret(with: peerAsPoint) == s1)
+
+        // The scalar re-imported as an EVP key pair has the same public point (so d·G was right) and
+        // the same secret.
+        var d = try agreement.exportSecret()
+        defer { SecureBytes.cleanse(&d) }
+        #expect(d.count == curve.coordinateSize)
+        let reimported = try PrivateKey(curve: curve, scalar: d)
+        #expect(reimported.publicKey.rawRepresentation == agreement.publicKey.rawRepresentation)
+        #expect(try reimported.sharedSecret(with: evp.publicKey) == s1)
+
+        // Signing with the bare scalar and verifying with the bare point both convert on demand.
+        let message = Array("key agreement keys can still sign".utf8)
+        let sig = try agreement.signECDSA(message: message, digest: curve.digest)
+        #expect(try agreement.publicKey.verifyECDSA(signature: sig, message: message, digest: curve.digest))
+        #expect(try evp.publicKey.verifyECDSA(signature: sig, message: message, digest: curve.digest) == false)
+        #expect(try reimported.publicKey.verifyECDSA(signature: sig, message: message, digest: curve.digest))
+        #expect(try agreement.pkcs8DER().count > 0)
+
+        // Fresh keys differ.
+        let other = try PrivateKey.generateForAgreement(.ec(curve))
+        #expect(other.publicKey.rawRepresentation != agreement.publicKey.rawRepresentation)
+        #expect(try other.sharedSecret(with: evp.publicKey) != s1)
+    }
+
+    @Test("Point import refuses the wrong curve's size, a flipped y, x or y not below the prime, and non-uncompressed forms",
+          arguments: [Curve.p256, .p384, .p521])
+    func pointValidation(curve: Curve) throws {
+        let good = try PrivateKey.generateForAgreement(.ec(curve)).publicKey.rawRepresentation
+        let n = curve.coordinateSize
+        var flippedY = good; flippedY[2 * n] ^= 1
+        var compressed = Array(good[0...n]); compressed[0] = 2
+        let allOnes = [4] + [UInt8](repeating: 0xff, count: 2 * n)
+        for bad in [flippedY, compressed, allOnes, [0x00], Array(good.dropLast()), good + [0], [0x06] + Array(good.dropFirst())] {
+            #expect(throws: CryptoError.invalidPublicKey) { try PublicKey(curve: curve, uncompressedPoint: bad) }
+        }
+        for other in Curve.allCases where other != curve {
+            #expect(throws: CryptoError.invalidPublicKey) { try PublicKey(curve: other, uncompressedPoint: good) }
+        }
+        // Agreement across curves is refused before any arithmetic.
+        let mine = try PrivateKey.generateForAgreement(.ec(curve))
+        for other in Curve.allCases where other != curve {
+            let peer = try PrivateKey.generateForAgreement(.ec(other)).publicKey
+            #expect(throws: CryptoError.invalidPublicKey) { try mine.sharedSecret(with: peer) }
+        }
+    }
+}
