@@ -134,8 +134,11 @@ final class ECPointBox: @unchecked Sendable {
     init?(curve: Curve, uncompressed buf: UnsafeRawBufferPointer) {
         guard buf.count == curve.uncompressedPointSize, buf[0] == 4, let p = EC_POINT_new(curve.group) else { return nil }
         let group = curve.group
-        guard EC_POINT_oct2point(group, p, buf.baseAddress!.assumingMemoryBound(to: UInt8.self), buf.count, nil) == 1,
-              EC_POINT_is_at_infinity(group, p) == 0, EC_POINT_is_on_curve(group, p, nil) == 1 else {
+        // One BN_CTX for both steps (each would otherwise make its own).
+        let bn = BN_CTX_new()
+        defer { BN_CTX_free(bn) }
+        guard EC_POINT_oct2point(group, p, buf.baseAddress!.assumingMemoryBound(to: UInt8.self), buf.count, bn) == 1,
+              EC_POINT_is_at_infinity(group, p) == 0, EC_POINT_is_on_curve(group, p, bn) == 1 else {
             EC_POINT_free(p)
             ERR_clear_error()
             return nil
@@ -146,9 +149,9 @@ final class ECPointBox: @unchecked Sendable {
     }
 
     /// Adopts a point OpenSSL computed (d·G), encoding it.
-    init?(curve: Curve, adopting p: OpaquePointer) {
+    init?(curve: Curve, adopting p: OpaquePointer, context bn: OpaquePointer? = nil) {
         var out = [UInt8](repeating: 0, count: curve.uncompressedPointSize)
-        let n = out.withUnsafeMutableBufferPointer { EC_POINT_point2oct(curve.group, p, POINT_CONVERSION_UNCOMPRESSED, $0.baseAddress, $0.count, nil) }
+        let n = out.withUnsafeMutableBufferPointer { EC_POINT_point2oct(curve.group, p, POINT_CONVERSION_UNCOMPRESSED, $0.baseAddress, $0.count, bn) }
         guard n == out.count else { EC_POINT_free(p); return nil }
         self.curve = curve
         self.point = p
@@ -352,6 +355,7 @@ package struct PublicKey: Sendable {
     private func verifyDigestSignature<M: ContiguousBytes>(der: [UInt8], message: M, digest: DigestAlgorithm?) -> Bool {
         guard let box = try? evp(), let mdctx = EVP_MD_CTX_new() else { return false }
         defer { EVP_MD_CTX_free(mdctx); ERR_clear_error() }
+        EVP_MD_CTX_set_flags(mdctx, EVP_MD_CTX_FLAG_FINALISE)   // one verification: no context copies
         // The pre-fetched EVP_MD, not a name: no algorithm fetch per call.
         let initRC = EVP_DigestVerifyInit(mdctx, nil, digest?.md, nil, box.pkey)
         guard initRC == 1 else { return false }
@@ -395,12 +399,14 @@ package struct PrivateKey: Sendable {
         let group = curve.group
         guard let d = BN_secure_new() else { throw .operationFailed(operation: "keygen") }
         let scalar = ECScalarBox(curve: curve, adopting: d)
+        let bn = BN_CTX_secure_new()   // one context for the three steps; its scratch values are cleared on free
+        defer { BN_CTX_free(bn) }
         repeat {
-            guard BN_priv_rand_range_ex(d, EC_GROUP_get0_order(group), 0, nil) == 1 else { ERR_clear_error(); throw .operationFailed(operation: "keygen") }
+            guard BN_priv_rand_range_ex(d, EC_GROUP_get0_order(group), 0, bn) == 1 else { ERR_clear_error(); throw .operationFailed(operation: "keygen") }
         } while BN_is_zero(d) != 0
         guard let q = EC_POINT_new(group) else { throw .operationFailed(operation: "keygen") }
-        guard EC_POINT_mul(group, q, d, nil, nil, nil) == 1 else { EC_POINT_free(q); ERR_clear_error(); throw .operationFailed(operation: "keygen") }
-        guard let point = ECPointBox(curve: curve, adopting: q) else { ERR_clear_error(); throw .operationFailed(operation: "keygen") }
+        guard EC_POINT_mul(group, q, d, nil, nil, bn) == 1 else { EC_POINT_free(q); ERR_clear_error(); throw .operationFailed(operation: "keygen") }
+        guard let point = ECPointBox(curve: curve, adopting: q, context: bn) else { ERR_clear_error(); throw .operationFailed(operation: "keygen") }
         return PrivateKey(storage: .scalar(scalar), kind: kind, publicKey: PublicKey(point: point))
     }
 
@@ -610,6 +616,9 @@ package struct PrivateKey: Sendable {
         let box = try evp()
         guard let mdctx = EVP_MD_CTX_new() else { throw .operationFailed(operation: "sign") }
         defer { EVP_MD_CTX_free(mdctx) }
+        // One signature per context: without FINALISE, EVP_DigestSignFinal duplicates the digest and
+        // signature contexts (about 20 allocations) so the context could be finalised again.
+        EVP_MD_CTX_set_flags(mdctx, EVP_MD_CTX_FLAG_FINALISE)
         let initRC = EVP_DigestSignInit(mdctx, nil, digest?.md, nil, box.pkey)
         guard initRC == 1 else { ERR_clear_error(); throw .operationFailed(operation: "sign init") }
         var out = [UInt8](repeating: 0, count: 160)
@@ -651,8 +660,10 @@ package struct PrivateKey: Sendable {
                 defer { EC_POINT_clear_free(r) }
                 guard let x = BN_new() else { throw .operationFailed(operation: "derive") }
                 defer { BN_clear_free(x) }
-                guard EC_POINT_mul(group, r, nil, q.point, d, nil) == 1, EC_POINT_is_at_infinity(group, r) == 0,
-                      EC_POINT_get_affine_coordinates(group, r, x, nil, nil) == 1 else { ERR_clear_error(); throw .invalidPublicKey }
+                let bn = BN_CTX_secure_new()   // shared by both steps; cleared on free
+                defer { BN_CTX_free(bn) }
+                guard EC_POINT_mul(group, r, nil, q.point, d, bn) == 1, EC_POINT_is_at_infinity(group, r) == 0,
+                      EC_POINT_get_affine_coordinates(group, r, x, nil, bn) == 1 else { ERR_clear_error(); throw .invalidPublicKey }
                 var out = [UInt8](repeating: 0, count: curve.coordinateSize)
                 let n = out.withUnsafeMutableBufferPointer { BN_bn2binpad(x, $0.baseAddress, Int32($0.count)) }
                 guard n == curve.coordinateSize else { throw .operationFailed(operation: "derive") }

@@ -59,6 +59,21 @@ public struct CBORWriter: Sendable {
         bytes.append(contentsOf: b)
     }
 
+    // Concrete overloads for the contiguous types callers in other modules pass: a generic call
+    // across a module boundary runs unspecialized (witness-table calls and metadata lookups per call).
+
+    /// Writes a definite byte string.
+    public mutating func writeBytes(_ b: [UInt8]) {
+        writeHead(major: 2, argument: UInt64(b.count))
+        bytes.append(contentsOf: b)
+    }
+
+    /// Writes a definite byte string.
+    public mutating func writeBytes(_ b: ArraySlice<UInt8>) {
+        writeHead(major: 2, argument: UInt64(b.count))
+        bytes.append(contentsOf: b)
+    }
+
     /// Writes a definite text string.
     public mutating func writeText(_ s: String) {
         var s = s
@@ -108,6 +123,12 @@ public struct CBORWriter: Sendable {
 
     /// Splices already-encoded CBOR verbatim (issuer items, protected headers, tag-24 payloads).
     public mutating func writeRaw<C: Collection<UInt8>>(_ encoded: C) { bytes.append(contentsOf: encoded) }
+
+    /// Splices already-encoded CBOR verbatim.
+    public mutating func writeRaw(_ encoded: [UInt8]) { bytes.append(contentsOf: encoded) }
+
+    /// Splices already-encoded CBOR verbatim.
+    public mutating func writeRaw(_ encoded: ArraySlice<UInt8>) { bytes.append(contentsOf: encoded) }
 
     /// Writes `#6.24(bstr .cbor X)` around already-encoded bytes.
     public mutating func writeEmbedded<C: Collection<UInt8>>(_ encoded: C) {

@@ -127,7 +127,7 @@ public struct COSESign1: Sendable {
     }
 
     /// Writes a COSE_Sign1 signed by `signer` into `writer` (see `sign(payload:detached:signer:unprotected:externalAAD:tagged:)`).
-    public static func sign<P: Collection<UInt8>>(into writer: inout CBORWriter, payload: P, detached: Bool,
+    public static func sign(into writer: inout CBORWriter, payload: [UInt8], detached: Bool,
                                                  signer: some COSESigner, unprotected: [CBORValue.MapEntry] = [],
                                                  externalAAD: [UInt8] = [], tagged: Bool = false) throws(COSEError) {
         var ph = CBORWriter(capacity: 8)
