@@ -1,3 +1,5 @@
+import MdocCBOR
+
 /// base64url (RFC 4648 §5) without padding. Decoding accepts only the URL-safe alphabet; trailing
 /// `=` padding is tolerated (and must then be correct), anything else is refused. Both directions
 /// work on raw buffers, three bytes ↔ four characters at a time.
@@ -85,8 +87,7 @@ public enum Base64URL {
     /// Decodes; returns nil for characters outside the alphabet, misplaced or wrong padding, an
     /// impossible length, or non-zero trailing bits.
     public static func decode(_ s: String) -> [UInt8]? {
-        var s = s
-        return s.withUTF8 { decode(UnsafeRawBufferPointer($0)) }
+        withUTF8Bytes(s) { decode(UnsafeRawBufferPointer($0)) }
     }
 
     static func decode(_ text: UnsafeRawBufferPointer) -> [UInt8]? {

@@ -1,3 +1,5 @@
+import MdocCBOR
+
 /// A read-only map from `ElementID` to an index, built once per credential when the context loads
 /// and probed for every requested element. Open addressing over a multiplicative hash of the
 /// identifier's UTF-8 bytes; keys are kept as bytes in one flat buffer and compared with `memcmp`.
@@ -52,8 +54,7 @@ struct ElementIndex: Sendable {
 
     /// The value stored for `id`, if any.
     subscript(id: ElementID) -> Int? {
-        var ident = id.identifier, ns = id.nameSpace
-        return ident.withUTF8 { ib in ns.withUTF8 { nb in probe(ib, nb) } }
+        withUTF8Bytes(id.identifier) { ib in withUTF8Bytes(id.nameSpace) { nb in probe(ib, nb) } }
     }
 
     private func probe(_ ident: UnsafeBufferPointer<UInt8>, _ ns: UnsafeBufferPointer<UInt8>) -> Int? {

@@ -115,8 +115,7 @@ public struct CBORItem: Sendable {
     public func isText(_ s: String) -> Bool {
         let n = node
         guard n.type == .textString, n.flags & Node.indefinite == 0 else { return false }
-        var s = s
-        return s.withUTF8 { utf8 in
+        return withUTF8Bytes(s) { utf8 in
             guard utf8.count == Int(n.argument) else { return false }
             let start = Int(n.start) + Int(n.headLength)
             return storage.bytes.withUnsafeBufferPointer { buf in

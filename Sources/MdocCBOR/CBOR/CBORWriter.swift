@@ -76,8 +76,7 @@ public struct CBORWriter: Sendable {
 
     /// Writes a definite text string.
     public mutating func writeText(_ s: String) {
-        var s = s
-        s.withUTF8 { u in
+        withUTF8Bytes(s) { u in
             writeHead(major: 3, argument: UInt64(u.count))
             bytes.append(contentsOf: u)
         }

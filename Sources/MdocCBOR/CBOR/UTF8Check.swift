@@ -40,3 +40,13 @@ package enum UTF8Check {
         return true
     }
 }
+
+/// Runs `body` over the UTF-8 bytes of `s` without copying the string: native and small strings are
+/// read in place (`var copy = s; copy.withUTF8` would retain and release the storage on every call);
+/// only a bridged, non-contiguous string is made contiguous first.
+@inlinable
+package func withUTF8Bytes<R>(_ s: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+    if let r = s.utf8.withContiguousStorageIfAvailable(body) { return r }
+    var copy = s
+    return copy.withUTF8(body)
+}
