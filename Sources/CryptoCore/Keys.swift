@@ -112,11 +112,48 @@ package enum KeyKind: Sendable, Hashable {
     }
 }
 
-/// Owner of one `EVP_PKEY`. Immutable after creation, so it may be shared between threads.
+/// Owner of one `EVP_PKEY`. The key is immutable after creation, so it may be shared between threads;
+/// the contexts that sign or verify with it are kept in a small locked pool and lent to one caller at a
+/// time, so a key that signs request after request (a device key, a cached reader certificate's key)
+/// does not build and initialise a context per signature.
 final class PKeyBox: @unchecked Sendable {
     let pkey: OpaquePointer
+    /// Idle `EVP_PKEY_CTX`s initialised for signing and for verifying with `pkey`.
+    private let idle = LockedValue<(sign: [OpaquePointer], verify: [OpaquePointer])>(([], []))
+    /// Idle contexts kept per operation (more concurrent callers make and free their own).
+    private static let poolLimit = 4
+
     init(_ pkey: OpaquePointer) { self.pkey = pkey }
-    deinit { EVP_PKEY_free(pkey) }
+
+    deinit {
+        idle.withLock { pool in for c in pool.sign + pool.verify { EVP_PKEY_CTX_free(c) } }
+        EVP_PKEY_free(pkey)
+    }
+
+    /// Lends `body` a context initialised for signing (`verify` false) or verifying with the key; nil
+    /// when OpenSSL cannot make one. `body` returns whether the context is still fit for reuse.
+    func withContext<R>(verify: Bool, _ body: (OpaquePointer) -> (result: R, reusable: Bool)) -> R? {
+        var ctx = idle.withLock { pool in verify ? pool.verify.popLast() : pool.sign.popLast() }
+        if ctx == nil {
+            guard let c = EVP_PKEY_CTX_new_from_pkey(nil, pkey, nil) else { ERR_clear_error(); return nil }
+            guard (verify ? EVP_PKEY_verify_init(c) : EVP_PKEY_sign_init(c)) == 1 else { EVP_PKEY_CTX_free(c); ERR_clear_error(); return nil }
+            ctx = c
+        }
+        let c = ctx!
+        let (result, reusable) = body(c)
+        let kept = reusable && idle.withLock { pool in
+            if verify {
+                guard pool.verify.count < Self.poolLimit else { return false }
+                pool.verify.append(c)
+            } else {
+                guard pool.sign.count < Self.poolLimit else { return false }
+                pool.sign.append(c)
+            }
+            return true
+        }
+        if !kept { EVP_PKEY_CTX_free(c) }
+        return result
+    }
 }
 
 /// A validated point on a NIST curve (never the point at infinity) as an OpenSSL `EC_POINT`, with its
@@ -341,7 +378,18 @@ package struct PublicKey: Sendable {
             return ECDSASignatureDER.encode(raw: sig, coordinateSize: curve.coordinateSize)
         }
         guard let der else { throw .invalidSignatureEncoding }
-        return verifyDigestSignature(der: der, message: message, digest: digest)
+        let box: PKeyBox
+        do { box = try evp() } catch { return false }
+        // Hash here, then verify the digest with a pooled context (EVP_PKEY_verify).
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: digest.outputSize) { dgst in
+            digest.hash(message, into: UnsafeMutableRawBufferPointer(dgst))
+            return box.withContext(verify: true) { ctx in
+                let rc = der.withUnsafeBufferPointer { EVP_PKEY_verify(ctx, $0.baseAddress, $0.count, dgst.baseAddress, dgst.count) }
+                ERR_clear_error()
+                // 0 is a wrong signature (the context stays usable); below 0 an error.
+                return (rc == 1, rc >= 0)
+            } ?? false
+        }
     }
 
     /// Verifies an Ed25519 signature (RFC 8032).
@@ -599,7 +647,21 @@ package struct PrivateKey: Sendable {
     /// ECDSA signature over `message` (hashed with `digest`), returned as raw `r ‖ s` of the curve's size.
     package func signECDSA<M: ContiguousBytes>(message: M, digest: DigestAlgorithm) throws(CryptoError) -> [UInt8] {
         guard case .ec(let curve) = kind else { throw .unsupportedAlgorithm }
-        let der = try digestSign(message: message, digest: digest)
+        let box = try evp()
+        // Hash here, then sign the digest with a pooled context (EVP_PKEY_sign draws a fresh nonce
+        // on every call).
+        let signed: [UInt8]? = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: digest.outputSize) { dgst in
+            digest.hash(message, into: UnsafeMutableRawBufferPointer(dgst))
+            return box.withContext(verify: false) { ctx in
+                var out = [UInt8](repeating: 0, count: 16 + 2 * (curve.coordinateSize + 3))
+                var len = out.count
+                let rc = out.withUnsafeMutableBufferPointer { EVP_PKEY_sign(ctx, $0.baseAddress, &len, dgst.baseAddress, dgst.count) }
+                guard rc == 1 else { ERR_clear_error(); return (nil, false) }
+                out.removeSubrange(len...)
+                return (out, true)
+            } ?? nil
+        }
+        guard let der = signed else { throw .operationFailed(operation: "sign") }
         guard let raw = ECDSASignatureDER.decode(der: der, coordinateSize: curve.coordinateSize) else {
             throw .operationFailed(operation: "ECDSA signature decode")
         }

@@ -68,3 +68,45 @@ struct KeyAgreementTests {
         }
     }
 }
+
+/// Signing and verifying contexts are pooled per key and lent to one caller at a time.
+@Suite("CryptoCore: pooled ECDSA signing and verifying contexts")
+struct PooledContextTests {
+    @Test("One key signing and verifying from two threads: every signature verifies, nonces are fresh, a wrong signature leaves the context usable")
+    func concurrentSignAndVerify() throws {
+        let key = try PrivateKey.generate(.ec(.p256))
+        let other = try PrivateKey.generate(.ec(.p256))
+        let message = Array("pooled".utf8)
+        let collected = LockedValue<(signatures: [[UInt8]], failures: [String])>(([], []))
+        DispatchQueue.concurrentPerform(iterations: 2) { t in
+            var mine = [[UInt8]](), bad = [String]()
+            for i in 0..<150 {
+                do {
+                    let sig = try key.signECDSA(message: message + [UInt8(t), UInt8(i)], digest: .sha256)
+                    if try !key.publicKey.verifyECDSA(signature: sig, message: message + [UInt8(t), UInt8(i)], digest: .sha256) { bad.append("thread \(t) #\(i) did not verify") }
+                    // A wrong message, then a wrong key: false, and the pooled contexts stay usable.
+                    if try key.publicKey.verifyECDSA(signature: sig, message: message, digest: .sha256) { bad.append("wrong message verified") }
+                    if try other.publicKey.verifyECDSA(signature: sig, message: message + [UInt8(t), UInt8(i)], digest: .sha256) { bad.append("wrong key verified") }
+                    mine.append(sig)
+                } catch {
+                    bad.append("thread \(t) #\(i): \(error)")
+                }
+            }
+            collected.withLock { $0.signatures += mine; $0.failures += bad }
+        }
+        let (signatures, failures) = collected.withLock { $0 }
+        #expect(failures.isEmpty, "\(failures.prefix(3))")
+        #expect(signatures.count == 300)
+        // Two signatures of one message differ (a fresh nonce per call on a reused context).
+        let a = try key.signECDSA(message: message, digest: .sha256), b = try key.signECDSA(message: message, digest: .sha256)
+        #expect(a != b)
+        #expect(try key.publicKey.verifyECDSA(signature: a, message: message, digest: .sha256))
+        #expect(try key.publicKey.verifyECDSA(signature: b, message: message, digest: .sha256))
+        // Other digests through the same pooled context.
+        for d in [DigestAlgorithm.sha384, .sha512] {
+            let s = try key.signECDSA(message: message, digest: d)
+            #expect(try key.publicKey.verifyECDSA(signature: s, message: message, digest: d))
+            #expect(try !key.publicKey.verifyECDSA(signature: s, message: message, digest: .sha256))
+        }
+    }
+}
