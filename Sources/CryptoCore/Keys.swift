@@ -397,18 +397,12 @@ package struct PublicKey: Sendable {
         guard kind == .ed25519 else { throw .unsupportedAlgorithm }
         let sig = signature.withUnsafeBytes { [UInt8]($0) }
         guard sig.count == 64 else { throw .invalidSignatureEncoding }
-        return verifyDigestSignature(der: sig, message: message, digest: nil)
-    }
-
-    private func verifyDigestSignature<M: ContiguousBytes>(der: [UInt8], message: M, digest: DigestAlgorithm?) -> Bool {
+        // EdDSA hashes inside the one-shot EVP_DigestVerify (no digest is named).
         guard let box = try? evp(), let mdctx = EVP_MD_CTX_new() else { return false }
         defer { EVP_MD_CTX_free(mdctx); ERR_clear_error() }
-        EVP_MD_CTX_set_flags(mdctx, EVP_MD_CTX_FLAG_FINALISE)   // one verification: no context copies
-        // The pre-fetched EVP_MD, not a name: no algorithm fetch per call.
-        let initRC = EVP_DigestVerifyInit(mdctx, nil, digest?.md, nil, box.pkey)
-        guard initRC == 1 else { return false }
+        guard EVP_DigestVerifyInit(mdctx, nil, nil, nil, box.pkey) == 1 else { return false }
         let rc = withNonNullBytes(message) { mp, mn in
-            der.withUnsafeBufferPointer { EVP_DigestVerify(mdctx, $0.baseAddress, $0.count, mp.assumingMemoryBound(to: UInt8.self), mn) }
+            sig.withUnsafeBufferPointer { EVP_DigestVerify(mdctx, $0.baseAddress, $0.count, mp.assumingMemoryBound(to: UInt8.self), mn) }
         }
         return rc == 1
     }
@@ -671,19 +665,12 @@ package struct PrivateKey: Sendable {
     /// Ed25519 signature (RFC 8032), 64 bytes.
     package func signEd25519<M: ContiguousBytes>(message: M) throws(CryptoError) -> [UInt8] {
         guard kind == .ed25519 else { throw .unsupportedAlgorithm }
-        return try digestSign(message: message, digest: nil)
-    }
-
-    private func digestSign<M: ContiguousBytes>(message: M, digest: DigestAlgorithm?) throws(CryptoError) -> [UInt8] {
+        // EdDSA hashes inside the one-shot EVP_DigestSign (no digest is named).
         let box = try evp()
         guard let mdctx = EVP_MD_CTX_new() else { throw .operationFailed(operation: "sign") }
         defer { EVP_MD_CTX_free(mdctx) }
-        // One signature per context: without FINALISE, EVP_DigestSignFinal duplicates the digest and
-        // signature contexts (about 20 allocations) so the context could be finalised again.
-        EVP_MD_CTX_set_flags(mdctx, EVP_MD_CTX_FLAG_FINALISE)
-        let initRC = EVP_DigestSignInit(mdctx, nil, digest?.md, nil, box.pkey)
-        guard initRC == 1 else { ERR_clear_error(); throw .operationFailed(operation: "sign init") }
-        var out = [UInt8](repeating: 0, count: 160)
+        guard EVP_DigestSignInit(mdctx, nil, nil, nil, box.pkey) == 1 else { ERR_clear_error(); throw .operationFailed(operation: "sign init") }
+        var out = [UInt8](repeating: 0, count: 64)
         var len = out.count
         let rc = withNonNullBytes(message) { mp, mn in
             out.withUnsafeMutableBufferPointer { EVP_DigestSign(mdctx, $0.baseAddress, &len, mp.assumingMemoryBound(to: UInt8.self), mn) }

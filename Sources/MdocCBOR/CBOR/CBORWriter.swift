@@ -63,10 +63,7 @@ public struct CBORWriter: Sendable {
     // across a module boundary runs unspecialized (witness-table calls and metadata lookups per call).
 
     /// Writes a definite byte string.
-    public mutating func writeBytes(_ b: [UInt8]) {
-        writeHead(major: 2, argument: UInt64(b.count))
-        bytes.append(contentsOf: b)
-    }
+    public mutating func writeBytes(_ b: [UInt8]) { writeBytes(b[...]) }
 
     /// Writes a definite byte string.
     public mutating func writeBytes(_ b: ArraySlice<UInt8>) {
@@ -124,7 +121,7 @@ public struct CBORWriter: Sendable {
     public mutating func writeRaw<C: Collection<UInt8>>(_ encoded: C) { bytes.append(contentsOf: encoded) }
 
     /// Splices already-encoded CBOR verbatim.
-    public mutating func writeRaw(_ encoded: [UInt8]) { bytes.append(contentsOf: encoded) }
+    public mutating func writeRaw(_ encoded: [UInt8]) { writeRaw(encoded[...]) }
 
     /// Splices already-encoded CBOR verbatim.
     public mutating func writeRaw(_ encoded: ArraySlice<UInt8>) { bytes.append(contentsOf: encoded) }
