@@ -76,13 +76,16 @@ public final class AnnexCEngine: Sendable {
     ///   - format: how to frame the sealed response.
     /// - Returns: the bytes the platform expects.
     public func accept(rawRequest: Data, origin: String, credentialID: String? = nil, format: ResponseFormat = .automatic) throws(AnnexCError) -> Data {
-        let request = try parse(rawRequest: rawRequest, origin: origin)
-        var using = [Int: String]()
+        // The same checks as `parse`, then the plan straight from the DeviceRequest: no consent-screen
+        // model (per-element lists, every candidate ranked) is built for a call that shows none.
+        // Tests hold this path to `respond(to: parse(…))` response for response.
+        var explanation = Explanation()
+        let checked = try check(rawRequest: rawRequest, origin: origin, explanation: &explanation, record: false)
         if let credentialID {
             guard context.credential(id: credentialID) != nil else { throw AnnexCError(.noMatchingCredential, "no credential with the given id") }
-            for d in request.documents { using[d.index] = credentialID }
         }
-        return try respond(to: request, using: using, format: format)
+        let plan = try Selection.directPlan(checked.deviceRequest, context: context, now: checked.now, credentialID: credentialID)
+        return try finish(plan, transcript: checked.transcript, encryptionInfo: checked.encryptionInfo, framing: checked.framing, format: format)
     }
 
     // MARK: Two phases
@@ -102,19 +105,35 @@ public final class AnnexCEngine: Sendable {
         }
     }
 
-    func parse(rawRequest: Data, origin originText: String, explanation: inout Explanation, describeSelection: Bool) throws(AnnexCError) -> PresentmentRequest {
+    /// Everything `parse` checks before selection: framing, origin, EncryptionInfo, transcript,
+    /// DeviceRequest and limits, reader authentication and the trust policy.
+    struct CheckedRequest {
+        let origin: Origin
+        let framing: RequestFraming
+        let transcript: SessionTranscript
+        let encryptionInfo: EncryptionInfo
+        let deviceRequest: DeviceRequest
+        let auth: ReaderAuthenticator.Result
+        let now: Date
+    }
+
+    /// Runs the checks; `record` fills `explanation` (the consent and `explain` paths), otherwise
+    /// only a refusal by the reader checks is recorded.
+    func check(rawRequest: Data, origin originText: String, explanation: inout Explanation, record: Bool) throws(AnnexCError) -> CheckedRequest {
         guard rawRequest.count <= configuration.maxRequestBytes else { throw AnnexCError(.limitExceeded, "request larger than the configured maximum") }
         let envelope = try Envelope.parse(Self.bytes(of: rawRequest), acceptLegacyAlias: configuration.acceptLegacyProtocolAlias, maxBytes: configuration.maxRequestBytes)
-        explanation.framing = envelope.framing
+        if record { explanation.framing = envelope.framing }
         let origin = try Origin(originText, allowAppOrigins: configuration.allowAppOrigins)
-        explanation.origin = origin.serialized
+        if record { explanation.origin = origin.serialized }
         let encryptionInfo = try EncryptionInfo(base64url: envelope.encryptionInfo)
         let transcript = SessionTranscript(encryptionInfo: envelope.encryptionInfo, origin: origin)
-        explanation.dcapiInfo = transcript.dcapiInfo
-        explanation.sessionTranscript = transcript.bytes
+        if record {
+            explanation.dcapiInfo = transcript.dcapiInfo
+            explanation.sessionTranscript = transcript.bytes
+        }
 
         guard let drBytes = Base64URL.decode(envelope.deviceRequest) else { throw AnnexCError(.malformedRequest, "deviceRequest is not base64url") }
-        explanation.deviceRequest = drBytes
+        if record { explanation.deviceRequest = drBytes }
         let options = CBORDecodingOptions(maxDepth: configuration.maxNestingDepth, maxItems: configuration.maxDataItems, maxInputSize: configuration.maxRequestBytes)
         let request: DeviceRequest
         do { request = try DeviceRequest(encoded: drBytes, options: options) } catch {
@@ -135,9 +154,17 @@ public final class AnnexCEngine: Sendable {
             explanation.error = error
             throw error
         }
-        explanation.readerChecks = auth.checks
-        explanation.readerVerdict = auth.verdict
-        let documents = Selection.requestedDocuments(request, context: context, now: now)
+        if record {
+            explanation.readerChecks = auth.checks
+            explanation.readerVerdict = auth.verdict
+        }
+        return CheckedRequest(origin: origin, framing: envelope.framing, transcript: transcript, encryptionInfo: encryptionInfo,
+                              deviceRequest: request, auth: auth, now: now)
+    }
+
+    func parse(rawRequest: Data, origin originText: String, explanation: inout Explanation, describeSelection: Bool) throws(AnnexCError) -> PresentmentRequest {
+        let checked = try check(rawRequest: rawRequest, origin: originText, explanation: &explanation, record: true)
+        let documents = Selection.requestedDocuments(checked.deviceRequest, context: context, now: checked.now)
         for d in documents where describeSelection {
             explanation.selection.append("docRequests[\(d.index)] \(d.docType): \(d.elements.count) elements requested; "
                 + (d.candidates.isEmpty ? "no usable credential" : d.candidates.map { c in
@@ -146,8 +173,8 @@ public final class AnnexCEngine: Sendable {
                         + (c.missing.isEmpty ? "" : ", lacks [\(c.missing.map(\.identifier).joined(separator: ", "))]")
                 }.joined(separator: "; ")))
         }
-        return PresentmentRequest(origin: origin, framing: envelope.framing, sessionTranscript: transcript, encryptionInfo: encryptionInfo,
-                                  deviceRequest: request, readerVerdict: auth.verdict, documents: documents, explanation: explanation)
+        return PresentmentRequest(origin: checked.origin, framing: checked.framing, sessionTranscript: checked.transcript, encryptionInfo: checked.encryptionInfo,
+                                  deviceRequest: checked.deviceRequest, readerVerdict: checked.auth.verdict, documents: documents, explanation: explanation)
     }
 
     /// Builds, signs and seals the answer to a parsed request.
@@ -167,14 +194,20 @@ public final class AnnexCEngine: Sendable {
             }
         }
         let plan = try plan(request, using: using, approving: approving)
-        let response = try ResponseBuilder.build(plan: plan, transcript: request.sessionTranscript, missingElements: configuration.missingElements)
+        return try finish(plan, transcript: request.sessionTranscript, encryptionInfo: request.encryptionInfo, framing: request.framing, format: format)
+    }
+
+    /// Builds the DeviceResponse for a plan, enforces maximumResponseSize, self-checks if configured, seals.
+    private func finish(_ plan: Plan, transcript: SessionTranscript, encryptionInfo: EncryptionInfo, framing: RequestFraming,
+                        format: ResponseFormat) throws(AnnexCError) -> Data {
+        let response = try ResponseBuilder.build(plan: plan, transcript: transcript, missingElements: configuration.missingElements)
         for d in plan.answered {
-            if let max = d.document.maximumResponseSize, UInt64(response.count) > max {
+            if let max = d.maximumResponseSize, UInt64(response.count) > max {
                 throw AnnexCError(.responseTooLarge, "the DeviceResponse exceeds the reader's maximumResponseSize")
             }
         }
-        if configuration.selfCheck { try ResponseBuilder.selfCheck(response, plan: plan, transcript: request.sessionTranscript) }
-        return try seal(response, request: request, format: format)
+        if configuration.selfCheck { try ResponseBuilder.selfCheck(response, plan: plan, transcript: transcript) }
+        return try seal(response, encryptionInfo: encryptionInfo, transcript: transcript, framing: framing, format: format)
     }
 
     /// Explains what the engine does with a request (framing, origin, transcript, reader checks,
@@ -188,7 +221,10 @@ public final class AnnexCEngine: Sendable {
     // MARK: Planning
 
     struct PlannedDocument {
-        let document: RequestedDocument
+        /// Index in `docRequests`.
+        let index: Int
+        let docType: String
+        let maximumResponseSize: UInt64?
         let credential: StoredCredential
         /// Items to release: ascending indices into the credential's item table (so grouped by
         /// namespace in deterministic order).
@@ -199,7 +235,8 @@ public final class AnnexCEngine: Sendable {
 
     struct Plan {
         var answered: [PlannedDocument]
-        var unanswered: [RequestedDocument]
+        /// docTypes of the DocRequests left unanswered (optional use cases), in request order.
+        var unanswered: [String]
     }
 
     func plan(_ request: PresentmentRequest, using: [Int: String], approving: Approval) throws(AnnexCError) -> Plan {
@@ -234,12 +271,19 @@ public final class AnnexCEngine: Sendable {
             if !candidate.substitutionItems.isEmpty {
                 released = Array(Set(released)).sorted()
             }
-            perDoc[d.index] = PlannedDocument(document: d, credential: credential, released: released, missing: candidate.missing)
+            perDoc[d.index] = PlannedDocument(index: d.index, docType: d.docType, maximumResponseSize: d.maximumResponseSize, credential: credential,
+                                              released: released, missing: candidate.missing)
         }
+        return try Self.settle(perDoc, request: request.deviceRequest) { i in !request.documents[i].candidates.isEmpty }
+    }
 
-        let request11 = request.deviceRequest
+    /// Decides which DocRequests are answered, given each one's planned document (nil: none): with
+    /// 1.1 useCases, the first answerable document set of each use case (a mandatory one must have
+    /// one); otherwise every DocRequest. `hasCandidates(i)` tells the two refusals apart.
+    static func settle(_ perDoc: [PlannedDocument?], request: DeviceRequest, hasCandidates: (Int) -> Bool) throws(AnnexCError) -> Plan {
+
         var answer = [Int]()
-        if request11.isVersion11OrLater, let info = request11.deviceRequestInfo, !info.useCases.isEmpty {
+        if request.isVersion11OrLater, let info = request.deviceRequestInfo, !info.useCases.isEmpty {
             var chosen = [Bool](repeating: false, count: perDoc.count)
             for uc in info.useCases {
                 if let set = uc.documentSets.first(where: { $0.allSatisfy { $0 >= 0 && $0 < perDoc.count && perDoc[$0] != nil } }) {
@@ -251,15 +295,16 @@ public final class AnnexCEngine: Sendable {
             answer = chosen.indices.filter { chosen[$0] }
             guard !answer.isEmpty else { throw AnnexCError(.cannotSatisfyRequest, "no use case can be answered") }
         } else {
-            for d in request.documents {
-                guard perDoc[d.index] != nil else {
-                    if d.candidates.isEmpty { throw AnnexCError(.noMatchingCredential, "no usable credential for a requested docType") }
+            for i in perDoc.indices {
+                guard perDoc[i] != nil else {
+                    if !hasCandidates(i) { throw AnnexCError(.noMatchingCredential, "no usable credential for a requested docType") }
                     throw AnnexCError(.cannotSatisfyRequest, "nothing approved and held for a requested document")
                 }
-                answer.append(d.index)
             }
+            return Plan(answered: perDoc.map { $0! }, unanswered: [])
         }
-        return Plan(answered: answer.map { perDoc[$0]! }, unanswered: request.documents.filter { !answer.contains($0.index) })
+        return Plan(answered: answer.map { perDoc[$0]! },
+                    unanswered: request.docRequests.indices.filter { !answer.contains($0) }.map { request.docRequests[$0].itemsRequest.docType })
     }
 
     // MARK: Sealing
@@ -275,9 +320,10 @@ public final class AnnexCEngine: Sendable {
         guard sealed else { throw AnnexCError(.sealingFailed, "HPKE seal failed") }
     }
 
-    func seal(_ deviceResponse: [UInt8], request: PresentmentRequest, format: ResponseFormat) throws(AnnexCError) -> Data {
+    func seal(_ deviceResponse: [UInt8], encryptionInfo: EncryptionInfo, transcript: SessionTranscript, framing: RequestFraming,
+              format: ResponseFormat) throws(AnnexCError) -> Data {
         // The key was validated (on the curve) when EncryptionInfo was parsed; reuse it.
-        let rk = request.encryptionInfo.recipientPublicKey
+        let rk = encryptionInfo.recipientPublicKey
         let x = rk.x, y = rk.y ?? []
         let serialized = [UInt8](unsafeUninitializedCapacity: 1 + x.count + y.count) { buf, n in
             buf[0] = 4
@@ -287,7 +333,7 @@ public final class AnnexCEngine: Sendable {
         }
         let pkR = HPKE.PublicKey(key: rk.publicKey, kem: .p256HKDFSHA256, serialized: serialized)
         var f = format
-        if f == .automatic { f = request.framing == .dataObject ? .encryptedResponseCBOR : .androidEnvelope }
+        if f == .automatic { f = framing == .dataObject ? .encryptedResponseCBOR : .androidEnvelope }
         // EncryptedResponse = ["dcapi", {"enc": bstr(65), "cipherText": bstr(ct ‖ tag)}]. Every length
         // is known before sealing, so the response is written once into the buffer that becomes the
         // returned Data: the CBOR head, then HPKE seals in place (iOS framing); for the JSON framings
@@ -296,9 +342,9 @@ public final class AnnexCEngine: Sendable {
         var sender: HPKE.Sender
         do {
             if let source = configuration.ephemeralKeySource {
-                sender = try HPKE.Sender(suite: .annexC, recipient: pkR, info: request.sessionTranscript.bytes, ephemeralKey: source())
+                sender = try HPKE.Sender(suite: .annexC, recipient: pkR, info: transcript.bytes, ephemeralKey: source())
             } else {
-                sender = try HPKE.Sender(suite: .annexC, recipient: pkR, info: request.sessionTranscript.bytes)
+                sender = try HPKE.Sender(suite: .annexC, recipient: pkR, info: transcript.bytes)
             }
         } catch {
             throw AnnexCError(.sealingFailed, "HPKE seal failed")

@@ -23,16 +23,18 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
     /// except `android:apk-key-hash:<base64>` app origins when `allowAppOrigins` is set.
     public init(_ input: String, allowAppOrigins: Bool = false) throws(AnnexCError) {
         var text = input
-        let result: Result<String, AnnexCError> = text.withUTF8 { u in
-            Result { () throws(AnnexCError) -> String in try Self.serialize(u, allowAppOrigins: allowAppOrigins) }
+        let result: Result<String?, AnnexCError> = text.withUTF8 { u in
+            Result { () throws(AnnexCError) -> String? in try Self.serialize(u, allowAppOrigins: allowAppOrigins) }
         }
-        serialized = try result.get()
+        // nil: the input is already in serialized form, and is kept as is (no copy).
+        serialized = try result.get() ?? text
     }
 
     private static func lower(_ c: UInt8) -> UInt8 { c >= 0x41 && c <= 0x5a ? c | 0x20 : c }
 
-    /// The byte-level parser behind `init`: one pass, no Foundation string operations.
-    private static func serialize(_ u: UnsafeBufferPointer<UInt8>, allowAppOrigins: Bool) throws(AnnexCError) -> String {
+    /// The byte-level parser behind `init`: one pass, no Foundation string operations. Returns nil
+    /// when the input already is the serialization (the usual case: nothing is allocated).
+    private static func serialize(_ u: UnsafeBufferPointer<UInt8>, allowAppOrigins: Bool) throws(AnnexCError) -> String? {
         guard !u.isEmpty else { throw AnnexCError(.missingOrigin, "origin is empty") }
         guard u.count <= 2048 else { throw AnnexCError(.invalidOrigin, "origin longer than 2048 bytes") }
         for c in u where c <= 0x20 || c >= 0x7f {
@@ -50,7 +52,9 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
             guard !hash.isEmpty, hash.allSatisfy({ c in
                 (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c == 0x2b || c == 0x2f || c == 0x2d || c == 0x5f || c == 0x3d
             }) else { throw AnnexCError(.invalidOrigin, "app origin hash is not base64") }
-            return "android:apk-key-hash:" + String(decoding: hash, as: UTF8.self)
+            let prefix: StaticString = "android:apk-key-hash:"
+            for k in 0..<21 where u[k] != prefix.utf8Start[k] { return "android:apk-key-hash:" + String(decoding: hash, as: UTF8.self) }
+            return nil
         }
         let https: Bool
         var i: Int
@@ -85,33 +89,39 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
         if auth.contains(UInt8(ascii: "@")) { throw AnnexCError(.invalidOrigin, "origin has userinfo") }
         if auth.contains(UInt8(ascii: "\\")) { throw AnnexCError(.invalidOrigin, "origin has a backslash") }
 
-        var host = [UInt8]()
-        host.reserveCapacity(auth.count)
+        // The host: an IPv6 literal re-serialized in canonical form, or a name checked in place (its
+        // serialization is its lower-case form, `u[auth.startIndex..<hostEnd]`).
+        var ipv6Host: String?
+        var hostEnd = auth.startIndex
+        /// Whether the input needs rewriting (upper case, a default or explicit-but-default port, a trailing slash).
+        var rewritten = authEnd < u.count || !(https ? hasExactPrefix("https://", u) : hasExactPrefix("http://", u))
         var portStart: Int?
         if auth.first == UInt8(ascii: "[") {
             guard let close = auth.firstIndex(of: UInt8(ascii: "]")) else { throw AnnexCError(.invalidOrigin, "unterminated IPv6 host") }
             let literal = String(decoding: u[(auth.startIndex + 1)..<close], as: UTF8.self)
             guard let canonical = canonicalIPv6(literal) else { throw AnnexCError(.invalidOrigin, "invalid IPv6 host") }
-            host = Array(("[" + canonical + "]").utf8)
+            ipv6Host = "[" + canonical + "]"
+            rewritten = true
             if close + 1 < authEnd {
                 guard u[close + 1] == UInt8(ascii: ":") else { throw AnnexCError(.invalidOrigin, "junk after IPv6 host") }
                 portStart = close + 2
             }
         } else {
             var k = auth.startIndex
+            var previous: UInt8 = UInt8(ascii: ".")
             while k < authEnd, u[k] != UInt8(ascii: ":") {
                 let c = lower(u[k])
                 guard (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c == 0x2d || c == 0x2e || c == 0x5f else {
                     throw AnnexCError(.invalidOrigin, "origin host has characters outside [a-z0-9-._]")
                 }
-                host.append(c)
+                // A leading dot, or two in a row (`previous` starts as a dot).
+                if c == UInt8(ascii: "."), previous == UInt8(ascii: ".") { throw AnnexCError(.invalidOrigin, "origin host has an empty label") }
+                if c != u[k] { rewritten = true }
+                previous = c
                 k += 1
             }
-            guard !host.isEmpty, host.count <= 253 else { throw AnnexCError(.invalidOrigin, "origin host is empty or too long") }
-            guard host.first != UInt8(ascii: ".") else { throw AnnexCError(.invalidOrigin, "origin host has an empty label") }
-            for j in 1..<host.count where host[j] == UInt8(ascii: ".") && host[j - 1] == UInt8(ascii: ".") {
-                throw AnnexCError(.invalidOrigin, "origin host has an empty label")
-            }
+            hostEnd = k
+            guard hostEnd > auth.startIndex, hostEnd - auth.startIndex <= 253 else { throw AnnexCError(.invalidOrigin, "origin host is empty or too long") }
             if k < authEnd { portStart = k + 1 }
         }
         var port: Int?
@@ -124,10 +134,22 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
             guard n <= 65535 else { throw AnnexCError(.invalidOrigin, "origin port is not a number 0-65535") }
             port = n
         }
-        var out = Array((https ? "https://" : "http://").utf8)
-        out += host
-        if let p = port, p != (https ? 443 : 80) { out += Array(":\(p)".utf8) }
-        return String(decoding: out, as: UTF8.self)
+        let keepPort = port.map { $0 != (https ? 443 : 80) } ?? false
+        // An empty port (`host:`), a default port, or leading zeros change the text.
+        if portStart != nil && (!keepPort || u[portStart!] == UInt8(ascii: "0")) { rewritten = true }
+        guard rewritten else { return nil }
+        var out = https ? "https://" : "http://"
+        if let ipv6Host { out += ipv6Host } else { out += String(decoding: u[auth.startIndex..<hostEnd].lazy.map(lower), as: UTF8.self) }
+        if keepPort, let p = port { out += ":\(p)" }
+        return out
+    }
+
+    /// Whether `u` starts with `p` exactly (case-sensitive).
+    private static func hasExactPrefix(_ p: StaticString, _ u: UnsafeBufferPointer<UInt8>) -> Bool {
+        let n = p.utf8CodeUnitCount
+        guard u.count >= n else { return false }
+        for k in 0..<n where u[k] != p.utf8Start[k] { return false }
+        return true
     }
 
     /// Normalizes an origin given as a URL. Its text form goes through exactly the rules of

@@ -30,9 +30,9 @@ enum ResponseBuilder {
         if !documentErrors.isEmpty {
             w.writeText("documentErrors")
             w.writeArrayHeader(count: documentErrors.count)
-            for d in documentErrors {
+            for docType in documentErrors {
                 w.writeMapHeader(count: 1)
-                w.writeText(d.docType)
+                w.writeText(docType)
                 w.writeInt(0)
             }
         }
@@ -41,7 +41,7 @@ enum ResponseBuilder {
 
     private static func writeDocument(_ d: AnnexCEngine.PlannedDocument, transcript: SessionTranscript, reportErrors: Bool, into w: inout CBORWriter) throws(AnnexCError) {
         let c = d.credential
-        let docType = d.document.docType
+        let docType = d.docType
         let missing = reportErrors ? d.missing : []
         // "errors" (66…) < "docType" (67…) < "deviceSigned" (6c 64…) < "issuerSigned" (6c 69…).
         w.writeMapHeader(count: missing.isEmpty ? 3 : 4)

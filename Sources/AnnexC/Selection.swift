@@ -52,4 +52,66 @@ enum Selection {
                                      maximumResponseSize: ir.requestInfo?.maximumResponseSize, candidates: candidates)
         }
     }
+
+    /// The plan `accept` answers with: for each DocRequest the best usable credential (most requested
+    /// elements held or substituted by an alternative set, then registration order; only
+    /// `credentialID` when given), releasing everything requested that it can. The same decisions as
+    /// `requestedDocuments` followed by `AnnexCEngine.plan(…, approving: .allRequested)`, without
+    /// the consent-screen model: no per-element lists, no ranking of every candidate.
+    static func directPlan(_ request: DeviceRequest, context: CredentialContext, now: Date, credentialID: String?) throws(AnnexCError) -> AnnexCEngine.Plan {
+        var perDoc = [AnnexCEngine.PlannedDocument?](repeating: nil, count: request.docRequests.count)
+        let honourAlternatives = request.isVersion11OrLater
+        for (index, dr) in request.docRequests.enumerated() {
+            let ir = dr.itemsRequest
+            let alternatives = honourAlternatives ? ir.requestInfo?.alternativeDataElements ?? [] : []
+            var best: (credential: StoredCredential, score: Int, items: [Int], missing: [ElementID])?
+            for c in context.credentials where c.isUsable(at: now) && c.docTypes.contains(ir.docType) {
+                if let credentialID, c.id != credentialID { continue }
+                var items = [Int](), missing = [ElementID]()
+                items.reserveCapacity(ir.elementCount)
+                var score = 0
+                var substituted = false
+                for ns in ir.nameSpaces {
+                    for e in ns.elements {
+                        let id = ElementID(ns.name, e.identifier)
+                        if let i = c.itemIndex[id] {
+                            items.append(i)
+                            score += 1
+                        } else if let set = Self.alternative(for: id, in: alternatives, heldBy: c) {
+                            for alt in set { items.append(c.itemIndex[alt]!) }
+                            score += 1
+                            substituted = true
+                        } else {
+                            missing.append(id)
+                        }
+                    }
+                }
+                guard best == nil || score > best!.score else { continue }
+                if substituted { items = Array(Set(items)) }
+                items.sort()
+                best = (c, score, items, missing)
+            }
+            guard let best, !best.items.isEmpty else { continue }
+            perDoc[index] = AnnexCEngine.PlannedDocument(index: index, docType: ir.docType, maximumResponseSize: ir.requestInfo?.maximumResponseSize,
+                                                         credential: best.credential, released: best.items, missing: best.missing)
+        }
+        // Only consulted to word a refusal.
+        return try AnnexCEngine.settle(perDoc, request: request) { i in
+            let docType = request.docRequests[i].itemsRequest.docType
+            return context.credentials.contains { $0.isUsable(at: now) && $0.docTypes.contains(docType) }
+        }
+    }
+
+    /// The first alternative set for `id` whose every element `c` holds. When a request repeats an
+    /// element in alternativeDataElements, its last entry counts (as in `requestedDocuments`).
+    private static func alternative(for id: ElementID, in alternatives: [DocRequestInfo.AlternativeDataElements], heldBy c: StoredCredential) -> [ElementID]? {
+        guard let entry = alternatives.last(where: { $0.requestedElement.nameSpace == id.nameSpace && $0.requestedElement.identifier == id.identifier }) else {
+            return nil
+        }
+        for set in entry.alternativeElementSets {
+            let ids = set.map { ElementID($0.nameSpace, $0.identifier) }
+            if ids.allSatisfy({ c.itemIndex[$0] != nil }) { return ids }
+        }
+        return nil
+    }
 }

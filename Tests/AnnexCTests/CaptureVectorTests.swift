@@ -129,13 +129,13 @@ struct CaptureVectorTests {
         let request = try engine.parse(rawRequest: raw, origin: inputs["origin"]!)
         #expect(Hex.encode(request.sessionTranscript.bytes) == inputs["sessionTranscript_cbor_hex"])
         let pt = h(inputs["plaintext_DeviceResponse_cbor_hex"]!)
-        let cbor = try engine.seal(pt, request: request, format: .encryptedResponseCBOR)
+        let cbor = try engine.seal(pt, encryptionInfo: request.encryptionInfo, transcript: request.sessionTranscript, framing: request.framing, format: .encryptedResponseCBOR)
         #expect(Hex.encode(cbor) == outputs["EncryptedResponse_cbor_hex"])
-        let json = try engine.seal(pt, request: request, format: .responseJSON)
+        let json = try engine.seal(pt, encryptionInfo: request.encryptionInfo, transcript: request.sessionTranscript, framing: request.framing, format: .responseJSON)
         #expect(String(decoding: json, as: UTF8.self) == outputs["data_json"])
-        let android = try engine.seal(pt, request: request, format: .androidEnvelope)
+        let android = try engine.seal(pt, encryptionInfo: request.encryptionInfo, transcript: request.sessionTranscript, framing: request.framing, format: .androidEnvelope)
         #expect(String(decoding: android, as: UTF8.self) == "{\"protocol\":\"org-iso-mdoc\",\"data\":\(outputs["data_json"]!)}")
-        #expect(try engine.seal(pt, request: request, format: .automatic) == android)   // a list-framed request gets the Android envelope
+        #expect(try engine.seal(pt, encryptionInfo: request.encryptionInfo, transcript: request.sessionTranscript, framing: request.framing, format: .automatic) == android)   // a list-framed request gets the Android envelope
     }
 
     @Test("apple-docs-sample and eu-av-spec: 1.1 request with readerAuthAll and useCases, and a 1.0 AV request, parse")

@@ -202,6 +202,89 @@ struct EndToEndTests {
         #expect(throws: AnnexCError.self) { try engine.accept(rawRequest: req0.rawRequest, origin: "https://verifier.example") }
     }
 
+    /// The DeviceResponse with every device signature zeroed (ECDSA signatures differ run to run).
+    static func unsigned(_ plaintext: [UInt8]) throws -> [UInt8] {
+        var out = plaintext
+        for doc in try DeviceResponse(encoded: plaintext).documents {
+            guard case .signature(let sig) = doc.deviceSigned.deviceAuth else { continue }
+            let s = Array(sig.signature)
+            guard let at = (0...(out.count - s.count)).first(where: { out[$0..<($0 + s.count)].elementsEqual(s) }) else { continue }
+            out.replaceSubrange(at..<(at + s.count), with: [UInt8](repeating: 0, count: s.count))
+        }
+        return out
+    }
+
+    @Test("accept plans straight from the DeviceRequest and answers exactly as respond(to: parse(…)) does: same documents, items, errors and refusals")
+    func directPlanMatchesTwoPhases() throws {
+        let world = try TestWorld()
+        let day: TimeInterval = 86400
+        let ns = TestWorld.mDLNS
+        let context = try world.context([
+            try world.entry(id: "cancelled", cancelled: true),
+            try world.entry(id: "expired", validFrom: TestWorld.now - 400 * day, validUntil: TestWorld.now - day),
+            try world.entry(id: "a", elements: [.init("family_name", .text("A")), .init("age_in_years", .int(40))]),
+            try world.entry(id: "b"),
+            try world.entry(id: "pid", docType: TestWorld.pid),
+            try world.entry(id: "b2"),
+        ])
+        let photo = TestWorld.ask("org.iso.23220.photoid.1", ["family_name"], nameSpace: "org.iso.23220.1")
+        let docs = [TestWorld.ask(["family_name", "age_over_21"]), TestWorld.ask(TestWorld.pid, ["nationality", "age_over_18"])]
+        let alt = AnnexCReader.DocumentRequest(docType: TestWorld.mDL, elements: [(ElementID(ns, "age_over_16"), false), (ElementID(ns, "family_name"), true)],
+                                               alternatives: [(ElementID(ns, "age_over_16"), [[ElementID(ns, "age_over_99")], [ElementID(ns, "age_in_years")],
+                                                                                              [ElementID(ns, "birth_date")]])])
+        let requests: [AnnexCReader.BuiltRequest] = [
+            try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin),
+            try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name", "birth_date", "portrait", "resident_address"])], origin: TestWorld.origin),
+            try AnnexCReader.makeRequest(documents: [TestWorld.ask(["age_in_years"])], origin: TestWorld.origin),
+            try AnnexCReader.makeRequest(documents: [TestWorld.ask(["resident_address"])], origin: TestWorld.origin),
+            try AnnexCReader.makeRequest(documents: docs, origin: TestWorld.origin, version: "1.0"),
+            try AnnexCReader.makeRequest(documents: docs + [photo], origin: TestWorld.origin, version: "1.0"),
+            try AnnexCReader.makeRequest(documents: docs + [photo], origin: TestWorld.origin, version: "1.1",
+                                         useCases: [.init(mandatory: true, documentSets: [[2], [0]]), .init(mandatory: false, documentSets: [[1, 2]])]),
+            try AnnexCReader.makeRequest(documents: docs + [photo], origin: TestWorld.origin, version: "1.1",
+                                         useCases: [.init(mandatory: false, documentSets: [[2]]), .init(mandatory: false, documentSets: [[1]])]),
+            try AnnexCReader.makeRequest(documents: docs + [photo], origin: TestWorld.origin, version: "1.1", useCases: [.init(mandatory: true, documentSets: [[2]])]),
+            try AnnexCReader.makeRequest(documents: [alt], origin: TestWorld.origin, version: "1.1"),
+            try AnnexCReader.makeRequest(documents: [alt], origin: TestWorld.origin, version: "1.0"),
+            try AnnexCReader.makeRequest(documents: [photo], origin: TestWorld.origin),
+        ]
+        let key = try HPKE.PrivateKey.generate(kem: .p256HKDFSHA256)
+        var compared = 0, refusals = 0
+        for policy in [MissingElementPolicy.omit, .report] {
+            let engine = world.engine(context) { $0.missingElements = policy; $0.ephemeralKeySource = { key } }
+            for (r, request) in requests.enumerated() {
+                for id in [nil, "a", "b", "pid", "expired", "nope"] as [String?] {
+                    let label = "request \(r), credential \(id ?? "any"), \(policy)"
+                    let direct = Result { () throws(AnnexCError) in try engine.accept(rawRequest: request.rawRequest, origin: "https://verifier.example", credentialID: id) }
+                    // The two-phase reference, as accept used to run it.
+                    let reference = Result { () throws(AnnexCError) -> Data in
+                        let parsed = try engine.parse(rawRequest: request.rawRequest, origin: "https://verifier.example")
+                        var using = [Int: String]()
+                        if let id {
+                            guard engine.context.credential(id: id) != nil else { throw AnnexCError(.noMatchingCredential, "no credential with the given id") }
+                            for d in parsed.documents { using[d.index] = id }
+                        }
+                        return try engine.respond(to: parsed, using: using)
+                    }
+                    switch (direct, reference) {
+                    case (.success(let a), .success(let b)):
+                        let pa = try AnnexCReader.openResponse(a, for: request, issuerRoots: [world.iaca], at: TestWorld.now).deviceResponse
+                        let pb = try AnnexCReader.openResponse(b, for: request, issuerRoots: [world.iaca], at: TestWorld.now).deviceResponse
+                        #expect(try Self.unsigned(pa) == Self.unsigned(pb), "\(label)")
+                        compared += 1
+                    case (.failure(let a), .failure(let b)):
+                        #expect(a == b, "\(label)")
+                        refusals += 1
+                    default:
+                        Issue.record("\(label): accept \(direct) but respond(to: parse) \(reference)")
+                    }
+                }
+            }
+        }
+        // The scenarios exercise both outcomes.
+        #expect(compared >= 40 && refusals >= 40, "compared \(compared), refusals \(refusals)")
+    }
+
     @Test("maximumResponseSize is enforced; the self-check passes on good credentials")
     func limitsAndSelfCheck() throws {
         let world = try TestWorld()

@@ -27,6 +27,15 @@ struct RequestRuleTests {
         .init(input: "https://[2001:DB8:0:0:0:0:0:1]", expected: "https://[2001:db8::1]"),
         .init(input: "https://xn--bcher-kva.example", expected: "https://xn--bcher-kva.example"),
         .init(input: "https://example.com:", expected: "https://example.com"),
+        .init(input: "https://example.com", expected: "https://example.com"),
+        .init(input: "https://Example.com:08443/", expected: "https://example.com:8443"),
+        .init(input: "http://example.com:0080", expected: "http://example.com"),
+        .init(input: "http://example.com:443", expected: "http://example.com:443"),
+        .init(input: "https://example.com:80", expected: "https://example.com:80"),
+        .init(input: "https://example.com.", expected: "https://example.com."),
+        .init(input: "https://sub_domain.example-1.com:0", expected: "https://sub_domain.example-1.com:0"),
+        .init(input: "https://a..b", expected: nil),
+        .init(input: "https://:443", expected: nil),
         .init(input: "", expected: nil, code: .missingOrigin),
         .init(input: " https://example.com", expected: nil),
         .init(input: "https://example.com\n", expected: nil),
@@ -64,6 +73,7 @@ struct RequestRuleTests {
     @Test("App origins only when enabled")
     func appOrigins() throws {
         #expect(try Origin("android:apk-key-hash:Z2l0aHVi_-A", allowAppOrigins: true).serialized == "android:apk-key-hash:Z2l0aHVi_-A")
+        #expect(try Origin("Android:APK-Key-Hash:Z2l0aHVi_-A", allowAppOrigins: true).serialized == "android:apk-key-hash:Z2l0aHVi_-A")
         #expect(throws: AnnexCError.self) { try Origin("android:apk-key-hash:", allowAppOrigins: true) }
     }
 
