@@ -149,7 +149,7 @@ public final class AnnexCEngine: Sendable {
         let now = configuration.clock()
         let auth: ReaderAuthenticator.Result
         do {
-            auth = try ReaderAuthenticator(policy: context.readerTrust, now: now).authenticate(request: request, transcript: transcript)
+            auth = try ReaderAuthenticator(policy: context.readerTrust, now: now).authenticate(request: request, transcript: transcript, record: record)
         } catch {
             explanation.error = error
             throw error

@@ -64,7 +64,9 @@ struct ReaderAuthenticator {
         var checks: [Explanation.ReaderCheck]
     }
 
-    func authenticate(request: DeviceRequest, transcript: SessionTranscript) throws(AnnexCError) -> Result {
+    /// Verifies every reader signature and applies the policy. `record` fills `Result.checks` (the
+    /// explanation's per-signature detail); the verdict is the same either way.
+    func authenticate(request: DeviceRequest, transcript: SessionTranscript, record: Bool = true) throws(AnnexCError) -> Result {
         var signatures = [(COSESign1, [UInt8], String)]()
         for (i, d) in request.docRequests.enumerated() {
             if let ra = d.readerAuth {
@@ -121,8 +123,9 @@ struct ReaderAuthenticator {
                     throw AnnexCError(.untrustedReader, "\(label): reader certificate authority is not in the holder's allowed authorities")
                 }
             }
+            let subject = leaf.subject
             if policy.trustAnchors.isEmpty {
-                verdicts.append(.signedButNotAnchored(subject: leaf.subject))
+                verdicts.append(.signedButNotAnchored(subject: subject))
             } else {
                 guard leaf.hasExtendedKeyUsage(MdocKeyUsage.readerAuthentication) else {
                     throw AnnexCError(.untrustedReader, "\(label): reader certificate lacks EKU 1.0.18013.5.1.6")
@@ -135,9 +138,11 @@ struct ReaderAuthenticator {
                 } catch {
                     throw AnnexCError(.untrustedReader, "\(label): reader certificate does not chain to a trusted reader root")
                 }
-                verdicts.append(.trusted(subject: leaf.subject, authorityKeyIdentifier: aki))
+                verdicts.append(.trusted(subject: subject, authorityKeyIdentifier: aki))
             }
-            checks.append(.init(label: label, algorithm: alg, signedBytes: payload, certificateSubjects: chain.map(\.subject), verified: true))
+            if record {
+                checks.append(.init(label: label, algorithm: alg, signedBytes: payload, certificateSubjects: [subject] + chain.dropFirst().map(\.subject), verified: true))
+            }
         }
         let verdict = verdicts.first { if case .signedButNotAnchored = $0 { return true } else { return false } } ?? verdicts[0]
         if policy.requireReaderAuthentication, case .signedButNotAnchored = verdict {

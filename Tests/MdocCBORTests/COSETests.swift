@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import MdocCBOR
+@testable import CryptoCore
 
 func base64url(_ s: String) -> [UInt8] {
     var t = s.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
@@ -205,4 +206,50 @@ struct SignerLoadingTests {
             #expect(throws: COSEError.keyAlgorithmMismatch) { try SoftwareSigner(encodedPrivateKey: der, algorithm: .edDSA) }
         }
     }
+}
+
+@Suite("Certificates: the parse cache and the facts extracted once")
+struct CertificateCacheTests {
+    @Test("Cache keys hash only the length and the last 32 bytes but compare the whole DER; empty input never crashes")
+    func keys() throws {
+        let tail = [UInt8](repeating: 0xab, count: 32)
+        let a = CertificateCache.Key(der: [1, 2, 3] + tail), b = CertificateCache.Key(der: [1, 2, 4] + tail)
+        #expect(a.hashValue == b.hashValue)
+        #expect(a != b)
+        #expect(a == CertificateCache.Key(der: [1, 2, 3] + tail))
+        #expect(CertificateCache.Key(der: []) == CertificateCache.Key(der: []))
+        #expect(CertificateCache.Key(der: []) != CertificateCache.Key(der: [0]))
+        let cache = CertificateCache(capacity: 4)
+        #expect(cache.lookup([]) == nil)
+        #expect(throws: COSEError.self) { try Certificate(der: []) }
+        #expect(throws: COSEError.self) { try Certificate(der: []) }
+    }
+
+    @Test("A certificate from the cache reports the same subject, validity, AKI and EKU as a fresh parse; a look-alike DER is not confused with it")
+    func facts() throws {
+        let now = Date(timeIntervalSince1970: 1_780_000_000)
+        let rootKey = try SoftwareSigner.generate(), leafKey = try SoftwareSigner.generate()
+        let rootName = DistinguishedName(commonName: "Cache Root", country: "UT")
+        let root = try Certificate.issue(subject: rootName, publicKey: rootKey.publicKey, issuer: nil, issuerKey: rootKey, serial: 1,
+                                         notBefore: now - 86400, notAfter: now + 86400, profile: .readerRoot)
+        let leaf = try Certificate.issue(subject: .init(commonName: "Cache Reader"), publicKey: leafKey.publicKey, issuer: (rootName, root), issuerKey: rootKey,
+                                         serial: 2, notBefore: now - 3600, notAfter: now + 3600, profile: .readerAuthentication)
+        let again = try Certificate(der: leaf.der)
+        let fresh = try X509CertificateFacts.fresh(leaf.der)
+        #expect(again.subject == fresh.subject && again.subject.contains("Cache Reader"))
+        #expect(again.notBefore == fresh.notBefore && again.notAfter == fresh.notAfter)
+        #expect(again.authorityKeyIdentifier == root.subjectKeyIdentifier)
+        #expect(again.hasExtendedKeyUsage(MdocKeyUsage.readerAuthentication))
+        #expect(!again.hasExtendedKeyUsage(MdocKeyUsage.documentSigner))
+        #expect(!root.hasExtendedKeyUsage(MdocKeyUsage.readerAuthentication))
+        // Same length and same last 32 bytes, one byte changed earlier: a different (invalid) certificate, not a cache hit.
+        var forged = leaf.der
+        forged[forged.count / 2] ^= 0x01
+        if let c = try? Certificate(der: forged) { #expect(c.der == forged) }
+    }
+}
+
+/// A certificate's facts read straight from OpenSSL, bypassing the cache.
+enum X509CertificateFacts {
+    static func fresh(_ der: [UInt8]) throws -> CertificateFacts { CertificateFacts(try X509Certificate(der: der)) }
 }

@@ -1,4 +1,7 @@
 internal import CryptoCore
+#if canImport(Glibc)
+import Glibc
+#endif
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -9,6 +12,9 @@ import Foundation
 public struct Certificate: Sendable {
     let cert: X509Certificate
     let key: COSEKey?
+    /// What trust decisions read, extracted once at parse time (and so once per distinct
+    /// certificate, through the cache).
+    let facts: CertificateFacts
 
     /// Parses DER; trailing bytes are rejected. Parsed certificates are cached process-wide (bounded),
     /// because OpenSSL 3.0 decodes a certificate's key through its slow generic decoder and readers
@@ -20,23 +26,24 @@ public struct Certificate: Sendable {
         }
         do { cert = try X509Certificate(der: der) } catch { throw .invalidCertificate }
         key = try? COSEKey(publicKey: cert.publicKey())
+        facts = CertificateFacts(cert)
         CertificateCache.shared.store(self)
     }
 
     /// The exact DER bytes.
     public var der: [UInt8] { cert.der }
     /// Subject distinguished name (RFC 2253).
-    public var subject: String { cert.subject }
+    public var subject: String { facts.subject }
     /// Issuer distinguished name (RFC 2253).
     public var issuer: String { cert.issuer }
     /// Start of validity.
-    public var notBefore: Date { Date(timeIntervalSince1970: TimeInterval(cert.notBefore)) }
+    public var notBefore: Date { facts.notBefore }
     /// End of validity.
-    public var notAfter: Date { Date(timeIntervalSince1970: TimeInterval(cert.notAfter)) }
+    public var notAfter: Date { facts.notAfter }
     /// Subject Key Identifier.
     public var subjectKeyIdentifier: [UInt8]? { cert.subjectKeyIdentifier }
     /// Authority Key Identifier (keyIdentifier field).
-    public var authorityKeyIdentifier: [UInt8]? { cert.authorityKeyIdentifier }
+    public var authorityKeyIdentifier: [UInt8]? { facts.authorityKeyIdentifier }
     /// True when basicConstraints says CA.
     public var isCA: Bool { cert.isCA }
 
@@ -47,7 +54,9 @@ public struct Certificate: Sendable {
     }
 
     /// True when the extended key usage extension lists `oid` (dotted notation).
-    public func hasExtendedKeyUsage(_ oid: String) -> Bool { cert.hasExtendedKeyUsage(oid) }
+    public func hasExtendedKeyUsage(_ oid: String) -> Bool {
+        oid == MdocKeyUsage.readerAuthentication ? facts.readerAuthenticationUsage : cert.hasExtendedKeyUsage(oid)
+    }
 
     /// True when this certificate's signature verifies with `issuer`'s key.
     public func isSigned(by issuer: Certificate) -> Bool { cert.isSigned(by: issuer.cert) }
@@ -154,16 +163,50 @@ extension Certificate {
 final class CertificateCache: Sendable {
     static let shared = CertificateCache(capacity: 256)
     private let capacity: Int
-    private let entries = LockedValue<[[UInt8]: Certificate]>([:])
+    private let entries = LockedValue<[Key: Certificate]>([:])
+
+    /// DER bytes as a dictionary key: hashed over the length and the last 32 bytes (inside the
+    /// signature, so they differ between certificates), compared in full. Hashing the whole DER
+    /// with SipHash cost more than the rest of a cache hit.
+    struct Key: Hashable, Sendable {
+        let der: [UInt8]
+        static func == (a: Key, b: Key) -> Bool {
+            guard a.der.count == b.der.count else { return false }
+            guard !a.der.isEmpty else { return true }
+            return a.der.withUnsafeBytes { x in b.der.withUnsafeBytes { y in memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 } }
+        }
+        func hash(into h: inout Hasher) {
+            h.combine(der.count)
+            der.withUnsafeBytes { b in h.combine(bytes: UnsafeRawBufferPointer(rebasing: b[max(0, b.count - 32)...])) }
+        }
+    }
 
     init(capacity: Int) { self.capacity = capacity }
 
-    func lookup(_ der: [UInt8]) -> Certificate? { entries.withLock { $0[der] } }
+    func lookup(_ der: [UInt8]) -> Certificate? { entries.withLock { $0[Key(der: der)] } }
 
     func store(_ c: Certificate) {
         entries.withLock { e in
             if e.count >= capacity { e.removeAll(keepingCapacity: true) }
-            e[c.der] = c
+            e[Key(der: c.der)] = c
         }
+    }
+}
+
+/// The fields of a certificate that trust decisions read, extracted once.
+final class CertificateFacts: Sendable {
+    let subject: String
+    let notBefore: Date
+    let notAfter: Date
+    let authorityKeyIdentifier: [UInt8]?
+    /// EKU lists 1.0.18013.5.1.6 (mdoc reader authentication).
+    let readerAuthenticationUsage: Bool
+
+    init(_ cert: X509Certificate) {
+        subject = cert.subject
+        notBefore = Date(timeIntervalSince1970: TimeInterval(cert.notBefore))
+        notAfter = Date(timeIntervalSince1970: TimeInterval(cert.notAfter))
+        authorityKeyIdentifier = cert.authorityKeyIdentifier
+        readerAuthenticationUsage = cert.hasExtendedKeyUsage(MdocKeyUsage.readerAuthentication)
     }
 }
