@@ -215,37 +215,37 @@ final class ECScalarBox: @unchecked Sendable {
 package struct PublicKey: Sendable {
     /// An `EVP_PKEY` (certificates, generated and imported key pairs, OKP keys), or a bare EC point
     /// (EC keys imported from their coordinates: the ECDH path never builds key-management objects).
-    enum Storage: Sendable {
-        case evp(PKeyBox)
-        case point(ECPointBox)
+    /// Exactly one of the two is set. Two optionals rather than an enum: an enum with two class
+    /// payloads keeps its case in the reference's spare bits, and LeakSanitizer then cannot see the
+    /// reference (a long-lived key held that way is reported as leaked).
+    struct Storage: Sendable {
+        let evpBox: PKeyBox?
+        let pointBox: ECPointBox?
+        static func evp(_ b: PKeyBox) -> Storage { Storage(evpBox: b, pointBox: nil) }
+        static func point(_ p: ECPointBox) -> Storage { Storage(evpBox: nil, pointBox: p) }
     }
     let storage: Storage
     /// The key's kind (curve or OKP type).
     package let kind: KeyKind
 
     /// The `EVP_PKEY` when the key is held as one (no conversion).
-    var evpIfBuilt: PKeyBox? { if case .evp(let b) = storage { b } else { nil } }
+    var evpIfBuilt: PKeyBox? { storage.evpBox }
 
     /// The key as an `EVP_PKEY`, for signature verification and certificate issuance. A key held as a
     /// point is converted for the call (not cached: the hot paths never verify with such a key).
     func evp() throws(CryptoError) -> PKeyBox {
-        switch storage {
-        case .evp(let b): return b
-        case .point(let p):
-            guard let k = p.encoded.withUnsafeBytes({ Self.templateImport(curve: p.curve, $0) }) else { throw .invalidPublicKey }
-            return PKeyBox(k)
-        }
+        if let b = storage.evpBox { return b }
+        let p = storage.pointBox!
+        guard let k = p.encoded.withUnsafeBytes({ Self.templateImport(curve: p.curve, $0) }) else { throw .invalidPublicKey }
+        return PKeyBox(k)
     }
 
     /// The key as a validated EC point, for ECDH.
     func ecPoint() throws(CryptoError) -> ECPointBox {
-        switch storage {
-        case .point(let p): return p
-        case .evp:
-            guard case .ec(let curve) = kind else { throw .unsupportedAlgorithm }
-            guard let p = rawRepresentation.withUnsafeBytes({ ECPointBox(curve: curve, uncompressed: $0) }) else { throw .invalidPublicKey }
-            return p
-        }
+        if let p = storage.pointBox { return p }
+        guard case .ec(let curve) = kind else { throw .unsupportedAlgorithm }
+        guard let p = rawRepresentation.withUnsafeBytes({ ECPointBox(curve: curve, uncompressed: $0) }) else { throw .invalidPublicKey }
+        return p
     }
 
     /// Imports an EC public key from affine coordinates; rejects wrong lengths and points that are
@@ -340,8 +340,8 @@ package struct PublicKey: Sendable {
 
     /// The uncompressed SEC1 point `04 ‖ x ‖ y` (EC keys), or the raw key (OKP keys).
     package var rawRepresentation: [UInt8] {
-        if case .point(let p) = storage { return p.encoded }
-        guard case .evp(let box) = storage else { preconditionFailure("unreachable") }
+        if let p = storage.pointBox { return p.encoded }
+        let box = storage.evpBox!
         switch kind {
         case .ec(let curve):
             var out = [UInt8](repeating: 0, count: curve.uncompressedPointSize)
@@ -412,9 +412,12 @@ package struct PublicKey: Sendable {
 package struct PrivateKey: Sendable {
     /// An `EVP_PKEY` (signing keys, imported keys, OKP keys) or, for key-agreement keys made by
     /// `generateForAgreement`, the bare scalar.
-    enum Storage: Sendable {
-        case evp(PKeyBox)
-        case scalar(ECScalarBox)
+    /// Exactly one of the two is set (two optionals rather than an enum: see `PublicKey.Storage`).
+    struct Storage: Sendable {
+        let evpBox: PKeyBox?
+        let scalarBox: ECScalarBox?
+        static func evp(_ b: PKeyBox) -> Storage { Storage(evpBox: b, scalarBox: nil) }
+        static func scalar(_ s: ECScalarBox) -> Storage { Storage(evpBox: nil, scalarBox: s) }
     }
     let storage: Storage
     /// The key's kind.
@@ -425,12 +428,10 @@ package struct PrivateKey: Sendable {
     /// The key as an `EVP_PKEY`. A bare scalar is converted for the call (signing with an ephemeral
     /// key-agreement key is not a hot path).
     func evp() throws(CryptoError) -> PKeyBox {
-        switch storage {
-        case .evp(let b): return b
-        case .scalar(let s):
-            guard let k = Self.keyPair(curve: s.curve, d: s.d, publicPoint: publicKey.rawRepresentation) else { throw .invalidPrivateKey }
-            return PKeyBox(k)
-        }
+        if let b = storage.evpBox { return b }
+        let s = storage.scalarBox!
+        guard let k = Self.keyPair(curve: s.curve, d: s.d, publicPoint: publicKey.rawRepresentation) else { throw .invalidPrivateKey }
+        return PKeyBox(k)
     }
 
     /// Generates a key pair for ECDH only: on NIST curves a scalar drawn uniformly from [1, n) by
@@ -682,15 +683,13 @@ package struct PrivateKey: Sendable {
 
     /// The private scalar as a constant-time `BIGNUM`, for the duration of `body` (EC keys only).
     private func withScalar<R>(_ body: (OpaquePointer) throws(CryptoError) -> R) throws(CryptoError) -> R {
-        switch storage {
-        case .scalar(let s): return try body(s.d)
-        case .evp(let box):
-            var bn: OpaquePointer? = nil
-            guard EVP_PKEY_get_bn_param(box.pkey, mdoc_PARAM_PRIV_KEY, &bn) == 1, let bn else { ERR_clear_error(); throw .operationFailed(operation: "export scalar") }
-            defer { BN_clear_free(bn) }
-            BN_set_flags(bn, BN_FLG_CONSTTIME)
-            return try body(bn)
-        }
+        if let s = storage.scalarBox { return try body(s.d) }
+        let box = storage.evpBox!
+        var bn: OpaquePointer? = nil
+        guard EVP_PKEY_get_bn_param(box.pkey, mdoc_PARAM_PRIV_KEY, &bn) == 1, let bn else { ERR_clear_error(); throw .operationFailed(operation: "export scalar") }
+        defer { BN_clear_free(bn) }
+        BN_set_flags(bn, BN_FLG_CONSTTIME)
+        return try body(bn)
     }
 
     /// Diffie-Hellman shared secret with `peer` (ECDH x-coordinate, or X25519/X448 output). Every

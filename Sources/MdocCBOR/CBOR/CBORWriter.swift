@@ -23,6 +23,9 @@ public struct CBORWriter: Sendable {
         return b
     }
 
+    /// The length of a head with argument `v` in the shortest form (1, 2, 3, 5 or 9 bytes).
+    public static func headLength(_ v: UInt64) -> Int { v < 24 ? 1 : v <= 0xff ? 2 : v <= 0xffff ? 3 : v <= 0xffff_ffff ? 5 : 9 }
+
     /// Writes a head: major type and argument in the shortest form.
     @inline(__always)
     public mutating func writeHead(major: UInt8, argument v: UInt64) {

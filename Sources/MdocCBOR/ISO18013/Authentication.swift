@@ -31,20 +31,35 @@ public enum MdocAuthentication {
 
     /// `DeviceAuthenticationBytes = #6.24(bstr .cbor ["DeviceAuthentication", SessionTranscript, DocType, DeviceNameSpacesBytes])`.
     public static func deviceAuthenticationBytes<S: Collection<UInt8>, N: Collection<UInt8>>(sessionTranscript: S, docType: String, deviceNameSpacesBytes: N) -> [UInt8] {
-        // Every length is known up front, so tag 24 and the bstr head go first and the
-        // DeviceAuthentication array is written straight after them: one buffer.
-        func head(_ n: Int) -> Int { n < 24 ? 1 : n <= 0xff ? 2 : n <= 0xffff ? 3 : n <= 0xffff_ffff ? 5 : 9 }
+        let transcript = Array(sessionTranscript), nameSpaces = Array(deviceNameSpacesBytes)
+        var w = CBORWriter(capacity: deviceAuthenticationLength(sessionTranscript: transcript, docType: docType, deviceNameSpacesBytes: nameSpaces))
+        writeDeviceAuthentication(into: &w, sessionTranscript: transcript, docType: docType, deviceNameSpacesBytes: nameSpaces)
+        return w.bytes
+    }
+
+    /// The length of DeviceAuthenticationBytes for these parts (so a caller can size one buffer for
+    /// it and whatever surrounds it).
+    public static func deviceAuthenticationLength(sessionTranscript: [UInt8], docType: String, deviceNameSpacesBytes: [UInt8]) -> Int {
+        let inner = innerDeviceAuthenticationLength(sessionTranscript: sessionTranscript, docType: docType, deviceNameSpacesBytes: deviceNameSpacesBytes)
+        return 2 + CBORWriter.headLength(UInt64(inner)) + inner
+    }
+
+    private static func innerDeviceAuthenticationLength(sessionTranscript: [UInt8], docType: String, deviceNameSpacesBytes: [UInt8]) -> Int {
         let docTypeLength = docType.utf8.count
-        let innerLength = 1 + 1 + 20 + sessionTranscript.count + head(docTypeLength) + docTypeLength + deviceNameSpacesBytes.count
-        var w = CBORWriter(capacity: 2 + head(innerLength) + innerLength)
+        return 1 + 21 + sessionTranscript.count + CBORWriter.headLength(UInt64(docTypeLength)) + docTypeLength + deviceNameSpacesBytes.count
+    }
+
+    /// Writes DeviceAuthenticationBytes into `w`. Every length is known up front, so tag 24 and the
+    /// bstr head go first and the DeviceAuthentication array straight after them.
+    public static func writeDeviceAuthentication(into w: inout CBORWriter, sessionTranscript: [UInt8], docType: String, deviceNameSpacesBytes: [UInt8]) {
+        let inner = innerDeviceAuthenticationLength(sessionTranscript: sessionTranscript, docType: docType, deviceNameSpacesBytes: deviceNameSpacesBytes)
         w.writeTag(24)
-        w.writeHead(major: 2, argument: UInt64(innerLength))
+        w.writeHead(major: 2, argument: UInt64(inner))
         w.writeArrayHeader(count: 4)
         w.writeText("DeviceAuthentication")
         w.writeRaw(sessionTranscript)
         w.writeText(docType)
         w.writeRaw(deviceNameSpacesBytes)
-        return w.bytes
     }
 
     /// `DeviceNameSpacesBytes` for an empty DeviceNameSpaces map: `d8 18 41 a0`.
