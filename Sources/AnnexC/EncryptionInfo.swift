@@ -1,4 +1,5 @@
 import MdocCBOR
+internal import CryptoCore
 
 /// `EncryptionInfo = ["dcapi", {"nonce": bstr, "recipientPublicKey": COSE_Key}]` (18013-7 Annex C).
 public struct EncryptionInfo: Sendable {
@@ -42,8 +43,18 @@ public struct EncryptionInfo: Sendable {
 
 /// The SessionTranscript of Annex C: `[null, null, ["dcapi", SHA-256(CBOR([encryptionInfo, origin]))]]`.
 public struct SessionTranscript: Sendable, Hashable {
-    /// `CBOR([encryptionInfo as received, origin])`.
-    public let dcapiInfo: [UInt8]
+    /// The encryptionInfo string exactly as received.
+    private let encryptionInfoText: String
+    /// The serialized origin.
+    private let originText: String
+    /// `CBOR([encryptionInfo as received, origin])` (re-encoded on demand: only explanations read it).
+    public var dcapiInfo: [UInt8] {
+        var w = CBORWriter(capacity: encryptionInfoText.utf8.count + originText.utf8.count + 8)
+        w.writeArrayHeader(count: 2)
+        w.writeText(encryptionInfoText)
+        w.writeText(originText)
+        return w.bytes
+    }
     /// SHA-256 of `dcapiInfo` (the last 32 bytes of `bytes`).
     public var dcapiInfoHash: [UInt8] { Array(bytes.suffix(32)) }
     /// The encoded SessionTranscript (44 bytes): HPKE `info`, and the array embedded in the
@@ -52,18 +63,27 @@ public struct SessionTranscript: Sendable, Hashable {
 
     /// Builds the transcript from the encryptionInfo string exactly as received and the serialized origin.
     public init(encryptionInfo: String, origin: Origin) {
-        var w = CBORWriter(capacity: encryptionInfo.utf8.count + origin.serialized.utf8.count + 8)
-        w.writeArrayHeader(count: 2)
-        w.writeText(encryptionInfo)
-        w.writeText(origin.serialized)
-        dcapiInfo = w.bytes
+        encryptionInfoText = encryptionInfo
+        originText = origin.serialized
+        // dcapiInfo is assembled in a temporary buffer and hashed; the transcript is
         // 83 f6 f6 82 65 "dcapi" 58 20 <hash>: the 12-byte head, then the digest written in place.
+        var ei = encryptionInfo, o = origin.serialized
         let head: [UInt8] = [0x83, 0xf6, 0xf6, 0x82, 0x65, 0x64, 0x63, 0x61, 0x70, 0x69, 0x58, 0x20]
-        let info = dcapiInfo
-        bytes = [UInt8](unsafeUninitializedCapacity: 44) { buf, n in
-            _ = buf.initialize(from: head)
-            MdocDigest.sha256(info, into: UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(buf)[12..<44]))
-            n = 44
-        }
+        bytes = ei.withUTF8 { e in o.withUTF8 { u in
+            let length = 1 + CBORWriter.headLength(UInt64(e.count)) + e.count + CBORWriter.headLength(UInt64(u.count)) + u.count
+            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: length) { info in
+                let p = info.baseAddress!
+                p[0] = 0x82
+                var n = 1
+                n += CBORWriter.writeText(e, at: p + n)
+                n += CBORWriter.writeText(u, at: p + n)
+                return [UInt8](unsafeUninitializedCapacity: 44) { buf, count in
+                    _ = buf.initialize(from: head)
+                    DigestAlgorithm.sha256.hash(UnsafeRawBufferPointer(start: p, count: n),
+                                                into: UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(buf)[12..<44]))
+                    count = 44
+                }
+            }
+        } }
     }
 }

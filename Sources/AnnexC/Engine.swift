@@ -98,12 +98,6 @@ public final class AnnexCEngine: Sendable {
         return try parse(rawRequest: rawRequest, origin: origin, explanation: &explanation, describeSelection: false)
     }
 
-    /// The request's bytes in one memcpy (`Array(Data)` walks Data's generic sequence path).
-    private static func bytes(of data: Data) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: data.count) { buf, n in
-            n = data.copyBytes(to: buf)
-        }
-    }
 
     /// Everything `parse` checks before selection: framing, origin, EncryptionInfo, transcript,
     /// DeviceRequest and limits, reader authentication and the trust policy.
@@ -121,7 +115,14 @@ public final class AnnexCEngine: Sendable {
     /// only a refusal by the reader checks is recorded.
     func check(rawRequest: Data, origin originText: String, explanation: inout Explanation, record: Bool) throws(AnnexCError) -> CheckedRequest {
         guard rawRequest.count <= configuration.maxRequestBytes else { throw AnnexCError(.limitExceeded, "request larger than the configured maximum") }
-        let envelope = try Envelope.parse(Self.bytes(of: rawRequest), acceptLegacyAlias: configuration.acceptLegacyProtocolAlias, maxBytes: configuration.maxRequestBytes)
+        // Framing read straight from the caller's buffer (no copy of the request).
+        let found: Result<Envelope, AnnexCError> = rawRequest.withUnsafeBytes { raw in
+            Result { () throws(AnnexCError) in
+                try Envelope.parse(raw.assumingMemoryBound(to: UInt8.self), acceptLegacyAlias: configuration.acceptLegacyProtocolAlias,
+                                   maxBytes: configuration.maxRequestBytes)
+            }
+        }
+        let envelope = try found.get()
         if record { explanation.framing = envelope.framing }
         let origin = try Origin(originText, allowAppOrigins: configuration.allowAppOrigins)
         if record { explanation.origin = origin.serialized }
@@ -309,13 +310,32 @@ public final class AnnexCEngine: Sendable {
 
     // MARK: Sealing
 
-    /// Writes the EncryptedResponse CBOR (`head`, then the sealed `deviceResponse`) to `out`, which
-    /// holds exactly `head.count + deviceResponse.count + Nt` bytes.
-    private static func writeEncrypted(_ out: UnsafeMutableRawBufferPointer, head: [UInt8], deviceResponse: [UInt8],
-                                       sender: inout HPKE.Sender) throws(AnnexCError) {
-        head.withUnsafeBytes { out.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+    /// Length of the EncryptedResponse head: `["dcapi", {"enc": bstr, "cipherText":` and the
+    /// cipherText's bstr head.
+    private static func encryptedHeadLength(enc: Int, cipherText: Int) -> Int {
+        1 + 6 + 1 + 4 + CBORWriter.headLength(UInt64(enc)) + enc + 11 + CBORWriter.headLength(UInt64(cipherText))
+    }
+
+    /// Writes the EncryptedResponse CBOR to `out` — the head (`["dcapi", {"enc": enc, "cipherText":`
+    /// and the bstr head), then `deviceResponse` sealed in place — which holds exactly
+    /// `encryptedHeadLength + deviceResponse.count + Nt` bytes. Keys in bytewise order: "enc" < "cipherText".
+    private static func writeEncrypted(_ out: UnsafeMutableRawBufferPointer, deviceResponse: [UInt8], sender: inout HPKE.Sender) throws(AnnexCError) {
+        let enc = sender.encapsulatedKey
+        let ctLen = deviceResponse.count + HPKE.AEAD.aes128GCM.tagSize
+        let p = out.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        var n = 0
+        func text(_ t: StaticString) { n += CBORWriter.writeText(UnsafeBufferPointer(start: t.utf8Start, count: t.utf8CodeUnitCount), at: p + n) }
+        p[n] = 0x82; n += 1
+        text("dcapi")
+        p[n] = 0xa2; n += 1
+        text("enc")
+        n += CBORWriter.writeHead(major: 2, argument: UInt64(enc.count), at: p + n)
+        enc.withUnsafeBufferPointer { (p + n).update(from: $0.baseAddress!, count: $0.count) }
+        n += enc.count
+        text("cipherText")
+        n += CBORWriter.writeHead(major: 2, argument: UInt64(ctLen), at: p + n)
         let sealed: Bool = deviceResponse.withUnsafeBytes { pt in
-            do { try sender.seal(pt, into: UnsafeMutableRawBufferPointer(rebasing: out[head.count...])); return true } catch { return false }
+            do { try sender.seal(pt, into: UnsafeMutableRawBufferPointer(rebasing: out[n...])); return true } catch { return false }
         }
         guard sealed else { throw AnnexCError(.sealingFailed, "HPKE seal failed") }
     }
@@ -338,7 +358,6 @@ public final class AnnexCEngine: Sendable {
         // is known before sealing, so the response is written once into the buffer that becomes the
         // returned Data: the CBOR head, then HPKE seals in place (iOS framing); for the JSON framings
         // the CBOR goes to a scratch buffer and base64url writes straight into the output.
-        var w = CBORWriter(capacity: 128)
         var sender: HPKE.Sender
         do {
             if let source = configuration.ephemeralKeySource {
@@ -350,26 +369,18 @@ public final class AnnexCEngine: Sendable {
             throw AnnexCError(.sealingFailed, "HPKE seal failed")
         }
         let ctLen = deviceResponse.count + HPKE.AEAD.aes128GCM.tagSize
-        w.writeArrayHeader(count: 2)
-        w.writeText("dcapi")
-        w.writeMapHeader(count: 2)
-        w.writeText("enc")
-        w.writeBytes(sender.encapsulatedKey)
-        w.writeText("cipherText")
-        w.writeHead(major: 2, argument: UInt64(ctLen))
-        let head = w.bytes
-        let cborLen = head.count + ctLen
+        let cborLen = Self.encryptedHeadLength(enc: sender.encapsulatedKey.count, cipherText: ctLen) + ctLen
         switch f {
         case .encryptedResponseCBOR, .automatic:
             let out = UnsafeMutableRawBufferPointer.allocate(byteCount: cborLen, alignment: 1)
-            do { try Self.writeEncrypted(out, head: head, deviceResponse: deviceResponse, sender: &sender) } catch { out.deallocate(); throw error }
+            do { try Self.writeEncrypted(out, deviceResponse: deviceResponse, sender: &sender) } catch { out.deallocate(); throw error }
             return Data(bytesNoCopy: out.baseAddress!, count: cborLen, deallocator: .custom { p, _ in p.deallocate() })
         case .responseJSON, .androidEnvelope:
             let prefix: StaticString = f == .responseJSON ? "{\"response\":\"" : "{\"protocol\":\"org-iso-mdoc\",\"data\":{\"response\":\""
             let suffix: StaticString = f == .responseJSON ? "\"}" : "\"}}"
             let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: cborLen, alignment: 1)
             defer { scratch.deallocate() }
-            try Self.writeEncrypted(scratch, head: head, deviceResponse: deviceResponse, sender: &sender)
+            try Self.writeEncrypted(scratch, deviceResponse: deviceResponse, sender: &sender)
             let b64 = Base64URL.encodedLength(cborLen)
             let total = prefix.utf8CodeUnitCount + b64 + suffix.utf8CodeUnitCount
             let out = UnsafeMutableRawBufferPointer.allocate(byteCount: total, alignment: 1)

@@ -23,7 +23,8 @@ struct Envelope: Sendable {
     static let protocolIdentifier = "org-iso-mdoc"
     static let legacyAlias = "org.iso.mdoc"
 
-    static func parse(_ raw: [UInt8], acceptLegacyAlias: Bool, maxBytes: Int) throws(AnnexCError) -> Envelope {
+    /// Finds the framing and the two strings in `raw` (read in place; the strings are copied out).
+    static func parse(_ raw: UnsafeBufferPointer<UInt8>, acceptLegacyAlias: Bool, maxBytes: Int) throws(AnnexCError) -> Envelope {
         let json: JSONValue
         do {
             json = try JSONValue.parse(raw, limits: .init(maxBytes: maxBytes, maxDepth: 8, maxMembers: 64, maxStringBytes: maxBytes))

@@ -37,6 +37,14 @@ enum JSONValue: Sendable, Equatable {
     struct ParseError: Error { let what: String }
 
     static func parse(_ bytes: [UInt8], limits: Limits = Limits()) throws(ParseError) -> JSONValue {
+        let r: Result<JSONValue, ParseError> = bytes.withUnsafeBufferPointer { b in
+            Result { () throws(ParseError) in try parse(b, limits: limits) }
+        }
+        return try r.get()
+    }
+
+    /// Parses the bytes in place (for a request handed over as `Data`: no copy into an array).
+    static func parse(_ bytes: UnsafeBufferPointer<UInt8>, limits: Limits = Limits()) throws(ParseError) -> JSONValue {
         guard bytes.count <= limits.maxBytes else { throw ParseError(what: "JSON larger than the limit") }
         var p = Parser(bytes: bytes, limits: limits)
         p.skipSpace()
@@ -47,7 +55,10 @@ enum JSONValue: Sendable, Equatable {
     }
 
     private struct Parser {
-        let bytes: [UInt8]
+        /// The input, borrowed for the duration of `parse`.
+        let bytes: UnsafeBufferPointer<UInt8>
+
+        @inline(__always) func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R { body(bytes) }
         let limits: Limits
         var i = 0
 
@@ -145,7 +156,7 @@ enum JSONValue: Sendable, Equatable {
         /// An object key: a known framing member name without allocating, else a decoded string.
         mutating func key() throws(ParseError) -> String {
             let start = i + 1
-            let hit: StaticString? = bytes.withUnsafeBufferPointer { b in
+            let hit: StaticString? = withBytes { b in
                 for k in Self.knownKeys {
                     let n = k.utf8CodeUnitCount
                     guard start + n < b.count, b[start + n] == UInt8(ascii: "\""), memcmp(b.baseAddress! + start, k.utf8Start, n) == 0 else { continue }
@@ -164,7 +175,7 @@ enum JSONValue: Sendable, Equatable {
             i += 1  // opening quote
             // Fast path: no escapes (base64url members never have any) — find the closing quote with
             // memchr, check the span has no backslash or control character, validate and copy once.
-            let j: Int = bytes.withUnsafeBufferPointer { b in
+            let j: Int = withBytes { b in
                 guard i < b.count, let q = memchr(b.baseAddress! + i, 0x22, b.count - i) else { return b.count }
                 let end = b.baseAddress!.distance(to: q.assumingMemoryBound(to: UInt8.self))
                 // Eight bytes at a time: any byte < 0x20 or == 0x5c sends us to the slow path.
@@ -184,7 +195,7 @@ enum JSONValue: Sendable, Equatable {
             }
             if j < bytes.count, bytes[j] == UInt8(ascii: "\"") {
                 guard j - i <= limits.maxStringBytes else { throw ParseError(what: "JSON string longer than the limit") }
-                let s: String? = bytes.withUnsafeBufferPointer { b in
+                let s: String? = withBytes { b in
                     let span = UnsafeBufferPointer(rebasing: b[i..<j])
                     guard span.isEmpty || UTF8Check.isValid(span.baseAddress!, count: span.count) else { return nil }
                     return String(decoding: span, as: UTF8.self)

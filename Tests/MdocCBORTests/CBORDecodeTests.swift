@@ -297,3 +297,30 @@ struct CBORDecodeTests {
         #expect(tagged.dateValue.map(MdocDate.formatDateTime) == "2020-01-01T00:00:00Z")
     }
 }
+
+@Suite("CBOR: heads written into caller buffers")
+struct CBORHeadWriterTests {
+    @Test("writeHead(at:) and writeText(at:) produce the same bytes and lengths as the array writer, at every length boundary")
+    func heads() {
+        let values: [UInt64] = [0, 1, 23, 24, 255, 256, 65535, 65536, 0xffff_ffff, 0x1_0000_0000, UInt64.max]
+        for major: UInt8 in [0, 2, 3, 4, 5, 6] {
+            for v in values {
+                var w = CBORWriter()
+                w.writeHead(major: major, argument: v)
+                var buf = [UInt8](repeating: 0xee, count: 12)
+                let n = buf.withUnsafeMutableBufferPointer { CBORWriter.writeHead(major: major, argument: v, at: $0.baseAddress!) }
+                #expect(n == w.bytes.count && n == CBORWriter.headLength(v), "major \(major) value \(v)")
+                #expect(Array(buf[..<n]) == w.bytes, "major \(major) value \(v)")
+                #expect(buf[n...].allSatisfy { $0 == 0xee }, "wrote past the head: major \(major) value \(v)")
+            }
+        }
+        for text in ["", "dcapi", String(repeating: "é", count: 40), String(repeating: "x", count: 300)] {
+            var w = CBORWriter()
+            w.writeText(text)
+            var buf = [UInt8](repeating: 0, count: w.bytes.count)
+            let utf8 = Array(text.utf8)
+            let n = buf.withUnsafeMutableBufferPointer { out in utf8.withUnsafeBufferPointer { CBORWriter.writeText($0, at: out.baseAddress!) } }
+            #expect(n == w.bytes.count && buf == w.bytes)
+        }
+    }
+}

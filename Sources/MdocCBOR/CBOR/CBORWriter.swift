@@ -26,6 +26,30 @@ public struct CBORWriter: Sendable {
     /// The length of a head with argument `v` in the shortest form (1, 2, 3, 5 or 9 bytes).
     public static func headLength(_ v: UInt64) -> Int { v < 24 ? 1 : v <= 0xff ? 2 : v <= 0xffff ? 3 : v <= 0xffff_ffff ? 5 : 9 }
 
+    /// Writes a head in the shortest form at `p` (which has room for `headLength(v)` bytes), for
+    /// callers that assemble a small encoding in a buffer of their own; returns its length.
+    package static func writeHead(major: UInt8, argument v: UInt64, at p: UnsafeMutablePointer<UInt8>) -> Int {
+        let n = headLength(v)
+        let m = major << 5
+        switch n {
+        case 1: p[0] = m | UInt8(v)
+        case 2: p[0] = m | 24
+        case 3: p[0] = m | 25
+        case 5: p[0] = m | 26
+        default: p[0] = m | 27
+        }
+        var k = n - 1, x = v
+        while k >= 1 { p[k] = UInt8(truncatingIfNeeded: x); x >>= 8; k -= 1 }
+        return n
+    }
+
+    /// Writes a definite text string (head and UTF-8 bytes) at `p`; returns its length.
+    package static func writeText(_ utf8: UnsafeBufferPointer<UInt8>, at p: UnsafeMutablePointer<UInt8>) -> Int {
+        let h = writeHead(major: 3, argument: UInt64(utf8.count), at: p)
+        if let base = utf8.baseAddress { (p + h).update(from: base, count: utf8.count) }
+        return h + utf8.count
+    }
+
     /// Writes a head: major type and argument in the shortest form.
     @inline(__always)
     public mutating func writeHead(major: UInt8, argument v: UInt64) {
