@@ -343,15 +343,9 @@ public final class AnnexCEngine: Sendable {
     func seal(_ deviceResponse: [UInt8], encryptionInfo: EncryptionInfo, transcript: SessionTranscript, framing: RequestFraming,
               format: ResponseFormat) throws(AnnexCError) -> Data {
         // The key was validated (on the curve) when EncryptionInfo was parsed; reuse it.
-        let rk = encryptionInfo.recipientPublicKey
-        let x = rk.x, y = rk.y ?? []
-        let serialized = [UInt8](unsafeUninitializedCapacity: 1 + x.count + y.count) { buf, n in
-            buf[0] = 4
-            _ = UnsafeMutableBufferPointer(rebasing: buf[1...]).initialize(from: x)
-            _ = UnsafeMutableBufferPointer(rebasing: buf[(1 + x.count)...]).initialize(from: y)
-            n = 1 + x.count + y.count
-        }
-        let pkR = HPKE.PublicKey(key: rk.publicKey, kem: .p256HKDFSHA256, serialized: serialized)
+        // Its SEC1 form `04 ‖ x ‖ y` is the one the validated point already holds.
+        let key = encryptionInfo.recipientPublicKey.publicKey
+        let pkR = HPKE.PublicKey(key: key, kem: .p256HKDFSHA256, serialized: key.rawRepresentation)
         var f = format
         if f == .automatic { f = framing == .dataObject ? .encryptedResponseCBOR : .androidEnvelope }
         // EncryptedResponse = ["dcapi", {"enc": bstr(65), "cipherText": bstr(ct ‖ tag)}]. Every length
