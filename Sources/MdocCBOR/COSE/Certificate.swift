@@ -167,7 +167,8 @@ final class CertificateCache: Sendable {
 
     /// DER bytes as a dictionary key: hashed over the length and the last 32 bytes (inside the
     /// signature, so they differ between certificates), compared in full. Hashing the whole DER
-    /// with SipHash cost more than the rest of a cache hit.
+    /// with SipHash cost more than the rest of a cache hit. (Hasher is seeded per process, and a
+    /// flood of look-alike certificates is bounded by the capacity: at most that many comparisons.)
     struct Key: Hashable, Sendable {
         let der: [UInt8]
         static func == (a: Key, b: Key) -> Bool {
