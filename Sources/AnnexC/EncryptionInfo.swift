@@ -67,9 +67,8 @@ public struct SessionTranscript: Sendable, Hashable {
         originText = origin.serialized
         // dcapiInfo is assembled in a temporary buffer and hashed; the transcript is
         // 83 f6 f6 82 65 "dcapi" 58 20 <hash>: the 12-byte head, then the digest written in place.
-        var ei = encryptionInfo, o = origin.serialized
         let head: [UInt8] = [0x83, 0xf6, 0xf6, 0x82, 0x65, 0x64, 0x63, 0x61, 0x70, 0x69, 0x58, 0x20]
-        bytes = ei.withUTF8 { e in o.withUTF8 { u in
+        bytes = withUTF8Bytes(encryptionInfo) { e in withUTF8Bytes(origin.serialized) { u in
             let length = 1 + CBORWriter.headLength(UInt64(e.count)) + e.count + CBORWriter.headLength(UInt64(u.count)) + u.count
             return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: length) { info in
                 let p = info.baseAddress!

@@ -98,7 +98,6 @@ public final class AnnexCEngine: Sendable {
         return try parse(rawRequest: rawRequest, origin: origin, explanation: &explanation, describeSelection: false)
     }
 
-
     /// Everything `parse` checks before selection: framing, origin, EncryptionInfo, transcript,
     /// DeviceRequest and limits, reader authentication and the trust policy.
     struct CheckedRequest {
@@ -282,7 +281,6 @@ public final class AnnexCEngine: Sendable {
     /// 1.1 useCases, the first answerable document set of each use case (a mandatory one must have
     /// one); otherwise every DocRequest. `hasCandidates(i)` tells the two refusals apart.
     static func settle(_ perDoc: [PlannedDocument?], request: DeviceRequest, hasCandidates: (Int) -> Bool) throws(AnnexCError) -> Plan {
-
         var answer = [Int]()
         if request.isVersion11OrLater, let info = request.deviceRequestInfo, !info.useCases.isEmpty {
             var chosen = [Bool](repeating: false, count: perDoc.count)

@@ -1,3 +1,5 @@
+import MdocCBOR
+
 /// A small strict JSON parser (RFC 8259) for the request framing: bounded size, depth and member
 /// count; duplicate object keys rejected; no recursion on untrusted depth beyond the limit.
 enum JSONValue: Sendable, Equatable {
@@ -57,8 +59,6 @@ enum JSONValue: Sendable, Equatable {
     private struct Parser {
         /// The input, borrowed for the duration of `parse`.
         let bytes: UnsafeBufferPointer<UInt8>
-
-        @inline(__always) func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R { body(bytes) }
         let limits: Limits
         var i = 0
 
@@ -156,13 +156,9 @@ enum JSONValue: Sendable, Equatable {
         /// An object key: a known framing member name without allocating, else a decoded string.
         mutating func key() throws(ParseError) -> String {
             let start = i + 1
-            let hit: StaticString? = withBytes { b in
-                for k in Self.knownKeys {
-                    let n = k.utf8CodeUnitCount
-                    guard start + n < b.count, b[start + n] == UInt8(ascii: "\""), memcmp(b.baseAddress! + start, k.utf8Start, n) == 0 else { continue }
-                    return k
-                }
-                return nil
+            let hit = Self.knownKeys.first { k in
+                let n = k.utf8CodeUnitCount
+                return start + n < bytes.count && bytes[start + n] == UInt8(ascii: "\"") && memcmp(bytes.baseAddress! + start, k.utf8Start, n) == 0
             }
             if let hit {
                 i = start + hit.utf8CodeUnitCount + 1
@@ -171,36 +167,39 @@ enum JSONValue: Sendable, Equatable {
             return try string()
         }
 
+        /// Where the escape-free run of string content starting at `start` ends: the closing quote's
+        /// offset (found with memchr), or the first backslash or control character before it, or the
+        /// end of the input.
+        private func plainEnd(from start: Int) -> Int {
+            let b = bytes
+            guard start < b.count, let q = memchr(b.baseAddress! + start, 0x22, b.count - start) else { return b.count }
+            let end = b.baseAddress!.distance(to: q.assumingMemoryBound(to: UInt8.self))
+            // Eight bytes at a time: any byte < 0x20 or == 0x5c sends us to the slow path.
+            var k = start
+            let p = UnsafeRawPointer(b.baseAddress!)
+            while k + 8 <= end {
+                let w = p.loadUnaligned(fromByteOffset: k, as: UInt64.self)
+                let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+                let below20 = (w &- ones &* 0x20) & ~w & highs
+                let x = w ^ (ones &* 0x5c)
+                let isBackslash = (x &- ones) & ~x & highs
+                if below20 | isBackslash != 0 { break }
+                k += 8
+            }
+            while k < end { if b[k] == 0x5c || b[k] < 0x20 { return k }; k += 1 }
+            return end
+        }
+
         mutating func string() throws(ParseError) -> String {
             i += 1  // opening quote
             // Fast path: no escapes (base64url members never have any) — find the closing quote with
             // memchr, check the span has no backslash or control character, validate and copy once.
-            let j: Int = withBytes { b in
-                guard i < b.count, let q = memchr(b.baseAddress! + i, 0x22, b.count - i) else { return b.count }
-                let end = b.baseAddress!.distance(to: q.assumingMemoryBound(to: UInt8.self))
-                // Eight bytes at a time: any byte < 0x20 or == 0x5c sends us to the slow path.
-                var k = i
-                let p = UnsafeRawPointer(b.baseAddress!)
-                while k + 8 <= end {
-                    let w = p.loadUnaligned(fromByteOffset: k, as: UInt64.self)
-                    let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-                    let below20 = (w &- ones &* 0x20) & ~w & highs
-                    let x = w ^ (ones &* 0x5c)
-                    let isBackslash = (x &- ones) & ~x & highs
-                    if below20 | isBackslash != 0 { break }
-                    k += 8
-                }
-                while k < end { if b[k] == 0x5c || b[k] < 0x20 { return k }; k += 1 }
-                return end
-            }
+            let j = plainEnd(from: i)
             if j < bytes.count, bytes[j] == UInt8(ascii: "\"") {
                 guard j - i <= limits.maxStringBytes else { throw ParseError(what: "JSON string longer than the limit") }
-                let s: String? = withBytes { b in
-                    let span = UnsafeBufferPointer(rebasing: b[i..<j])
-                    guard span.isEmpty || UTF8Check.isValid(span.baseAddress!, count: span.count) else { return nil }
-                    return String(decoding: span, as: UTF8.self)
-                }
-                guard let s else { throw ParseError(what: "invalid UTF-8 in JSON string") }
+                let span = UnsafeBufferPointer(rebasing: bytes[i..<j])
+                guard span.isEmpty || UTF8Check.isValid(span.baseAddress!, count: span.count) else { throw ParseError(what: "invalid UTF-8 in JSON string") }
+                let s = String(decoding: span, as: UTF8.self)
                 i = j + 1
                 return s
             }
@@ -268,7 +267,6 @@ enum JSONValue: Sendable, Equatable {
     }
 }
 
-import MdocCBOR
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

@@ -40,21 +40,15 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
         for c in u where c <= 0x20 || c >= 0x7f {
             throw AnnexCError(.invalidOrigin, "origin contains whitespace, control or non-ASCII characters")
         }
-        func hasPrefix(_ p: StaticString) -> Bool {
-            let n = p.utf8CodeUnitCount
-            guard u.count >= n else { return false }
-            for k in 0..<n where lower(u[k]) != p.utf8Start[k] { return false }
-            return true
-        }
+        func hasPrefix(_ p: StaticString) -> Bool { startsWith(p, u, ignoringCase: true) }
         if hasPrefix("android:apk-key-hash:") {
             guard allowAppOrigins else { throw AnnexCError(.invalidOrigin, "app origins are not enabled") }
             let hash = u[21...]
             guard !hash.isEmpty, hash.allSatisfy({ c in
                 (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c == 0x2b || c == 0x2f || c == 0x2d || c == 0x5f || c == 0x3d
             }) else { throw AnnexCError(.invalidOrigin, "app origin hash is not base64") }
-            let prefix: StaticString = "android:apk-key-hash:"
-            for k in 0..<21 where u[k] != prefix.utf8Start[k] { return "android:apk-key-hash:" + String(decoding: hash, as: UTF8.self) }
-            return nil
+            // Kept as given unless the scheme prefix was not in lower case.
+            return startsWith("android:apk-key-hash:", u, ignoringCase: false) ? nil : "android:apk-key-hash:" + String(decoding: hash, as: UTF8.self)
         }
         let https: Bool
         var i: Int
@@ -93,8 +87,8 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
         // serialization is its lower-case form, `u[auth.startIndex..<hostEnd]`).
         var ipv6Host: String?
         var hostEnd = auth.startIndex
-        /// Whether the input needs rewriting (upper case, a default or explicit-but-default port, a trailing slash).
-        var rewritten = authEnd < u.count || !(https ? hasExactPrefix("https://", u) : hasExactPrefix("http://", u))
+        // Whether the input needs rewriting (upper case, a default port, a trailing slash).
+        var rewritten = authEnd < u.count || !startsWith(https ? "https://" : "http://", u, ignoringCase: false)
         var portStart: Int?
         if auth.first == UInt8(ascii: "[") {
             guard let close = auth.firstIndex(of: UInt8(ascii: "]")) else { throw AnnexCError(.invalidOrigin, "unterminated IPv6 host") }
@@ -144,11 +138,11 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
         return out
     }
 
-    /// Whether `u` starts with `p` exactly (case-sensitive).
-    private static func hasExactPrefix(_ p: StaticString, _ u: UnsafeBufferPointer<UInt8>) -> Bool {
+    /// Whether `u` starts with the lower-case ASCII `p`, exactly or ignoring ASCII case.
+    private static func startsWith(_ p: StaticString, _ u: UnsafeBufferPointer<UInt8>, ignoringCase: Bool) -> Bool {
         let n = p.utf8CodeUnitCount
         guard u.count >= n else { return false }
-        for k in 0..<n where u[k] != p.utf8Start[k] { return false }
+        for k in 0..<n where (ignoringCase ? lower(u[k]) : u[k]) != p.utf8Start[k] { return false }
         return true
     }
 

@@ -211,20 +211,22 @@ final class ECScalarBox: @unchecked Sendable {
     deinit { BN_clear_free(d) }
 }
 
+/// A key held either as an `EVP_PKEY` or in a bare form of its own (an EC point, an EC scalar):
+/// exactly one of the two is set. Two optionals rather than an enum: an enum with two class payloads
+/// keeps its case in the reference's spare bits, and LeakSanitizer then cannot see the reference (a
+/// long-lived key held that way is reported as leaked).
+struct KeyStorage<Bare: AnyObject & Sendable>: Sendable {
+    let evpBox: PKeyBox?
+    let bareBox: Bare?
+    static func evp(_ b: PKeyBox) -> Self { Self(evpBox: b, bareBox: nil) }
+    static func bare(_ b: Bare) -> Self { Self(evpBox: nil, bareBox: b) }
+}
+
 /// A validated public key.
 package struct PublicKey: Sendable {
     /// An `EVP_PKEY` (certificates, generated and imported key pairs, OKP keys), or a bare EC point
     /// (EC keys imported from their coordinates: the ECDH path never builds key-management objects).
-    /// Exactly one of the two is set. Two optionals rather than an enum: an enum with two class
-    /// payloads keeps its case in the reference's spare bits, and LeakSanitizer then cannot see the
-    /// reference (a long-lived key held that way is reported as leaked).
-    struct Storage: Sendable {
-        let evpBox: PKeyBox?
-        let pointBox: ECPointBox?
-        static func evp(_ b: PKeyBox) -> Storage { Storage(evpBox: b, pointBox: nil) }
-        static func point(_ p: ECPointBox) -> Storage { Storage(evpBox: nil, pointBox: p) }
-    }
-    let storage: Storage
+    let storage: KeyStorage<ECPointBox>
     /// The key's kind (curve or OKP type).
     package let kind: KeyKind
 
@@ -235,14 +237,14 @@ package struct PublicKey: Sendable {
     /// point is converted for the call (not cached: the hot paths never verify with such a key).
     func evp() throws(CryptoError) -> PKeyBox {
         if let b = storage.evpBox { return b }
-        let p = storage.pointBox!
+        let p = storage.bareBox!
         guard let k = p.encoded.withUnsafeBytes({ Self.templateImport(curve: p.curve, $0) }) else { throw .invalidPublicKey }
         return PKeyBox(k)
     }
 
     /// The key as a validated EC point, for ECDH.
     func ecPoint() throws(CryptoError) -> ECPointBox {
-        if let p = storage.pointBox { return p }
+        if let p = storage.bareBox { return p }
         guard case .ec(let curve) = kind else { throw .unsupportedAlgorithm }
         guard let p = rawRepresentation.withUnsafeBytes({ ECPointBox(curve: curve, uncompressed: $0) }) else { throw .invalidPublicKey }
         return p
@@ -277,7 +279,7 @@ package struct PublicKey: Sendable {
     /// built only if the key is used to verify a signature.
     package init<P: ContiguousBytes>(curve: Curve, uncompressedPoint: P) throws(CryptoError) {
         guard let p = uncompressedPoint.withUnsafeBytes({ ECPointBox(curve: curve, uncompressed: $0) }) else { throw .invalidPublicKey }
-        self.storage = .point(p)
+        self.storage = .bare(p)
         self.kind = .ec(curve)
     }
 
@@ -334,13 +336,13 @@ package struct PublicKey: Sendable {
     }
 
     init(point: ECPointBox) {
-        self.storage = .point(point)
+        self.storage = .bare(point)
         self.kind = .ec(point.curve)
     }
 
     /// The uncompressed SEC1 point `04 ‖ x ‖ y` (EC keys), or the raw key (OKP keys).
     package var rawRepresentation: [UInt8] {
-        if let p = storage.pointBox { return p.encoded }
+        if let p = storage.bareBox { return p.encoded }
         let box = storage.evpBox!
         switch kind {
         case .ec(let curve):
@@ -412,14 +414,7 @@ package struct PublicKey: Sendable {
 package struct PrivateKey: Sendable {
     /// An `EVP_PKEY` (signing keys, imported keys, OKP keys) or, for key-agreement keys made by
     /// `generateForAgreement`, the bare scalar.
-    /// Exactly one of the two is set (two optionals rather than an enum: see `PublicKey.Storage`).
-    struct Storage: Sendable {
-        let evpBox: PKeyBox?
-        let scalarBox: ECScalarBox?
-        static func evp(_ b: PKeyBox) -> Storage { Storage(evpBox: b, scalarBox: nil) }
-        static func scalar(_ s: ECScalarBox) -> Storage { Storage(evpBox: nil, scalarBox: s) }
-    }
-    let storage: Storage
+    let storage: KeyStorage<ECScalarBox>
     /// The key's kind.
     package let kind: KeyKind
     /// The matching public key.
@@ -429,7 +424,7 @@ package struct PrivateKey: Sendable {
     /// key-agreement key is not a hot path).
     func evp() throws(CryptoError) -> PKeyBox {
         if let b = storage.evpBox { return b }
-        let s = storage.scalarBox!
+        let s = storage.bareBox!
         guard let k = Self.keyPair(curve: s.curve, d: s.d, publicPoint: publicKey.rawRepresentation) else { throw .invalidPrivateKey }
         return PKeyBox(k)
     }
@@ -450,10 +445,10 @@ package struct PrivateKey: Sendable {
         guard let q = EC_POINT_new(group) else { throw .operationFailed(operation: "keygen") }
         guard EC_POINT_mul(group, q, d, nil, nil, bn) == 1 else { EC_POINT_free(q); ERR_clear_error(); throw .operationFailed(operation: "keygen") }
         guard let point = ECPointBox(curve: curve, adopting: q, context: bn) else { ERR_clear_error(); throw .operationFailed(operation: "keygen") }
-        return PrivateKey(storage: .scalar(scalar), kind: kind, publicKey: PublicKey(point: point))
+        return PrivateKey(storage: .bare(scalar), kind: kind, publicKey: PublicKey(point: point))
     }
 
-    private init(storage: Storage, kind: KeyKind, publicKey: PublicKey) {
+    private init(storage: KeyStorage<ECScalarBox>, kind: KeyKind, publicKey: PublicKey) {
         self.storage = storage
         self.kind = kind
         self.publicKey = publicKey
@@ -683,7 +678,7 @@ package struct PrivateKey: Sendable {
 
     /// The private scalar as a constant-time `BIGNUM`, for the duration of `body` (EC keys only).
     private func withScalar<R>(_ body: (OpaquePointer) throws(CryptoError) -> R) throws(CryptoError) -> R {
-        if let s = storage.scalarBox { return try body(s.d) }
+        if let s = storage.bareBox { return try body(s.d) }
         let box = storage.evpBox!
         var bn: OpaquePointer? = nil
         guard EVP_PKEY_get_bn_param(box.pkey, mdoc_PARAM_PRIV_KEY, &bn) == 1, let bn else { ERR_clear_error(); throw .operationFailed(operation: "export scalar") }

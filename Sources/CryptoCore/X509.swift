@@ -88,18 +88,24 @@ package struct X509Certificate: Sendable {
         return read > 0 ? String(decoding: buf[0..<Int(read)], as: UTF8.self) : ""
     }
 
-    /// True when the Extended Key Usage extension lists `oid` (dotted form, e.g. `1.0.18013.5.1.6`).
-    package func hasExtendedKeyUsage(_ oid: String) -> Bool {
+    /// The OIDs the Extended Key Usage extension lists, in dotted form (e.g. `1.0.18013.5.1.6`); empty
+    /// when the extension is absent or malformed.
+    package var extendedKeyUsages: [String] {
         var crit: Int32 = 0
-        guard let raw = X509_get_ext_d2i(box.x509, NID_ext_key_usage, &crit, nil) else { ERR_clear_error(); return false }
+        guard let raw = X509_get_ext_d2i(box.x509, NID_ext_key_usage, &crit, nil) else { ERR_clear_error(); return [] }
         let eku = OpaquePointer(raw)
         defer { mdoc_EXTENDED_KEY_USAGE_free(eku) }
-        guard let target = OBJ_txt2obj(oid, 1) else { return false }
-        defer { ASN1_OBJECT_free(target) }
+        var oids = [String]()
+        var text = [CChar](repeating: 0, count: 128)
         for i in 0..<mdoc_sk_ASN1_OBJECT_num(eku) {
-            if let o = mdoc_sk_ASN1_OBJECT_value(eku, i), OBJ_cmp(o, target) == 0 { return true }
+            guard let o = mdoc_sk_ASN1_OBJECT_value(eku, i) else { continue }
+            // Dotted form only (no_name = 1); an OID too long for the buffer is left out (none that
+            // mdoc checks is anywhere near 127 characters).
+            let n = OBJ_obj2txt(&text, Int32(text.count), o, 1)
+            guard n > 0, Int(n) < text.count else { continue }
+            oids.append(String(decoding: text[..<Int(n)].lazy.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
-        return false
+        return oids
     }
 
     /// True when basicConstraints marks the certificate as a CA.

@@ -11,7 +11,7 @@ struct KeyAgreementTests {
     func formsAgree(curve: Curve) throws {
         let agreement = try PrivateKey.generateForAgreement(.ec(curve))   // scalar + point
         let evp = try PrivateKey.generate(.ec(curve))                     // EVP_PKEY key pair
-        guard agreement.storage.scalarBox != nil, agreement.publicKey.storage.pointBox != nil, evp.storage.evpBox != nil else {
+        guard agreement.storage.bareBox != nil, agreement.publicKey.storage.bareBox != nil, evp.storage.evpBox != nil else {
             Issue.record("unexpected key storage")
             return
         }

@@ -239,6 +239,7 @@ struct CertificateCacheTests {
         #expect(again.subject == fresh.subject && again.subject.contains("Cache Reader"))
         #expect(again.notBefore == fresh.notBefore && again.notAfter == fresh.notAfter)
         #expect(again.authorityKeyIdentifier == root.subjectKeyIdentifier)
+        #expect(fresh.extendedKeyUsages == [MdocKeyUsage.readerAuthentication])
         #expect(again.hasExtendedKeyUsage(MdocKeyUsage.readerAuthentication))
         #expect(!again.hasExtendedKeyUsage(MdocKeyUsage.documentSigner))
         #expect(!root.hasExtendedKeyUsage(MdocKeyUsage.readerAuthentication))

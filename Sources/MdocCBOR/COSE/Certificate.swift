@@ -12,8 +12,8 @@ import Foundation
 public struct Certificate: Sendable {
     let cert: X509Certificate
     let key: COSEKey?
-    /// What trust decisions read, extracted once at parse time (and so once per distinct
-    /// certificate, through the cache).
+    /// What trust decisions read (subject, validity, AKI, EKUs), extracted once at parse time and so
+    /// once per distinct certificate, through the cache.
     let facts: CertificateFacts
 
     /// Parses DER; trailing bytes are rejected. Parsed certificates are cached process-wide (bounded),
@@ -54,9 +54,7 @@ public struct Certificate: Sendable {
     }
 
     /// True when the extended key usage extension lists `oid` (dotted notation).
-    public func hasExtendedKeyUsage(_ oid: String) -> Bool {
-        oid == MdocKeyUsage.readerAuthentication ? facts.readerAuthenticationUsage : cert.hasExtendedKeyUsage(oid)
-    }
+    public func hasExtendedKeyUsage(_ oid: String) -> Bool { facts.extendedKeyUsages.contains(oid) }
 
     /// True when this certificate's signature verifies with `issuer`'s key.
     public func isSigned(by issuer: Certificate) -> Bool { cert.isSigned(by: issuer.cert) }
@@ -200,14 +198,14 @@ final class CertificateFacts: Sendable {
     let notBefore: Date
     let notAfter: Date
     let authorityKeyIdentifier: [UInt8]?
-    /// EKU lists 1.0.18013.5.1.6 (mdoc reader authentication).
-    let readerAuthenticationUsage: Bool
+    /// Extended key usage OIDs, dotted.
+    let extendedKeyUsages: [String]
 
     init(_ cert: X509Certificate) {
         subject = cert.subject
         notBefore = Date(timeIntervalSince1970: TimeInterval(cert.notBefore))
         notAfter = Date(timeIntervalSince1970: TimeInterval(cert.notAfter))
         authorityKeyIdentifier = cert.authorityKeyIdentifier
-        readerAuthenticationUsage = cert.hasExtendedKeyUsage(MdocKeyUsage.readerAuthentication)
+        extendedKeyUsages = cert.extendedKeyUsages
     }
 }
