@@ -96,7 +96,8 @@ package enum DigestAlgorithm: Sendable, Hashable {
             defer { OPENSSL_cleanse(pads.baseAddress!, pads.count) }
             if k.count > bs {
                 var len: UInt32 = 0
-                _ = EVP_Digest(k.baseAddress!, k.count, pads.baseAddress!, &len, md, nil)
+                let ok = EVP_Digest(k.baseAddress!, k.count, pads.baseAddress!, &len, md, nil)
+                precondition(ok == 1 && Int(len) == outputSize, "EVP_Digest failed")
             } else if k.count > 0 {
                 UnsafeMutableRawPointer(pads.baseAddress!).copyMemory(from: k.baseAddress!, byteCount: k.count)
             }
@@ -108,15 +109,17 @@ package enum DigestAlgorithm: Sendable, Hashable {
             guard let ctx = EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new failed") }
             defer { EVP_MD_CTX_free(ctx) }
             var len: UInt32 = 0
-            precondition(EVP_DigestInit_ex2(ctx, md, nil) == 1)
-            _ = EVP_DigestUpdate(ctx, pads.baseAddress!, bs)
-            for p in parts where p.count > 0 { _ = EVP_DigestUpdate(ctx, p.baseAddress!, p.count) }
+            // Calls with effects stay outside `precondition`, whose condition -Ounchecked never evaluates.
+            var ok = EVP_DigestInit_ex2(ctx, md, nil)
+            ok &= EVP_DigestUpdate(ctx, pads.baseAddress!, bs)
+            for p in parts where p.count > 0 { ok &= EVP_DigestUpdate(ctx, p.baseAddress!, p.count) }
             let o = out.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            _ = EVP_DigestFinal_ex(ctx, o, &len)
-            precondition(EVP_DigestInit_ex2(ctx, md, nil) == 1)
-            _ = EVP_DigestUpdate(ctx, pads.baseAddress! + bs, bs)
-            _ = EVP_DigestUpdate(ctx, o, outputSize)
-            _ = EVP_DigestFinal_ex(ctx, o, &len)
+            ok &= EVP_DigestFinal_ex(ctx, o, &len)
+            ok &= EVP_DigestInit_ex2(ctx, md, nil)
+            ok &= EVP_DigestUpdate(ctx, pads.baseAddress! + bs, bs)
+            ok &= EVP_DigestUpdate(ctx, o, outputSize)
+            ok &= EVP_DigestFinal_ex(ctx, o, &len)
+            precondition(ok == 1 && Int(len) == outputSize, "HMAC digest failed")
         }
     }
 
