@@ -23,6 +23,16 @@ set +e
 "$venv/bin/python" Tests/interop/annexc_peer.py --cli .build/debug/mdoc-respond --vectors TestVectors
 peer=$?
 set -e
+# The whole suite again on optimized code (-O, what `mdoc-respond` and library users ship): catches
+# behaviour that differs between debug and release builds. Its own scratch path, so the release
+# products built below keep their flags.
+set +e
+swift build -c release --build-tests -Xswiftc -enable-testing --scratch-path .build/release-tests -j 2 > .build/release-tests.log 2>&1 \
+    && swift test -c release --skip-build --scratch-path .build/release-tests -j 2 >> .build/release-tests.log 2>&1
+optimized=$?
+set -e
+echo "optimized build: $( [ $optimized -eq 0 ] && echo passed || echo FAILED ) ($(grep -Eo 'Test run with [0-9]+ tests' .build/release-tests.log | tail -1))"
+[ $optimized -eq 0 ] || tail -60 .build/release-tests.log >&2
 # Sanitizers: the whole suite under AddressSanitizer (LeakSanitizer on; leaks inside the toolchain's
 # Foundation are listed in Tests/lsan.supp; the stress test runs 2 000 accepts there) and the
 # concurrency and stress tests (20 000 accepts from 2 threads) under ThreadSanitizer.
@@ -52,5 +62,6 @@ total=${total:-0}
 echo "tests: $((total - failed)) passed, $failed failed"
 [ "$peer" -eq 0 ] || { echo "annexc interop failed" >&2; exit 1; }
 [ "$fuzz" -eq 0 ] || { echo "fuzzing found a problem" >&2; exit 1; }
+[ "$optimized" -eq 0 ] || { echo "the optimized test run failed" >&2; exit 1; }
 [ "$asan" -eq 0 ] && [ "$tsan" -eq 0 ] || { echo "a sanitizer run failed" >&2; exit 1; }
 exit "$status"
