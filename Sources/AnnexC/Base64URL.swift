@@ -54,13 +54,25 @@ public enum Base64URL {
             let p = input.baseAddress!.assumingMemoryBound(to: UInt8.self)
             let raw = UnsafeMutableRawPointer(out)
             var i = 0, o = 0
-            // Six input bytes → eight characters per step: one unaligned 8-byte load, four pair
-            // lookups, one 8-byte store (needs 8 readable bytes, hence the margin).
-            while i + 8 <= n {
+            // Six input bytes → eight characters: one unaligned 8-byte load (so 8 bytes must be
+            // readable), four pair lookups, one 8-byte store.
+            @inline(__always) func six(_ i: Int, _ o: Int) {
                 let w = UInt64(bigEndian: UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self))
-                let a0 = UInt64(pt[Int((w >> 52) & 0xfff)]), a1 = UInt64(pt[Int((w >> 40) & 0xfff)])
-                let a2 = UInt64(pt[Int((w >> 28) & 0xfff)]), a3 = UInt64(pt[Int((w >> 16) & 0xfff)])
+                let a0 = UInt64(pt[Int(truncatingIfNeeded: (w >> 52) & 0xfff)]), a1 = UInt64(pt[Int(truncatingIfNeeded: (w >> 40) & 0xfff)])
+                let a2 = UInt64(pt[Int(truncatingIfNeeded: (w >> 28) & 0xfff)]), a3 = UInt64(pt[Int(truncatingIfNeeded: (w >> 16) & 0xfff)])
                 raw.storeBytes(of: (a0 | a1 << 16 | a2 << 32 | a3 << 48).littleEndian, toByteOffset: o, as: UInt64.self)
+            }
+            // Two such steps per iteration (the second load ends at i + 14); limits computed once so
+            // the loops carry no overflow checks.
+            let limit12 = n &- 14, limit6 = n &- 8
+            while i <= limit12 {
+                six(i, o)
+                six(i &+ 6, o &+ 8)
+                i &+= 12
+                o &+= 16
+            }
+            while i <= limit6 {
+                six(i, o)
                 i &+= 6
                 o &+= 8
             }
