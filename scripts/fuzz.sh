@@ -51,13 +51,20 @@ if [ -n "$cli" ]; then
     fi
     rm -rf "$small"
 fi
+# The fuzz build lives in a scratch directory named by a hash of every source file, so any source
+# change builds from scratch. SwiftPM's incremental build has been seen to keep a fuzz target compiled
+# against an older layout of a dependency's struct (a key type grew by 8 bytes; the stale target then
+# reserved too little stack for it and ASan reported a phantom stack-buffer-overflow).
+stamp=$(find Package.swift Sources Fuzz/Package.swift Fuzz/Sources -type f | LC_ALL=C sort | xargs cat | sha1sum | cut -c1-16)
+scratch="$PWD/$work/build-$stamp"
+for old in "$work"/build-*; do [ "$old" = "$scratch" ] || rm -rf "$old"; done
 for t in "${targets[@]}"; do
     # SwiftPM passes --sanitize=fuzzer and --sanitize=address to swiftc as two separate flags and the
     # driver keeps only the last, so the frontend would get ASan but no coverage instrumentation
     # (libFuzzer then runs blind: "no interesting inputs", corp 1/1b). The combined -Xswiftc flag
     # instruments every Swift module, dependencies included; --sanitize=fuzzer still tells SwiftPM to
     # let libFuzzer supply main.
-    (cd Fuzz && swift build -c release --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer,address -j 2 --product "$t" 2>&1 \
+    (cd Fuzz && swift build -c release --scratch-path "$scratch" --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer,address -j 2 --product "$t" 2>&1 \
         | grep -v "Cannot export local symbol" | grep -E "error|warning: " >&2 || true)
     mkdir -p "$work/corpus-$t"
     # Input size cap per target: CBOR structures past 16 KiB only repeat what smaller ones exercise
@@ -68,7 +75,7 @@ for t in "${targets[@]}"; do
     jobs=${MDOC_FUZZ_JOBS:-1}
     pids=()
     for ((k = 1; k <= jobs; k++)); do
-        Fuzz/.build/release/"$t" -max_total_time="$secs" -rss_limit_mb=2048 -max_len="${MDOC_FUZZ_MAX_LEN:-$maxlen}" -timeout=10 \
+        "$scratch/release/$t" -max_total_time="$secs" -rss_limit_mb=2048 -max_len="${MDOC_FUZZ_MAX_LEN:-$maxlen}" -timeout=10 \
             -artifact_prefix="$work/artifacts/$t-" "$work/corpus-$t" "$work/seeds-$t" >"$work/$t.$k.log" 2>&1 &
         pids+=($!)
     done
