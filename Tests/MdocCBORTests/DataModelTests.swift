@@ -207,4 +207,16 @@ struct DataModelTests {
             try DeviceResponse(encoded: response(deviceAuth: .map([.init(.text("deviceSignature"), sig), .init(.text("deviceMac"), mac)])))
         }
     }
+
+    @Test("DeviceRequest versions: \"<major>.<minor>\", ASCII digits only, one to four each")
+    func versionStrings() {
+        let good: [(String, Int, Int)] = [("1.0", 1, 0), ("1.1", 1, 1), ("10.25", 10, 25), ("0001.0001", 1, 1), ("9999.9999", 9999, 9999)]
+        for (s, major, minor) in good {
+            let v = DeviceRequest.parseVersion(s)
+            #expect(v?.major == major && v?.minor == minor, "\(s)")
+        }
+        for s in ["", "1", "1.", ".1", "1..0", "1.0.0", "+1.0", "-1.0", "1.-0", "1.0 ", " 1.0", "12345.0", "1.12345", "1,0", "\u{661}.\u{660}", "1.0\u{0}"] {
+            #expect(DeviceRequest.parseVersion(s) == nil, "\(s.debugDescription)")
+        }
+    }
 }
