@@ -71,27 +71,19 @@ public struct DeviceRequest: Sendable {
 
     /// Parses `"<major>.<minor>"` (digits only, no sign, no leading '+').
     public static func parseVersion(_ s: String) -> (major: Int, minor: Int)? {
-        // Scalars rather than two-element arrays: no array set-up for a string read once per request.
-        var major = 0, minor = 0, majorDigits = 0, minorDigits = 0, seenDot = false
+        var parts = [0, 0], digits = [0, 0], k = 0
         for c in s.utf8 {
             if c == UInt8(ascii: ".") {
-                guard !seenDot else { return nil }
-                seenDot = true
+                guard k == 0 else { return nil }
+                k = 1
             } else {
-                guard c >= 0x30, c <= 0x39 else { return nil }
-                if seenDot {
-                    guard minorDigits < 4 else { return nil }
-                    minor = minor * 10 + Int(c - 0x30)
-                    minorDigits += 1
-                } else {
-                    guard majorDigits < 4 else { return nil }
-                    major = major * 10 + Int(c - 0x30)
-                    majorDigits += 1
-                }
+                guard c >= 0x30, c <= 0x39, digits[k] < 4 else { return nil }
+                parts[k] = parts[k] * 10 + Int(c - 0x30)
+                digits[k] += 1
             }
         }
-        guard seenDot, majorDigits > 0, minorDigits > 0 else { return nil }
-        return (major, minor)
+        guard k == 1, digits[0] > 0, digits[1] > 0 else { return nil }
+        return (parts[0], parts[1])
     }
 }
 
