@@ -94,37 +94,17 @@ enum ResponseBuilder {
     }
 
     /// Writes the device signature: a COSE_Sign1 with protected `{1: alg}`, an empty unprotected map
-    /// and a detached payload. Its Sig_structure `["Signature1", bstr({1: alg}), h'',
-    /// bstr(DeviceAuthenticationBytes)]` is assembled in one buffer with DeviceAuthenticationBytes
-    /// written inside it (no separate payload or header arrays).
+    /// and a detached payload, DeviceAuthenticationBytes written straight into its Sig_structure.
     private static func writeDeviceSignature(docType: String, transcript: SessionTranscript, signer: any COSESigner, into w: inout CBORWriter) throws(AnnexCError) {
-        let alg = Int64(signer.algorithm.rawValue)
-        let nameSpaces = MdocAuthentication.emptyDeviceNameSpacesBytes
-        let payload = MdocAuthentication.deviceAuthenticationLength(sessionTranscript: transcript.bytes, docType: docType, deviceNameSpacesBytes: nameSpaces)
-        // {1: alg}: map head, key 1, then alg's head (a negative or small positive integer).
-        let protectedLength = 2 + CBORWriter.headLength(alg < 0 ? UInt64(-1 - alg) : UInt64(alg))
-        var s = CBORWriter(capacity: 1 + 11 + 1 + protectedLength + 1 + CBORWriter.headLength(UInt64(payload)) + payload)
-        s.writeArrayHeader(count: 4)
-        s.writeText("Signature1")
-        writeProtected(alg, length: protectedLength, into: &s)
-        s.writeHead(major: 2, argument: 0)
-        s.writeHead(major: 2, argument: UInt64(payload))
-        MdocAuthentication.writeDeviceAuthentication(into: &s, sessionTranscript: transcript.bytes, docType: docType, deviceNameSpacesBytes: nameSpaces)
-        let signature: [UInt8]
-        do { signature = try signer.sign(s.takeBytes()) } catch { throw AnnexCError(.signingFailed, "the device key could not sign DeviceAuthentication") }
-        w.writeArrayHeader(count: 4)
-        writeProtected(alg, length: protectedLength, into: &w)
-        w.writeMapHeader(count: 0)
-        w.writeNull()
-        w.writeBytes(signature)
-    }
-
-    /// The protected header `{1: alg}` as a byte string of `length` bytes.
-    private static func writeProtected(_ alg: Int64, length: Int, into w: inout CBORWriter) {
-        w.writeHead(major: 2, argument: UInt64(length))
-        w.writeMapHeader(count: 1)
-        w.writeInt(1)
-        w.writeInt(alg)
+        let sessionTranscript = transcript.bytes, nameSpaces = MdocAuthentication.emptyDeviceNameSpacesBytes
+        let length = MdocAuthentication.deviceAuthenticationLength(sessionTranscript: sessionTranscript, docType: docType, deviceNameSpacesBytes: nameSpaces)
+        do {
+            try COSESign1.sign(into: &w, payloadLength: length, writePayload: {
+                MdocAuthentication.writeDeviceAuthentication(into: &$0, sessionTranscript: sessionTranscript, docType: docType, deviceNameSpacesBytes: nameSpaces)
+            }, detached: true, signer: signer)
+        } catch {
+            throw AnnexCError(.signingFailed, "the device key could not sign DeviceAuthentication")
+        }
     }
 
     /// Bytewise order of the CBOR encodings of two text keys: shorter first, then lexicographic.

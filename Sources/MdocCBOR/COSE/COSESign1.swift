@@ -130,19 +130,48 @@ public struct COSESign1: Sendable {
     public static func sign(into writer: inout CBORWriter, payload: [UInt8], detached: Bool,
                                                  signer: some COSESigner, unprotected: [CBORValue.MapEntry] = [],
                                                  externalAAD: [UInt8] = [], tagged: Bool = false) throws(COSEError) {
-        var ph = CBORWriter(capacity: 8)
-        ph.writeMapHeader(count: 1)
-        ph.writeInt(COSEHeaderLabel.algorithm)
-        ph.writeInt(signer.algorithm.rawValue)
-        let protected = ph.bytes
-        let tbs = signatureStructure(protected: protected, externalAAD: externalAAD, payload: payload)
+        try sign(into: &writer, payloadLength: payload.count, writePayload: { $0.writeRaw(payload) }, detached: detached, signer: signer,
+                 unprotected: unprotected, externalAAD: externalAAD, tagged: tagged)
+    }
+
+    /// Writes a COSE_Sign1 signed by `signer` into `writer`, its payload written by `writePayload`
+    /// (exactly `payloadLength` bytes) straight into the Sig_structure, so a payload that is itself
+    /// assembled (DeviceAuthenticationBytes) is never built as an array of its own. The protected
+    /// header is `{1: alg}`. Takes the signer as an existential: callers holding `any COSESigner`
+    /// run this code as compiled, not an unspecialized generic.
+    public static func sign(into writer: inout CBORWriter, payloadLength: Int, writePayload: (inout CBORWriter) -> Void, detached: Bool,
+                            signer: any COSESigner, unprotected: [CBORValue.MapEntry] = [],
+                            externalAAD: [UInt8] = [], tagged: Bool = false) throws(COSEError) {
+        let alg = signer.algorithm.rawValue
+        // {1: alg}: map head, label 1, then alg's head.
+        let protectedLength = 2 + CBORWriter.headLength(alg < 0 ? UInt64(-1 - alg) : UInt64(alg))
+        // Sig_structure = ["Signature1", bstr(protected), bstr(external_aad), bstr(payload)].
+        var s = CBORWriter(capacity: 1 + 11 + 1 + protectedLength + CBORWriter.headLength(UInt64(externalAAD.count)) + externalAAD.count
+                                     + CBORWriter.headLength(UInt64(payloadLength)) + payloadLength)
+        s.writeArrayHeader(count: 4)
+        s.writeText("Signature1")
+        writeProtected(alg, length: protectedLength, into: &s)
+        s.writeBytes(externalAAD)
+        s.writeHead(major: 2, argument: UInt64(payloadLength))
+        let payloadStart = s.bytes.count
+        writePayload(&s)
+        precondition(s.bytes.count - payloadStart == payloadLength, "COSE_Sign1 payload writer wrote a different length than declared")
+        let tbs = s.takeBytes()
         let sig = try signer.sign(tbs)
         if tagged { writer.writeTag(Self.tag) }
         writer.writeArrayHeader(count: 4)
-        writer.writeBytes(protected)
+        writeProtected(alg, length: protectedLength, into: &writer)
         writer.writeMapHeader(count: unprotected.count)
         for e in unprotected { writer.write(e.key); writer.write(e.value) }
-        if detached { writer.writeNull() } else { writer.writeBytes(payload) }
+        if detached { writer.writeNull() } else { writer.writeBytes(tbs[payloadStart...]) }
         writer.writeBytes(sig)
+    }
+
+    /// The protected header `{1: alg}` as a byte string whose content is `length` bytes.
+    private static func writeProtected(_ alg: Int64, length: Int, into w: inout CBORWriter) {
+        w.writeHead(major: 2, argument: UInt64(length))
+        w.writeMapHeader(count: 1)
+        w.writeInt(COSEHeaderLabel.algorithm)
+        w.writeInt(alg)
     }
 }
