@@ -57,7 +57,8 @@ struct ElementIndex: Sendable {
         withUTF8Bytes(id.identifier) { ib in withUTF8Bytes(id.nameSpace) { nb in probe(ib, nb) } }
     }
 
-    private func probe(_ ident: UnsafeBufferPointer<UInt8>, _ ns: UnsafeBufferPointer<UInt8>) -> Int? {
+    /// The value stored for the element with these identifier and namespace bytes, if any.
+    func probe(_ ident: UnsafeBufferPointer<UInt8>, _ ns: UnsafeBufferPointer<UInt8>) -> Int? {
         let h = Self.hash(ident)
         var s = Int(truncatingIfNeeded: h) & mask
         return bytes.withUnsafeBufferPointer { kb in slots.withUnsafeBufferPointer { sl in entries.withUnsafeBufferPointer { en in

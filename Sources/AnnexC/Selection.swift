@@ -71,19 +71,20 @@ enum Selection {
                 items.reserveCapacity(ir.elementCount)
                 var score = 0
                 var substituted = false
-                for ns in ir.nameSpaces {
-                    for e in ns.elements {
-                        let id = ElementID(ns.name, e.identifier)
-                        if let i = c.itemIndex[id] {
-                            items.append(i)
-                            score += 1
-                        } else if let set = Self.alternative(for: id, in: alternatives, heldBy: c) {
-                            for alt in set { items.append(c.itemIndex[alt]!) }
-                            score += 1
-                            substituted = true
-                        } else {
-                            missing.append(id)
-                        }
+                // Looked up by their bytes; an ElementID (two Strings) only for an element not held.
+                ir.forEachElement { ns, identifier, _ in
+                    if let i = c.itemIndex.probe(identifier, ns) {
+                        items.append(i)
+                        score += 1
+                        return
+                    }
+                    let id = ElementID(String(decoding: ns, as: UTF8.self), String(decoding: identifier, as: UTF8.self))
+                    if let set = Self.alternative(for: id, in: alternatives, heldBy: c) {
+                        for alt in set { items.append(c.itemIndex[alt]!) }
+                        score += 1
+                        substituted = true
+                    } else {
+                        missing.append(id)
                     }
                 }
                 guard best == nil || score > best!.score else { continue }

@@ -219,4 +219,54 @@ struct DataModelTests {
             #expect(DeviceRequest.parseVersion(s) == nil, "\(s.debugDescription)")
         }
     }
+    @Test("ItemsRequest's element table: received order, namespaces grouped, chunked keys joined, same view from nameSpaces and forEachElement")
+    func itemsRequestElementTable() throws {
+        // Hand-encoded so that keys can be indefinite-length text: "org.iso.18013.5.1" (definite) with
+        // family_name (definite, true) and a chunked "age_" "over_18" (false); a chunked namespace
+        // "x." "ns" with one chunked element "e" "1" (true).
+        var w = CBORWriter()
+        w.writeMapHeader(count: 2)
+        w.writeText("docType"); w.writeText(Self.docType)
+        w.writeText("nameSpaces"); w.writeMapHeader(count: 2)
+        w.writeText(Self.ns); w.writeMapHeader(count: 2)
+        w.writeText("family_name"); w.writeBool(true)
+        w.writeRaw([0x7f]); w.writeText("age_"); w.writeText("over_18"); w.writeRaw([0xff]); w.writeBool(false)
+        w.writeRaw([0x7f]); w.writeText("x."); w.writeText("ns"); w.writeRaw([0xff]); w.writeMapHeader(count: 1)
+        w.writeRaw([0x7f]); w.writeText("e"); w.writeText("1"); w.writeRaw([0xff]); w.writeBool(true)
+        let items = CBORValue.tagged(24, .bytes(w.bytes)).encoded()
+        let r = try DeviceRequest(encoded: Self.request(version: "1.0", docRequests: [items]))
+        let ir = r.docRequests[0].itemsRequest
+        #expect(ir.elementCount == 3)
+        let spaces = ir.nameSpaces
+        #expect(spaces.map(\.name) == [Self.ns, "x.ns"])
+        #expect(spaces[0].elements == [.init(identifier: "family_name", intentToRetain: true), .init(identifier: "age_over_18", intentToRetain: false)])
+        #expect(spaces[1].elements == [.init(identifier: "e1", intentToRetain: true)])
+        var seen = [(String, String, Bool)]()
+        ir.forEachElement { ns, id, retain in seen.append((String(decoding: ns, as: UTF8.self), String(decoding: id, as: UTF8.self), retain)) }
+        #expect(seen.map { "\($0.0)/\($0.1)/\($0.2)" } == ["\(Self.ns)/family_name/true", "\(Self.ns)/age_over_18/false", "x.ns/e1/true"])
+        // Definite keys only: the table points into the request's own buffer (no copy).
+        let plain = try DeviceRequest(encoded: Self.request(version: "1.0", docRequests: [Self.itemsRequest(["a", "b", "c"])]))
+        let pir = plain.docRequests[0].itemsRequest
+        #expect(pir.names.withUnsafeBufferPointer { $0.baseAddress } == pir.item.buffer.withUnsafeBufferPointer { $0.baseAddress })
+        #expect(pir.nameSpaces.flatMap(\.elements).map(\.identifier) == ["a", "b", "c"])
+    }
+
+    @Test("ItemsRequest nameSpaces rules: text keys, non-empty maps of text keys to booleans")
+    func itemsRequestRules() {
+        func attempt(_ nameSpaces: CBORValue) -> MdocDataError? {
+            let items = CBORValue.embedded(.map([.init(.text("docType"), .text("d")), .init(.text("nameSpaces"), nameSpaces)])).encoded()
+            do { _ = try DeviceRequest(encoded: Self.request(version: "1.0", docRequests: [items])); return nil } catch { return error }
+        }
+        #expect(attempt(.map([.init(.unsigned(1), .map([.init(.text("e"), .bool(true))]))])) == MdocDataError(.wrongType, "ItemsRequest.nameSpaces key"))
+        #expect(attempt(.map([.init(.text("n"), .array([]))])) == MdocDataError(.wrongType, "ItemsRequest.nameSpaces value"))
+        #expect(attempt(.map([.init(.text("n"), .map([]))])) == MdocDataError(.invalidValue, "ItemsRequest.nameSpaces value"))
+        #expect(attempt(.map([.init(.text("n"), .map([.init(.bytes([0x65]), .bool(true))]))])) == MdocDataError(.wrongType, "DataElementIdentifier"))
+        #expect(attempt(.map([.init(.text("n"), .map([.init(.text("e"), .null)]))])) == MdocDataError(.wrongType, "IntentToRetain"))
+        #expect(attempt(.array([])) == MdocDataError(.wrongType, "ItemsRequest.nameSpaces"))
+        // The first rule broken, in received order, is the one reported (the encoder sorts keys: the
+        // text key comes before the array key).
+        #expect(attempt(.map([.init(.text("n"), .map([.init(.text("e"), .unsigned(0))])), .init(.array([]), .map([]))])) == MdocDataError(.wrongType, "IntentToRetain"))
+        #expect(attempt(.map([.init(.text("n"), .map([.init(.text("e"), .bool(true))])), .init(.array([]), .map([]))])) == MdocDataError(.wrongType, "ItemsRequest.nameSpaces key"))
+        #expect(attempt(.map([.init(.text("n"), .map([.init(.text("e"), .bool(true))])), .init(.text("m"), .map([.init(.text("f"), .bool(false))]))])) == nil)
+    }
 }

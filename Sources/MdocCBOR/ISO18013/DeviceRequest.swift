@@ -111,6 +111,10 @@ public struct DocRequest: Sendable {
 }
 
 /// ItemsRequest: `{ "docType": tstr, "nameSpaces": { + ns => { + elem => IntentToRetain } }, ? "requestInfo": … }`.
+///
+/// The requested elements are kept as one flat table of byte ranges over the request's own buffer
+/// (no `String` per element): `forEachElement` hands them out without allocating, and `nameSpaces`
+/// builds the typed lists when asked.
 public struct ItemsRequest: Sendable {
     /// One requested element.
     public struct Element: Sendable, Hashable {
@@ -128,17 +132,62 @@ public struct ItemsRequest: Sendable {
         public let elements: [Element]
     }
 
+    /// One requested element: where its namespace and identifier (UTF-8 content) lie in `names`.
+    struct Entry: Sendable {
+        let nameSpace: Range<Int>
+        let identifier: Range<Int>
+        let intentToRetain: Bool
+    }
+
     /// The requested document type.
     public let docType: String
-    /// Namespaces in received order.
-    public let nameSpaces: [NameSpace]
     /// `requestInfo` (DocRequestInfo), if present.
     public let requestInfo: DocRequestInfo?
     /// The decoded ItemsRequest map.
     public let item: CBORItem
+    /// Every requested element in received order (grouped by namespace, as received).
+    let entries: [Entry]
+    /// The buffer `entries` point into: the request's own buffer, or (only when some key is an
+    /// indefinite-length string) a copy of it with those keys' joined chunks appended.
+    let names: [UInt8]
 
     /// Total number of requested elements.
-    public var elementCount: Int { nameSpaces.reduce(0) { $0 + $1.elements.count } }
+    public var elementCount: Int { entries.count }
+
+    /// Namespaces in received order, each with its requested elements (built on each access).
+    public var nameSpaces: [NameSpace] {
+        names.withUnsafeBufferPointer { b in
+            var out = [NameSpace]()
+            var i = 0
+            while i < entries.count {
+                let ns = entries[i].nameSpace
+                var elements = [Element]()
+                var j = i
+                while j < entries.count && entries[j].nameSpace == ns {
+                    elements.append(Element(identifier: Self.text(b, entries[j].identifier), intentToRetain: entries[j].intentToRetain))
+                    j += 1
+                }
+                out.append(NameSpace(name: Self.text(b, ns), elements: elements))
+                i = j
+            }
+            return out
+        }
+    }
+
+    /// Calls `body` with each requested element's namespace and identifier (their UTF-8 bytes, valid
+    /// only during the call) and IntentToRetain, in received order. Allocates nothing.
+    public func forEachElement(_ body: (_ nameSpace: UnsafeBufferPointer<UInt8>, _ identifier: UnsafeBufferPointer<UInt8>, _ intentToRetain: Bool) -> Void) {
+        names.withUnsafeBufferPointer { b in
+            for e in entries {
+                body(UnsafeBufferPointer(rebasing: b[e.nameSpace]), UnsafeBufferPointer(rebasing: b[e.identifier]), e.intentToRetain)
+            }
+        }
+    }
+
+    private static func text(_ b: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> String {
+        let raw = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(b)[r])
+        return InternedText.lookup(raw) ?? String(decoding: raw, as: UTF8.self)
+    }
 
     init(_ item: CBORItem) throws(MdocDataError) {
         _ = try item.requireMap("ItemsRequest")
@@ -146,21 +195,56 @@ public struct ItemsRequest: Sendable {
         docType = try item.required("docType", "ItemsRequest").text("ItemsRequest.docType")
         let ns = try item.required("nameSpaces", "ItemsRequest").requireMap("ItemsRequest.nameSpaces")
         guard ns.count > 0 else { throw MdocDataError(.invalidValue, "ItemsRequest.nameSpaces") }
-        var spaces = [NameSpace]()
-        spaces.reserveCapacity(ns.count)
-        for (k, v) in ns.mapEntries {
-            let name = try k.text("ItemsRequest.nameSpaces key")
-            _ = try v.requireMap("ItemsRequest.nameSpaces value")
-            guard v.count > 0 else { throw MdocDataError(.invalidValue, "ItemsRequest.nameSpaces value") }
-            var elems = [Element]()
-            elems.reserveCapacity(v.count)
-            for (ek, ev) in v.mapEntries {
-                elems.append(Element(identifier: try ek.text("DataElementIdentifier"), intentToRetain: try ev.bool("IntentToRetain")))
-            }
-            spaces.append(NameSpace(name: name, elements: elems))
-        }
-        nameSpaces = spaces
+        (entries, names) = try Self.table(ns)
         requestInfo = try item["requestInfo"].map { (i) throws(MdocDataError) in try DocRequestInfo(i) }
+    }
+
+    /// Walks the nameSpaces map on the tape: every key a text string, every value a non-empty map of
+    /// text keys to booleans.
+    private static func table(_ nameSpaces: CBORItem) throws(MdocDataError) -> ([Entry], [UInt8]) {
+        let storage = nameSpaces.storage
+        var names = storage.bytes
+        var entries = [Entry]()
+        // Where a text key's content is: in place for a definite string; for an indefinite one, its
+        // chunks joined and appended to a private copy of the buffer (the copy is made once, and only
+        // for such a request).
+        func content(_ n: UnsafeBufferPointer<Node>, _ k: Int) -> Range<Int> {
+            let node = n[k]
+            let start = Int(node.start) + Int(node.headLength)
+            if node.flags & Node.indefinite == 0 { return start..<(start + Int(node.argument)) }
+            let from = names.count
+            var c = k + 1
+            while c < k + Int(node.span) {
+                let chunk = n[c]
+                let s = Int(chunk.start) + Int(chunk.headLength)
+                names.append(contentsOf: storage.bytes[s..<(s + Int(chunk.argument))])
+                c += Int(chunk.span)
+            }
+            return from..<names.count
+        }
+        try storage.nodes.withUnsafeBufferPointer { (n: UnsafeBufferPointer<Node>) throws(MdocDataError) in
+            // Every element takes at least two tape entries, so half the subtree bounds the count.
+            entries.reserveCapacity(Int(n[nameSpaces.index].span) / 2)
+            var x = nameSpaces.index + 1
+            for _ in 0..<Int(n[nameSpaces.index].argument) {
+                let key = x, value = x + Int(n[x].span)
+                x = value + Int(n[value].span)
+                guard n[key].type == .textString else { throw MdocDataError(.wrongType, "ItemsRequest.nameSpaces key") }
+                guard n[value].type == .map else { throw MdocDataError(.wrongType, "ItemsRequest.nameSpaces value") }
+                guard n[value].argument > 0 else { throw MdocDataError(.invalidValue, "ItemsRequest.nameSpaces value") }
+                let ns = content(n, key)
+                var e = value + 1
+                for _ in 0..<Int(n[value].argument) {
+                    let ek = e, ev = e + Int(n[e].span)
+                    e = ev + Int(n[ev].span)
+                    guard n[ek].type == .textString else { throw MdocDataError(.wrongType, "DataElementIdentifier") }
+                    let v = n[ev]
+                    guard v.type == .simple, v.argument == 20 || v.argument == 21 else { throw MdocDataError(.wrongType, "IntentToRetain") }
+                    entries.append(Entry(nameSpace: ns, identifier: content(n, ek), intentToRetain: v.argument == 21))
+                }
+            }
+        }
+        return (entries, names)
     }
 }
 
