@@ -202,6 +202,29 @@ struct CBORDecodeTests {
         #expect(throws: Never.self) { try CBORDocument(decoding: bytes) }
     }
 
+    @Test("The tape grows past its stack buffer and its size estimate, and stops exactly at the item limit")
+    func tapeGrowth() throws {
+        // Arrays of n small integers: n + 1 tape entries, around the stack buffer (40) and beyond the
+        // estimate from the input size (16 + bytes / 6), nested so containers close after growth.
+        for n in [0, 1, 38, 39, 40, 41, 100, 1000, 5000] {
+            var w = CBORWriter()
+            w.writeArrayHeader(count: 2)
+            w.writeArrayHeader(count: n)
+            for i in 0..<n { w.writeUnsigned(UInt64(i % 24)) }
+            w.writeMapHeader(count: 1); w.writeText("k"); w.writeBool(true)
+            let doc = try CBORDocument(decoding: w.bytes)
+            #expect(doc.itemCount == n + 5, "n = \(n)")
+            let inner = try #require(doc.root[0])
+            #expect(inner.count == n && inner.byteRange.upperBound == doc.root[1]!.byteRange.lowerBound)
+            #expect(inner.children.map { $0.unsignedValue! } == (0..<n).map { UInt64($0 % 24) })
+            #expect(doc.root[1]!["k"]?.boolValue == true)
+            #expect(doc.root.byteRange == 0..<w.bytes.count)
+            // The limit admits exactly maxItems entries.
+            #expect(throws: Never.self) { try CBORDocument(decoding: w.bytes, options: .init(maxItems: n + 5)) }
+            #expect(throws: CBORError.self) { try CBORDocument(decoding: w.bytes, options: .init(maxItems: n + 4)) }
+        }
+    }
+
     @Test("Item ranges: head, content and whole item, including tag 24 embedded bytes")
     func ranges() throws {
         let doc = try CBORDocument(decoding: h("82 d8 18 43 a1 01 02 5f 41 01 ff"))

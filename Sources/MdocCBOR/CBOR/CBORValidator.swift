@@ -1,7 +1,10 @@
 /// The structural validator: drives the tokenizer head by head, tracks nesting and counts, and
 /// records every item on a flat tape. Enforces RFC 8949 well-formedness plus the configured limits.
 /// Written as a struct with mutating methods (no capturing closures) so exclusivity is checked
-/// statically and the loop does no per-item allocation.
+/// statically. The tape and the nesting stack are raw buffers: the tape starts in a small stack
+/// buffer and moves to the heap (doubling, never past `maxItems`) only for larger documents, so the
+/// loop does no per-item allocation, reference counting or copy-on-write check; the finished tape is
+/// copied once into the exact-size array the document keeps.
 struct CBORValidator {
     private enum FrameKind: UInt8 { case array, map, indefArray, indefMap, indefBytes, indefText, tag }
 
@@ -12,10 +15,21 @@ struct CBORValidator {
         var kind: FrameKind
     }
 
+    /// Tape entries that fit in the stack buffer before the tape moves to the heap.
+    private static let inlineNodes = 40
+
     private let base: UnsafePointer<UInt8>
     private let end: Int
     private let options: CBORDecodingOptions
-    private var nodes: [Node]
+    /// The tokenizer's callback table, fetched once per document.
+    private let callbacks: Tokenizer.Callbacks
+    /// The tape: `count` entries at `nodes`, room for `capacity`; heap-allocated when `onHeap`.
+    private var nodes: UnsafeMutablePointer<Node>
+    private var count = 0
+    private var capacity: Int
+    private var onHeap = false
+    /// Heap capacity to jump to when the stack buffer fills (a guess from the input size).
+    private let estimatedItems: Int
     /// The nesting stack lives in a stack-allocated buffer of `maxDepth` frames (no heap allocation).
     private let stack: UnsafeMutablePointer<Frame>
     private var depth = 0
@@ -26,30 +40,46 @@ struct CBORValidator {
         guard !range.isEmpty else { throw CBORError(.truncated, at: range.lowerBound) }
         let depthCapacity = max(1, min(options.maxDepth, 4096))
         let result: Result<[Node], CBORError> = bytes.withUnsafeBufferPointer { buf in
-            withUnsafeTemporaryAllocation(of: Frame.self, capacity: depthCapacity) { frames in
-                var v = CBORValidator(base: buf.baseAddress!, end: range.upperBound, options: options, estimatedItems: range.count / 6,
-                                      stack: frames.baseAddress!)
-                do throws(CBORError) {
-                    try v.run(start: range.lowerBound)
-                    return .success(v.nodes)
-                } catch {
-                    return .failure(error)
+            withUnsafeTemporaryAllocation(of: Node.self, capacity: inlineNodes) { inline in
+                withUnsafeTemporaryAllocation(of: Frame.self, capacity: depthCapacity) { frames in
+                    var v = CBORValidator(base: buf.baseAddress!, end: range.upperBound, options: options, estimatedItems: 16 + range.count / 6,
+                                          nodes: inline, stack: frames.baseAddress!)
+                    defer { if v.onHeap { v.nodes.deallocate() } }
+                    do throws(CBORError) {
+                        try v.run(start: range.lowerBound)
+                        return .success(Array(UnsafeBufferPointer(start: v.nodes, count: v.count)))
+                    } catch {
+                        return .failure(error)
+                    }
                 }
             }
         }
         return try result.get()
     }
 
-    private init(base: UnsafePointer<UInt8>, end: Int, options: CBORDecodingOptions, estimatedItems: Int, stack: UnsafeMutablePointer<Frame>) {
+    private init(base: UnsafePointer<UInt8>, end: Int, options: CBORDecodingOptions, estimatedItems: Int,
+                 nodes: UnsafeMutableBufferPointer<Node>, stack: UnsafeMutablePointer<Frame>) {
         self.base = base
         self.end = end
         self.options = options
-        nodes = []
-        nodes.reserveCapacity(min(16 + estimatedItems, options.maxItems))
+        callbacks = Tokenizer.callbacks
+        self.nodes = nodes.baseAddress!
+        capacity = nodes.count
+        self.estimatedItems = estimatedItems
         self.stack = stack
     }
 
-    private var top: Frame? { depth > 0 ? stack[depth - 1] : nil }
+    /// Makes room for one more tape entry (at most `maxItems` are ever stored: `run` checks first).
+    @inline(never)
+    private mutating func grow() {
+        let newCapacity = min(max(capacity * 2, estimatedItems), max(options.maxItems, capacity + 1))
+        let p = UnsafeMutablePointer<Node>.allocate(capacity: newCapacity)
+        p.initialize(from: nodes, count: count)
+        if onHeap { nodes.deallocate() }
+        nodes = p
+        capacity = newCapacity
+        onHeap = true
+    }
 
     private mutating func push(_ f: Frame) throws(CBORError) {
         guard depth < options.maxDepth, depth < 4096 else { throw CBORError(.depthLimitExceeded, at: Int(nodes[f.node].start)) }
@@ -60,7 +90,8 @@ struct CBORValidator {
     /// An item has just been completed at `itemEnd`; update the parent frames, closing every
     /// definite container or tag whose last child this was.
     private mutating func completed(_ itemEnd: Int) throws(CBORError) {
-        while let top = self.top {
+        while depth > 0 {
+            let top = stack[depth - 1]
             switch top.kind {
             case .array, .map, .tag:
                 let remaining = top.count - 1
@@ -70,7 +101,7 @@ struct CBORValidator {
                         try checkDuplicateKeys(map: top.node)
                     }
                     nodes[top.node].end = UInt32(itemEnd)
-                    nodes[top.node].span = UInt32(nodes.count - top.node)
+                    nodes[top.node].span = UInt32(count - top.node)
                     continue
                 }
                 stack[depth - 1].count = remaining
@@ -87,7 +118,7 @@ struct CBORValidator {
         let strict = options.requirePreferredEncoding
         while true {
             if offset >= end { throw CBORError(.truncated, at: offset) }
-            let t = Tokenizer.next(base, offset: offset, end: end)
+            let t = Tokenizer.next(base, offset: offset, end: end, callbacks: callbacks)
             if t.truncated { throw CBORError(.truncated, at: offset) }
             if t.kind == .error {
                 let b = base[offset]
@@ -109,7 +140,8 @@ struct CBORValidator {
             }
 
             if t.kind == .breakCode {
-                guard let top = self.top else { throw CBORError(.unexpectedBreak, at: offset) }
+                guard depth > 0 else { throw CBORError(.unexpectedBreak, at: offset) }
+                let top = stack[depth - 1]
                 switch top.kind {
                 case .indefArray, .indefBytes, .indefText: break
                 case .indefMap:
@@ -123,21 +155,21 @@ struct CBORValidator {
                 if top.kind == .indefMap && options.rejectDuplicateKeys { try checkDuplicateKeys(map: index) }
                 offset += 1
                 nodes[index].end = UInt32(offset)
-                nodes[index].span = UInt32(nodes.count - index)
+                nodes[index].span = UInt32(count - index)
                 try completed(offset)
                 if depth == 0 { break }
                 continue
             }
 
-            if let top = self.top {
+            if depth > 0 {
+                let top = stack[depth - 1]
                 if top.kind == .indefBytes && t.kind != .bytes { throw CBORError(.invalidChunk, at: offset) }
                 if top.kind == .indefText && t.kind != .text { throw CBORError(.invalidChunk, at: offset) }
                 if top.kind == .tag && options.checkTag24Content && nodes[top.node].argument == 24 && t.kind != .bytes {
                     throw CBORError(.invalidTagContent, at: offset)
                 }
             }
-            guard nodes.count < options.maxItems else { throw CBORError(.itemLimitExceeded, at: offset) }
-
+            guard count < options.maxItems else { throw CBORError(.itemLimitExceeded, at: offset) }
             let type: CBORType
             var flags: UInt8 = 0
             switch t.kind {
@@ -166,9 +198,11 @@ struct CBORValidator {
                 }
             }
 
-            let index = nodes.count
-            nodes.append(Node(argument: t.value, start: UInt32(offset), end: UInt32(offset + t.length), span: 1,
-                              type: type, headLength: UInt8(t.headLength), flags: flags))
+            if count == capacity { grow() }
+            let index = count
+            (nodes + index).initialize(to: Node(argument: t.value, start: UInt32(offset), end: UInt32(offset + t.length), span: 1,
+                                                type: type, headLength: UInt8(t.headLength), flags: flags))
+            count += 1
             let itemStart = offset
             offset += t.length
 
@@ -216,41 +250,40 @@ struct CBORValidator {
     private func checkDuplicateKeys(map: Int) throws(CBORError) {
         let pairs = Int(nodes[map].argument)
         if pairs < 2 { return }
-        try nodes.withUnsafeBufferPointer { (n: UnsafeBufferPointer<Node>) throws(CBORError) in
-            if pairs <= 16 {
-                // Each key's fingerprint (type and value, or type, length and first and last eight
-                // bytes) is equal for equal keys, so only keys whose fingerprints match are compared in
-                // full. A map with any key compared through its encoding (an indefinite string, a
-                // float, tag, array or map) is compared pairwise in full instead.
-                try withUnsafeTemporaryAllocation(of: (node: Int, print: UInt64).self, capacity: 16) { keys throws(CBORError) in
-                    var x = map + 1, exotic = false
-                    for px in 0..<pairs {
-                        exotic = exotic || Self.needsEncoding(n[x])
-                        keys[px] = (x, exotic ? 0 : Self.fingerprint(base, n[x]))
-                        x += Int(n[x].span); x += Int(n[x].span)
-                    }
-                    for px in 1..<pairs {
-                        for py in 0..<px where exotic || keys[py].print == keys[px].print {
-                            if Self.compareKeys(base, n, keys[px].node, keys[py].node) == 0 {
-                                throw CBORError(.duplicateMapKey, at: Int(n[keys[px].node].start))
-                            }
+        let n = UnsafeBufferPointer(start: nodes, count: count)
+        if pairs <= 16 {
+            // Each key's fingerprint (type and value, or type, length and first and last eight
+            // bytes) is equal for equal keys, so only keys whose fingerprints match are compared in
+            // full. A map with any key compared through its encoding (an indefinite string, a
+            // float, tag, array or map) is compared pairwise in full instead.
+            try withUnsafeTemporaryAllocation(of: (node: Int, print: UInt64).self, capacity: 16) { keys throws(CBORError) in
+                var x = map + 1, exotic = false
+                for px in 0..<pairs {
+                    exotic = exotic || Self.needsEncoding(n[x])
+                    keys[px] = (x, exotic ? 0 : Self.fingerprint(base, n[x]))
+                    x += Int(n[x].span); x += Int(n[x].span)
+                }
+                for px in 1..<pairs {
+                    for py in 0..<px where exotic || keys[py].print == keys[px].print {
+                        if Self.compareKeys(base, n, keys[px].node, keys[py].node) == 0 {
+                            throw CBORError(.duplicateMapKey, at: Int(n[keys[px].node].start))
                         }
                     }
                 }
-                return
             }
-            var keys = [(node: Int, encoded: [UInt8]?)]()
-            keys.reserveCapacity(pairs)
-            var i = map + 1
-            for _ in 0..<pairs {
-                keys.append((i, Self.needsEncoding(n[i]) ? Self.comparable(base, n, i) : nil))
-                i += Int(n[i].span)
-                i += Int(n[i].span)
-            }
-            keys.sort { Self.compareKeys(base, n, $0.node, $1.node, $0.encoded, $1.encoded) < 0 }
-            for x in 1..<keys.count where Self.compareKeys(base, n, keys[x].node, keys[x - 1].node, keys[x].encoded, keys[x - 1].encoded) == 0 {
-                throw CBORError(.duplicateMapKey, at: Int(max(n[keys[x].node].start, n[keys[x - 1].node].start)))
-            }
+            return
+        }
+        var keys = [(node: Int, encoded: [UInt8]?)]()
+        keys.reserveCapacity(pairs)
+        var i = map + 1
+        for _ in 0..<pairs {
+            keys.append((i, Self.needsEncoding(n[i]) ? Self.comparable(base, n, i) : nil))
+            i += Int(n[i].span)
+            i += Int(n[i].span)
+        }
+        keys.sort { Self.compareKeys(base, n, $0.node, $1.node, $0.encoded, $1.encoded) < 0 }
+        for x in 1..<keys.count where Self.compareKeys(base, n, keys[x].node, keys[x - 1].node, keys[x].encoded, keys[x - 1].encoded) == 0 {
+            throw CBORError(.duplicateMapKey, at: Int(max(n[keys[x].node].start, n[keys[x - 1].node].start)))
         }
     }
 

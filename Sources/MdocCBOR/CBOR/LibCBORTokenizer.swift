@@ -74,16 +74,27 @@ private let callbacksValue: cbor_callbacks = {
 }()
 
 /// The callback table at a fixed address, so each call passes a pointer instead of copying the struct.
-private nonisolated(unsafe) let callbacks: UnsafeMutablePointer<cbor_callbacks> = {
-    let p = UnsafeMutablePointer<cbor_callbacks>.allocate(capacity: 1)
-    p.initialize(to: callbacksValue)
-    return p
-}()
+private enum CLibCBORCallbacks {
+    nonisolated(unsafe) static let table: UnsafeMutablePointer<cbor_callbacks> = {
+        let p = UnsafeMutablePointer<cbor_callbacks>.allocate(capacity: 1)
+        p.initialize(to: callbacksValue)
+        return p
+    }()
+}
 
 enum Tokenizer {
+    /// The callback table, as a value a validator fetches once and passes to every `next` call
+    /// (reading the global costs a lazy-initialisation check each time).
+    struct Callbacks {
+        fileprivate let table: UnsafeMutablePointer<cbor_callbacks>
+    }
+
+    /// The callback table.
+    static var callbacks: Callbacks { Callbacks(table: CLibCBORCallbacks.table) }
+
     /// Decodes the head at `offset` of `buffer` (which ends at `end`).
     @inline(__always)
-    static func next(_ base: UnsafePointer<UInt8>, offset: Int, end: Int) -> Token {
+    static func next(_ base: UnsafePointer<UInt8>, offset: Int, end: Int, callbacks: Callbacks) -> Token {
         var t = Token()
         let b = base[offset]
         // Heads libcbor 0.8 mishandles: decode them here.
@@ -104,7 +115,7 @@ enum Tokenizer {
         }
         var s = Sink()
         let r = withUnsafeMutablePointer(to: &s) { sp in
-            cbor_stream_decode(base + offset, end - offset, callbacks, UnsafeMutableRawPointer(sp))
+            cbor_stream_decode(base + offset, end - offset, callbacks.table, UnsafeMutableRawPointer(sp))
         }
         switch r.status {
         case CBOR_DECODER_FINISHED:
