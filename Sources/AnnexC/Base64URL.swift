@@ -1,4 +1,5 @@
 import MdocCBOR
+internal import CryptoCore
 
 /// base64url (RFC 4648 §5) without padding. Decoding accepts only the URL-safe alphabet; trailing
 /// `=` padding is tolerated (and must then be correct), anything else is refused. Both directions
@@ -112,7 +113,7 @@ public enum Base64URL {
         let outLen = (n / 4) * 3 + [0, 0, 1, 2][n % 4]
         return table.withUnsafeBufferPointer { t -> [UInt8]? in
             var bad = false
-            let out = [UInt8](unsafeUninitializedCapacity: outLen) { buf, count in
+            let out = ByteArrays.make(count: outLen) { buf in
                 var i = 0, o = 0
                 while i + 4 <= n {
                     let a = t[Int(text[i])], b = t[Int(text[i + 1])], c = t[Int(text[i + 2])], d = t[Int(text[i + 3])]
@@ -142,7 +143,7 @@ public enum Base64URL {
                         }
                     }
                 }
-                count = bad ? 0 : o
+                if bad { buf.initialize(repeating: 0) }   // refused: the array is dropped
             }
             return bad ? nil : out
         }

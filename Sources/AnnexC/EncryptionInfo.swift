@@ -76,11 +76,10 @@ public struct SessionTranscript: Sendable, Hashable {
                 var n = 1
                 n += CBORWriter.writeText(e, at: p + n)
                 n += CBORWriter.writeText(u, at: p + n)
-                return [UInt8](unsafeUninitializedCapacity: 44) { buf, count in
+                return ByteArrays.make(count: 44) { buf in
                     _ = buf.initialize(from: head)
                     DigestAlgorithm.sha256.hash(UnsafeRawBufferPointer(start: p, count: n),
                                                 into: UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(buf)[12..<44]))
-                    count = 44
                 }
             }
         } }

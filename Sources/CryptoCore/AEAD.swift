@@ -98,7 +98,7 @@ package enum AEADAlgorithm: Sendable, Hashable {
         let ok: Bool = ciphertext.withUnsafeBytes { ct in
             guard ct.count >= tagSize else { return false }
             let bodyLen = ct.count - tagSize
-            out = [UInt8](repeating: 0, count: bodyLen)
+            out = ByteArrays.zeros(count: bodyLen)
             return out.withUnsafeMutableBufferPointer { outBuf in
                 var outl: Int32 = 0
                 if bodyLen > 0 {
@@ -107,7 +107,7 @@ package enum AEADAlgorithm: Sendable, Hashable {
                 let tag = UnsafeMutableRawPointer(mutating: ct.baseAddress! + bodyLen)
                 guard EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, Int32(tagSize), tag) == 1 else { return false }
                 var finl: Int32 = 0
-                var scratch = [UInt8](repeating: 0, count: 32)
+                var scratch = ByteArrays.zeros(count: 32)
                 return EVP_DecryptFinal_ex(ctx, &scratch, &finl) == 1
             }
         }

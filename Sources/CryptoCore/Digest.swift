@@ -46,7 +46,7 @@ package enum DigestAlgorithm: Sendable, Hashable {
 
     /// One-shot digest of `data`.
     package func hash<D: ContiguousBytes>(_ data: D) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: outputSize)
+        var out = ByteArrays.zeros(count: outputSize)
         var len: UInt32 = 0
         let ok = withNonNullBytes(data) { p, n in
             out.withUnsafeMutableBufferPointer { EVP_Digest(p, n, $0.baseAddress, &len, md, nil) }
@@ -69,11 +69,10 @@ package enum DigestAlgorithm: Sendable, Hashable {
     /// HMAC of `data` under `key` (RFC 2104), built on the pre-fetched digest so no algorithm is
     /// fetched per call (OpenSSL 3.0's one-shot `HMAC()` fetches every time).
     package func hmac<K: ContiguousBytes, D: ContiguousBytes>(key: K, data: D) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: outputSize) { out, n in
+        ByteArrays.make(count: outputSize) { out in
             key.withUnsafeBytes { k in
                 data.withUnsafeBytes { d in Self.withOnePart(d) { hmac(key: k, parts: $0, into: UnsafeMutableRawBufferPointer(out)) } }
             }
-            n = outputSize
         }
     }
 
@@ -125,11 +124,10 @@ package enum DigestAlgorithm: Sendable, Hashable {
 
     /// HKDF-Extract (RFC 5869 §2.2). An empty salt is HashLen zeros, which HMAC pads identically.
     package func hkdfExtract<S: ContiguousBytes, I: ContiguousBytes>(salt: S, ikm: I) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: outputSize) { out, n in
+        ByteArrays.make(count: outputSize) { out in
             salt.withUnsafeBytes { s in
                 ikm.withUnsafeBytes { i in Self.withOnePart(i) { hkdfExtract(salt: s, ikmParts: $0, into: UnsafeMutableRawBufferPointer(out)) } }
             }
-            n = outputSize
         }
     }
 
@@ -141,13 +139,12 @@ package enum DigestAlgorithm: Sendable, Hashable {
     /// HKDF-Expand (RFC 5869 §2.3). `length` must be at most 255 × the digest size.
     package func hkdfExpand<P: ContiguousBytes, I: ContiguousBytes>(prk: P, info: I, length: Int) throws(CryptoError) -> [UInt8] {
         guard length >= 0, length <= 255 * outputSize else { throw .invalidLength }
-        return [UInt8](unsafeUninitializedCapacity: max(length, 1)) { out, n in
+        return ByteArrays.make(count: length) { out in
             prk.withUnsafeBytes { p in
                 info.withUnsafeBytes { i in
-                    Self.withOnePart(i) { try? hkdfExpand(prk: p, infoParts: $0, into: UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(out)[0..<length])) }
+                    Self.withOnePart(i) { try? hkdfExpand(prk: p, infoParts: $0, into: UnsafeMutableRawBufferPointer(out)) }
                 }
             }
-            n = length
         }
     }
 

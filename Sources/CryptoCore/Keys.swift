@@ -70,7 +70,7 @@ enum Templates {
     }
     static func generator(_ c: Curve) -> [UInt8] {
         let g = EC_GROUP_get0_generator(c.group)
-        var out = [UInt8](repeating: 0, count: c.uncompressedPointSize)
+        var out = ByteArrays.zeros(count: c.uncompressedPointSize)
         _ = out.withUnsafeMutableBufferPointer { EC_POINT_point2oct(c.group, g, POINT_CONVERSION_UNCOMPRESSED, $0.baseAddress, $0.count, nil) }
         return out
     }
@@ -187,7 +187,7 @@ final class ECPointBox: @unchecked Sendable {
 
     /// Adopts a point OpenSSL computed (d·G), encoding it.
     init?(curve: Curve, adopting p: OpaquePointer, context bn: OpaquePointer? = nil) {
-        var out = [UInt8](repeating: 0, count: curve.uncompressedPointSize)
+        var out = ByteArrays.zeros(count: curve.uncompressedPointSize)
         let n = out.withUnsafeMutableBufferPointer { EC_POINT_point2oct(curve.group, p, POINT_CONVERSION_UNCOMPRESSED, $0.baseAddress, $0.count, bn) }
         guard n == out.count else { EC_POINT_free(p); return nil }
         self.curve = curve
@@ -346,7 +346,7 @@ package struct PublicKey: Sendable {
         let box = storage.evpBox!
         switch kind {
         case .ec(let curve):
-            var out = [UInt8](repeating: 0, count: curve.uncompressedPointSize)
+            var out = ByteArrays.zeros(count: curve.uncompressedPointSize)
             var len = 0
             let rc = out.withUnsafeMutableBufferPointer {
                 EVP_PKEY_get_octet_string_param(box.pkey, mdoc_PARAM_ENCODED_PUBLIC_KEY, $0.baseAddress, $0.count, &len)
@@ -354,7 +354,7 @@ package struct PublicKey: Sendable {
             precondition(rc == 1 && len == out.count, "public key export failed")
             return out
         default:
-            var out = [UInt8](repeating: 0, count: kind.rawSize)
+            var out = ByteArrays.zeros(count: kind.rawSize)
             var len = out.count
             let rc = out.withUnsafeMutableBufferPointer { EVP_PKEY_get_raw_public_key(box.pkey, $0.baseAddress, &len) }
             precondition(rc == 1 && len == out.count, "public key export failed")
@@ -488,7 +488,7 @@ package struct PrivateKey: Sendable {
             guard let point = EC_POINT_new(group) else { return nil }
             defer { EC_POINT_free(point) }
             guard EC_POINT_mul(group, point, d, nil, nil, nil) == 1 else { return nil }
-            var pub = [UInt8](repeating: 0, count: curve.uncompressedPointSize)
+            var pub = ByteArrays.zeros(count: curve.uncompressedPointSize)
             let plen = pub.withUnsafeMutableBufferPointer {
                 EC_POINT_point2oct(group, point, POINT_CONVERSION_UNCOMPRESSED, $0.baseAddress, $0.count, nil)
             }
@@ -600,14 +600,14 @@ package struct PrivateKey: Sendable {
         switch kind {
         case .ec(let curve):
             return try withScalar { (d) throws(CryptoError) -> [UInt8] in
-                var out = [UInt8](repeating: 0, count: curve.coordinateSize)
+                var out = ByteArrays.zeros(count: curve.coordinateSize)
                 let n = out.withUnsafeMutableBufferPointer { BN_bn2binpad(d, $0.baseAddress, Int32($0.count)) }
                 guard n == curve.coordinateSize else { throw .operationFailed(operation: "export scalar") }
                 return out
             }
         default:
             let box = try evp()
-            var out = [UInt8](repeating: 0, count: kind.rawSize)
+            var out = ByteArrays.zeros(count: kind.rawSize)
             var len = out.count
             guard out.withUnsafeMutableBufferPointer({ EVP_PKEY_get_raw_private_key(box.pkey, $0.baseAddress, &len) }) == 1 else {
                 throw .operationFailed(operation: "export raw key")
@@ -643,7 +643,7 @@ package struct PrivateKey: Sendable {
         let signed: [UInt8]? = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: digest.outputSize) { dgst in
             digest.hash(message, into: UnsafeMutableRawBufferPointer(dgst))
             return box.withContext(verify: false) { ctx in
-                var out = [UInt8](repeating: 0, count: 16 + 2 * (curve.coordinateSize + 3))
+                var out = ByteArrays.zeros(count: 16 + 2 * (curve.coordinateSize + 3))
                 var len = out.count
                 let rc = out.withUnsafeMutableBufferPointer { EVP_PKEY_sign(ctx, $0.baseAddress, &len, dgst.baseAddress, dgst.count) }
                 guard rc == 1 else { ERR_clear_error(); return (nil, false) }
@@ -666,7 +666,7 @@ package struct PrivateKey: Sendable {
         guard let mdctx = EVP_MD_CTX_new() else { throw .operationFailed(operation: "sign") }
         defer { EVP_MD_CTX_free(mdctx) }
         guard EVP_DigestSignInit(mdctx, nil, nil, nil, box.pkey) == 1 else { ERR_clear_error(); throw .operationFailed(operation: "sign init") }
-        var out = [UInt8](repeating: 0, count: 64)
+        var out = ByteArrays.zeros(count: 64)
         var len = out.count
         let rc = withNonNullBytes(message) { mp, mn in
             out.withUnsafeMutableBufferPointer { EVP_DigestSign(mdctx, $0.baseAddress, &len, mp.assumingMemoryBound(to: UInt8.self), mn) }
@@ -707,7 +707,7 @@ package struct PrivateKey: Sendable {
                 defer { BN_CTX_free(bn) }
                 guard EC_POINT_mul(group, r, nil, q.point, d, bn) == 1, EC_POINT_is_at_infinity(group, r) == 0,
                       EC_POINT_get_affine_coordinates(group, r, x, nil, bn) == 1 else { ERR_clear_error(); throw .invalidPublicKey }
-                var out = [UInt8](repeating: 0, count: curve.coordinateSize)
+                var out = ByteArrays.zeros(count: curve.coordinateSize)
                 let n = out.withUnsafeMutableBufferPointer { BN_bn2binpad(x, $0.baseAddress, Int32($0.count)) }
                 guard n == curve.coordinateSize else { throw .operationFailed(operation: "derive") }
                 return out
@@ -720,7 +720,7 @@ package struct PrivateKey: Sendable {
         guard EVP_PKEY_derive_set_peer_ex(ctx, peerBox.pkey, 0) == 1 else { ERR_clear_error(); throw .invalidPublicKey }
         var len = 0
         guard EVP_PKEY_derive(ctx, nil, &len) == 1, len > 0, len <= 132 else { ERR_clear_error(); throw .operationFailed(operation: "derive") }
-        var out = [UInt8](repeating: 0, count: len)
+        var out = ByteArrays.zeros(count: len)
         let rc = out.withUnsafeMutableBufferPointer { EVP_PKEY_derive(ctx, $0.baseAddress, &len) }
         guard rc == 1 else { ERR_clear_error(); throw .invalidPublicKey }
         out.removeSubrange(len...)
@@ -766,7 +766,7 @@ enum ECDSASignatureDER {
         guard der.first == 0x30 else { return nil }
         i = 1
         guard let total = readLength(), i + total == der.count else { return nil }
-        var out = [UInt8](repeating: 0, count: 2 * n)
+        var out = ByteArrays.zeros(count: 2 * n)
         for half in 0..<2 {
             guard i < der.count, der[i] == 0x02 else { return nil }
             i += 1
@@ -878,7 +878,7 @@ enum ECPKCS8 {
         text.reserveCapacity(e - start)
         for c in input[start..<e] where c != 0x0a && c != 0x0d && c != 0x20 && c != 0x09 { text.append(c) }
         guard !text.isEmpty, text.count % 4 == 0 else { return nil }
-        var out = [UInt8](repeating: 0, count: text.count / 4 * 3)
+        var out = ByteArrays.zeros(count: text.count / 4 * 3)
         let n = text.withUnsafeBufferPointer { t in out.withUnsafeMutableBufferPointer { EVP_DecodeBlock($0.baseAddress, t.baseAddress, Int32(t.count)) } }
         guard n >= 0 else { SecureBytes.cleanse(&out); return nil }
         let pad = text.reversed().prefix { $0 == UInt8(ascii: "=") }.count

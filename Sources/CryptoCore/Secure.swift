@@ -11,7 +11,7 @@ package enum SecureBytes {
     package static func random(count: Int) throws(CryptoError) -> [UInt8] {
         guard count >= 0 else { throw .invalidLength }
         if count == 0 { return [] }
-        var out = [UInt8](repeating: 0, count: count)
+        var out = ByteArrays.zeros(count: count)
         let ok = out.withUnsafeMutableBufferPointer { RAND_bytes($0.baseAddress, Int32(count)) }
         guard ok == 1 else { throw .operationFailed(operation: "RAND_bytes") }
         return out

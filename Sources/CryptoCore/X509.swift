@@ -83,7 +83,7 @@ package struct X509Certificate: Sendable {
         guard let n, let bio = BIO_new(BIO_s_mem()) else { return "" }
         defer { BIO_free(bio) }
         guard X509_NAME_print_ex(bio, n, 0, mdoc_XN_FLAG_RFC2253) >= 0 else { return "" }
-        var buf = [UInt8](repeating: 0, count: 1024)
+        var buf = ByteArrays.zeros(count: 1024)
         let read = buf.withUnsafeMutableBufferPointer { BIO_read(bio, $0.baseAddress, Int32($0.count)) }
         return read > 0 ? String(decoding: buf[0..<Int(read)], as: UTF8.self) : ""
     }

@@ -19,8 +19,7 @@ struct DHKEM {
     private func extractAndExpand(dh: [UInt8], kemContext: [[UInt8]]) throws(HPKE.Error) -> [UInt8] {
         let nh = kem.kdf.digest.outputSize, ns = kem.sharedSecretSize
         var failed = false
-        let shared = [UInt8](unsafeUninitializedCapacity: ns) { out, n in
-            n = ns
+        let shared = ByteArrays.make(count: ns) { out in
             withUnsafeTemporaryAllocation(of: UInt8.self, capacity: nh) { prkBuf in
                 let prk = UnsafeMutableRawBufferPointer(prkBuf)
                 defer { SecureBytes.cleanse(prk) }

@@ -35,8 +35,7 @@ final class KeySchedule: @unchecked Sendable {
         let nh = suite.kdf.hashSize, nk = suite.aead.keySize, nn = suite.aead.nonceSize
         let none = UnsafeRawBufferPointer(start: nil, count: 0)
         var failed = false
-        let secrets = [UInt8](unsafeUninitializedCapacity: nk + nn + nh) { out, n in
-            n = nk + nn + nh
+        let secrets = ByteArrays.make(count: nk + nn + nh) { out in
             // scratch = mode(1) ‖ psk_id_hash(Nh) ‖ info_hash(Nh) ‖ secret(Nh)
             withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 1 + 3 * nh) { scratch in
                 let raw = UnsafeMutableRawBufferPointer(scratch)

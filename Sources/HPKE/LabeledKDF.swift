@@ -53,11 +53,10 @@ struct LabeledKDF {
 
     /// `LabeledExtract(salt, label, ikm) = Extract(salt, "HPKE-v1" ‖ suite_id ‖ label ‖ ikm)`.
     func labeledExtract(salt: [UInt8], label: StaticString, ikm: [UInt8]) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: digest.outputSize) { out, n in
+        ByteArrays.make(count: digest.outputSize) { out in
             salt.withUnsafeBytes { s in ikm.withUnsafeBytes { i in
                 labeledExtract(salt: s, label: label, ikm: i, into: UnsafeMutableRawBufferPointer(out))
             } }
-            n = digest.outputSize
         }
     }
 
@@ -78,15 +77,13 @@ struct LabeledKDF {
     func labeledExpand(prk: [UInt8], label: StaticString, info: [UInt8], length: Int) throws(HPKE.Error) -> [UInt8] {
         guard length >= 0, length <= 0xFFFF, length <= 255 * digest.outputSize else { throw .invalidLength }
         var failed = false
-        let r = [UInt8](unsafeUninitializedCapacity: max(length, 1)) { out, n in
+        let r = ByteArrays.make(count: length) { out in
             prk.withUnsafeBytes { p in info.withUnsafeBytes { i in
                 withUnsafeTemporaryAllocation(of: UnsafeRawBufferPointer.self, capacity: 1) { parts in
                     parts[0] = i
-                    do { try labeledExpand(prk: p, label: label, info: UnsafeBufferPointer(parts),
-                                           into: UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(out)[0..<length])) } catch { failed = true }
+                    do { try labeledExpand(prk: p, label: label, info: UnsafeBufferPointer(parts), into: UnsafeMutableRawBufferPointer(out)) } catch { failed = true }
                 }
             } }
-            n = length
         }
         if failed { throw .invalidLength }
         return r

@@ -185,6 +185,24 @@ struct SecureBytesTests {
     }
 }
 
+@Suite("CryptoCore: byte arrays written in place")
+struct ByteArraysTests {
+    @Test("make(count:) returns exactly what the writer wrote, through the stack buffer and past it; zeros(count:) is zeros")
+    func makeAndZeros() {
+        for count in [0, 1, 31, 32, ByteArrays.stackLimit - 1, ByteArrays.stackLimit, ByteArrays.stackLimit + 1, 4096] {
+            var calls = 0
+            let a = ByteArrays.make(count: count) { buf in
+                calls += 1
+                #expect(buf.count == count)
+                for i in buf.indices { buf[i] = UInt8(truncatingIfNeeded: i &* 31 &+ 7) }
+            }
+            #expect(a == (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }, "count \(count)")
+            #expect(calls == (count == 0 ? 0 : 1))
+            #expect(ByteArrays.zeros(count: count) == [UInt8](repeating: 0, count: count))
+        }
+    }
+}
+
 @Suite("CryptoCore: PKCS#8 EC private keys without OpenSSL's generic decoder")
 struct PKCS8FastPathTests {
     @Test("P-256/384/521 keys in PEM and DER load through the fast path with the same public key; damage is refused or left to OpenSSL")
