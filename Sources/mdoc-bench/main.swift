@@ -29,6 +29,7 @@ if arguments.contains("--help") || arguments.contains("-h") {
       --quick      short run (a few samples), used by CI to keep the harness working
       --json-only  print only the JSON lines
       --filter S   run only the figures whose name contains S
+      --samples N  samples per figure (default 301; more narrows the spread of a ratio between runs)
       --op NAME --iterations N
                    run one operation N times, untimed, then exit (for valgrind --tool=callgrind):
                    accept, accept_ios, accept_reader_auth, floor, floor_reader_auth, accept_ios_and_floor, parse, respond
@@ -43,7 +44,9 @@ let opIterations: Int = arguments.firstIndex(of: "--iterations").flatMap { i in 
 /// `--filter SUBSTRING`: run only the figures whose name contains it (for profiling one stage).
 let filter: String? = arguments.firstIndex(of: "--filter").flatMap { i in arguments.index(after: i) < arguments.endIndex ? arguments[arguments.index(after: i)] : nil }
 let jsonOnly = arguments.contains("--json-only")
-let samples = quick ? 15 : 301
+/// `--samples N`: samples per figure.
+let requestedSamples: Int? = arguments.firstIndex(of: "--samples").flatMap { i in arguments.index(after: i) < arguments.endIndex ? Int(arguments[arguments.index(after: i)]) : nil }
+let samples = quick ? 15 : max(1, requestedSamples ?? 301)
 
 @inline(never)
 func blackHole<T>(_ x: T) { withExtendedLifetime(x) {} }
