@@ -231,6 +231,15 @@ public final class AnnexCEngine: Sendable {
         let released: [Int]
         /// Requested elements not held (for the error policy).
         let missing: [ElementID]
+
+        /// `count` empty slots, one per DocRequest. (`Array(repeating:count:)` would allocate through
+        /// the standard library's unspecialized path: a generic-metadata lookup on every call.)
+        static func slots(_ count: Int) -> [PlannedDocument?] {
+            var s = [PlannedDocument?]()
+            s.reserveCapacity(count)
+            for _ in 0..<count { s.append(nil) }
+            return s
+        }
     }
 
     struct Plan {
@@ -242,7 +251,7 @@ public final class AnnexCEngine: Sendable {
     func plan(_ request: PresentmentRequest, using: [Int: String], approving: Approval) throws(AnnexCError) -> Plan {
         // Per document: the chosen credential and what it releases after approval.
         // Indexed by document position (RequestedDocument.index is its position in the request).
-        var perDoc = [PlannedDocument?](repeating: nil, count: request.documents.count)
+        var perDoc = PlannedDocument.slots(request.documents.count)
         for d in request.documents {
             let candidate: CandidateCredential?
             if let id = using[d.index] {

@@ -59,7 +59,7 @@ enum Selection {
     /// `requestedDocuments` followed by `AnnexCEngine.plan(…, approving: .allRequested)`, without
     /// the consent-screen model: no per-element lists, no ranking of every candidate.
     static func directPlan(_ request: DeviceRequest, context: CredentialContext, now: Date, credentialID: String?) throws(AnnexCError) -> AnnexCEngine.Plan {
-        var perDoc = [AnnexCEngine.PlannedDocument?](repeating: nil, count: request.docRequests.count)
+        var perDoc = AnnexCEngine.PlannedDocument.slots(request.docRequests.count)
         let honourAlternatives = request.isVersion11OrLater
         for (index, dr) in request.docRequests.enumerated() {
             let ir = dr.itemsRequest
@@ -89,7 +89,7 @@ enum Selection {
                 }
                 guard best == nil || score > best!.score else { continue }
                 if substituted { items = Array(Set(items)) }
-                items.sort()
+                Self.sortIndices(&items)
                 best = (c, score, items, missing)
             }
             guard let best, !best.items.isEmpty else { continue }
@@ -100,6 +100,20 @@ enum Selection {
         return try AnnexCEngine.settle(perDoc, request: request) { i in
             let docType = request.docRequests[i].itemsRequest.docType
             return context.credentials.contains { $0.isUsable(at: now) && $0.docTypes.contains(docType) }
+        }
+    }
+
+    /// Sorts item indices ascending: insertion sort for the usual handful (already nearly in order:
+    /// requests tend to list elements in the credential's order), the standard sort beyond.
+    static func sortIndices(_ a: inout [Int]) {
+        guard a.count <= 32 else { a.sort(); return }
+        a.withUnsafeMutableBufferPointer { b in
+            for i in b.indices.dropFirst() {
+                let v = b[i]
+                var j = i
+                while j > 0 && b[j - 1] > v { b[j] = b[j - 1]; j -= 1 }
+                b[j] = v
+            }
         }
     }
 

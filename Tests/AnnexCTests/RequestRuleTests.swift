@@ -182,6 +182,18 @@ struct RequestRuleTests {
         _ = try engine.parse(rawRequest: Data("{\"deviceRequest\":\"\(Self.dr)\",\"encryptionInfo\":\"\(info())\"}".utf8), origin: "https://verifier.example")
     }
 
+    @Test("The planner's index sort matches the standard sort at every size, in order, reversed and shuffled")
+    func indexSort() {
+        var rng = SystemRandomNumberGenerator()
+        for n in 0...40 {
+            for input in [Array(0..<n), Array((0..<n).reversed()), (0..<n).map { _ in Int.random(in: 0..<8, using: &rng) }, Array(0..<n).shuffled(using: &rng)] {
+                var a = input
+                Selection.sortIndices(&a)
+                #expect(a == input.sorted(), "n = \(n)")
+            }
+        }
+    }
+
     @Test("Limits: request size, DocRequest count, element count")
     func limits() throws {
         let engine = AnnexCEngine(context: try CredentialContext(entries: [], keyResolver: InMemoryKeyResolver([:])),
