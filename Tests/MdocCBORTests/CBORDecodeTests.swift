@@ -297,6 +297,21 @@ struct CBORDecodeTests {
         #expect(doc.root["key"]?.unsignedValue == 1)
         #expect(doc.root["k"] == nil)   // the indefinite "k" key is not matched by the byte compare
         #expect(doc.root["missing"] == nil)
+        // Keys are skipped whole, however deep their values: the match is found after nested entries.
+        let nested = try CBORDocument(decoding: h("a4 61 61 a1 61 62 82 01 02 20 03 1b 7fffffffffffffff 04 3b 7fffffffffffffff 05"))
+        #expect(nested.root["b"] == nil)
+        #expect(nested.root["a"]?["b"]?.count == 2)
+        #expect(doc.root[""] == nil && doc.root.tagContent == nil)
+        #expect(try CBORDocument(decoding: h("a1 60 07")).root[""]?.unsignedValue == 7)
+        // Integer keys by value: -1, 2^63 − 1, −2^63; an integer key is never a text key and the reverse.
+        #expect(nested.root[intKey: -1]?.unsignedValue == 3)
+        #expect(nested.root[intKey: Int64.max]?.unsignedValue == 4)
+        #expect(nested.root[intKey: Int64.min]?.unsignedValue == 5)
+        #expect(nested.root[intKey: 1] == nil && nested.root[intKey: 0] == nil)
+        #expect(try CBORDocument(decoding: h("a1 18 01 09")).root[intKey: 1]?.unsignedValue == 9)   // non-preferred head, same value
+        #expect(try CBORDocument(decoding: h("a1 61 31 09")).root[intKey: 1] == nil)
+        #expect(try CBORDocument(decoding: h("82 01 02")).root[intKey: 1] == nil)
+        #expect(try CBORDocument(decoding: h("82 01 02")).root["a"] == nil)
     }
 
     @Test("Diagnostic notation: indefinite forms, nested containers, escaping, pretty printing")

@@ -156,18 +156,48 @@ public struct CBORItem: Sendable {
         return CBORItem(storage: storage, index: i)
     }
 
-    /// The value for a text-string key in a map (linear scan, no allocation).
+    /// The value for a text-string key in a map (linear scan over the tape: no allocation, and no
+    /// item made for the entries passed over). Indefinite-length keys never match.
     public subscript(key: String) -> CBORItem? {
-        guard type == .map else { return nil }
-        for (k, v) in mapEntries where k.isText(key) { return v }
-        return nil
+        let found: Int? = withUTF8Bytes(key) { k in
+            storage.nodes.withUnsafeBufferPointer { n in
+                storage.bytes.withUnsafeBufferPointer { b in
+                    let map = n[index]
+                    guard map.type == .map else { return nil }
+                    var x = index + 1
+                    for _ in 0..<Int(map.argument) {
+                        let key = n[x]
+                        let value = x + Int(key.span)
+                        if key.type == .textString, key.flags & Node.indefinite == 0, Int(key.argument) == k.count,
+                           k.count == 0 || memcmp(b.baseAddress! + Int(key.start) + Int(key.headLength), k.baseAddress!, k.count) == 0 {
+                            return value
+                        }
+                        x = value + Int(n[value].span)
+                    }
+                    return nil
+                }
+            }
+        }
+        return found.map { CBORItem(storage: storage, index: $0) }
     }
 
-    /// The value for an integer key in a map.
+    /// The value for an integer key in a map (major type 0 or 1, compared by value).
     public subscript(intKey key: Int64) -> CBORItem? {
-        guard type == .map else { return nil }
-        for (k, v) in mapEntries where k.int64Value == key { return v }
-        return nil
+        let found: Int? = storage.nodes.withUnsafeBufferPointer { n in
+            let map = n[index]
+            guard map.type == .map else { return nil }
+            let type: CBORType = key < 0 ? .negativeInt : .unsignedInt
+            let argument = key < 0 ? UInt64(-1 - key) : UInt64(key)
+            var x = index + 1
+            for _ in 0..<Int(map.argument) {
+                let k = n[x]
+                let value = x + Int(k.span)
+                if k.type == type && k.argument == argument { return value }
+                x = value + Int(n[value].span)
+            }
+            return nil
+        }
+        return found.map { CBORItem(storage: storage, index: $0) }
     }
 
     // MARK: Tags
@@ -265,3 +295,7 @@ extension CBORItem {
         }
     }
 }
+
+#if canImport(Glibc)
+import Glibc
+#endif
