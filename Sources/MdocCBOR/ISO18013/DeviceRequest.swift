@@ -157,16 +157,19 @@ public struct ItemsRequest: Sendable {
     /// Namespaces in received order, each with its requested elements (built on each access).
     public var nameSpaces: [NameSpace] {
         names.withUnsafeBufferPointer { b in
+            // Namespaces are runs of entries with the same namespace range.
+            var runs = 0
+            for k in entries.indices where k == 0 || entries[k].nameSpace != entries[k - 1].nameSpace { runs += 1 }
             var out = [NameSpace]()
+            out.reserveCapacity(runs)
             var i = 0
             while i < entries.count {
                 let ns = entries[i].nameSpace
-                var elements = [Element]()
                 var j = i
-                while j < entries.count && entries[j].nameSpace == ns {
-                    elements.append(Element(identifier: Self.text(b, entries[j].identifier), intentToRetain: entries[j].intentToRetain))
-                    j += 1
-                }
+                while j < entries.count && entries[j].nameSpace == ns { j += 1 }
+                var elements = [Element]()
+                elements.reserveCapacity(j - i)
+                for e in entries[i..<j] { elements.append(Element(identifier: Self.text(b, e.identifier), intentToRetain: e.intentToRetain)) }
                 out.append(NameSpace(name: Self.text(b, ns), elements: elements))
                 i = j
             }
