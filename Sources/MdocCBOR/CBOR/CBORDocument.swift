@@ -39,6 +39,15 @@ struct Node {
     var flags: UInt8
 
     static let indefinite: UInt8 = 1
+
+    /// Byte range after the head (a definite string's content; a container's elements).
+    var contentRange: Range<Int> { (Int(start) + Int(headLength))..<Int(end) }
+
+    /// True when this is a definite text string whose content in `bytes` equals `utf8`.
+    func isDefiniteText(_ utf8: UnsafeBufferPointer<UInt8>, in bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard type == .textString, flags & Node.indefinite == 0, Int(argument) == utf8.count else { return false }
+        return utf8.isEmpty || memcmp(bytes.baseAddress! + Int(start) + Int(headLength), utf8.baseAddress!, utf8.count) == 0
+    }
     static let floatHalf: UInt8 = 2
     static let floatSingle: UInt8 = 4
     static let floatDouble: UInt8 = 8
@@ -80,3 +89,7 @@ public struct CBORDocument: Sendable {
         self.storage = CBORStorage(bytes: bytes, nodes: nodes)
     }
 }
+
+#if canImport(Glibc)
+import Glibc
+#endif

@@ -18,7 +18,7 @@ public struct CBORItem: Sendable {
 
     /// Byte range after the head: the payload of a definite string, the elements of a container, the
     /// content of a tag.
-    public var contentRange: Range<Int> { let n = node; return (Int(n.start) + Int(n.headLength))..<Int(n.end) }
+    public var contentRange: Range<Int> { node.contentRange }
 
     /// The exact encoded bytes of the whole item (a slice of the input, not a copy).
     public var encodedBytes: ArraySlice<UInt8> { storage.bytes[byteRange] }
@@ -114,15 +114,7 @@ public struct CBORItem: Sendable {
     /// True when this item is a definite text string equal to `s` (compared as UTF-8 bytes, no allocation).
     public func isText(_ s: String) -> Bool {
         let n = node
-        guard n.type == .textString, n.flags & Node.indefinite == 0 else { return false }
-        return withUTF8Bytes(s) { utf8 in
-            guard utf8.count == Int(n.argument) else { return false }
-            let start = Int(n.start) + Int(n.headLength)
-            return storage.bytes.withUnsafeBufferPointer { buf in
-                for k in 0..<utf8.count where buf[start + k] != utf8[k] { return false }
-                return true
-            }
-        }
+        return withUTF8Bytes(s) { utf8 in storage.bytes.withUnsafeBufferPointer { n.isDefiniteText(utf8, in: $0) } }
     }
 
     // MARK: Containers
@@ -166,12 +158,8 @@ public struct CBORItem: Sendable {
                     guard map.type == .map else { return nil }
                     var x = index + 1
                     for _ in 0..<Int(map.argument) {
-                        let key = n[x]
-                        let value = x + Int(key.span)
-                        if key.type == .textString, key.flags & Node.indefinite == 0, Int(key.argument) == k.count,
-                           k.count == 0 || memcmp(b.baseAddress! + Int(key.start) + Int(key.headLength), k.baseAddress!, k.count) == 0 {
-                            return value
-                        }
+                        let value = x + Int(n[x].span)
+                        if n[x].isDefiniteText(k, in: b) { return value }
                         x = value + Int(n[value].span)
                     }
                     return nil
@@ -296,6 +284,3 @@ extension CBORItem {
     }
 }
 
-#if canImport(Glibc)
-import Glibc
-#endif

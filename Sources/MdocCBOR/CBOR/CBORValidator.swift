@@ -69,10 +69,11 @@ struct CBORValidator {
         self.stack = stack
     }
 
-    /// Makes room for one more tape entry (at most `maxItems` are ever stored: `run` checks first).
+    /// Makes room for one more tape entry. `run` checks `count < maxItems` first, so the tape is
+    /// below `maxItems` here and the new capacity, capped there, still grows.
     @inline(never)
     private mutating func grow() {
-        let newCapacity = min(max(capacity * 2, estimatedItems), max(options.maxItems, capacity + 1))
+        let newCapacity = min(max(capacity * 2, estimatedItems), options.maxItems)
         let p = UnsafeMutablePointer<Node>.allocate(capacity: newCapacity)
         p.initialize(from: nodes, count: count)
         if onHeap { nodes.deallocate() }
@@ -398,7 +399,7 @@ struct CBORValidator {
     }
 
     /// The content of a byte or text string node: its payload, or its chunks' payloads concatenated.
-    private static func content(_ base: UnsafePointer<UInt8>, _ n: UnsafeBufferPointer<Node>, _ i: Int) -> [UInt8] {
+    static func content(_ base: UnsafePointer<UInt8>, _ n: UnsafeBufferPointer<Node>, _ i: Int) -> [UInt8] {
         func payload(_ c: Node) -> UnsafeBufferPointer<UInt8> {
             UnsafeBufferPointer(start: base + Int(c.start) + Int(c.headLength), count: Int(c.argument))
         }

@@ -74,13 +74,11 @@ private let callbacksValue: cbor_callbacks = {
 }()
 
 /// The callback table at a fixed address, so each call passes a pointer instead of copying the struct.
-private enum CLibCBORCallbacks {
-    nonisolated(unsafe) static let table: UnsafeMutablePointer<cbor_callbacks> = {
-        let p = UnsafeMutablePointer<cbor_callbacks>.allocate(capacity: 1)
-        p.initialize(to: callbacksValue)
-        return p
-    }()
-}
+private nonisolated(unsafe) let callbackTable: UnsafeMutablePointer<cbor_callbacks> = {
+    let p = UnsafeMutablePointer<cbor_callbacks>.allocate(capacity: 1)
+    p.initialize(to: callbacksValue)
+    return p
+}()
 
 enum Tokenizer {
     /// The callback table, as a value a validator fetches once and passes to every `next` call
@@ -90,7 +88,7 @@ enum Tokenizer {
     }
 
     /// The callback table.
-    static var callbacks: Callbacks { Callbacks(table: CLibCBORCallbacks.table) }
+    static var callbacks: Callbacks { Callbacks(table: callbackTable) }
 
     /// Decodes the head at `offset` of `buffer` (which ends at `end`).
     @inline(__always)

@@ -212,18 +212,10 @@ public struct ItemsRequest: Sendable {
         // chunks joined and appended to a private copy of the buffer (the copy is made once, and only
         // for such a request).
         func content(_ n: UnsafeBufferPointer<Node>, _ k: Int) -> Range<Int> {
-            let node = n[k]
-            let start = Int(node.start) + Int(node.headLength)
-            if node.flags & Node.indefinite == 0 { return start..<(start + Int(node.argument)) }
-            let from = names.count
-            var c = k + 1
-            while c < k + Int(node.span) {
-                let chunk = n[c]
-                let s = Int(chunk.start) + Int(chunk.headLength)
-                names.append(contentsOf: storage.bytes[s..<(s + Int(chunk.argument))])
-                c += Int(chunk.span)
-            }
-            return from..<names.count
+            if n[k].flags & Node.indefinite == 0 { return n[k].contentRange }
+            let joined = storage.bytes.withUnsafeBufferPointer { CBORValidator.content($0.baseAddress!, n, k) }
+            names.append(contentsOf: joined)
+            return (names.count - joined.count)..<names.count
         }
         try storage.nodes.withUnsafeBufferPointer { (n: UnsafeBufferPointer<Node>) throws(MdocDataError) in
             // Every element takes at least two tape entries, so half the subtree bounds the count.
