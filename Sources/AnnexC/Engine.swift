@@ -26,8 +26,14 @@ public final class AnnexCEngine: Sendable {
         public var maxRequestBytes: Int
         /// Most DocRequests accepted in one DeviceRequest.
         public var maxDocRequests: Int
-        /// Most elements accepted across one DeviceRequest.
+        /// Most element references accepted across one DeviceRequest: requested elements plus every
+        /// element named in `alternativeDataElements` (substitutes count against the limit).
         public var maxRequestedElements: Int
+        /// Largest alternative set honoured (1.1 `alternativeDataElements`): a set is released whole in
+        /// place of one missing element, so this bounds what one missing element can cost the holder.
+        /// Larger sets are not honoured (shown as ignored). Default 6: the largest honest set seen is a
+        /// postal address split into its parts.
+        public var maxAlternativeSetSize: Int
         /// Deepest CBOR nesting accepted in a DeviceRequest (arrays, maps, tags; mdoc needs under 10).
         public var maxNestingDepth: Int
         /// Most CBOR data items accepted in one DeviceRequest (including embedded ItemsRequests).
@@ -38,8 +44,8 @@ public final class AnnexCEngine: Sendable {
         /// Creates a configuration with safe defaults.
         public init(clock: @escaping @Sendable () -> Date = { Date() }, allowAppOrigins: Bool = false, acceptLegacyProtocolAlias: Bool = true,
                     missingElements: MissingElementPolicy = .omit, selfCheck: Bool = false, maxRequestBytes: Int = 256 << 10,
-                    maxDocRequests: Int = 16, maxRequestedElements: Int = 1024, maxNestingDepth: Int = 16, maxDataItems: Int = 8192,
-                    ephemeralKeySource: (@Sendable () -> HPKE.PrivateKey)? = nil) {
+                    maxDocRequests: Int = 16, maxRequestedElements: Int = 1024, maxAlternativeSetSize: Int = 6, maxNestingDepth: Int = 16,
+                    maxDataItems: Int = 8192, ephemeralKeySource: (@Sendable () -> HPKE.PrivateKey)? = nil) {
             self.clock = clock
             self.allowAppOrigins = allowAppOrigins
             self.acceptLegacyProtocolAlias = acceptLegacyProtocolAlias
@@ -48,6 +54,7 @@ public final class AnnexCEngine: Sendable {
             self.maxRequestBytes = maxRequestBytes
             self.maxDocRequests = maxDocRequests
             self.maxRequestedElements = maxRequestedElements
+            self.maxAlternativeSetSize = maxAlternativeSetSize
             self.maxNestingDepth = maxNestingDepth
             self.maxDataItems = maxDataItems
             self.ephemeralKeySource = ephemeralKeySource
@@ -84,7 +91,7 @@ public final class AnnexCEngine: Sendable {
         if let credentialID {
             guard context.credential(id: credentialID) != nil else { throw AnnexCError(.noMatchingCredential, "no credential with the given id") }
         }
-        let plan = try Selection.directPlan(checked.deviceRequest, context: context, now: checked.now, credentialID: credentialID)
+        let plan = try Planner.bestPlan(checked.queries, request: checked.deviceRequest, context: context, now: checked.now, credentialID: credentialID)
         return try finish(plan, transcript: checked.transcript, encryptionInfo: checked.encryptionInfo, framing: checked.framing, format: format)
     }
 
@@ -106,6 +113,8 @@ public final class AnnexCEngine: Sendable {
         let transcript: SessionTranscript
         let encryptionInfo: EncryptionInfo
         let deviceRequest: DeviceRequest
+        /// Each DocRequest prepared for matching (admissible alternative sets).
+        let queries: [DocumentQuery]
         let auth: ReaderAuthenticator.Result
         let now: Date
     }
@@ -143,8 +152,8 @@ public final class AnnexCEngine: Sendable {
             throw AnnexCError(.invalidDeviceRequest, error.description)
         }
         guard request.docRequests.count <= configuration.maxDocRequests else { throw AnnexCError(.limitExceeded, "more DocRequests than the configured limit") }
-        guard request.docRequests.reduce(0, { $0 + $1.itemsRequest.elementCount }) <= configuration.maxRequestedElements else {
-            throw AnnexCError(.limitExceeded, "more requested elements than the configured limit")
+        guard Self.elementReferences(request) <= configuration.maxRequestedElements else {
+            throw AnnexCError(.limitExceeded, "more requested and alternative elements than the configured limit")
         }
         let now = configuration.clock()
         let auth: ReaderAuthenticator.Result
@@ -159,19 +168,30 @@ public final class AnnexCEngine: Sendable {
             explanation.readerVerdict = auth.verdict
         }
         return CheckedRequest(origin: origin, framing: envelope.framing, transcript: transcript, encryptionInfo: encryptionInfo,
-                              deviceRequest: request, auth: auth, now: now)
+                              deviceRequest: request, queries: DocumentQuery.prepare(request, maxSetSize: configuration.maxAlternativeSetSize),
+                              auth: auth, now: now)
+    }
+
+    /// Every element a DeviceRequest names: requested elements, and each `alternativeDataElements`
+    /// entry's requested element and alternatives (counted in any version: they were parsed).
+    static func elementReferences(_ request: DeviceRequest) -> Int {
+        var n = 0
+        for d in request.docRequests {
+            n += d.itemsRequest.elementCount
+            for a in d.itemsRequest.requestInfo?.alternativeDataElements ?? [] {
+                n += 1
+                for s in a.alternativeElementSets { n += s.count }
+            }
+        }
+        return n
     }
 
     func parse(rawRequest: Data, origin originText: String, explanation: inout Explanation, describeSelection: Bool) throws(AnnexCError) -> PresentmentRequest {
         let checked = try check(rawRequest: rawRequest, origin: originText, explanation: &explanation, record: true)
-        let documents = Selection.requestedDocuments(checked.deviceRequest, context: context, now: checked.now)
-        for d in documents where describeSelection {
-            explanation.selection.append("docRequests[\(d.index)] \(d.docType): \(d.elements.count) elements requested; "
-                + (d.candidates.isEmpty ? "no usable credential" : d.candidates.map { c in
-                    "\(c.credentialID) can release \(c.releasable.count + c.substitutions.count)"
-                        + (c.releasable.isEmpty ? "" : " [\(c.releasable.map(\.identifier).joined(separator: ", "))]")
-                        + (c.missing.isEmpty ? "" : ", lacks [\(c.missing.map(\.identifier).joined(separator: ", "))]")
-                }.joined(separator: "; ")))
+        let documents = checked.queries.map { q in RequestedDocument(q, candidates: Planner.candidates(q, context: context, now: checked.now)) }
+        if describeSelection {
+            explanation.documents = documents
+            for d in documents { explanation.selection.append(Self.describe(d)) }
         }
         return PresentmentRequest(origin: checked.origin, framing: checked.framing, sessionTranscript: checked.transcript, encryptionInfo: checked.encryptionInfo,
                                   deviceRequest: checked.deviceRequest, readerVerdict: checked.auth.verdict, documents: documents, explanation: explanation)
@@ -186,14 +206,7 @@ public final class AnnexCEngine: Sendable {
     ///   - format: how to frame the sealed response.
     public func respond(to request: PresentmentRequest, using: [Int: String] = [:], approving: Approval = .allRequested,
                         consented: ConsentedRequest? = nil, format: ResponseFormat = .automatic) throws(AnnexCError) -> Data {
-        if let consented {
-            for d in request.documents {
-                guard let allowed = consented.documents[d.docType], d.elements.allSatisfy({ allowed.contains($0.id) }) else {
-                    throw AnnexCError(.consentMismatch, "the request asks for a document or element the user was not shown")
-                }
-            }
-        }
-        let plan = try plan(request, using: using, approving: approving)
+        let plan = try Planner.plan(request, context: context, using: using, approving: approving, consented: consented)
         return try finish(plan, transcript: request.sessionTranscript, encryptionInfo: request.encryptionInfo, framing: request.framing, format: format)
     }
 
@@ -210,109 +223,28 @@ public final class AnnexCEngine: Sendable {
         return try seal(response, encryptionInfo: encryptionInfo, transcript: transcript, framing: framing, format: format)
     }
 
+    /// One line of `explain`'s selection record for a requested document: what each candidate would
+    /// release (substitutes named with what they replace), what it lacks, and alternatives not honoured.
+    static func describe(_ d: RequestedDocument) -> String {
+        var line = "docRequests[\(d.index)] \(d.docType): \(d.elements.count) elements requested; "
+        line += d.candidates.isEmpty ? "no usable credential" : d.candidates.map { c in
+            "\(c.credentialID) can release \(c.shownElements.count)"
+                + (c.releasable.isEmpty ? "" : " [\(c.releasable.map(\.identifier).joined(separator: ", "))]")
+                + c.substitutions.map { ", replaces \($0.requested.identifier) with [\($0.replacement.map(\.identifier).joined(separator: ", "))]" }.joined()
+                + (c.missing.isEmpty ? "" : ", lacks [\(c.missing.map(\.identifier).joined(separator: ", "))]")
+        }.joined(separator: "; ")
+        for i in d.ignoredAlternatives {
+            line += "; alternative for \(i.requested.identifier) not honoured (\(i.reason.rawValue)): [\(i.set.map(\.description).joined(separator: ", "))]"
+        }
+        return line
+    }
+
     /// Explains what the engine does with a request (framing, origin, transcript, reader checks,
     /// selection), without building a response. Never throws: a refusal is recorded in `error`.
     public func explain(rawRequest: Data, origin: String) -> Explanation {
         var e = Explanation()
         do { _ = try parse(rawRequest: rawRequest, origin: origin, explanation: &e, describeSelection: true) } catch { e.error = error }
         return e
-    }
-
-    // MARK: Planning
-
-    struct PlannedDocument {
-        /// Index in `docRequests`.
-        let index: Int
-        let docType: String
-        let maximumResponseSize: UInt64?
-        let credential: StoredCredential
-        /// Items to release: ascending indices into the credential's item table (so grouped by
-        /// namespace in deterministic order).
-        let released: [Int]
-        /// Requested elements not held (for the error policy).
-        let missing: [ElementID]
-
-        /// `count` empty slots, one per DocRequest. (`Array(repeating:count:)` would allocate through
-        /// the standard library's unspecialized path: a generic-metadata lookup on every call.)
-        static func slots(_ count: Int) -> [PlannedDocument?] {
-            var s = [PlannedDocument?]()
-            s.reserveCapacity(count)
-            for _ in 0..<count { s.append(nil) }
-            return s
-        }
-    }
-
-    struct Plan {
-        var answered: [PlannedDocument]
-        /// docTypes of the DocRequests left unanswered (optional use cases), in request order.
-        var unanswered: [String]
-    }
-
-    func plan(_ request: PresentmentRequest, using: [Int: String], approving: Approval) throws(AnnexCError) -> Plan {
-        // Per document: the chosen credential and what it releases after approval.
-        // Indexed by document position (RequestedDocument.index is its position in the request).
-        var perDoc = PlannedDocument.slots(request.documents.count)
-        for d in request.documents {
-            let candidate: CandidateCredential?
-            if let id = using[d.index] {
-                candidate = d.candidates.first { $0.credentialID == id }
-                if candidate == nil && context.credential(id: id) != nil {
-                    // The requested credential exists but cannot answer this document: leave it unanswered.
-                    continue
-                }
-                guard candidate != nil else { throw AnnexCError(.noMatchingCredential, "the chosen credential is unknown") }
-            } else {
-                candidate = d.candidates.first
-            }
-            guard let candidate, let credential = context.credential(id: candidate.credentialID) else { continue }
-            var released: [Int]
-            if case .allRequested = approving {
-                released = candidate.releasableItems
-                for (_, items) in candidate.substitutionItems { released += items }
-            } else {
-                released = candidate.releasableItems.filter { approving.allows(credential.orderedItems[$0].id, document: d.index) }
-                for (orig, items) in candidate.substitutionItems
-                    where approving.allows(orig, document: d.index) || items.allSatisfy({ approving.allows(credential.orderedItems[$0].id, document: d.index) }) {
-                    released += items
-                }
-            }
-            guard !released.isEmpty else { continue }
-            if !candidate.substitutionItems.isEmpty {
-                released = Array(Set(released)).sorted()
-            }
-            perDoc[d.index] = PlannedDocument(index: d.index, docType: d.docType, maximumResponseSize: d.maximumResponseSize, credential: credential,
-                                              released: released, missing: candidate.missing)
-        }
-        return try Self.settle(perDoc, request: request.deviceRequest) { i in !request.documents[i].candidates.isEmpty }
-    }
-
-    /// Decides which DocRequests are answered, given each one's planned document (nil: none): with
-    /// 1.1 useCases, the first answerable document set of each use case (a mandatory one must have
-    /// one); otherwise every DocRequest. `hasCandidates(i)` tells the two refusals apart.
-    static func settle(_ perDoc: [PlannedDocument?], request: DeviceRequest, hasCandidates: (Int) -> Bool) throws(AnnexCError) -> Plan {
-        var answer = [Int]()
-        if request.isVersion11OrLater, let info = request.deviceRequestInfo, !info.useCases.isEmpty {
-            var chosen = [Bool](repeating: false, count: perDoc.count)
-            for uc in info.useCases {
-                if let set = uc.documentSets.first(where: { $0.allSatisfy { $0 >= 0 && $0 < perDoc.count && perDoc[$0] != nil } }) {
-                    for i in set { chosen[i] = true }
-                } else if uc.mandatory {
-                    throw AnnexCError(.cannotSatisfyRequest, "a mandatory use case has no document set the wallet can answer")
-                }
-            }
-            answer = chosen.indices.filter { chosen[$0] }
-            guard !answer.isEmpty else { throw AnnexCError(.cannotSatisfyRequest, "no use case can be answered") }
-        } else {
-            for i in perDoc.indices {
-                guard perDoc[i] != nil else {
-                    if !hasCandidates(i) { throw AnnexCError(.noMatchingCredential, "no usable credential for a requested docType") }
-                    throw AnnexCError(.cannotSatisfyRequest, "nothing approved and held for a requested document")
-                }
-            }
-            return Plan(answered: perDoc.map { $0! }, unanswered: [])
-        }
-        return Plan(answered: answer.map { perDoc[$0]! },
-                    unanswered: request.docRequests.indices.filter { !answer.contains($0) }.map { request.docRequests[$0].itemsRequest.docType })
     }
 
     // MARK: Sealing

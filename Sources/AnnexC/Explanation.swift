@@ -35,6 +35,9 @@ public struct Explanation: Sendable {
     public var readerVerdict: ReaderVerdict?
     /// Selection decisions, one line each.
     public var selection: [String] = []
+    /// The consent model's documents (requested elements, alternatives honoured and ignored, every
+    /// candidate with what it would release and substitute), when selection was reached.
+    public var documents: [RequestedDocument] = []
     /// The error that stopped processing, if any.
     public var error: AnnexCError?
 }

@@ -13,37 +13,74 @@ public struct RequestedElement: Sendable, Hashable {
     public let intentToRetain: Bool
 }
 
-/// A stored credential that can answer a requested document, and what it can release.
+/// A stored credential that can answer a requested document, and what it would release: the consent
+/// screen's view of one `Planner` match.
 public struct CandidateCredential: Sendable {
-    /// The credential.
+    /// The credential's identifier in the context.
     public let credentialID: String
-    /// Requested elements the credential holds (before the user's approval).
+    /// Requested elements the credential holds, in request order (before the user's approval).
     public let releasable: [ElementID]
-    /// Requested elements it does not hold and that no alternative covers.
+    /// Requested elements it does not hold and that no admissible alternative set replaces.
     public let missing: [ElementID]
-    /// For requested elements it lacks: the alternative elements (2nd-edition
-    /// alternativeDataElements) it would release instead.
-    public let substitutions: [ElementID: [ElementID]]
-    /// `releasable` as indices into the credential's item table (ascending).
-    let releasableItems: [Int]
-    /// `substitutions` as item indices.
-    let substitutionItems: [ElementID: [Int]]
+    /// Requested elements it lacks, each with the alternative set (18013-5 2nd edition
+    /// `alternativeDataElements`) that would be released instead, in request order. A replacement is
+    /// released only when each of its elements is itself approved (or under `.allRequested`).
+    public let substitutions: [Substitution]
+    /// The match behind this view (what `respond` plans from).
+    let match: DocumentMatch
+
+    init(_ m: DocumentMatch) {
+        credentialID = m.credential.id
+        releasable = m.held.map { m.credential.orderedItems[$0].id }
+        missing = m.missing
+        substitutions = m.substitutions.map(\.substitution)
+        match = m
+    }
+
+    /// Every element this credential would release if everything shown were approved: the held
+    /// requested elements and every replacement, each once, in request order.
+    public var shownElements: [ElementID] {
+        var out = releasable
+        for s in substitutions { for e in s.replacement where !out.contains(e) { out.append(e) } }
+        return out
+    }
 }
 
 /// One DocRequest as a consent UI shows it.
 public struct RequestedDocument: Sendable {
-    /// Index in `docRequests`.
+    /// Position of the DocRequest in `docRequests` (the key of `Approval.perDocument` and `respond(using:)`).
     public let index: Int
-    /// The docType.
+    /// The requested document type, e.g. `org.iso.18013.5.1.mDL`.
     public let docType: String
-    /// The requested elements, in request order.
+    /// The requested elements with their IntentToRetain, in request order.
     public let elements: [RequestedElement]
-    /// alternativeDataElements: requested element → alternative sets.
+    /// The admissible alternative sets per requested element (1.1 `alternativeDataElements`), in the
+    /// reader's order; the first one a credential fully holds replaces a missing element.
     public let alternatives: [ElementID: [[ElementID]]]
-    /// maximumResponseSize, if the reader set one.
+    /// Alternative sets the engine refuses to honour (outside the element's namespace, too large, or
+    /// for an element not requested); shown so a reviewer sees what the reader tried.
+    public let ignoredAlternatives: [IgnoredAlternative]
+    /// maximumResponseSize in bytes, if the reader set one (a larger DeviceResponse is refused).
     public let maximumResponseSize: UInt64?
-    /// Stored credentials that can answer, best first.
+    /// Stored credentials that can answer, best first (the first is the default choice).
     public let candidates: [CandidateCredential]
+
+    init(_ q: DocumentQuery, candidates: [DocumentMatch]) {
+        index = q.index
+        docType = q.docType
+        var elements = [RequestedElement]()
+        elements.reserveCapacity(q.request.elementCount)
+        q.request.forEachElement { ns, e, retain in
+            elements.append(RequestedElement(id: ElementID(String(decoding: ns, as: UTF8.self), String(decoding: e, as: UTF8.self)), intentToRetain: retain))
+        }
+        self.elements = elements
+        var alternatives = [ElementID: [[ElementID]]]()
+        for a in q.alternatives { alternatives[a.requested] = a.sets }
+        self.alternatives = alternatives
+        ignoredAlternatives = q.ignored
+        maximumResponseSize = q.maximumResponseSize
+        self.candidates = candidates.map(CandidateCredential.init)
+    }
 }
 
 /// Everything a consent screen must show, produced by `AnnexCEngine.parse`. Pass it back to
@@ -67,9 +104,27 @@ public struct PresentmentRequest: Sendable {
     public let explanation: Explanation
 }
 
-/// The user's per-element choice.
+extension PresentmentRequest {
+    /// What a consent screen shows when the user keeps the default choices: per docType, every
+    /// requested element and every substitute of the candidate `respond(to:using:)` would use. Pass
+    /// it (or the platform's own summary) as `consented` to have anything beyond it refused.
+    public func consentSummary(using: [Int: String] = [:]) -> ConsentedRequest {
+        var out = [String: Set<ElementID>]()
+        for d in documents {
+            var shown = Set(d.elements.map(\.id))
+            let chosen = using[d.index].flatMap { id in d.candidates.first { $0.credentialID == id } } ?? d.candidates.first
+            if let chosen { for s in chosen.substitutions { shown.formUnion(s.replacement) } }
+            out[d.docType, default: []].formUnion(shown)
+        }
+        return ConsentedRequest(documents: out)
+    }
+}
+
+/// The user's per-element choice. An approval only narrows what the consent model shows: approving an
+/// element that was not shown releases nothing, and approving a requested element never approves the
+/// alternative set that would replace it (each replacement element must be approved itself).
 public enum Approval: Sendable, Hashable {
-    /// Everything requested (the default).
+    /// Everything shown: every requested element held and every substitution (the default).
     case allRequested
     /// Only these elements, in every document.
     case elements(Set<ElementID>)
@@ -86,9 +141,10 @@ public enum Approval: Sendable, Hashable {
 }
 
 /// What the platform showed the user (docType → elements). When given, a raw request asking for
-/// anything beyond it is refused.
+/// anything beyond it, or a response that would release an element beyond it (a substitute
+/// included), is refused with `consentMismatch`.
 public struct ConsentedRequest: Sendable, Hashable {
-    /// Consented elements per docType.
+    /// Consented elements per docType: requested elements and any substitutes shown.
     public var documents: [String: Set<ElementID>]
     /// Creates a summary.
     public init(documents: [String: Set<ElementID>]) { self.documents = documents }

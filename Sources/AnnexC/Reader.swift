@@ -192,6 +192,23 @@ public enum AnnexCReader {
         public let validUntil: Date
     }
 
+    /// What the holder's side is known to have held, shown and approved: lets a test hold a response
+    /// to exactly what the holder agreed to, not only to what the reader asked for.
+    public struct HolderConsent: Sendable {
+        /// docType → every element the answering credential holds.
+        public var held: [String: Set<ElementID>]
+        /// docType → the elements the holder approved; nil when everything shown was approved.
+        public var approved: [String: Set<ElementID>]?
+        /// The largest alternative set the wallet may honour (its `maxAlternativeSetSize`).
+        public var maxAlternativeSetSize: Int
+        /// Creates a record.
+        public init(held: [String: Set<ElementID>], approved: [String: Set<ElementID>]? = nil, maxAlternativeSetSize: Int = 6) {
+            self.held = held
+            self.approved = approved
+            self.maxAlternativeSetSize = maxAlternativeSetSize
+        }
+    }
+
     /// A verified response.
     public struct VerifiedResponse: Sendable {
         /// The decrypted DeviceResponse bytes.
@@ -235,8 +252,12 @@ public enum AnnexCReader {
     /// transcript; DeviceResponse structure; per document the issuer signature, the DS certificate chain
     /// to one of `issuerRoots` (when given) with the DS EKU, MSO docType and validity at `time`, every
     /// released digest, the device signature with the MSO device key, and that only requested elements
-    /// (or their declared alternatives) were disclosed.
-    public static func openResponse(_ response: Data, for request: BuiltRequest, issuerRoots: [Certificate], at time: Date) throws(AnnexCError) -> VerifiedResponse {
+    /// were disclosed. A substitute (an element of an alternative set) is accepted only in place of a
+    /// requested element that was not disclosed, as part of a whole set within that element's
+    /// namespace; with `consent`, also only when the credential lacks the requested element, the set
+    /// fits the wallet's bound, and every disclosed element was approved.
+    public static func openResponse(_ response: Data, for request: BuiltRequest, issuerRoots: [Certificate], at time: Date,
+                                    consent: HolderConsent? = nil) throws(AnnexCError) -> VerifiedResponse {
         let transcript = SessionTranscript(encryptionInfo: request.encryptionInfo, origin: request.origin)
         let plaintext = try decrypt(response, recipientKey: request.recipientKey, encryptionInfo: request.encryptionInfo, origin: request.origin)
         let dr: DeviceResponse
@@ -271,18 +292,37 @@ public enum AnnexCReader {
                 throw AnnexCError(.responseInvalid, "device signature does not verify")
             }
             if let attached = sig.payload, !attached.elementsEqual(dab) { throw AnnexCError(.responseInvalid, "attached DeviceAuthentication differs from the expected one") }
-            var allowed = Set(asked.elements.map(\.0))
-            for (_, sets) in asked.alternatives { for s in sets { allowed.formUnion(s) } }
             var elements = [(ElementID, CBORItem)]()
             for ns in doc.issuerSigned.nameSpaces {
-                for item in ns.items {
-                    let id = ElementID(ns.name, item.elementIdentifier)
-                    guard allowed.contains(id) else { throw AnnexCError(.responseInvalid, "an element was disclosed that was not requested") }
-                    elements.append((id, item.elementValue))
-                }
+                for item in ns.items { elements.append((ElementID(ns.name, item.elementIdentifier), item.elementValue)) }
             }
+            try checkDisclosure(elements.map(\.0), asked: asked, consent: consent)
             verified.append(VerifiedDocument(docType: doc.docType, elements: elements, documentSigner: ds.subject, validUntil: mso.validityInfo.validUntil))
         }
         return VerifiedResponse(deviceResponse: plaintext, documents: verified, documentErrors: dr.documentErrors)
+    }
+
+    /// The disclosure rule of `openResponse` for one document: every disclosed element was requested,
+    /// or is a substitute for a requested element that was not disclosed (see `openResponse`).
+    static func checkDisclosure(_ disclosed: [ElementID], asked: DocumentRequest, consent: HolderConsent?) throws(AnnexCError) {
+        let requested = Set(asked.elements.map(\.0))
+        let present = Set(disclosed)
+        guard present.count == disclosed.count else { throw AnnexCError(.responseInvalid, "an element was disclosed twice") }
+        let approved = consent?.approved.map { $0[asked.docType] ?? [] }
+        let held = consent?.held[asked.docType]
+        for id in disclosed {
+            if let approved, !approved.contains(id) { throw AnnexCError(.responseInvalid, "an element was disclosed that the holder did not approve") }
+            if requested.contains(id) { continue }
+            let admissible = asked.alternatives.contains { original, sets in
+                requested.contains(original) && !present.contains(original) && !(held?.contains(original) ?? false)
+                    && sets.contains { set in
+                        set.contains(id) && set.allSatisfy { $0.nameSpace == original.nameSpace && present.contains($0) }
+                            && Set(set).count <= (consent?.maxAlternativeSetSize ?? Int.max)
+                    }
+            }
+            guard admissible else {
+                throw AnnexCError(.responseInvalid, "an element was disclosed that was not requested and is no admissible substitute for a requested element")
+            }
+        }
     }
 }

@@ -9,7 +9,7 @@ import MdocCBOR
 /// IssuerSignedItemBytes are spliced verbatim from the stored credential; map keys are written in
 /// deterministic (bytewise) order; the device signature is produced through the signer protocol.
 enum ResponseBuilder {
-    static func build(plan: AnnexCEngine.Plan, transcript: SessionTranscript, missingElements: MissingElementPolicy) throws(AnnexCError) -> [UInt8] {
+    static func build(plan: Plan, transcript: SessionTranscript, missingElements: MissingElementPolicy) throws(AnnexCError) -> [UInt8] {
         let estimated = plan.answered.reduce(256) { acc, d in
             acc + d.credential.issuerAuthRange.count + d.released.reduce(0) { $0 + d.credential.orderedItems[$1].range.count } + 256
         }
@@ -39,7 +39,7 @@ enum ResponseBuilder {
         return w.bytes
     }
 
-    private static func writeDocument(_ d: AnnexCEngine.PlannedDocument, transcript: SessionTranscript, reportErrors: Bool, into w: inout CBORWriter) throws(AnnexCError) {
+    private static func writeDocument(_ d: PlannedDocument, transcript: SessionTranscript, reportErrors: Bool, into w: inout CBORWriter) throws(AnnexCError) {
         let c = d.credential
         let docType = d.docType
         let missing = reportErrors ? d.missing : []
@@ -116,7 +116,7 @@ enum ResponseBuilder {
 
     /// Re-parses the response, re-verifies each released item's digest against the MSO and the device
     /// signature against the MSO device key.
-    static func selfCheck(_ response: [UInt8], plan: AnnexCEngine.Plan, transcript: SessionTranscript) throws(AnnexCError) {
+    static func selfCheck(_ response: [UInt8], plan: Plan, transcript: SessionTranscript) throws(AnnexCError) {
         let parsed: DeviceResponse
         do { parsed = try DeviceResponse(encoded: response) } catch { throw AnnexCError(.selfCheckFailed, "the built DeviceResponse does not parse") }
         guard parsed.documents.count == plan.answered.count else { throw AnnexCError(.selfCheckFailed, "document count differs") }

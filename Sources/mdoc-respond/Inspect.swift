@@ -86,6 +86,7 @@ enum Inspect {
             }.joined(separator: ",") + "]")
             fields.append("\"readerVerdict\":\(jsonString(verdict(e.readerVerdict)))")
             fields.append("\"selection\":[\(e.selection.map(jsonString).joined(separator: ","))]")
+            fields.append("\"documents\":[" + e.documents.map(documentJSON).joined(separator: ",") + "]")
             fields.append("\"error\":\(e.error.map { "{\"code\":\(jsonString($0.code.rawValue)),\"detail\":\(jsonString($0.detail))}" } ?? "null")")
             print("{" + fields.joined(separator: ",") + "}")
         } else {
@@ -102,10 +103,39 @@ enum Inspect {
                 print("reader check \(c.label): alg \(c.algorithm.rawValue), \(c.verified ? "signature verified" : "FAILED"); chain: \(c.certificateSubjects.joined(separator: " <- "))")
             }
             print("reader verdict:     \(verdict(e.readerVerdict))")
-            for s in e.selection { print("selection:          \(s)") }
+            for d in e.documents { printDocument(d) }
             if let err = e.error { print("refused:            \(err.code.rawValue): \(err.detail)") }
         }
         if e.error != nil { exit(Exit.refused) }
+    }
+
+    /// One requested document as the consent model has it, in JSON (element ids only, never values).
+    static func documentJSON(_ d: RequestedDocument) -> String {
+        func ids(_ l: [ElementID]) -> String { "[" + l.map { jsonString($0.description) }.joined(separator: ",") + "]" }
+        let alternatives = d.elements.compactMap { e in d.alternatives[e.id].map { "{\"requested\":\(jsonString(e.id.description)),\"sets\":[\($0.map(ids).joined(separator: ","))]}" } }
+        let ignored = d.ignoredAlternatives.map { "{\"requested\":\(jsonString($0.requested.description)),\"set\":\(ids($0.set)),\"reason\":\(jsonString($0.reason.rawValue))}" }
+        let candidates = d.candidates.map { c in
+            "{\"credential\":\(jsonString(c.credentialID)),\"releasable\":\(ids(c.releasable)),\"substitutions\":["
+                + c.substitutions.map { "{\"requested\":\(jsonString($0.requested.description)),\"replacement\":\(ids($0.replacement))}" }.joined(separator: ",")
+                + "],\"missing\":\(ids(c.missing)),\"wouldRelease\":\(ids(c.shownElements))}"
+        }
+        return "{\"index\":\(d.index),\"docType\":\(jsonString(d.docType)),\"requested\":\(ids(d.elements.map(\.id))),"
+            + "\"alternatives\":[\(alternatives.joined(separator: ","))],\"ignoredAlternatives\":[\(ignored.joined(separator: ","))],"
+            + "\"candidates\":[\(candidates.joined(separator: ","))]}"
+    }
+
+    /// One requested document as text: what is asked, and per candidate what would leave the device.
+    static func printDocument(_ d: RequestedDocument) {
+        print("document \(d.index):         \(d.docType): \(d.elements.count) element(s) requested: \(d.elements.map(\.id.description).joined(separator: ", "))")
+        for i in d.ignoredAlternatives {
+            print("  alternative not honoured (\(i.reason.rawValue)): \(i.requested) -> [\(i.set.map(\.description).joined(separator: ", "))]")
+        }
+        if d.candidates.isEmpty { print("  no usable credential") }
+        for c in d.candidates {
+            print("  candidate \(c.credentialID): would release \(c.shownElements.count): \(c.releasable.map(\.description).joined(separator: ", "))")
+            for s in c.substitutions { print("    substitutes \(s.requested) -> [\(s.replacement.map(\.description).joined(separator: ", "))] (released only if each is approved)") }
+            if !c.missing.isEmpty { print("    lacks \(c.missing.map(\.description).joined(separator: ", "))") }
+        }
     }
 
     static func verdict(_ v: ReaderVerdict?) -> String {

@@ -214,7 +214,7 @@ struct EndToEndTests {
         return out
     }
 
-    @Test("accept plans straight from the DeviceRequest and answers exactly as respond(to: parse(…)) does: same documents, items, errors and refusals")
+    @Test("accept and respond(to: parse(…)) answer alike (documents, items, errors, refusals, alternatives); consent summaries and narrowed approvals release exactly what is computed")
     func directPlanMatchesTwoPhases() throws {
         let world = try TestWorld()
         let day: TimeInterval = 86400
@@ -232,6 +232,12 @@ struct EndToEndTests {
         let alt = AnnexCReader.DocumentRequest(docType: TestWorld.mDL, elements: [(ElementID(ns, "age_over_16"), false), (ElementID(ns, "family_name"), true)],
                                                alternatives: [(ElementID(ns, "age_over_16"), [[ElementID(ns, "age_over_99")], [ElementID(ns, "age_in_years")],
                                                                                               [ElementID(ns, "birth_date")]])])
+        let overlapping = AnnexCReader.DocumentRequest(
+            docType: TestWorld.mDL, elements: ["age_over_16", "age_over_17", "age_over_19", "age_over_20", "birth_date"].map { (ElementID(ns, $0), false) },
+            alternatives: [(ElementID(ns, "age_over_16"), [[ElementID(ns, "birth_date"), ElementID(ns, "issue_date")]]),
+                           (ElementID(ns, "age_over_17"), [[ElementID("org.iso.18013.5.1.aamva", "DHS_compliance")], [ElementID(ns, "age_in_years")]]),
+                           (ElementID(ns, "age_over_19"), [(0..<9).map { ElementID(ns, "e\($0)") }, [ElementID(ns, "issue_date"), ElementID(ns, "expiry_date")]]),
+                           (ElementID(ns, "age_over_99"), [[ElementID(ns, "portrait")]])])
         let requests: [AnnexCReader.BuiltRequest] = [
             try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin),
             try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name", "birth_date", "portrait", "resident_address"])], origin: TestWorld.origin),
@@ -247,9 +253,14 @@ struct EndToEndTests {
             try AnnexCReader.makeRequest(documents: [alt], origin: TestWorld.origin, version: "1.1"),
             try AnnexCReader.makeRequest(documents: [alt], origin: TestWorld.origin, version: "1.0"),
             try AnnexCReader.makeRequest(documents: [photo], origin: TestWorld.origin),
+            // Alternatives that overlap requested elements and each other, a two-element set, and sets
+            // the engine must ignore (outside the namespace, too large, for an element not requested).
+            try AnnexCReader.makeRequest(documents: [overlapping], origin: TestWorld.origin, version: "1.1"),
+            try AnnexCReader.makeRequest(documents: [overlapping, TestWorld.ask(TestWorld.pid, ["age_over_18"])], origin: TestWorld.origin, version: "1.1",
+                                         useCases: [.init(mandatory: true, documentSets: [[0, 1]])]),
         ]
         let key = try HPKE.PrivateKey.generate(kem: .p256HKDFSHA256)
-        var compared = 0, refusals = 0
+        var compared = 0, refusals = 0, narrowedApprovals = 0
         for policy in [MissingElementPolicy.omit, .report] {
             let engine = world.engine(context) { $0.missingElements = policy; $0.ephemeralKeySource = { key } }
             for (r, request) in requests.enumerated() {
@@ -272,6 +283,53 @@ struct EndToEndTests {
                         let pb = try AnnexCReader.openResponse(b, for: request, issuerRoots: [world.iaca], at: TestWorld.now).deviceResponse
                         #expect(try Self.unsigned(pa) == Self.unsigned(pb), "\(label)")
                         compared += 1
+                        // The consent path with the model's own summary answers the same; with one element
+                        // of a substitution withheld, exactly that whole substitution disappears.
+                        let parsed = try engine.parse(rawRequest: request.rawRequest, origin: "https://verifier.example")
+                        var using = [Int: String]()
+                        if let id { for d in parsed.documents { using[d.index] = id } }
+                        let summary = parsed.consentSummary(using: using)
+                        let viaSummary = try engine.respond(to: parsed, using: using, consented: summary)
+                        let pc = try AnnexCReader.openResponse(viaSummary, for: request, issuerRoots: [world.iaca], at: TestWorld.now).deviceResponse
+                        #expect(try Self.unsigned(pa) == Self.unsigned(pc), "\(label): consented summary")
+                        for d in parsed.documents {
+                            guard let chosen = using[d.index].flatMap({ id in d.candidates.first { $0.credentialID == id } }) ?? d.candidates.first else { continue }
+                            let direct = Set(chosen.releasable)
+                            for sub in chosen.substitutions {
+                                guard let withheld = sub.replacement.first(where: { !direct.contains($0) }) else { continue }
+                                var approved = [Int: Set<ElementID>]()
+                                for other in parsed.documents {
+                                    let c = using[other.index].flatMap { id in other.candidates.first { $0.credentialID == id } } ?? other.candidates.first
+                                    approved[other.index] = Set(c?.shownElements ?? [])
+                                }
+                                approved[d.index]!.remove(withheld)
+                                // Expected, computed here: everything shown but the withheld element's whole set
+                                // (elements of that set also held directly or in another substitution stay).
+                                var expected = direct
+                                for other in chosen.substitutions where other != sub && other.replacement.allSatisfy({ approved[d.index]!.contains($0) }) {
+                                    expected.formUnion(other.replacement)
+                                }
+                                if expected.isEmpty {
+                                    #expect(throws: AnnexCError.self, "\(label): withholding \(withheld) leaves nothing") {
+                                        try engine.respond(to: parsed, using: using, approving: .perDocument(approved), consented: summary)
+                                    }
+                                    narrowedApprovals += 1
+                                    continue
+                                }
+                                let narrowed = try engine.respond(to: parsed, using: using, approving: .perDocument(approved), consented: summary)
+                                var heldByType = [String: Set<ElementID>](), approvedByType = [String: Set<ElementID>]()
+                                for other in parsed.documents {
+                                    let c = using[other.index].flatMap { id in other.candidates.first { $0.credentialID == id } } ?? other.candidates.first
+                                    heldByType[other.docType] = Set(c.map { engine.context.credential(id: $0.credentialID)!.elements } ?? [])
+                                    approvedByType[other.docType] = approved[other.index]
+                                }
+                                let consent = AnnexCReader.HolderConsent(held: heldByType, approved: approvedByType)
+                                let v = try AnnexCReader.openResponse(narrowed, for: request, issuerRoots: [world.iaca], at: TestWorld.now, consent: consent)
+                                let got = Set(v.documents.first { $0.docType == d.docType }?.elements.map(\.0) ?? [])
+                                #expect(got == expected, "\(label): withholding \(withheld)")
+                                narrowedApprovals += 1
+                            }
+                        }
                     case (.failure(let a), .failure(let b)):
                         #expect(a == b, "\(label)")
                         refusals += 1
@@ -282,7 +340,7 @@ struct EndToEndTests {
             }
         }
         // The scenarios exercise both outcomes.
-        #expect(compared >= 40 && refusals >= 40, "compared \(compared), refusals \(refusals)")
+        #expect(compared >= 40 && refusals >= 40 && narrowedApprovals >= 10, "compared \(compared), refusals \(refusals), narrowed \(narrowedApprovals)")
     }
 
     @Test("maximumResponseSize is enforced; the self-check passes on good credentials")

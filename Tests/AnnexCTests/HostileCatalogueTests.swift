@@ -124,6 +124,20 @@ struct HostileCatalogueTests {
         addData("nesting 100000 deep", dr: b64raw([UInt8](repeating: 0x81, count: 100_000) + [0]), .limitExceeded)
         addData("invalid UTF-8 text", dr: b64raw([0xa1, 0x62, 0xc3, 0x28, 0x00]), .invalidDeviceRequest)
         addData("duplicate map keys", dr: b64raw([0xa2, 0x61, 0x61, 0x00, 0x61, 0x61, 0x01]), .invalidDeviceRequest)
+        // alternativeDataElements (1.1): substitutes count against the element limit.
+        func v11(_ requestInfo: CBORValue) -> String {
+            dr([.init(.text("version"), .text("1.1")), .init(.text("docRequests"), .array([.map([.init(.text("itemsRequest"), .embedded(.map([
+                .init(.text("docType"), .text(TestWorld.mDL)),
+                .init(.text("nameSpaces"), .map([.init(.text(TestWorld.mDLNS), .map([.init(.text("age_over_25"), .bool(false)), .init(.text("family_name"), .bool(false))]))])),
+                .init(.text("requestInfo"), requestInfo)])))])]))])
+        }
+        func ref(_ e: String, _ ns: String = TestWorld.mDLNS) -> CBORValue { .array([.text(ns), .text(e)]) }
+        addData("2000 alternative elements for one requested element", dr: v11(.map([.init(.text("alternativeDataElements"), .array([.map([
+            .init(.text("requestedElement"), ref("age_over_25")),
+            .init(.text("alternativeElementSets"), .array((0..<400).map { k in .array((0..<5).map { ref("e\(k)_\($0)") }) }))])]))])), .limitExceeded)
+        addData("alternativeDataElements not an array", dr: v11(.map([.init(.text("alternativeDataElements"), .map([]))])), .invalidDeviceRequest)
+        addData("alternative element reference of one item", dr: v11(.map([.init(.text("alternativeDataElements"), .array([.map([
+            .init(.text("requestedElement"), ref("age_over_25")), .init(.text("alternativeElementSets"), .array([.array([.array([.text(TestWorld.mDLNS)])])]))])]))])), .invalidDeviceRequest)
         let manyElements: CBORValue = .embedded(.map([.init(.text("docType"), .text("d")), .init(.text("nameSpaces"), .map([.init(.text("n"), .map((0..<100_000).map { .init(.text("e\($0)"), .bool(false)) }))]))]))
         addData("100000 requested elements", dr: dr([.init(.text("version"), .text("1.0")), .init(.text("docRequests"), .array([.map([.init(.text("itemsRequest"), manyElements)])]))]), .limitExceeded)
 
@@ -186,6 +200,46 @@ struct HostileCatalogueTests {
             truncations += 1
         }
         print("hostile catalogue: \(refused) named cases refused with the expected code; \(truncations) truncations of a valid request refused")
+    }
+
+    /// Hostile `alternativeDataElements` that must still be answered, releasing exactly the requested
+    /// element the credential holds and nothing the alternatives aim at.
+    static func alternativeRows() -> [(name: String, alternatives: [(ElementID, [[ElementID]])])] {
+        let ns = TestWorld.mDLNS
+        func e(_ n: String, _ space: String = ns) -> ElementID { ElementID(space, n) }
+        let everything = TestWorld.mDLElements.map { e($0.identifier) }
+        return [
+            ("every mDL element as one set for a missing element", [(e("age_over_25"), [everything])]),
+            ("seven elements, one over the default bound", [(e("age_over_25"), [Array(everything.prefix(7))])]),
+            ("a set in another namespace naming mDL element names", [(e("age_over_25"), [[e("portrait", "org.iso.18013.5.1.aamva")], [e("portrait", "")]])]),
+            ("a set mixing the namespace with another", [(e("age_over_25"), [[e("birth_date"), e("portrait", "x")]])]),
+            ("an alternative for an element not requested", [(e("age_over_99"), [[e("portrait")]])]),
+            ("an alternative for the held element itself", [(e("family_name"), [[e("portrait")]])]),
+            ("an alternative entry repeated, the last one hostile", [(e("age_over_25"), [[e("document_number")]]), (e("age_over_25"), [everything])]),
+        ]
+    }
+
+    @Test("Hostile alternativeDataElements rows: answered, and nothing beyond the requested held element leaves the device (accept and with a narrow approval)")
+    func alternativeCatalogue() throws {
+        let world = try TestWorld()
+        let engine = world.engine(try world.context([try world.entry(id: "mdl")]))
+        let held = [TestWorld.mDL: Set(engine.context.credentials[0].elements)]
+        var rows = 0
+        for row in Self.alternativeRows() {
+            let doc = AnnexCReader.DocumentRequest(docType: TestWorld.mDL, elements: [(ElementID(TestWorld.mDLNS, "age_over_25"), false), (ElementID(TestWorld.mDLNS, "family_name"), false)],
+                                                   alternatives: row.alternatives)
+            let req = try AnnexCReader.makeRequest(documents: [doc], origin: TestWorld.origin, version: "1.1")
+            let all = try AnnexCReader.openResponse(try engine.accept(rawRequest: req.rawRequest, origin: Self.origin), for: req, issuerRoots: [world.iaca],
+                                                    at: TestWorld.now, consent: .init(held: held))
+            // (A repeated entry is answered by its last one, which is not honoured: the earlier harmless set is not used either.)
+            #expect(all.documents[0].elements.map(\.0.identifier) == ["family_name"], "\(row.name)")
+            let parsed = try engine.parse(rawRequest: req.rawRequest, origin: Self.origin)
+            let narrow = try engine.respond(to: parsed, approving: .elements([ElementID(TestWorld.mDLNS, "age_over_25"), ElementID(TestWorld.mDLNS, "family_name")]))
+            let v = try AnnexCReader.openResponse(narrow, for: req, issuerRoots: [world.iaca], at: TestWorld.now, consent: .init(held: held))
+            #expect(v.documents[0].elements.map(\.0.identifier) == ["family_name"], "\(row.name): approving the requested elements released a substitute")
+            rows += 1
+        }
+        print("hostile alternatives: \(rows) rows answered with nothing beyond what was shown and approved")
     }
 
     /// The credential-context rows of the catalogue: damaged, insecure or mismatched snapshots are

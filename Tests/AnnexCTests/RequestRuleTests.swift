@@ -188,13 +188,13 @@ struct RequestRuleTests {
         for n in 0...40 {
             for input in [Array(0..<n), Array((0..<n).reversed()), (0..<n).map { _ in Int.random(in: 0..<8, using: &rng) }, Array(0..<n).shuffled(using: &rng)] {
                 var a = input
-                Selection.sortIndices(&a)
+                Planner.sortIndices(&a)
                 #expect(a == input.sorted(), "n = \(n)")
             }
         }
     }
 
-    @Test("Limits: request size, DocRequest count, element count")
+    @Test("Limits: request size, DocRequest count, element count (alternatives included)")
     func limits() throws {
         let engine = AnnexCEngine(context: try CredentialContext(entries: [], keyResolver: InMemoryKeyResolver([:])),
                                   configuration: .init(maxRequestBytes: 4096, maxDocRequests: 2, maxRequestedElements: 10))
@@ -202,7 +202,15 @@ struct RequestRuleTests {
         #expect(throws: AnnexCError(.limitExceeded, "request larger than the configured maximum")) { try engine.parse(rawRequest: huge, origin: "https://v.example") }
         let elements = (0..<11).map { (ElementID("ns", "e\($0)"), false) }
         let many = try AnnexCReader.makeRequest(documents: [.init(docType: "d", elements: elements)], origin: try Origin("https://v.example"))
-        #expect(throws: AnnexCError(.limitExceeded, "more requested elements than the configured limit")) { try engine.parse(rawRequest: many.rawRequest, origin: "https://v.example") }
+        #expect(throws: AnnexCError(.limitExceeded, "more requested and alternative elements than the configured limit")) { try engine.parse(rawRequest: many.rawRequest, origin: "https://v.example") }
+        // Alternatives count against the same limit: 2 requested + 1 entry naming 2 sets of 4 = 11 references.
+        let alts = (0..<2).map { k in (0..<4).map { ElementID("ns", "a\(k)\($0)") } }
+        let substituted = try AnnexCReader.makeRequest(documents: [.init(docType: "d", elements: [(ElementID("ns", "x"), false), (ElementID("ns", "y"), false)],
+                                                                           alternatives: [(ElementID("ns", "x"), alts)])], origin: try Origin("https://v.example"), version: "1.1")
+        #expect(throws: AnnexCError(.limitExceeded, "more requested and alternative elements than the configured limit")) { try engine.parse(rawRequest: substituted.rawRequest, origin: "https://v.example") }
+        let fewer = try AnnexCReader.makeRequest(documents: [.init(docType: "d", elements: [(ElementID("ns", "x"), false)], alternatives: [(ElementID("ns", "x"), [alts[0]])])],
+                                                 origin: try Origin("https://v.example"), version: "1.1")
+        #expect(try engine.parse(rawRequest: fewer.rawRequest, origin: "https://v.example").documents[0].alternatives.count == 1)
         let docs = try AnnexCReader.makeRequest(documents: Array(repeating: .init(docType: "d", elements: [(ElementID("ns", "e"), false)]), count: 3), origin: try Origin("https://v.example"))
         #expect(throws: AnnexCError(.limitExceeded, "more DocRequests than the configured limit")) { try engine.parse(rawRequest: docs.rawRequest, origin: "https://v.example") }
     }

@@ -119,6 +119,40 @@ struct ConformanceTests {
         print("CLI conformance sample: \(n) requests through the binary")
     }
 
+    @Test("CLI: inspect shows each substitution (text and --json); respond --approve of the requested elements releases no substitute")
+    func cliSubstitutes() throws {
+        guard Self.cliBinary != nil else {
+            print("NOTICE: .build/debug/mdoc-respond not built; CLI substitutes check skipped (scripts/test.sh builds it)")
+            return
+        }
+        let ns = "org.iso.18013.5.1"
+        let doc = AnnexCReader.DocumentRequest(docType: "org.iso.18013.5.1.mDL", elements: [(ElementID(ns, "age_over_25"), false), (ElementID(ns, "family_name"), false)],
+                                               alternatives: [(ElementID(ns, "age_over_25"), [[ElementID(ns, "birth_date")]])])
+        let req = try AnnexCReader.makeRequest(documents: [doc], origin: try Origin("https://verifier.example"), framing: .dataObject, version: "1.1")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-subst-\(UUID().uuidString).json")
+        try req.rawRequest.write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let base = ["--request", file.path, "--origin", "https://verifier.example", "--clock", "2027-03-01T12:00:00Z"]
+        let text = try #require(try Self.runCLI(["inspect"] + base))
+        let out = String(decoding: text.out, as: UTF8.self)
+        #expect(text.status == 0 && out.contains("substitutes \(ns)/age_over_25 -> [\(ns)/birth_date]"), "\(out)")
+        let json = try #require(try Self.runCLI(["inspect", "--json"] + base))
+        let parsed = try JSONSerialization.jsonObject(with: json.out) as? [String: Any]
+        let candidate = ((parsed?["documents"] as? [[String: Any]])?.first?["candidates"] as? [[String: Any]])?.first
+        let subs = candidate?["substitutions"] as? [[String: Any]]
+        #expect(subs?.first?["requested"] as? String == "\(ns)/age_over_25" && subs?.first?["replacement"] as? [String] == ["\(ns)/birth_date"], "\(String(decoding: json.out, as: UTF8.self))")
+        #expect(candidate?["wouldRelease"] as? [String] == ["\(ns)/family_name", "\(ns)/birth_date"])
+        let iaca = try Certificate(der: Array(Data(contentsOf: Self.vectors.appendingPathComponent("pki/iaca.der"))))
+        func released(_ approve: String) throws -> [String] {
+            let r = try #require(try Self.runCLI(["respond", "--approve", approve] + base))
+            #expect(r.status == 0, "\(approve): \(r.err)")
+            return try AnnexCReader.openResponse(r.out, for: req, issuerRoots: [iaca], at: Self.clock).documents[0].elements.map(\.0.identifier).sorted()
+        }
+        #expect(try released("\(ns)/age_over_25,\(ns)/family_name") == ["family_name"])
+        #expect(try released("\(ns)/family_name,\(ns)/birth_date") == ["birth_date", "family_name"])
+        #expect(try released("all") == ["birth_date", "family_name"])
+    }
+
     /// The debug CLI binary that `scripts/test.sh` builds, or nil when it has not been built.
     static var cliBinary: URL? {
         let binary = repo.appendingPathComponent(".build/debug/mdoc-respond")

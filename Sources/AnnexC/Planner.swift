@@ -1,0 +1,353 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import MdocCBOR
+
+/// A requested element the credential lacks, replaced by an alternative set it holds
+/// (18013-5 2nd edition `alternativeDataElements`). The replacement is what leaves the device in
+/// the requested element's place, so a consent screen must show it.
+public struct Substitution: Sendable, Hashable {
+    /// The requested element the credential does not hold.
+    public let requested: ElementID
+    /// The alternative set released instead, in the reader's order (duplicates removed).
+    public let replacement: [ElementID]
+}
+
+/// An alternative set from the request that the engine will never honour, and why. Shown in the
+/// consent model and the explanation; the request is otherwise answered.
+public struct IgnoredAlternative: Sendable, Hashable {
+    /// Why the set is not honoured.
+    public enum Reason: String, Sendable, Hashable {
+        /// An element of the set lies outside the requested element's namespace.
+        case leavesNamespace
+        /// The set has more elements than `Configuration.maxAlternativeSetSize`.
+        case tooLarge
+        /// The set stands in for an element the DocRequest does not request.
+        case elementNotRequested
+    }
+    /// The element the set was offered for.
+    public let requested: ElementID
+    /// The set as the reader sent it.
+    public let set: [ElementID]
+    /// Why it is not honoured.
+    public let reason: Reason
+}
+
+/// The request side of one DocRequest, prepared once and matched against every credential.
+struct DocumentQuery {
+    /// Index in `docRequests`.
+    let index: Int
+    let request: ItemsRequest
+    /// The honoured alternatives (1.1 only): requested element → its admissible sets, in the reader's order.
+    let alternatives: [(requested: ElementID, sets: [[ElementID]])]
+    /// Sets refused by the rules below.
+    let ignored: [IgnoredAlternative]
+
+    var docType: String { request.docType }
+    var maximumResponseSize: UInt64? { request.requestInfo?.maximumResponseSize }
+
+    /// Prepares every DocRequest of `request`. Which alternative sets are admissible:
+    ///
+    /// - only in a 1.1 (or later) request (`requestInfo` is a 2nd-edition field);
+    /// - only for an element the DocRequest requests (an entry for any other element could only widen
+    ///   what is released);
+    /// - at most `maxSetSize` elements per set (a set is released as a whole, so its size is what one
+    ///   missing element can cost the holder);
+    /// - every element in the requested element's namespace. ISO/IEC 18013-5:2025 §8.3.2.1.2.1
+    ///   (DocRequestInfo `alternativeDataElements`, CDDL `ElementReference = [NameSpace,
+    ///   DataElementIdentifier]`) gives each alternative its own namespace but, in the text available
+    ///   to us, no rule that lets an alternative leave the requested element's namespace; we follow the
+    ///   stricter reading: an alternative describes the same fact within the same namespace.
+    ///
+    /// A request repeating an element in `alternativeDataElements` is answered by its last entry.
+    static func prepare(_ request: DeviceRequest, maxSetSize: Int) -> [DocumentQuery] {
+        var out = [DocumentQuery]()
+        out.reserveCapacity(request.docRequests.count)
+        for (index, dr) in request.docRequests.enumerated() {
+            let ir = dr.itemsRequest
+            guard request.isVersion11OrLater, let entries = ir.requestInfo?.alternativeDataElements, !entries.isEmpty else {
+                out.append(DocumentQuery(index: index, request: ir, alternatives: [], ignored: []))
+                continue
+            }
+            var requested = Set<ElementID>()
+            ir.forEachElement { ns, e, _ in requested.insert(ElementID(String(decoding: ns, as: UTF8.self), String(decoding: e, as: UTF8.self))) }
+            var alternatives = [(requested: ElementID, sets: [[ElementID]])]()
+            var ignored = [IgnoredAlternative]()
+            for entry in entries {
+                let target = ElementID(entry.requestedElement.nameSpace, entry.requestedElement.identifier)
+                var sets = [[ElementID]]()
+                for raw in entry.alternativeElementSets {
+                    var set = [ElementID]()
+                    for p in raw {
+                        let e = ElementID(p.nameSpace, p.identifier)
+                        if !set.contains(e) { set.append(e) }
+                    }
+                    let reason: IgnoredAlternative.Reason? =
+                        !requested.contains(target) ? .elementNotRequested
+                        : set.contains(where: { $0.nameSpace != target.nameSpace }) ? .leavesNamespace
+                        : set.count > maxSetSize ? .tooLarge : nil
+                    if let reason { ignored.append(IgnoredAlternative(requested: target, set: set, reason: reason)) } else { sets.append(set) }
+                }
+                alternatives.removeAll { $0.requested == target }
+                if !sets.isEmpty { alternatives.append((target, sets)) }
+            }
+            out.append(DocumentQuery(index: index, request: ir, alternatives: alternatives, ignored: ignored))
+        }
+        return out
+    }
+}
+
+/// One DocRequest matched against one credential: the single decision of what that credential could
+/// release for it. Both the consent path (`parse`, which keeps every match) and `accept` (which keeps
+/// the best) are built on `Planner.match`.
+struct DocumentMatch: Sendable {
+    let credential: StoredCredential
+    /// Requested elements the credential holds, as item indices, in request order.
+    var held: [Int]
+    /// Requested elements it lacks that an admissible alternative set it fully holds replaces.
+    var substitutions: [(substitution: Substitution, items: [Int])]
+    /// Requested elements neither held nor replaced.
+    var missing: [ElementID]
+
+    /// How well the credential answers: requested elements held or replaced.
+    var score: Int { held.count + substitutions.count }
+}
+
+/// A DocRequest answered by one credential: what the DeviceResponse releases for it.
+struct PlannedDocument {
+    /// Index in `docRequests`.
+    let index: Int
+    let docType: String
+    let maximumResponseSize: UInt64?
+    let credential: StoredCredential
+    /// Items to release: ascending, distinct indices into the credential's item table (so grouped
+    /// by namespace in deterministic order).
+    let released: [Int]
+    /// Requested elements not held and not replaced (for the error policy).
+    let missing: [ElementID]
+
+    /// `count` empty slots, one per DocRequest. (`Array(repeating:count:)` would allocate through
+    /// the standard library's unspecialized path: a generic-metadata lookup on every call.)
+    static func slots(_ count: Int) -> [PlannedDocument?] {
+        var s = [PlannedDocument?]()
+        s.reserveCapacity(count)
+        for _ in 0..<count { s.append(nil) }
+        return s
+    }
+}
+
+/// The documents a DeviceResponse answers.
+struct Plan {
+    var answered: [PlannedDocument]
+    /// docTypes of the DocRequests left unanswered (optional use cases), in request order.
+    var unanswered: [String]
+}
+
+/// Selection and planning: the one place that decides which credential answers a DocRequest and
+/// which of its items leave the device.
+enum Planner {
+    /// Matches one DocRequest against one credential: each requested element is held (looked up by its
+    /// bytes; an `ElementID` is made only for an element not held), replaced by the first admissible
+    /// alternative set the credential fully holds, or missing.
+    static func match(_ q: DocumentQuery, _ c: StoredCredential) -> DocumentMatch {
+        var held = [Int]()
+        held.reserveCapacity(q.request.elementCount)
+        var substitutions = [(substitution: Substitution, items: [Int])]()
+        var missing = [ElementID]()
+        q.request.forEachElement { ns, identifier, _ in
+            if let i = c.itemIndex.probe(identifier, ns) {
+                held.append(i)
+                return
+            }
+            let id = ElementID(String(decoding: ns, as: UTF8.self), String(decoding: identifier, as: UTF8.self))
+            if !q.alternatives.isEmpty, let entry = q.alternatives.first(where: { $0.requested == id }) {
+                for set in entry.sets {
+                    var items = [Int]()
+                    items.reserveCapacity(set.count)
+                    for e in set {
+                        guard let i = c.itemIndex[e] else { break }
+                        items.append(i)
+                    }
+                    if items.count == set.count {
+                        substitutions.append((Substitution(requested: id, replacement: set), items))
+                        return
+                    }
+                }
+            }
+            missing.append(id)
+        }
+        return DocumentMatch(credential: c, held: held, substitutions: substitutions, missing: missing)
+    }
+
+    /// Whether `c` may answer a DocRequest for `docType` at `now`: not cancelled, within its validity,
+    /// holding the docType.
+    @inline(__always)
+    static func isCandidate(_ c: StoredCredential, docType: String, now: Date) -> Bool {
+        c.isUsable(at: now) && c.docTypes.contains(docType)
+    }
+
+    /// Every usable credential's match for a DocRequest, best first: most requested elements held or
+    /// replaced, then registration order. (`best` picks exactly the first of these.)
+    static func candidates(_ q: DocumentQuery, context: CredentialContext, now: Date) -> [DocumentMatch] {
+        var all = [DocumentMatch]()
+        for c in context.credentials where isCandidate(c, docType: q.docType, now: now) { all.append(match(q, c)) }
+        if all.count > 1 {
+            all = all.enumerated().sorted { a, b in
+                a.element.score != b.element.score ? a.element.score > b.element.score : a.offset < b.offset
+            }.map(\.element)
+        }
+        return all
+    }
+
+    /// The best usable credential's match (only `credentialID` when given): the first of `candidates`.
+    static func best(_ q: DocumentQuery, context: CredentialContext, now: Date, credentialID: String?) -> DocumentMatch? {
+        var best: DocumentMatch?
+        for c in context.credentials where isCandidate(c, docType: q.docType, now: now) {
+            if let credentialID, c.id != credentialID { continue }
+            let m = match(q, c)
+            if best == nil || m.score > best!.score { best = m }
+        }
+        return best
+    }
+
+    /// What a match releases under an approval, as ascending distinct item indices: the held requested
+    /// elements the approval allows, and each substitution whose every replacement element the
+    /// approval allows (approving the requested element never approves its replacement; a set is
+    /// released whole or not at all). `.allRequested` releases everything the match shows. The match's
+    /// `held` list is taken, not copied.
+    static func release(_ m: inout DocumentMatch, approving approval: Approval, document: Int) -> [Int] {
+        var out = [Int]()
+        swap(&out, &m.held)
+        if case .allRequested = approval {
+            for s in m.substitutions { out += s.items }
+        } else {
+            let items = m.credential.orderedItems
+            out.removeAll { !approval.allows(items[$0].id, document: document) }
+            for s in m.substitutions where s.substitution.replacement.allSatisfy({ approval.allows($0, document: document) }) { out += s.items }
+        }
+        sortIndices(&out)
+        if !m.substitutions.isEmpty { removeAdjacentDuplicates(&out) }
+        return out
+    }
+
+    /// Plans one DocRequest from its chosen match under an approval; nil when nothing would be released.
+    /// Every element released must lie in `consented` when the platform's summary is given.
+    static func planDocument(index: Int, docType: String, maximumResponseSize: UInt64?, match: inout DocumentMatch,
+                             approving approval: Approval, consented: Set<ElementID>?) throws(AnnexCError) -> PlannedDocument? {
+        let released = release(&match, approving: approval, document: index)
+        if let consented {
+            let items = match.credential.orderedItems
+            guard released.allSatisfy({ consented.contains(items[$0].id) }) else {
+                throw AnnexCError(.consentMismatch, "the response would release an element (a substitute) the user was not shown")
+            }
+        }
+        guard !released.isEmpty else { return nil }
+        return PlannedDocument(index: index, docType: docType, maximumResponseSize: maximumResponseSize, credential: match.credential,
+                               released: released, missing: match.missing)
+    }
+
+    /// The plan `accept` answers with: for each DocRequest the best usable credential (only
+    /// `credentialID` when given), releasing everything it shows. The same decisions as `parse`
+    /// followed by `respond(approving: .allRequested)`: both go through `match` and `planDocument`.
+    static func bestPlan(_ queries: [DocumentQuery], request: DeviceRequest, context: CredentialContext, now: Date,
+                         credentialID: String?) throws(AnnexCError) -> Plan {
+        var perDoc = PlannedDocument.slots(queries.count)
+        for q in queries {
+            guard var m = best(q, context: context, now: now, credentialID: credentialID) else { continue }
+            perDoc[q.index] = try planDocument(index: q.index, docType: q.docType, maximumResponseSize: q.maximumResponseSize, match: &m,
+                                               approving: .allRequested, consented: nil)
+        }
+        // Only consulted to word a refusal.
+        return try settle(perDoc, request: request) { i in
+            let docType = queries[i].docType
+            return context.credentials.contains { isCandidate($0, docType: docType, now: now) }
+        }
+    }
+
+    /// The plan for a parsed request: per document the chosen candidate (`using`, else the best),
+    /// narrowed by the approval and checked against the consented summary.
+    static func plan(_ request: PresentmentRequest, context: CredentialContext, using: [Int: String], approving: Approval,
+                     consented: ConsentedRequest?) throws(AnnexCError) -> Plan {
+        if let consented {
+            for d in request.documents {
+                guard let allowed = consented.documents[d.docType], d.elements.allSatisfy({ allowed.contains($0.id) }) else {
+                    throw AnnexCError(.consentMismatch, "the request asks for a document or element the user was not shown")
+                }
+            }
+        }
+        var perDoc = PlannedDocument.slots(request.documents.count)
+        for d in request.documents {
+            let candidate: CandidateCredential?
+            if let id = using[d.index] {
+                candidate = d.candidates.first { $0.credentialID == id }
+                if candidate == nil && context.credential(id: id) != nil {
+                    // The requested credential exists but cannot answer this document: leave it unanswered.
+                    continue
+                }
+                guard candidate != nil else { throw AnnexCError(.noMatchingCredential, "the chosen credential is unknown") }
+            } else {
+                candidate = d.candidates.first
+            }
+            guard var m = candidate?.match else { continue }
+            perDoc[d.index] = try planDocument(index: d.index, docType: d.docType, maximumResponseSize: d.maximumResponseSize, match: &m,
+                                               approving: approving, consented: consented?.documents[d.docType])
+        }
+        return try settle(perDoc, request: request.deviceRequest) { i in !request.documents[i].candidates.isEmpty }
+    }
+
+    /// Decides which DocRequests are answered, given each one's planned document (nil: none): with
+    /// 1.1 useCases, the first answerable document set of each use case (a mandatory one must have
+    /// one); otherwise every DocRequest. `hasCandidates(i)` tells the two refusals apart.
+    static func settle(_ perDoc: [PlannedDocument?], request: DeviceRequest, hasCandidates: (Int) -> Bool) throws(AnnexCError) -> Plan {
+        var answer = [Int]()
+        if request.isVersion11OrLater, let info = request.deviceRequestInfo, !info.useCases.isEmpty {
+            var chosen = [Bool](repeating: false, count: perDoc.count)
+            for uc in info.useCases {
+                if let set = uc.documentSets.first(where: { $0.allSatisfy { $0 >= 0 && $0 < perDoc.count && perDoc[$0] != nil } }) {
+                    for i in set { chosen[i] = true }
+                } else if uc.mandatory {
+                    throw AnnexCError(.cannotSatisfyRequest, "a mandatory use case has no document set the wallet can answer")
+                }
+            }
+            answer = chosen.indices.filter { chosen[$0] }
+            guard !answer.isEmpty else { throw AnnexCError(.cannotSatisfyRequest, "no use case can be answered") }
+        } else {
+            for i in perDoc.indices {
+                guard perDoc[i] != nil else {
+                    if !hasCandidates(i) { throw AnnexCError(.noMatchingCredential, "no usable credential for a requested docType") }
+                    throw AnnexCError(.cannotSatisfyRequest, "nothing approved and held for a requested document")
+                }
+            }
+            return Plan(answered: perDoc.map { $0! }, unanswered: [])
+        }
+        return Plan(answered: answer.map { perDoc[$0]! },
+                    unanswered: request.docRequests.indices.filter { !answer.contains($0) }.map { request.docRequests[$0].itemsRequest.docType })
+    }
+
+    /// Sorts item indices ascending: insertion sort for the usual handful (already nearly in order:
+    /// requests tend to list elements in the credential's order), the standard sort beyond.
+    static func sortIndices(_ a: inout [Int]) {
+        guard a.count <= 32 else { a.sort(); return }
+        a.withUnsafeMutableBufferPointer { b in
+            for i in b.indices.dropFirst() {
+                let v = b[i]
+                var j = i
+                while j > 0 && b[j - 1] > v { b[j] = b[j - 1]; j -= 1 }
+                b[j] = v
+            }
+        }
+    }
+
+    /// Removes repeats from a sorted array (an alternative set may overlap a requested element, or another set).
+    static func removeAdjacentDuplicates(_ a: inout [Int]) {
+        guard a.count > 1 else { return }
+        var w = 1
+        for r in 1..<a.count where a[r] != a[w - 1] {
+            a[w] = a[r]
+            w += 1
+        }
+        a.removeLast(a.count - w)
+    }
+}
