@@ -213,7 +213,8 @@ public struct CredentialContext: Sendable {
 
     /// The snapshot encoding (deterministic CBOR):
     /// `{"format", "version", "credentials": [{"id", "docTypes", "issuerSigned", "deviceKey", "cancelled", "validFrom", "validUntil"}],
-    ///   "readerTrust": {"anchors": [bstr], "authorities": null / [bstr], "requireReaderAuth": bool}}`.
+    ///   "readerTrust": {"anchors": [bstr], "authorities": null / [bstr], "requireReaderAuth": bool, "requireTrustedReader": bool}}`
+    /// (`requireTrustedReader` absent in older snapshots: false).
     public func encoded() -> [UInt8] {
         let creds: [CBORValue] = credentials.map { c in
             .map([
@@ -239,6 +240,7 @@ public struct CredentialContext: Sendable {
                 .init(.text("anchors"), .array(readerTrust.trustAnchors.map { .bytes($0.der) })),
                 .init(.text("authorities"), authorities),
                 .init(.text("requireReaderAuth"), .bool(readerTrust.requireReaderAuthentication)),
+                .init(.text("requireTrustedReader"), .bool(readerTrust.requireTrustedReader)),
             ])),
         ]).encoded()
     }
@@ -288,7 +290,9 @@ public struct CredentialContext: Sendable {
             authorities = .only(list)
         }
         let require = rt["requireReaderAuth"]?.boolValue ?? false
-        try self.init(entries: entries, readerTrust: ReaderTrustPolicy(trustAnchors: anchors, authorities: authorities, requireReaderAuthentication: require),
+        let requireTrusted = rt["requireTrustedReader"]?.boolValue ?? false
+        try self.init(entries: entries, readerTrust: ReaderTrustPolicy(trustAnchors: anchors, authorities: authorities, requireReaderAuthentication: require,
+                                                                       requireTrustedReader: requireTrusted),
                       keyResolver: keyResolver)
         // The stored validity must agree with the MSOs (it is what the host app registered).
         for (c, raw) in zip(credentials, list.children) {

@@ -158,14 +158,16 @@ public final class AnnexCEngine: Sendable {
         let now = configuration.clock()
         let auth: ReaderAuthenticator.Result
         do {
-            auth = try ReaderAuthenticator(policy: context.readerTrust, now: now).authenticate(request: request, transcript: transcript, record: record)
+            auth = try ReaderAuthenticator(policy: context.readerTrust, now: now).authenticate(request: request, transcript: transcript, record: record,
+                                                                                             checks: &explanation.readerChecks)
         } catch {
             explanation.error = error
             throw error
         }
         if record {
-            explanation.readerChecks = auth.checks
             explanation.readerVerdict = auth.verdict
+            explanation.documentVerdicts = auth.documents
+            explanation.readers = auth.readers
         }
         return CheckedRequest(origin: origin, framing: envelope.framing, transcript: transcript, encryptionInfo: encryptionInfo,
                               deviceRequest: request, queries: DocumentQuery.prepare(request, maxSetSize: configuration.maxAlternativeSetSize),
@@ -188,13 +190,17 @@ public final class AnnexCEngine: Sendable {
 
     func parse(rawRequest: Data, origin originText: String, explanation: inout Explanation, describeSelection: Bool) throws(AnnexCError) -> PresentmentRequest {
         let checked = try check(rawRequest: rawRequest, origin: originText, explanation: &explanation, record: true)
-        let documents = checked.queries.map { q in RequestedDocument(q, candidates: Planner.candidates(q, context: context, now: checked.now)) }
+        let documents = checked.queries.map { q in
+            RequestedDocument(q, candidates: Planner.candidates(q, context: context, now: checked.now), readerVerdict: checked.auth.documents[q.index],
+                              readerAuthentication: checked.auth.coverage.isEmpty ? [] : checked.auth.coverage[q.index])
+        }
         if describeSelection {
             explanation.documents = documents
             for d in documents { explanation.selection.append(Self.describe(d)) }
         }
         return PresentmentRequest(origin: checked.origin, framing: checked.framing, sessionTranscript: checked.transcript, encryptionInfo: checked.encryptionInfo,
-                                  deviceRequest: checked.deviceRequest, readerVerdict: checked.auth.verdict, documents: documents, explanation: explanation)
+                                  deviceRequest: checked.deviceRequest, readerVerdict: checked.auth.verdict, readers: checked.auth.readers,
+                                  documents: documents, explanation: explanation)
     }
 
     /// Builds, signs and seals the answer to a parsed request.

@@ -13,8 +13,13 @@ public struct Explanation: Sendable {
         public let signedBytes: [UInt8]
         /// Subjects of the x5chain, leaf first.
         public let certificateSubjects: [String]
-        /// Whether it verified.
+        /// Whether it verified (a signature that does not verify refuses the request, so a recorded
+        /// check always did).
         public let verified: Bool
+        /// The trust verdict for its reader: trusted, or signed but not trusted and why.
+        public let trust: ReaderVerdict
+        /// Set when the holder's policy refused this reader (the rule, never a value).
+        public let refusal: String?
     }
 
     /// The framing found.
@@ -31,8 +36,13 @@ public struct Explanation: Sendable {
     public var deviceRequest: [UInt8]?
     /// Reader signature checks.
     public var readerChecks: [ReaderCheck] = []
-    /// The reader verdict, or the error that refused it.
+    /// The reader verdict (the weakest over the DocRequests), or nil when not reached.
     public var readerVerdict: ReaderVerdict?
+    /// The reader verdict of each DocRequest, in request order.
+    public var documentVerdicts: [ReaderVerdict] = []
+    /// Each distinct reader certificate that signed, with its verdict (more than one: different
+    /// readers signed different parts of the request).
+    public var readers: [ReaderVerdict] = []
     /// Selection decisions, one line each.
     public var selection: [String] = []
     /// The consent model's documents (requested elements, alternatives honoured and ignored, every

@@ -64,8 +64,15 @@ public struct RequestedDocument: Sendable {
     public let maximumResponseSize: UInt64?
     /// Stored credentials that can answer, best first (the first is the default choice).
     public let candidates: [CandidateCredential]
+    /// Who asks for this document: the strongest verdict among the reader signatures covering it (its
+    /// own readerAuth and every readerAuthAll), or `.notAuthenticated` when none does.
+    public let readerVerdict: ReaderVerdict
+    /// The signatures covering this document (`docRequests[i].readerAuth`, `readerAuthAll[j]`).
+    public let readerAuthentication: [String]
 
-    init(_ q: DocumentQuery, candidates: [DocumentMatch]) {
+    init(_ q: DocumentQuery, candidates: [DocumentMatch], readerVerdict: ReaderVerdict, readerAuthentication: [String]) {
+        self.readerVerdict = readerVerdict
+        self.readerAuthentication = readerAuthentication
         index = q.index
         docType = q.docType
         var elements = [RequestedElement]()
@@ -96,8 +103,14 @@ public struct PresentmentRequest: Sendable {
     public let encryptionInfo: EncryptionInfo
     /// The DeviceRequest.
     public let deviceRequest: DeviceRequest
-    /// The reader-authentication verdict.
+    /// The weakest of the documents' reader verdicts: what a one-line summary may show. A consent
+    /// screen shows each document's own `readerVerdict`.
     public let readerVerdict: ReaderVerdict
+    /// Each distinct reader certificate that signed the request, in signature order, with its verdict.
+    public let readers: [ReaderVerdict]
+    /// True when different reader certificates signed parts of the request: the consent screen must
+    /// say who asks for what.
+    public var signedByDifferentReaders: Bool { readers.count > 1 }
     /// The requested documents.
     public let documents: [RequestedDocument]
     /// What was checked, for debugging.

@@ -37,6 +37,27 @@ public enum AnnexCReader {
         case perDocument(signer: SoftwareSigner, chain: [Certificate])
         /// One readerAuthAll over all DocRequests (version 1.1).
         case all(signer: SoftwareSigner, chain: [Certificate])
+        /// Per DocRequest its own signer or none (nil), and optionally a readerAuthAll: requests signed
+        /// by several readers, or only in part.
+        case custom(perDocument: [(signer: SoftwareSigner, chain: [Certificate])?], all: (signer: SoftwareSigner, chain: [Certificate])?)
+
+        /// The signer of DocRequest `i`, if any.
+        func documentSigner(_ i: Int) -> (signer: SoftwareSigner, chain: [Certificate])? {
+            switch self {
+            case .none, .all: nil
+            case .perDocument(let s, let c): (s, c)
+            case .custom(let each, _): i < each.count ? each[i] : nil
+            }
+        }
+
+        /// The readerAuthAll signer, if any.
+        var allSigner: (signer: SoftwareSigner, chain: [Certificate])? {
+            switch self {
+            case .none, .perDocument: nil
+            case .all(let s, let c): (s, c)
+            case .custom(_, let all): all
+            }
+        }
     }
 
     /// A use case for version 1.1 requests.
@@ -134,14 +155,14 @@ public enum AnnexCReader {
         var w = CBORWriter(capacity: 2048)
         var topCount = 2
         if deviceRequestInfo != nil { topCount += 1 }
-        if case .all = signing { topCount += 1 }
+        if signing.allSigner != nil { topCount += 1 }
         w.writeMapHeader(count: topCount)
         w.writeText("version")
         w.writeText(version)
         w.writeText("docRequests")
         w.writeArrayHeader(count: itemsRequests.count)
-        for ir in itemsRequests {
-            if case .perDocument(let signer, let chain) = signing {
+        for (i, ir) in itemsRequests.enumerated() {
+            if let (signer, chain) = signing.documentSigner(i) {
                 w.writeMapHeader(count: 2)
                 w.writeText("itemsRequest"); w.writeRaw(ir)
                 w.writeText("readerAuth")
@@ -158,7 +179,7 @@ public enum AnnexCReader {
             w.writeText("deviceRequestInfo")
             w.writeRaw(dri)
         }
-        if case .all(let signer, let chain) = signing {
+        if let (signer, chain) = signing.allSigner {
             w.writeText("readerAuthAll")
             w.writeArrayHeader(count: 1)
             let raa = MdocAuthentication.readerAuthenticationAllBytes(sessionTranscript: transcript.bytes, itemsRequestBytes: itemsRequests.map { $0[...] },

@@ -111,6 +111,24 @@ package struct X509Certificate: Sendable {
     /// True when basicConstraints marks the certificate as a CA.
     package var isCA: Bool { X509_check_ca(box.x509) > 0 }
 
+    /// The key usage bits (RFC 5280 §4.2.1.3, OpenSSL's `KU_*` values, e.g. digitalSignature `0x80`),
+    /// or nil when the certificate has no key usage extension.
+    package var keyUsage: UInt32? {
+        let flags = X509_get_extension_flags(box.x509)
+        ERR_clear_error()
+        guard flags & UInt32(EXFLAG_KUSAGE) != 0 else { return nil }
+        return X509_get_key_usage(box.x509)
+    }
+
+    /// The digitalSignature key usage bit.
+    package static let keyUsageDigitalSignature = UInt32(KU_DIGITAL_SIGNATURE)
+
+    /// True when the certificate is self-signed: issuer and subject names equal and its signature
+    /// verifies under its own key.
+    package var isSelfSigned: Bool {
+        X509_NAME_cmp(X509_get_issuer_name(box.x509), X509_get_subject_name(box.x509)) == 0 && isSigned(by: self)
+    }
+
     /// True when this certificate's signature verifies under `issuer`'s public key.
     package func isSigned(by issuer: X509Certificate) -> Bool {
         guard let pk = X509_get0_pubkey(issuer.box.x509) else { return false }
@@ -158,6 +176,7 @@ package enum X509Builder {
     package struct Profile: Sendable {
         package var isCA: Bool
         package var pathLength: Int?
+        /// OpenSSL's config syntax; empty: no key usage extension.
         package var keyUsage: String
         package var extendedKeyUsage: String?
         package var crlDistributionPoint: String?
@@ -208,7 +227,7 @@ package enum X509Builder {
         var bc = profile.isCA ? "critical,CA:TRUE" : "critical,CA:FALSE"
         if profile.isCA, let p = profile.pathLength { bc += ",pathlen:\(p)" }
         try check(mdoc_x509_add_ext(x, issuerX, NID_basic_constraints, bc) == 1, "basicConstraints")
-        try check(mdoc_x509_add_ext(x, issuerX, NID_key_usage, profile.keyUsage) == 1, "keyUsage")
+        if !profile.keyUsage.isEmpty { try check(mdoc_x509_add_ext(x, issuerX, NID_key_usage, profile.keyUsage) == 1, "keyUsage") }
         try check(mdoc_x509_add_ext(x, issuerX, NID_subject_key_identifier, "hash") == 1, "SKI")
         if issuer != nil {
             try check(mdoc_x509_add_ext(x, issuerX, NID_authority_key_identifier, "keyid:always") == 1, "AKI")

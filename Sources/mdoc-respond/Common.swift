@@ -165,5 +165,23 @@ func hex<C: Collection<UInt8>>(_ b: C) -> String {
     return s
 }
 
+/// Text from a request or a certificate made safe for a terminal line: control characters (C0, DEL,
+/// C1), backslashes and Unicode line/paragraph separators and bidirectional controls are escaped as
+/// `\u{…}`, so such text can never start a line of its own, move the cursor or forge another line.
+func safe(_ s: String) -> String {
+    var out = ""
+    out.reserveCapacity(s.utf8.count)
+    for u in s.unicodeScalars {
+        let v = u.value
+        if v < 0x20 || v == 0x7f || (v >= 0x80 && v < 0xa0) || v == 0x5c || v == 0x2028 || v == 0x2029
+            || (v >= 0x202a && v <= 0x202e) || (v >= 0x2066 && v <= 0x2069) || v == 0x200e || v == 0x200f {
+            out += "\\u{\(String(v, radix: 16))}"
+        } else {
+            out.unicodeScalars.append(u)
+        }
+    }
+    return out
+}
+
 /// A JSON string literal.
 func jsonString(_ s: String) -> String { CBORDiagnostic.quoted(s) }

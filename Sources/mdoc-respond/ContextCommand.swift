@@ -19,7 +19,13 @@ enum ContextCommand {
                                              add a credential; the key is copied to DIR/keys/ (0600)
       list [--json]                          credentials with their registration metadata
       remove ID | cancel ID | reinstate ID   change one credential
-      policy (--allow-authority SKI_HEX ... | --any) [--require-reader-auth | --no-require-reader-auth]
+      policy [--allow-authority SKI_HEX ... | --any] [--require-reader-auth | --no-require-reader-auth]
+             [--require-trusted-reader | --no-require-trusted-reader]
+                                             who may ask: by default any reader, trusted or not (the
+                                             verdict is reported); --allow-authority refuses readers of
+                                             other authorities; --require-trusted-reader refuses signed
+                                             requests from untrusted readers; --require-reader-auth
+                                             refuses any DocRequest not signed by a trusted reader
       trust add FILE | trust remove FILE     add or remove a reader trust anchor (PEM or DER)
 
     Every change validates all credentials and rewrites context.cbor atomically (mode 0600).
@@ -31,7 +37,8 @@ enum ContextCommand {
             if args.contains("--help") || args.contains("-h") { print(help); exit(Exit.ok) }
             fail(Exit.usage, "usage", "context needs an action; see 'mdoc-respond context --help'")
         }
-        let o = Options(Array(args.dropFirst()), flags: ["--json", "--any", "--require-reader-auth", "--no-require-reader-auth"], help: help)
+        let o = Options(Array(args.dropFirst()), flags: ["--json", "--any", "--require-reader-auth", "--no-require-reader-auth",
+                                                                   "--require-trusted-reader", "--no-require-trusted-reader"], help: help)
         o.check(allowed: ["--context", "--issuer-signed", "--device-key", "--id", "--doctype", "--allow-authority"])
         let dir = URL(fileURLWithPath: o.require("--context"))
         if action == "init" {
@@ -101,7 +108,7 @@ enum ContextCommand {
                 }
                 let auth: String
                 switch trust.authorities { case .any: auth = "any"; case .only(let l): auth = l.isEmpty ? "any" : l.map { hex($0) }.joined(separator: ",") }
-                print("reader trust: \(trust.trustAnchors.count) anchor(s); authorities: \(auth); reader authentication required: \(trust.requireReaderAuthentication)")
+                print("reader trust: \(trust.trustAnchors.count) anchor(s); authorities: \(auth); trusted reader required: \(trust.requireTrustedReader); reader authentication required: \(trust.requireReaderAuthentication)")
             }
         case "remove":
             let i = index(o.positionals.first)
@@ -126,6 +133,8 @@ enum ContextCommand {
             }
             if o.flags.contains("--require-reader-auth") { trust.requireReaderAuthentication = true }
             if o.flags.contains("--no-require-reader-auth") { trust.requireReaderAuthentication = false }
+            if o.flags.contains("--require-trusted-reader") { trust.requireTrustedReader = true }
+            if o.flags.contains("--no-require-trusted-reader") { trust.requireTrustedReader = false }
             save("policy updated")
         case "trust":
             guard o.positionals.count == 2 else { fail(Exit.usage, "usage", "trust add|remove FILE") }

@@ -82,9 +82,12 @@ enum Inspect {
             fields.append("\"sessionTranscript\":\(e.sessionTranscript.map { jsonString(hex($0)) } ?? "null")")
             fields.append("\"deviceRequest\":\(dr.map { jsonString(CBORDiagnostic.describe($0.root, options: .init(expandEmbedded: true))) } ?? "null")")
             fields.append("\"readerChecks\":[" + e.readerChecks.map { c in
-                "{\"label\":\(jsonString(c.label)),\"algorithm\":\(c.algorithm.rawValue),\"verified\":\(c.verified),\"certificates\":[\(c.certificateSubjects.map(jsonString).joined(separator: ","))],\"signedBytes\":\(jsonString(hex(c.signedBytes)))}"
+                "{\"label\":\(jsonString(c.label)),\"algorithm\":\(c.algorithm.rawValue),\"verified\":\(c.verified),\"certificates\":[\(c.certificateSubjects.map(jsonString).joined(separator: ","))],"
+                    + "\"trust\":\(verdictJSON(c.trust)),\"refusal\":\(c.refusal.map(jsonString) ?? "null"),\"signedBytes\":\(jsonString(hex(c.signedBytes)))}"
             }.joined(separator: ",") + "]")
-            fields.append("\"readerVerdict\":\(jsonString(verdict(e.readerVerdict)))")
+            fields.append("\"readerVerdict\":\(e.readerVerdict.map(verdictJSON) ?? "null")")
+            fields.append("\"documentVerdicts\":[\(e.documentVerdicts.map(verdictJSON).joined(separator: ","))]")
+            fields.append("\"readers\":[\(e.readers.map(verdictJSON).joined(separator: ","))]")
             fields.append("\"selection\":[\(e.selection.map(jsonString).joined(separator: ","))]")
             fields.append("\"documents\":[" + e.documents.map(documentJSON).joined(separator: ",") + "]")
             fields.append("\"error\":\(e.error.map { "{\"code\":\(jsonString($0.code.rawValue)),\"detail\":\(jsonString($0.detail))}" } ?? "null")")
@@ -100,11 +103,16 @@ enum Inspect {
             }
             if let dr { print("DeviceRequest:\n" + CBORDiagnostic.describe(dr.root, options: .init(expandEmbedded: true, indent: 2))) }
             for c in e.readerChecks {
-                print("reader check \(c.label): alg \(c.algorithm.rawValue), \(c.verified ? "signature verified" : "FAILED"); chain: \(c.certificateSubjects.joined(separator: " <- "))")
+                print("reader check \(safe(c.label)): alg \(c.algorithm.rawValue), \(c.verified ? "signature verified" : "FAILED"); chain: \(c.certificateSubjects.map(safe).joined(separator: " <- "))")
+                print("                    trust: \(c.refusal.map { "refused: " + safe($0) } ?? verdict(c.trust))")
             }
             print("reader verdict:     \(verdict(e.readerVerdict))")
+            if e.readers.count > 1 {
+                print("readers:            \(e.readers.count) different reader certificates signed parts of this request: "
+                      + e.readers.map { safe($0.subject ?? "-") }.joined(separator: "; "))
+            }
             for d in e.documents { printDocument(d) }
-            if let err = e.error { print("refused:            \(err.code.rawValue): \(err.detail)") }
+            if let err = e.error { print("refused:            \(err.code.rawValue): \(safe(err.detail))") }
         }
         if e.error != nil { exit(Exit.refused) }
     }
@@ -119,31 +127,46 @@ enum Inspect {
                 + c.substitutions.map { "{\"requested\":\(jsonString($0.requested.description)),\"replacement\":\(ids($0.replacement))}" }.joined(separator: ",")
                 + "],\"missing\":\(ids(c.missing)),\"wouldRelease\":\(ids(c.shownElements))}"
         }
-        return "{\"index\":\(d.index),\"docType\":\(jsonString(d.docType)),\"requested\":\(ids(d.elements.map(\.id))),"
+        return "{\"index\":\(d.index),\"docType\":\(jsonString(d.docType)),\"readerVerdict\":\(verdictJSON(d.readerVerdict)),"
+            + "\"readerAuthentication\":[\(d.readerAuthentication.map(jsonString).joined(separator: ","))],\"requested\":\(ids(d.elements.map(\.id))),"
             + "\"alternatives\":[\(alternatives.joined(separator: ","))],\"ignoredAlternatives\":[\(ignored.joined(separator: ","))],"
             + "\"candidates\":[\(candidates.joined(separator: ","))]}"
     }
 
-    /// One requested document as text: what is asked, and per candidate what would leave the device.
+    /// One requested document as text: who asks, what is asked, and per candidate what would leave the
+    /// device. Request-controlled strings (docType, element names, subjects) are escaped.
     static func printDocument(_ d: RequestedDocument) {
-        print("document \(d.index):         \(d.docType): \(d.elements.count) element(s) requested: \(d.elements.map(\.id.description).joined(separator: ", "))")
+        func list(_ ids: [ElementID]) -> String { ids.map { safe($0.description) }.joined(separator: ", ") }
+        print("document \(d.index):         \(safe(d.docType)): \(d.elements.count) element(s) requested: \(list(d.elements.map(\.id)))")
+        print("  reader:           \(verdict(d.readerVerdict))" + (d.readerAuthentication.isEmpty ? "" : " (signed by \(d.readerAuthentication.joined(separator: ", ")))"))
         for i in d.ignoredAlternatives {
-            print("  alternative not honoured (\(i.reason.rawValue)): \(i.requested) -> [\(i.set.map(\.description).joined(separator: ", "))]")
+            print("  alternative not honoured (\(i.reason.rawValue)): \(safe(i.requested.description)) -> [\(list(i.set))]")
         }
         if d.candidates.isEmpty { print("  no usable credential") }
         for c in d.candidates {
-            print("  candidate \(c.credentialID): would release \(c.shownElements.count): \(c.releasable.map(\.description).joined(separator: ", "))")
-            for s in c.substitutions { print("    substitutes \(s.requested) -> [\(s.replacement.map(\.description).joined(separator: ", "))] (released only if each is approved)") }
-            if !c.missing.isEmpty { print("    lacks \(c.missing.map(\.description).joined(separator: ", "))") }
+            print("  candidate \(safe(c.credentialID)): would release \(c.shownElements.count): \(list(c.releasable))")
+            for s in c.substitutions { print("    substitutes \(safe(s.requested.description)) -> [\(list(s.replacement))] (released only if each is approved)") }
+            if !c.missing.isEmpty { print("    lacks \(list(c.missing))") }
         }
     }
 
+    /// A verdict as text; the reader's subject comes from its certificate, so it is escaped.
     static func verdict(_ v: ReaderVerdict?) -> String {
         switch v {
         case nil: "not evaluated"
         case .notAuthenticated?: "not authenticated"
-        case .trusted(let s, let aki)?: "trusted: \(s)" + (aki.map { " (authority \(hex($0)))" } ?? "")
-        case .signedButNotAnchored(let s)?: "signed, not anchored (no trust anchors): \(s)"
+        case .trusted(let s, let aki)?: "trusted: \(safe(s))" + (aki.map { " (authority \(hex($0)))" } ?? "")
+        case .signedNotTrusted(let s, let reason)?: "signed, not trusted (\(reason.explanation)): \(safe(s))"
+        }
+    }
+
+    static func verdictJSON(_ v: ReaderVerdict) -> String {
+        switch v {
+        case .notAuthenticated: "{\"status\":\"notAuthenticated\"}"
+        case .trusted(let s, let aki):
+            "{\"status\":\"trusted\",\"subject\":\(jsonString(s)),\"authorityKeyIdentifier\":\(aki.map { jsonString(hex($0)) } ?? "null")}"
+        case .signedNotTrusted(let s, let reason):
+            "{\"status\":\"signedNotTrusted\",\"subject\":\(jsonString(s)),\"reason\":\(jsonString(reason.rawValue))}"
         }
     }
 

@@ -206,15 +206,23 @@ struct Case: Encodable {
     let encryptionInfo: String
     let deviceRequest: String
     let documents: [[String: [String]]]
+    /// alternativeDataElements of the (single) requested document: "ns/element" → alternative sets.
+    let alternatives: [String: [[String]]]?
+    /// Reader-trust policy switches applied to the built-in context for this case.
+    let policy: [String: Bool]?
     let expected: Expected
-    struct Expected: Encodable { let outcome: String; let error: String?; let disclosed: [String: [String]]? }
+    struct Expected: Encodable {
+        let outcome: String; let error: String?; let disclosed: [String: [String]]?
+        /// The request's reader verdict: notAuthenticated, trusted, or signedNotTrusted:<reason>.
+        var readerVerdict: String? = nil
+    }
 }
 var cases = [Case]()
 var caseNumber = 0
 @MainActor
 func add(_ id: String, docs: [AnnexCReader.DocumentRequest], framing: RequestFraming = .digitalRequestList, version: String = "1.0",
          signing: String = "none", useCases: [AnnexCReader.UseCase] = [], requestOrigin: Origin = origin, presentedOrigin: String? = nil,
-         expected: Case.Expected) throws {
+         policy: [String: Bool]? = nil, expected: Case.Expected) throws {
     caseNumber += 1
     var rnd = SeededRandom("request/\(id)")
     let rk = try HPKE.PrivateKey.derive(kem: .p256HKDFSHA256, ikm: rnd.bytes(32))
@@ -233,12 +241,16 @@ func add(_ id: String, docs: [AnnexCReader.DocumentRequest], framing: RequestFra
     cases.append(Case(id: id, file: file, origin: presentedOrigin ?? origin.serialized, framing: framing.rawValue, version: version, readerAuth: signing,
                       readerKey: try rk.serialized().map { String(format: "%02x", $0) }.joined(), encryptionInfo: built.encryptionInfo,
                       deviceRequest: built.deviceRequest,
-                      documents: docs.map { d in [d.docType: d.elements.map { "\($0.0.nameSpace)/\($0.0.identifier)" }] }, expected: expected))
+                      documents: docs.map { d in [d.docType: d.elements.map { "\($0.0.nameSpace)/\($0.0.identifier)" }] },
+                      alternatives: docs.first.flatMap { d in
+                          d.alternatives.isEmpty ? nil : Dictionary(d.alternatives.map { ($0.0.description, $0.1.map { $0.map(\.description) }) }, uniquingKeysWith: { $1 })
+                      },
+                      policy: policy, expected: expected))
 }
 func ask(_ docType: String, _ ns: String, _ names: [String]) -> AnnexCReader.DocumentRequest {
     .init(docType: docType, elements: names.map { (ElementID(ns, $0), $0 != "portrait") })
 }
-func ok(_ d: [String: [String]]) -> Case.Expected { .init(outcome: "ok", error: nil, disclosed: d) }
+func ok(_ d: [String: [String]], verdict: String? = nil) -> Case.Expected { .init(outcome: "ok", error: nil, disclosed: d, readerVerdict: verdict) }
 func refused(_ code: AnnexCError.Code) -> Case.Expected { .init(outcome: "refused", error: code.rawValue, disclosed: nil) }
 
 let mdlAsk = ["family_name", "given_name", "birth_date", "portrait", "driving_privileges", "age_over_21"]
@@ -264,7 +276,24 @@ try add("unknown-doctype", docs: [ask("org.example.library-card.1", "org.example
 try add("nothing-held", docs: [ask("org.iso.18013.5.1.mDL", mDLNS, ["biometric_template_face"])], expected: refused(.cannotSatisfyRequest))
 try add("mandatory-use-case-unsatisfiable", docs: [ask("org.iso.18013.5.1.mDL", mDLNS, ["family_name"]), ask("org.example.library-card.1", "org.example.library", ["member_id"])],
         version: "1.1", useCases: [.init(mandatory: true, documentSets: [[1]])], expected: refused(.cannotSatisfyRequest))
-try add("untrusted-reader", docs: [ask("org.iso.18013.5.1.mDL", mDLNS, ["family_name"])], signing: "unknownReader", expected: refused(.untrustedReader))
+// A reader whose certificate chains to no anchor the holder has: answered as "signed, not trusted"
+// by default; refused when the holder requires a trusted reader.
+try add("untrusted-reader", docs: [ask("org.iso.18013.5.1.mDL", mDLNS, ["family_name"])], signing: "unknownReader",
+        expected: ok(["org.iso.18013.5.1.mDL": ["\(mDLNS)/family_name"]], verdict: "signedNotTrusted:notChainedToAnchor"))
+try add("untrusted-reader-refused-when-a-trusted-reader-is-required", docs: [ask("org.iso.18013.5.1.mDL", mDLNS, ["family_name"])], signing: "unknownReader",
+        policy: ["requireTrustedReader": true], expected: refused(.untrustedReader))
+try add("trusted-reader", docs: [ask("org.iso.18013.5.1.mDL", mDLNS, ["family_name"])], signing: "readerAuth",
+        expected: ok(["org.iso.18013.5.1.mDL": ["\(mDLNS)/family_name"]], verdict: "trusted"))
+try add("unsigned-refused-when-reader-authentication-is-required", docs: [ask("org.iso.18013.5.1.mDL", mDLNS, ["family_name"])],
+        policy: ["requireReaderAuthentication": true], expected: refused(.readerAuthenticationRequired))
+// alternativeDataElements (1.1): a missing element replaced by a held set; a hostile set is never honoured.
+try add("substitute-birth-date-for-age-over-25", docs: [.init(docType: "org.iso.18013.5.1.mDL",
+        elements: [(ElementID(mDLNS, "age_over_25"), false), (ElementID(mDLNS, "family_name"), false)],
+        alternatives: [(ElementID(mDLNS, "age_over_25"), [[ElementID(mDLNS, "age_over_99")], [ElementID(mDLNS, "birth_date")]])])], version: "1.1",
+        expected: ok(["org.iso.18013.5.1.mDL": ["\(mDLNS)/birth_date", "\(mDLNS)/family_name"]]))
+try add("hostile-whole-credential-as-alternative", docs: [.init(docType: "org.iso.18013.5.1.mDL", elements: [(ElementID(mDLNS, "age_over_25"), false)],
+        alternatives: [(ElementID(mDLNS, "age_over_25"), [mDLElements.map { ElementID(mDLNS, $0.identifier) }])])], version: "1.1",
+        expected: refused(.cannotSatisfyRequest))
 try add("bad-reader-signature", docs: [ask("org.iso.18013.5.1.mDL", mDLNS, ["family_name"])], signing: "badSignature", expected: refused(.readerAuthenticationFailed))
 try add("wrong-origin", docs: [ask("org.iso.18013.5.1.mDL", mDLNS, ["family_name"])], signing: "readerAuth", presentedOrigin: "https://evil.example",
         expected: refused(.readerAuthenticationFailed))
@@ -283,7 +312,7 @@ for (id, body, code) in hostile {
     let file = "requests/\(id).json"
     try write(body, file)
     cases.append(Case(id: id, file: file, origin: origin.serialized, framing: "-", version: "-", readerAuth: "none", readerKey: "", encryptionInfo: "", deviceRequest: "",
-                      documents: [], expected: refused(code)))
+                      documents: [], alternatives: nil, policy: nil, expected: refused(code)))
 }
 
 let encoder = JSONEncoder()

@@ -32,7 +32,7 @@ struct CaptureVectorTests {
         #expect(Hex.encode(request.sessionTranscript.bytes) == expected["sessionTranscript_cbor_hex"] as! String)
         #expect(Hex.encode(request.sessionTranscript.bytes) == (try Self.string("annexc/shc-real-chrome-android/session-transcript.cbor.hex")))
         // Its readerAuth verified (the engine would have refused otherwise); no anchors → not anchored.
-        guard case .signedButNotAnchored = request.readerVerdict else { Issue.record("expected a verified, unanchored reader"); return }
+        guard case .signedNotTrusted(_, .noTrustAnchors) = request.readerVerdict else { Issue.record("expected a verified, unanchored reader"); return }
         #expect(request.explanation.readerChecks.count == 1)
         // The Credential Manager form of the same request gives the same transcript.
         let cm = try SharedVectors.data("annexc/shc-real-chrome-android/credential-manager-request.json")

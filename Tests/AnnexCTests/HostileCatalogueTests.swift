@@ -17,6 +17,8 @@ struct HostileCatalogueTests {
         let json: [UInt8]
         let origin: String
         let code: AnnexCError.Code
+        /// A fragment the refusal's detail must contain: proof it was refused by the rule it names.
+        var detail: String? = nil
     }
 
     static let origin = "https://verifier.example"
@@ -35,7 +37,9 @@ struct HostileCatalogueTests {
         func dr(_ entries: [CBORValue.MapEntry]) -> String { b64(.map(entries)) }
         let goodDR = dr([.init(.text("version"), .text("1.0")), .init(.text("docRequests"), .array([.map([.init(.text("itemsRequest"), items)])]))])
         var cases = [Case]()
-        func add(_ name: String, _ json: [UInt8], _ code: AnnexCError.Code, origin: String = Self.origin) { cases.append(Case(name: name, json: json, origin: origin, code: code)) }
+        func add(_ name: String, _ json: [UInt8], _ code: AnnexCError.Code, origin: String = Self.origin, detail: String? = nil) {
+            cases.append(Case(name: name, json: json, origin: origin, code: code, detail: detail))
+        }
         func addData(_ name: String, dr: String = goodDR, ei: String = ei, _ code: AnnexCError.Code) { add(name, data(dr, ei), code) }
 
         // Envelope / JSON.
@@ -132,9 +136,9 @@ struct HostileCatalogueTests {
                 .init(.text("requestInfo"), requestInfo)])))])]))])
         }
         func ref(_ e: String, _ ns: String = TestWorld.mDLNS) -> CBORValue { .array([.text(ns), .text(e)]) }
-        addData("2000 alternative elements for one requested element", dr: v11(.map([.init(.text("alternativeDataElements"), .array([.map([
+        add("2000 alternative elements for one requested element", data( v11(.map([.init(.text("alternativeDataElements"), .array([.map([
             .init(.text("requestedElement"), ref("age_over_25")),
-            .init(.text("alternativeElementSets"), .array((0..<400).map { k in .array((0..<5).map { ref("e\(k)_\($0)") }) }))])]))])), .limitExceeded)
+            .init(.text("alternativeElementSets"), .array((0..<400).map { k in .array((0..<5).map { ref("e\(k)_\($0)") }) }))])]))])), ei), .limitExceeded, detail: "alternative elements")
         addData("alternativeDataElements not an array", dr: v11(.map([.init(.text("alternativeDataElements"), .map([]))])), .invalidDeviceRequest)
         addData("alternative element reference of one item", dr: v11(.map([.init(.text("alternativeDataElements"), .array([.map([
             .init(.text("requestedElement"), ref("age_over_25")), .init(.text("alternativeElementSets"), .array([.array([.array([.text(TestWorld.mDLNS)])])]))])]))])), .invalidDeviceRequest)
@@ -158,6 +162,27 @@ struct HostileCatalogueTests {
         add("readerAuth missing alg", withReaderAuth(.array([.bytes([0xa0]), .map([.init(.int(33), .bytes(world.readerCert.der))]), .null, .bytes([UInt8](repeating: 1, count: 64))])), .readerAuthenticationFailed)
         add("readerAuth signature of 63 bytes", withReaderAuth(.array([.bytes([0xa1, 0x01, 0x26]), .map([.init(.int(33), .bytes(world.readerCert.der))]), .null, .bytes([UInt8](repeating: 1, count: 63))])), .readerAuthenticationFailed)
         add("readerAuth not an array", withReaderAuth(.map([])), .invalidDeviceRequest)
+        // COSE header rules (RFC 9052 §3.1; 18013-5: alg protected), each in an otherwise valid signature.
+        let transcript = SessionTranscript(encryptionInfo: ei, origin: try Origin(Self.origin))
+        let rab = MdocAuthentication.readerAuthenticationBytes(sessionTranscript: transcript.bytes, itemsRequestBytes: items.encoded())
+        func signedReaderAuth(protected: [CBORValue.MapEntry], unprotected: [CBORValue.MapEntry]) throws -> CBORValue {
+            let p = protected.isEmpty ? [UInt8]() : CBORValue.map(protected).encoded()
+            let tbs = COSESign1.signatureStructure(protected: p, externalAAD: [UInt8](), payload: rab)
+            return .array([.bytes(p), .map(unprotected), .null, .bytes(try world.readerKey.sign(tbs))])
+        }
+        let x5: CBORValue.MapEntry = .init(.int(33), .bytes(world.readerCert.der))
+        let es256: CBORValue.MapEntry = .init(.int(1), .int(-7))
+        add("readerAuth alg only in the unprotected header", withReaderAuth(try signedReaderAuth(protected: [], unprotected: [es256, x5])), .readerAuthenticationFailed,
+            detail: "alg is not in the protected header")
+        add("readerAuth crit names an unknown label", withReaderAuth(try signedReaderAuth(protected: [es256, .init(.int(2), .array([.int(99)])), .init(.int(99), .int(0))],
+                                                                                             unprotected: [x5])), .readerAuthenticationFailed, detail: "crit header refused")
+        add("readerAuth crit names a text label", withReaderAuth(try signedReaderAuth(protected: [es256, .init(.int(2), .array([.text("exp")])), .init(.text("exp"), .int(0))],
+                                                                                         unprotected: [x5])), .readerAuthenticationFailed, detail: "crit header refused")
+        add("readerAuth crit in the unprotected header", withReaderAuth(try signedReaderAuth(protected: [es256], unprotected: [.init(.int(2), .array([.int(1)])), x5])),
+            .readerAuthenticationFailed, detail: "crit header refused")
+        add("readerAuth crit is an empty array", withReaderAuth(try signedReaderAuth(protected: [es256, .init(.int(2), .array([]))], unprotected: [x5])), .readerAuthenticationFailed, detail: "crit header refused")
+        add("readerAuth crit names a label absent from the protected header", withReaderAuth(try signedReaderAuth(protected: [es256, .init(.int(2), .array([.int(33)]))],
+                                                                                                                  unprotected: [x5])), .readerAuthenticationFailed, detail: "crit header refused")
         add("readerAuth with attached payload", withReaderAuth(.array([.bytes([0xa1, 0x01, 0x26]), .map([.init(.int(33), .bytes(world.readerCert.der))]), .bytes([1]), .bytes([UInt8](repeating: 1, count: 64))])), .readerAuthenticationFailed)
 
         // Origin.
@@ -185,6 +210,7 @@ struct HostileCatalogueTests {
                 Issue.record("\(c.name): accepted")
             } catch {
                 #expect(error.code == c.code, "\(c.name): \(error)")
+                if let d = c.detail { #expect(error.detail.contains(d), "\(c.name): refused by another rule: \(error)") }
                 #expect(!error.detail.contains("verifier.example") && !error.detail.contains("other.example"), "\(c.name): message echoes the origin")
                 refused += 1
             }
@@ -200,6 +226,34 @@ struct HostileCatalogueTests {
             truncations += 1
         }
         print("hostile catalogue: \(refused) named cases refused with the expected code; \(truncations) truncations of a valid request refused")
+    }
+
+    @Test("COSE header controls: a readerAuth with alg protected and crit naming a protected x5chain is accepted (the rows above fail on their fault alone)")
+    func criticalHeaderControl() throws {
+        let world = try TestWorld()
+        let engine = world.engine(try world.context([try world.entry(id: "mdl")], trust: world.trusted))
+        let req = try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin, framing: .dataObject)
+        let dr = try DeviceRequest(encoded: Base64URL.decode(req.deviceRequest)!)
+        let items = dr.docRequests[0].itemsRequestBytes
+        let transcript = SessionTranscript(encryptionInfo: req.encryptionInfo, origin: TestWorld.origin)
+        let rab = MdocAuthentication.readerAuthenticationBytes(sessionTranscript: transcript.bytes, itemsRequestBytes: items)
+        func request(protected: [CBORValue.MapEntry], unprotected: [CBORValue.MapEntry]) throws -> Data {
+            let p = CBORValue.map(protected).encoded()
+            let sig = try world.readerKey.sign(COSESign1.signatureStructure(protected: p, externalAAD: [UInt8](), payload: rab))
+            var w = CBORWriter(capacity: 4096)
+            w.writeMapHeader(count: 2)
+            w.writeText("version"); w.writeText("1.0")
+            w.writeText("docRequests"); w.writeArrayHeader(count: 1); w.writeMapHeader(count: 2)
+            w.writeText("itemsRequest"); w.writeRaw(Array(items))
+            w.writeText("readerAuth")
+            w.write(.array([.bytes(p), .map(unprotected), .null, .bytes(sig)]))
+            return Data(Self.data(Base64URL.encode(w.bytes), req.encryptionInfo))
+        }
+        let x5: CBORValue.MapEntry = .init(.int(33), .bytes(world.readerCert.der))
+        let ok = try request(protected: [.init(.int(1), .int(-7)), .init(.int(2), .array([.int(33)])), x5], unprotected: [])
+        guard case .trusted = try engine.parse(rawRequest: ok, origin: Self.origin).readerVerdict else { Issue.record("crit [33] with x5chain protected refused"); return }
+        let plain = try request(protected: [.init(.int(1), .int(-7))], unprotected: [x5])
+        guard case .trusted = try engine.parse(rawRequest: plain, origin: Self.origin).readerVerdict else { Issue.record("plain readerAuth refused"); return }
     }
 
     /// Hostile `alternativeDataElements` that must still be answered, releasing exactly the requested

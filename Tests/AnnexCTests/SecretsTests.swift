@@ -39,7 +39,9 @@ struct SecretsTests {
         let entry = try world.entry(id: "mdl", elements: elements)
         let expired = try world.entry(id: "old-pid", docType: TestWorld.pid, validFrom: TestWorld.now.addingTimeInterval(-900 * 86400),
                                       validUntil: TestWorld.now.addingTimeInterval(-86400))
-        let engine = world.engine(try world.context([entry, expired], trust: world.trusted))
+        // requireTrustedReader: a reader that does not chain to the anchor is refused (by default it is
+        // answered as "signed, not trusted").
+        let engine = world.engine(try world.context([entry, expired], trust: ReaderTrustPolicy(trustAnchors: [world.readerRoot], requireTrustedReader: true)))
         let origin = try Origin(Self.markerOrigin)
 
         // A reader whose certificate chains to a root the holder does not trust, with a marker subject.

@@ -18,7 +18,7 @@ struct ConformanceTests {
     static let clock = MdocDate.parseDateTime("2027-03-01T12:00:00Z")!
 
     struct Case: Decodable {
-        struct Expected: Decodable { let outcome: String; let error: String?; let disclosed: [String: [String]]? }
+        struct Expected: Decodable { let outcome: String; let error: String?; let disclosed: [String: [String]]?; let readerVerdict: String? }
         let id: String
         let file: String
         let origin: String
@@ -27,7 +27,34 @@ struct ConformanceTests {
         let encryptionInfo: String
         let deviceRequest: String
         let documents: [[String: [String]]]
+        let alternatives: [String: [[String]]]?
+        let policy: [String: Bool]?
         let expected: Expected
+    }
+
+    static func element(_ e: String) -> ElementID {
+        let slash = e.lastIndex(of: "/")!
+        return ElementID(String(e[..<slash]), String(e[e.index(after: slash)...]))
+    }
+
+    /// The built-in context with the case's policy switches applied.
+    static func engine(_ context: CredentialContext, for c: Case) throws -> AnnexCEngine {
+        guard let p = c.policy else { return AnnexCEngine(context: context, configuration: .init(clock: { Self.clock })) }
+        var trust = context.readerTrust
+        trust.requireTrustedReader = p["requireTrustedReader"] ?? trust.requireTrustedReader
+        trust.requireReaderAuthentication = p["requireReaderAuthentication"] ?? trust.requireReaderAuthentication
+        let adjusted = try CredentialContext(entries: context.entries, readerTrust: trust,
+                                             keyResolver: FileKeyResolver(directory: vectors.appendingPathComponent("context"), requirePrivateFiles: false))
+        return AnnexCEngine(context: adjusted, configuration: .init(clock: { Self.clock }))
+    }
+
+    /// A verdict as the manifest writes it.
+    static func verdictName(_ v: ReaderVerdict) -> String {
+        switch v {
+        case .notAuthenticated: "notAuthenticated"
+        case .trusted: "trusted"
+        case .signedNotTrusted(_, let r): "signedNotTrusted:\(r.rawValue)"
+        }
     }
 
     static func manifest() throws -> [Case] {
@@ -35,11 +62,9 @@ struct ConformanceTests {
     }
 
     static func builtRequest(_ c: Case) throws -> AnnexCReader.BuiltRequest {
+        let alternatives = (c.alternatives ?? [:]).sorted { $0.key < $1.key }.map { (element($0.key), $0.value.map { $0.map(element) }) }
         let docs: [AnnexCReader.DocumentRequest] = c.documents.flatMap { $0.map { docType, elems in
-            AnnexCReader.DocumentRequest(docType: docType, elements: elems.map { e in
-                let slash = e.lastIndex(of: "/")!
-                return (ElementID(String(e[..<slash]), String(e[e.index(after: slash)...])), false)
-            })
+            AnnexCReader.DocumentRequest(docType: docType, elements: elems.map { (element($0), false) }, alternatives: alternatives)
         } }
         return .init(rawRequest: Data(), recipientKey: try HPKE.PrivateKey(serialized: h(c.readerKey), kem: .p256HKDFSHA256), encryptionInfo: c.encryptionInfo,
                      deviceRequest: c.deviceRequest, origin: try Origin(c.origin), documents: docs)
@@ -49,11 +74,14 @@ struct ConformanceTests {
     func library() throws {
         let context = try #require(try CredentialContext.load(from: Self.vectors.appendingPathComponent("context"), requirePrivateFiles: false))
         #expect(context.credentials.count == 7)
-        let engine = AnnexCEngine(context: context, configuration: .init(clock: { Self.clock }))
         let iaca = try Certificate(der: Array(Data(contentsOf: Self.vectors.appendingPathComponent("pki/iaca.der"))))
         var answered = 0, refused = 0
         for c in try Self.manifest() {
             let raw = try Data(contentsOf: Self.vectors.appendingPathComponent(c.file))
+            let engine = try Self.engine(context, for: c)
+            if let v = c.expected.readerVerdict {
+                #expect(Self.verdictName(try engine.parse(rawRequest: raw, origin: c.origin).readerVerdict) == v, "\(c.id)")
+            }
             do {
                 let response = try engine.accept(rawRequest: raw, origin: c.origin)
                 #expect(c.expected.outcome == "ok", "\(c.id): answered, expected \(c.expected.error ?? "")")

@@ -34,8 +34,9 @@ def cose_key_to_public(k):
     return ec.EllipticCurvePublicNumbers(int.from_bytes(k[-2], "big"), int.from_bytes(k[-3], "big"), ec.SECP256R1()).public_key()
 
 
-def build_request(docs, framing, version, signing, reader_key, reader_chain):
-    """docs: [(docType, namespace, [elements])]. Returns (raw JSON bytes, state)."""
+def build_request(docs, framing, version, signing, reader_key, reader_chain, alternatives=None):
+    """docs: [(docType, namespace, [elements])]; alternatives: {element: [[element, ...], ...]} for the
+    first document (1.1 requestInfo.alternativeDataElements). Returns (raw JSON bytes, state)."""
     sk = ec.generate_private_key(ec.SECP256R1())
     nums = sk.public_key().public_numbers()
     cose = {1: 2, -1: 1, -2: nums.x.to_bytes(32, "big"), -3: nums.y.to_bytes(32, "big")}
@@ -43,8 +44,12 @@ def build_request(docs, framing, version, signing, reader_key, reader_chain):
     transcript = enc([None, None, ["dcapi", hashlib.sha256(enc([ei, ORIGIN])).digest()]])
     st = cbor2.loads(transcript)
     items = []
-    for doctype, ns, elems in docs:
-        items.append(CBORTag(24, enc({"docType": doctype, "nameSpaces": {ns: {e: False for e in elems}}})))
+    for k, (doctype, ns, elems) in enumerate(docs):
+        ir = {"docType": doctype, "nameSpaces": {ns: {e: False for e in elems}}}
+        if alternatives and k == 0:
+            ir["requestInfo"] = {"alternativeDataElements": [
+                {"requestedElement": [ns, req], "alternativeElementSets": [[[ns, e] for e in s] for s in sets]} for req, sets in alternatives.items()]}
+        items.append(CBORTag(24, enc(ir)))
 
     def sign(payload):
         protected = enc({1: -7})
@@ -166,6 +171,53 @@ def main():
     else:
         failed += 1
         print("FAIL wrong-origin: expected exit 1 with readerAuthenticationFailed")
+
+    # alternativeDataElements: the substitute is released by default, never when only the requested
+    # elements are approved, and a set naming the whole credential is never honoured.
+    subst = [(mdl, mns, ["age_over_25", "family_name"])]
+    for name, alts, approve, expected_rc, expected in [
+            ("substitute-default", {"age_over_25": [["birth_date"]]}, "all", 0, [f"{mns}/birth_date", f"{mns}/family_name"]),
+            ("substitute-not-approved", {"age_over_25": [["birth_date"]]}, f"{mns}/age_over_25,{mns}/family_name", 0, [f"{mns}/family_name"]),
+            ("substitute-half-set-approved", {"age_over_25": [["birth_date", "issue_date"]]}, f"{mns}/family_name,{mns}/birth_date", 0, [f"{mns}/family_name"]),
+            ("substitute-whole-credential", {"age_over_25": [["family_name", "given_name", "birth_date", "portrait", "document_number", "resident_address",
+                                                             "issue_date", "expiry_date"]]}, "all", 0, [f"{mns}/family_name"]),
+            ("substitute-other-namespace", {"age_over_25": [["birth_date"]]}, "all", 0, None)]:
+        try:
+            d = subst if name != "substitute-other-namespace" else [(mdl, mns, ["age_over_25", "family_name"])]
+            raw, state = build_request(d, "data", "1.1", "none", reader_key, reader_chain, alternatives=alts)
+            if name == "substitute-other-namespace":
+                # Rewrite the alternative into another namespace: the wallet must not honour it.
+                j = json.loads(raw)
+                dr = cbor2.loads(unb64u(j["deviceRequest"]))
+                ir = cbor2.loads(dr["docRequests"][0]["itemsRequest"].value)
+                ir["requestInfo"]["alternativeDataElements"][0]["alternativeElementSets"] = [[["org.iso.18013.5.1.aamva", "birth_date"]]]
+                dr["docRequests"][0]["itemsRequest"] = CBORTag(24, enc(ir))
+                j["deviceRequest"] = b64u(enc(dr))
+                raw = json.dumps(j).encode()
+                expected = [f"{mns}/family_name"]
+            rc, out, err = run_cli(a.cli, raw, ["--approve", approve])
+            assert rc == expected_rc, f"CLI exit {rc}: {err.strip()}"
+            disclosed = verify(out, state, iaca, now)
+            assert disclosed == {mdl: expected}, f"disclosed {disclosed} != {expected}"
+            passed += 1
+        except Exception as e:
+            failed += 1
+            print(f"FAIL {name}: {type(e).__name__}: {e}")
+
+    # A reader with a valid signature whose self-signed certificate chains to no anchor: answered.
+    try:
+        rogue = ec.generate_private_key(ec.SECP256R1())
+        rname = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Python Demo Verifier")])
+        rcert = (x509.CertificateBuilder().subject_name(rname).issuer_name(rname).public_key(rogue.public_key()).serial_number(5)
+                 .not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + datetime.timedelta(days=30)).sign(rogue, hashes.SHA256()))
+        raw, state = build_request([(mdl, mns, ["family_name"])], "digital", "1.0", "readerAuth", rogue, [rcert.public_bytes(serialization.Encoding.DER)])
+        rc, out, err = run_cli(a.cli, raw, [])
+        assert rc == 0, f"CLI exit {rc}: {err.strip()}"
+        assert verify(out, state, iaca, now) == {mdl: [f"{mns}/family_name"]}
+        passed += 1
+    except Exception as e:
+        failed += 1
+        print(f"FAIL self-signed reader answered: {type(e).__name__}: {e}")
 
     # A credential issued by pymdoccbor, with the peer's own IACA → DS chain and device key.
     try:

@@ -45,7 +45,11 @@ public struct Certificate: Sendable {
     /// Authority Key Identifier (keyIdentifier field).
     public var authorityKeyIdentifier: [UInt8]? { facts.authorityKeyIdentifier }
     /// True when basicConstraints says CA.
-    public var isCA: Bool { cert.isCA }
+    public var isCA: Bool { facts.isCA }
+    /// True when the key usage extension is present and asserts digitalSignature (RFC 5280 §4.2.1.3).
+    public var allowsDigitalSignature: Bool { facts.allowsDigitalSignature }
+    /// True when the certificate is self-signed (issuer equals subject and it verifies under its own key).
+    public var isSelfSigned: Bool { facts.isSelfSigned }
 
     /// The subject public key as a COSE_Key (EC2 P-256/384/521 or OKP Ed25519).
     public func publicKey() throws(COSEError) -> COSEKey {
@@ -109,6 +113,9 @@ public enum CertificateProfile: Sendable {
     case readerAuthentication
     /// An end-entity certificate with an arbitrary EKU (for negative tests).
     case endEntity(extendedKeyUsage: String?)
+    /// Any combination, for negative tests: basicConstraints CA flag, key usage in OpenSSL's config
+    /// syntax (nil: no key usage extension), EKU OID (nil: none).
+    case custom(isCA: Bool, keyUsage: String?, extendedKeyUsage: String?)
 
     var builderProfile: X509Builder.Profile {
         switch self {
@@ -124,6 +131,8 @@ public enum CertificateProfile: Sendable {
             .init(isCA: false, keyUsage: "critical,digitalSignature", extendedKeyUsage: "critical," + MdocKeyUsage.readerAuthentication)
         case .endEntity(let eku):
             .init(isCA: false, keyUsage: "critical,digitalSignature", extendedKeyUsage: eku.map { "critical," + $0 })
+        case .custom(let isCA, let ku, let eku):
+            .init(isCA: isCA, keyUsage: ku ?? "", extendedKeyUsage: eku.map { "critical," + $0 })
         }
     }
 }
@@ -200,8 +209,14 @@ final class CertificateFacts: Sendable {
     let authorityKeyIdentifier: [UInt8]?
     /// Extended key usage OIDs, dotted.
     let extendedKeyUsages: [String]
+    let isCA: Bool
+    let allowsDigitalSignature: Bool
+    let isSelfSigned: Bool
 
     init(_ cert: X509Certificate) {
+        isCA = cert.isCA
+        allowsDigitalSignature = cert.keyUsage.map { $0 & X509Certificate.keyUsageDigitalSignature != 0 } ?? false
+        isSelfSigned = cert.isSelfSigned
         subject = cert.subject
         notBefore = Date(timeIntervalSince1970: TimeInterval(cert.notBefore))
         notAfter = Date(timeIntervalSince1970: TimeInterval(cert.notAfter))
