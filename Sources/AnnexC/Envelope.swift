@@ -23,11 +23,21 @@ struct Envelope: Sendable {
     static let protocolIdentifier = "org-iso-mdoc"
     static let legacyAlias = "org.iso.mdoc"
 
+    /// The bounds for the whole envelope. Pages send every protocol they speak in one call, and an
+    /// OpenID4VP entry's DCQL query nests 10 to 20 levels deep with arrays of claims: entries of other
+    /// protocols are skipped whatever their shape, within the overall size limit and these generous bounds.
+    static let envelopeDepth = 64
+    static let envelopeMembers = 1024
+    /// The strict bounds of the `org-iso-mdoc` entry's `data` itself (its members are two strings;
+    /// a few extension members are tolerated).
+    static let dataDepth = 4
+    static let dataMembers = 64
+
     /// Finds the framing and the two strings in `raw` (read in place; the strings are copied out).
     static func parse(_ raw: UnsafeBufferPointer<UInt8>, acceptLegacyAlias: Bool, maxBytes: Int) throws(AnnexCError) -> Envelope {
         let json: JSONValue
         do {
-            json = try JSONValue.parse(raw, limits: .init(maxBytes: maxBytes, maxDepth: 8, maxMembers: 64, maxStringBytes: maxBytes))
+            json = try JSONValue.parse(raw, limits: .init(maxBytes: maxBytes, maxDepth: envelopeDepth, maxMembers: envelopeMembers, maxStringBytes: maxBytes))
         } catch {
             if raw.count > maxBytes { throw AnnexCError(.limitExceeded, "request larger than the configured maximum") }
             throw AnnexCError(.malformedRequest, error.what)
@@ -48,6 +58,12 @@ struct Envelope: Sendable {
                 }
             }
             guard case .object = data else { throw AnnexCError(.malformedRequest, "data is not a JSON object") }
+            if case .object(let members) = data, !members.allSatisfy({ if case .string = $0.1 { true } else { false } }) || members.count > dataMembers {
+                // Only a data object with members other than strings needs its shape measured.
+                let shape = data.shape
+                guard shape.depth <= dataDepth else { throw AnnexCError(.malformedRequest, "org-iso-mdoc data nested too deeply") }
+                guard shape.widest <= dataMembers else { throw AnnexCError(.malformedRequest, "org-iso-mdoc data has too many members") }
+            }
             guard let dr = data["deviceRequest"] else { throw AnnexCError(.malformedRequest, "data.deviceRequest missing") }
             guard let ei = data["encryptionInfo"] else { throw AnnexCError(.malformedRequest, "data.encryptionInfo missing") }
             guard let drs = dr.string else { throw AnnexCError(.malformedRequest, "data.deviceRequest is not a string") }
@@ -58,8 +74,9 @@ struct Envelope: Sendable {
         }
         func fromList(_ list: JSONValue?, framing: RequestFraming) throws(AnnexCError) -> Envelope {
             guard case .array(let entries)? = list else { throw AnnexCError(.malformedRequest, "requests is not an array") }
+            // Entries of other protocols, or of no recognisable shape, are skipped.
             for e in entries {
-                guard case .object = e else { throw AnnexCError(.malformedRequest, "requests entry is not an object") }
+                guard case .object = e else { continue }
                 if let p = isMdoc(e["protocol"]) {
                     guard let d = e["data"] else { throw AnnexCError(.malformedRequest, "requests entry lacks data") }
                     return try fromData(d, framing: framing, protocolName: p)

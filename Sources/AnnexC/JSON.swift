@@ -29,6 +29,28 @@ enum JSONValue: Sendable, Equatable {
 
     var string: String? { if case .string(let s) = self { return s } else { return nil } }
 
+    /// Nesting depth (a scalar is 0, `{}` and `[]` are 1) and the largest member count of any
+    /// container in the value. Iterative, so any depth the parser accepted is safe here.
+    var shape: (depth: Int, widest: Int) {
+        var depth = 0, widest = 0
+        var stack: [(JSONValue, Int)] = [(self, 1)]
+        while let (v, d) = stack.popLast() {
+            switch v {
+            case .object(let m):
+                depth = max(depth, d)
+                widest = max(widest, m.count)
+                for (_, c) in m { stack.append((c, d + 1)) }
+            case .array(let a):
+                depth = max(depth, d)
+                widest = max(widest, a.count)
+                for c in a { stack.append((c, d + 1)) }
+            default:
+                break
+            }
+        }
+        return (depth, widest)
+    }
+
     struct Limits {
         var maxBytes = 1 << 20
         var maxDepth = 16

@@ -53,7 +53,14 @@ struct HostileCatalogueTests {
         add("trailing garbage", data(goodDR, ei) + Array(" x".utf8), .malformedRequest)
         add("duplicate deviceRequest", Array("{\"deviceRequest\":\"\(goodDR)\",\"deviceRequest\":\"\(goodDR)\",\"encryptionInfo\":\"\(ei)\"}".utf8), .malformedRequest)
         add("deep nesting 100000", Array(String(repeating: "[", count: 100_000).utf8), .malformedRequest)
-        add("deep object nesting", Array((String(repeating: "{\"a\":", count: 50) + "1" + String(repeating: "}", count: 50)).utf8), .malformedRequest)
+        add("deep object nesting (65 levels)", Array((String(repeating: "{\"a\":", count: 65) + "1" + String(repeating: "}", count: 65)).utf8), .malformedRequest,
+            detail: "nested too deeply")
+        add("org-iso-mdoc data nested 5 deep", Array("{\"protocol\":\"org-iso-mdoc\",\"data\":{\"deviceRequest\":\"\(goodDR)\",\"encryptionInfo\":\"\(ei)\",\"x\":[[[[0]]]]}}".utf8),
+            .malformedRequest, detail: "data nested too deeply")
+        add("org-iso-mdoc data with 65 members", Array(("{\"deviceRequest\":\"\(goodDR)\",\"encryptionInfo\":\"\(ei)\"" + (0..<63).map { ",\"m\($0)\":[0]" }.joined() + "}").utf8),
+            .malformedRequest, detail: "too many members")
+        add("requests with 1025 entries", Array(("{\"requests\":[" + Array(repeating: "0", count: 1025).joined(separator: ",") + "]}").utf8), .malformedRequest,
+            detail: "too many JSON array elements")
         add("huge string", Array(("{\"deviceRequest\":\"" + String(repeating: "A", count: 300_000) + "\",\"encryptionInfo\":\"\(ei)\"}").utf8), .limitExceeded)
         add("invalid UTF-8 in JSON", [0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d], .malformedRequest)
         add("lone surrogate escape", Array("{\"deviceRequest\":\"\\ud800\",\"encryptionInfo\":\"\(ei)\"}".utf8), .malformedRequest)
@@ -69,7 +76,7 @@ struct HostileCatalogueTests {
         add("empty requests", Array("{\"requests\":[]}".utf8), .unsupportedProtocol)
         add("unknown framing", Array("{\"foo\":1}".utf8), .malformedRequest)
         add("requests entry without data", Array("{\"requests\":[{\"protocol\":\"org-iso-mdoc\"}]}".utf8), .malformedRequest)
-        add("requests entry not an object", Array("{\"requests\":[1]}".utf8), .malformedRequest)
+        add("requests entry not an object (skipped: no org-iso-mdoc entry)", Array("{\"requests\":[1]}".utf8), .unsupportedProtocol)
         add("requests not an array", Array("{\"requests\":{}}".utf8), .malformedRequest)
         add("digital not an object", Array("{\"digital\":[]}".utf8), .malformedRequest)
         add("protocol preview", Array("{\"protocol\":\"preview\",\"data\":{}}".utf8), .unsupportedProtocol)

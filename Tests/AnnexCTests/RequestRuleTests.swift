@@ -89,9 +89,45 @@ struct RequestRuleTests {
         var testDescription: String { name }
     }
 
+    /// A realistic `openid4vp-v1-unsigned` entry as pages send it beside `org-iso-mdoc`: client
+    /// metadata with a JWK set and format filters, and a DCQL query with claim sets, credential sets,
+    /// trusted authorities and nested `meta`. Its deepest value sits 17 containers down from the envelope.
+    static let openID4VPEntry = """
+    {"protocol":"openid4vp-v1-unsigned","data":{"response_type":"vp_token","response_mode":"dc_api.jwt","nonce":"bUhNMUhYRjlQS1RkcUZHdQ",
+    "client_metadata":{"jwks":{"keys":[{"kty":"EC","crv":"P-256","use":"enc","alg":"ECDH-ES","kid":"k1",
+    "x":"hZ0Vbs2LcxYEbOVpFOHJ4L3fX5xKmzVwPs0xiGmQp3o","y":"Qx0V6wq0sbbnN3pOXqx3h0oL0HKL1Kq7aJ3yAQZHvTI"}]},
+    "encrypted_response_enc_values_supported":["A128GCM","A256GCM"],
+    "vp_formats_supported":{"mso_mdoc":{"issuerauth_alg_values":[-7,-9,-35],"deviceauth_alg_values":[-7,-9]}}},
+    "dcql_query":{"credentials":[{"id":"mdl","format":"mso_mdoc","multiple":false,"meta":{"doctype_value":"org.iso.18013.5.1.mDL"},
+    "trusted_authorities":[{"type":"aki","values":["s9tIpPmhxdiuNkHMEWNpYim8S8Y"]}],
+    "claims":[{"id":"a","path":["org.iso.18013.5.1","family_name"],"intent_to_retain":false},
+    {"id":"b","path":["org.iso.18013.5.1","age_over_18"],"values":[true]},
+    {"id":"c","path":["org.iso.18013.5.1","driving_privileges"]}],
+    "claim_sets":[["a","b"],["b"]]},
+    {"id":"pid","format":"mso_mdoc","meta":{"doctype_value":"eu.europa.ec.eudi.pid.1","x":{"y":{"z":{"w":{"v":{"u":{"t":[[["deep"]]]}}}}}}},
+    "claims":[{"path":["eu.europa.ec.eudi.pid.1","age_over_18"]}]}],
+    "credential_sets":[{"options":[["mdl"],["pid"]],"required":true}]}}}
+    """.replacingOccurrences(of: "\n", with: "")
+
     static var envelopes: [EnvelopeCase] {
         let data = "{\"deviceRequest\":\"\(dr)\",\"encryptionInfo\":\"\(ei)\"}"
+        let deepData = "{\"deviceRequest\":\"\(dr)\",\"encryptionInfo\":\"\(ei)\",\"x\":[[[[1]]]]}"
+        let wideData = "{\"deviceRequest\":\"\(dr)\",\"encryptionInfo\":\"\(ei)\"" + (0..<63).map { ",\"m\($0)\":1" }.joined() + "}"
         return [
+            .init(name: "a realistic OpenID4VP DCQL entry (17 levels deep) first in requests", json: "{\"requests\":[\(openID4VPEntry),{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}]}",
+                  result: .success(.requestList)),
+            .init(name: "the same entry first in digital.requests", json: "{\"digital\":{\"requests\":[\(openID4VPEntry),{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}]}}",
+                  result: .success(.digitalRequestList)),
+            .init(name: "an entry of another protocol nested 55 deep", json: "{\"requests\":[{\"protocol\":\"x\",\"data\":" + String(repeating: "[", count: 55)
+                  + String(repeating: "]", count: 55) + "},{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}]}", result: .success(.requestList)),
+            .init(name: "an entry of another protocol with 500 claims", json: "{\"requests\":[{\"protocol\":\"x\",\"data\":{\"claims\":["
+                  + (0..<500).map { "{\"path\":[\"ns\",\"e\($0)\"]}" }.joined(separator: ",") + "]}},{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}]}", result: .success(.requestList)),
+            .init(name: "entries that are not objects are skipped", json: "{\"requests\":[1,\"x\",null,{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}]}", result: .success(.requestList)),
+            .init(name: "the envelope nested 65 deep", json: "{\"requests\":[{\"protocol\":\"x\",\"data\":" + String(repeating: "[", count: 63)
+                  + String(repeating: "]", count: 63) + "},{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}]}", result: .failure(.malformedRequest)),
+            .init(name: "org-iso-mdoc data nested 5 deep (strict on the entry itself)", json: "{\"requests\":[{\"protocol\":\"org-iso-mdoc\",\"data\":\(deepData)}]}",
+                  result: .failure(.malformedRequest)),
+            .init(name: "org-iso-mdoc data with 65 members", json: "{\"protocol\":\"org-iso-mdoc\",\"data\":\(wideData)}", result: .failure(.malformedRequest)),
             .init(name: "data object", json: data, result: .success(.dataObject)),
             .init(name: "protocol and data", json: "{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}", result: .success(.protocolAndData)),
             .init(name: "legacy alias", json: "{\"protocol\":\"org.iso.mdoc\",\"data\":\(data)}", result: .success(.protocolAndData)),
