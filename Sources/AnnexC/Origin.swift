@@ -7,8 +7,10 @@ import Foundation
 import Glibc
 #endif
 
-/// A requesting origin in its ASCII serialization (`scheme://host[:port]`, WHATWG URL §4.2): scheme and
-/// host in lower case, default port dropped, IPv6 in brackets and in canonical form, no path, no
+/// A requesting origin in its ASCII serialization (`scheme://host[:port]`, WHATWG URL §4.2) exactly as
+/// a browser writes it: scheme and host in lower case, default port dropped, an IPv6 host in brackets
+/// as the URL standard serializes it (hex pieces only: `[::ffff:7f00:1]`), an IPv4 host given in any
+/// numeric form a browser accepts (`127.1`, `0x7f.0.0.1`, `2130706433`) in dotted decimal, no path, no
 /// trailing slash. The exact string goes into the SessionTranscript.
 public struct Origin: Sendable, Hashable, CustomStringConvertible {
     /// The serialized origin.
@@ -83,18 +85,20 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
         if auth.contains(UInt8(ascii: "@")) { throw AnnexCError(.invalidOrigin, "origin has userinfo") }
         if auth.contains(UInt8(ascii: "\\")) { throw AnnexCError(.invalidOrigin, "origin has a backslash") }
 
-        // The host: an IPv6 literal re-serialized in canonical form, or a name checked in place (its
-        // serialization is its lower-case form, `u[auth.startIndex..<hostEnd]`).
-        var ipv6Host: String?
+        // The host: an IPv6 literal, an IPv4 address in any of the numeric forms browsers accept, or a
+        // domain checked in place (its serialization is its lower-case form, `u[auth.startIndex..<hostEnd]`).
+        // All three follow the WHATWG URL standard's host parser and serializer (§3.5, §3.6).
+        var host: String?
         var hostEnd = auth.startIndex
         // Whether the input needs rewriting (upper case, a default port, a trailing slash).
         var rewritten = authEnd < u.count || !startsWith(https ? "https://" : "http://", u, ignoringCase: false)
         var portStart: Int?
         if auth.first == UInt8(ascii: "[") {
             guard let close = auth.firstIndex(of: UInt8(ascii: "]")) else { throw AnnexCError(.invalidOrigin, "unterminated IPv6 host") }
-            let literal = String(decoding: u[(auth.startIndex + 1)..<close], as: UTF8.self)
-            guard let canonical = canonicalIPv6(literal) else { throw AnnexCError(.invalidOrigin, "invalid IPv6 host") }
-            ipv6Host = "[" + canonical + "]"
+            guard let address = parseIPv6(UnsafeBufferPointer(rebasing: u[(auth.startIndex + 1)..<close])) else {
+                throw AnnexCError(.invalidOrigin, "invalid IPv6 host")
+            }
+            host = "[" + serializeIPv6(address) + "]"
             rewritten = true
             if close + 1 < authEnd {
                 guard u[close + 1] == UInt8(ascii: ":") else { throw AnnexCError(.invalidOrigin, "junk after IPv6 host") }
@@ -116,15 +120,26 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
             }
             hostEnd = k
             guard hostEnd > auth.startIndex, hostEnd - auth.startIndex <= 253 else { throw AnnexCError(.invalidOrigin, "origin host is empty or too long") }
+            let name = UnsafeBufferPointer(rebasing: u[auth.startIndex..<hostEnd])
+            if endsInANumber(name) {
+                // `127.1`, `0x7f.0.0.1`, `2130706433` and `127.0.0.1.` are all 127.0.0.1 to a browser.
+                guard let v4 = parseIPv4(name) else { throw AnnexCError(.invalidOrigin, "origin host ends in a number but is not an IPv4 address") }
+                let dotted = "\(v4 >> 24).\((v4 >> 16) & 0xff).\((v4 >> 8) & 0xff).\(v4 & 0xff)"
+                if !dotted.utf8.elementsEqual(name) {
+                    host = dotted
+                    rewritten = true
+                }
+            }
             if k < authEnd { portStart = k + 1 }
         }
         var port: Int?
         if let ps = portStart, ps < authEnd {
             let digits = u[ps..<authEnd]
-            guard digits.count <= 5, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
-                throw AnnexCError(.invalidOrigin, "origin port is not a number 0-65535")
-            }
-            let n = digits.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+            guard digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { throw AnnexCError(.invalidOrigin, "origin port is not a number 0-65535") }
+            // Leading zeros are allowed (WHATWG §4.4 port state); the value must fit in 16 bits.
+            let significant = digits.drop { $0 == 0x30 }
+            guard significant.count <= 5 else { throw AnnexCError(.invalidOrigin, "origin port is not a number 0-65535") }
+            let n = significant.reduce(0) { $0 * 10 + Int($1 - 0x30) }
             guard n <= 65535 else { throw AnnexCError(.invalidOrigin, "origin port is not a number 0-65535") }
             port = n
         }
@@ -133,7 +148,7 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
         if portStart != nil && (!keepPort || u[portStart!] == UInt8(ascii: "0")) { rewritten = true }
         guard rewritten else { return nil }
         var out = https ? "https://" : "http://"
-        if let ipv6Host { out += ipv6Host } else { out += String(decoding: u[auth.startIndex..<hostEnd].lazy.map(lower), as: UTF8.self) }
+        if let host { out += host } else { out += String(decoding: u[auth.startIndex..<hostEnd].lazy.map(lower), as: UTF8.self) }
         if keepPort, let p = port { out += ":\(p)" }
         return out
     }
@@ -153,13 +168,181 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
         try self.init(url.absoluteString, allowAppOrigins: allowAppOrigins)
     }
 
-    /// RFC 5952 canonical text of an IPv6 address (what the WHATWG serializer produces), via inet_pton/ntop.
-    static func canonicalIPv6(_ s: String) -> String? {
-        guard !s.isEmpty, s.utf8.count <= 45, !s.contains("%") else { return nil }
-        var addr = in6_addr()
-        guard inet_pton(AF_INET6, s, &addr) == 1 else { return nil }
-        var buf = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-        guard inet_ntop(AF_INET6, &addr, &buf, socklen_t(buf.count)) != nil else { return nil }
-        return String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).lowercased()
+    // MARK: WHATWG URL standard, §3.5 host parsing and §3.6 host serializing
+
+    /// The IPv6 parser: eight 16-bit pieces, or nil on failure. Hex pieces of up to four digits, one
+    /// `::`, and a trailing dotted IPv4 part (four decimal numbers without leading zeros); no zone.
+    static func parseIPv6(_ input: UnsafeBufferPointer<UInt8>) -> [UInt16]? {
+        var address = [UInt16](repeating: 0, count: 8)
+        var pieceIndex = 0
+        var compress: Int?
+        var p = 0
+        let n = input.count
+        func hex(_ c: UInt8) -> Int? {
+            switch c {
+            case 0x30...0x39: Int(c - 0x30)
+            case 0x41...0x46: Int(c - 0x41 + 10)
+            case 0x61...0x66: Int(c - 0x61 + 10)
+            default: nil
+            }
+        }
+        func digit(_ c: UInt8) -> Int? { c >= 0x30 && c <= 0x39 ? Int(c - 0x30) : nil }
+        guard n > 0 else { return nil }
+        if input[0] == UInt8(ascii: ":") {
+            guard n > 1, input[1] == UInt8(ascii: ":") else { return nil }
+            p = 2
+            pieceIndex = 1
+            compress = 1
+        }
+        while p < n {
+            guard pieceIndex != 8 else { return nil }
+            if input[p] == UInt8(ascii: ":") {
+                guard compress == nil else { return nil }
+                p += 1
+                pieceIndex += 1
+                compress = pieceIndex
+                continue
+            }
+            var value = 0, length = 0
+            while length < 4, p < n, let h = hex(input[p]) {
+                value = value * 16 + h
+                p += 1
+                length += 1
+            }
+            if p < n, input[p] == UInt8(ascii: ".") {
+                // An IPv4 address in the last two pieces.
+                guard length != 0 else { return nil }
+                p -= length
+                guard pieceIndex <= 6 else { return nil }
+                var numbersSeen = 0
+                while p < n {
+                    var piece: Int?
+                    if numbersSeen > 0 {
+                        guard input[p] == UInt8(ascii: "."), numbersSeen < 4 else { return nil }
+                        p += 1
+                    }
+                    guard p < n, digit(input[p]) != nil else { return nil }
+                    while p < n, let d = digit(input[p]) {
+                        if let current = piece {
+                            guard current != 0 else { return nil }
+                            piece = current * 10 + d
+                        } else {
+                            piece = d
+                        }
+                        guard piece! <= 255 else { return nil }
+                        p += 1
+                    }
+                    address[pieceIndex] = address[pieceIndex] &* 0x100 &+ UInt16(piece!)
+                    numbersSeen += 1
+                    if numbersSeen == 2 || numbersSeen == 4 { pieceIndex += 1 }
+                }
+                guard numbersSeen == 4 else { return nil }
+                break
+            } else if p < n, input[p] == UInt8(ascii: ":") {
+                p += 1
+                guard p < n else { return nil }
+            } else if p < n {
+                return nil
+            }
+            address[pieceIndex] = UInt16(value)
+            pieceIndex += 1
+        }
+        if let compress {
+            var swaps = pieceIndex - compress
+            pieceIndex = 7
+            while pieceIndex != 0 && swaps > 0 {
+                address.swapAt(pieceIndex, compress + swaps - 1)
+                pieceIndex -= 1
+                swaps -= 1
+            }
+        } else if pieceIndex != 8 {
+            return nil
+        }
+        return address
+    }
+
+    /// The IPv6 serializer: lower-case hex pieces without leading zeros, the first longest run of two
+    /// or more zero pieces as `::`, never a dotted IPv4 part (`::ffff:7f00:1`, not `::ffff:127.0.0.1`).
+    static func serializeIPv6(_ address: [UInt16]) -> String {
+        var compress: Int?
+        var best = 1, i = 0
+        while i < 8 {
+            var j = i
+            while j < 8 && address[j] == 0 { j += 1 }
+            if j - i > best { best = j - i; compress = i }
+            i = j == i ? i + 1 : j
+        }
+        var out = ""
+        var ignoreZero = false
+        for k in 0..<8 {
+            if ignoreZero && address[k] == 0 { continue }
+            ignoreZero = false
+            if compress == k {
+                out += k == 0 ? "::" : ":"
+                ignoreZero = true
+                continue
+            }
+            out += String(address[k], radix: 16)
+            if k != 7 { out += ":" }
+        }
+        return out
+    }
+
+    /// The IPv4 number parser: `0x`/`0X` hexadecimal, a leading `0` octal, else decimal; nil on
+    /// failure. `0x` alone is 0. Values past 2^32 are clamped (they fail the range check anyway).
+    static func parseIPv4Number(_ part: ArraySlice<UInt8>) -> UInt64? {
+        guard !part.isEmpty else { return nil }
+        var s = part[...]
+        var radix: UInt64 = 10
+        if s.count >= 2, s.first == UInt8(ascii: "0"), s[s.index(after: s.startIndex)] | 0x20 == UInt8(ascii: "x") {
+            radix = 16
+            s = s.dropFirst(2)
+        } else if s.count >= 2, s.first == UInt8(ascii: "0") {
+            radix = 8
+            s = s.dropFirst()
+        }
+        var v: UInt64 = 0
+        for c in s {
+            let d: UInt64
+            switch c {
+            case 0x30...0x39: d = UInt64(c - 0x30)
+            case 0x61...0x66, 0x41...0x46: d = UInt64((c | 0x20) - 0x61 + 10)
+            default: return nil
+            }
+            guard d < radix else { return nil }
+            v = min(v * radix + d, 1 << 40)
+        }
+        return v
+    }
+
+    /// The ends-in-a-number checker: whether the last label (a trailing empty label ignored) is all
+    /// decimal digits or a hexadecimal `0x` number, which makes the host an IPv4 address or invalid.
+    static func endsInANumber(_ host: UnsafeBufferPointer<UInt8>) -> Bool {
+        var parts = host.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        if parts.last?.isEmpty == true {
+            guard parts.count > 1 else { return false }
+            parts.removeLast()
+        }
+        guard let last = parts.last else { return false }
+        if !last.isEmpty && last.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) { return true }
+        return parseIPv4Number(ArraySlice(last)) != nil
+    }
+
+    /// The IPv4 parser: one to four numbers separated by dots (a trailing dot allowed), each but the
+    /// last below 256, the last filling the remaining bytes. Nil on failure.
+    static func parseIPv4(_ host: UnsafeBufferPointer<UInt8>) -> UInt32? {
+        var parts = host.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        if parts.last?.isEmpty == true, parts.count > 1 { parts.removeLast() }
+        guard parts.count <= 4 else { return nil }
+        var numbers = [UInt64]()
+        for part in parts {
+            guard let v = parseIPv4Number(ArraySlice(part)) else { return nil }
+            numbers.append(v)
+        }
+        guard numbers.dropLast().allSatisfy({ $0 <= 255 }) else { return nil }
+        guard numbers.last! < UInt64(1) << (8 * (5 - numbers.count)) else { return nil }
+        var ipv4 = numbers.last!
+        for (i, v) in numbers.dropLast().enumerated() { ipv4 += v << (8 * (3 - i)) }
+        return UInt32(ipv4)
     }
 }

@@ -104,7 +104,7 @@ enum ContextCommand {
                 print("[" + items.joined(separator: ",") + "]")
             } else {
                 for c in regs {
-                    print("\(c.id)\t\(c.docTypes.joined(separator: ","))\t\(c.elements.count) elements\tvalid \(MdocDate.formatDateTime(c.validFrom)) … \(MdocDate.formatDateTime(c.validUntil))\(c.isCancelled ? "\tCANCELLED" : "")")
+                    print("\(safe(c.id))\t\(c.docTypes.map(safe).joined(separator: ","))\t\(c.elements.count) elements\tvalid \(MdocDate.formatDateTime(c.validFrom)) … \(MdocDate.formatDateTime(c.validUntil))\(c.isCancelled ? "\tCANCELLED" : "")")
                 }
                 let auth: String
                 switch trust.authorities { case .any: auth = "any"; case .only(let l): auth = l.isEmpty ? "any" : l.map { hex($0) }.joined(separator: ",") }
@@ -141,7 +141,7 @@ enum ContextCommand {
             let cert = Input.certificate(Input.read(o.positionals[1]))
             if o.positionals[0] == "add" {
                 if !trust.trustAnchors.contains(where: { $0.der == cert.der }) { trust.trustAnchors.append(cert) }
-                save("trust anchor added: \(cert.subject)")
+                save("trust anchor added: \(safe(cert.subject))")
             } else if o.positionals[0] == "remove" {
                 trust.trustAnchors.removeAll { $0.der == cert.der }
                 save("trust anchor removed")

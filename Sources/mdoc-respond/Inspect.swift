@@ -66,7 +66,10 @@ enum Inspect {
     static func explain(_ args: [String]) {
         let o = Options(args, flags: ["--json"], help: help)
         o.check(allowed: ["--request", "--origin", "--context", "--clock"])
-        let raw = Data(Input.read(o.require("--request")))
+        // Read no more than the engine accepts: a larger request is refused without being held.
+        let raw = Data(Input.read(o.require("--request"), limit: AnnexCEngine.Configuration().maxRequestBytes) {
+            fail(Exit.refused, AnnexCError.Code.limitExceeded.rawValue, "request larger than the configured maximum")
+        })
         let origin = o.require("--origin")
         let clock = parseClock(o.value("--clock"))
         let engine = AnnexCEngine(context: BuiltIn.context(o.value("--context")), configuration: .init(clock: { clock }))

@@ -23,8 +23,8 @@ enum Respond {
                   cbor (iOS responseData), json ({"response": ...}), android ({"protocol","data"})
       --approve   all (default) or the comma-separated elements the user approved
       --repeat N  answer the same request N times in-process and report throughput on stderr
-      --report    print a one-line summary (never values) on stderr, also on refusal, with the
-                  process's peak memory
+      --report    print a one-line summary on stderr, also on refusal, with the process's peak
+                  memory: never element values, the origin or the reader's subject
     exit codes: 0 answered, 1 refused (error code on stderr), 2 usage, 3 I/O or context problem
     """
 
@@ -81,8 +81,14 @@ enum Respond {
             }
             writeOutput(out, to: o.value("--out"))
             if report {
-                let docs = request.documents.map { "\($0.docType) (\($0.elements.count) asked)" }.joined(separator: ", ")
-                writeStderr("mdoc-respond: answered \(request.origin): \(docs); reader \(request.readerVerdict.subject ?? "not authenticated"); \(out.count) bytes\(peakMemoryNote())\n")
+                // No origin, no reader subject, no value; the docType comes from the request, so it is escaped.
+                let docs = request.documents.map { "\(safe($0.docType)) (\($0.elements.count) asked)" }.joined(separator: ", ")
+                let reader: String = switch request.readerVerdict {
+                case .notAuthenticated: "not authenticated"
+                case .trusted: "trusted"
+                case .signedNotTrusted(_, let reason): "signed, not trusted (\(reason.rawValue))"
+                }
+                writeStderr("mdoc-respond: answered: \(docs); reader \(reader); \(out.count) bytes\(peakMemoryNote())\n")
             }
         } catch {
             refuse(error.code.rawValue, error.detail)

@@ -181,6 +181,49 @@ struct ConformanceTests {
         #expect(try released("all") == ["birth_date", "family_name"])
     }
 
+    @Test("CLI: request-controlled text is escaped in --report and inspect (no forged lines, no terminal controls); --report names no origin or reader")
+    func cliEscapesRequestText() throws {
+        guard Self.cliBinary != nil else {
+            print("NOTICE: .build/debug/mdoc-respond not built; CLI escaping check skipped (scripts/test.sh builds it)")
+            return
+        }
+        let ns = "org.iso.18013.5.1"
+        let forged = "x\nmdoc-respond: error[forged]: injected\u{1b}[2J\u{9b}31m\u{202e}"
+        let docs = [AnnexCReader.DocumentRequest(docType: "org.iso.18013.5.1.mDL", elements: [(ElementID(ns, "family_name"), false), (ElementID(ns, "bad\u{1b}[1A"), false)]),
+                    AnnexCReader.DocumentRequest(docType: forged, elements: [(ElementID(forged, forged), false)])]
+        let key = try SoftwareSigner(encodedPrivateKey: Array(try Data(contentsOf: Self.vectors.appendingPathComponent("pki/reader.key.pem"))))
+        let cert = try Certificate(der: Array(try Data(contentsOf: Self.vectors.appendingPathComponent("pki/reader.der"))))
+        let req = try AnnexCReader.makeRequest(documents: docs, origin: try Origin("https://verifier.example"), framing: .dataObject,
+                                               signing: .perDocument(signer: key, chain: [cert]), version: "1.1",
+                                               useCases: [.init(mandatory: true, documentSets: [[0]]), .init(mandatory: false, documentSets: [[1]])])
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-escape-\(UUID().uuidString).json")
+        try req.rawRequest.write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let base = ["--request", file.path, "--origin", "https://verifier.example", "--clock", "2027-03-01T12:00:00Z"]
+        func clean(_ label: String, _ text: String, lines: Int? = nil) {
+            #expect(!text.unicodeScalars.contains { $0.value == 0x1b || $0.value == 0x9b || $0.value == 0x202e }, "\(label): a terminal control went out raw")
+            #expect(!text.split(separator: "\n").contains { $0.hasPrefix("mdoc-respond: error[forged]") }, "\(label): a forged line")
+            if let lines { #expect(text.split(separator: "\n").count == lines, "\(label): \(text)") }
+        }
+        let report = try #require(try Self.runCLI(["respond", "--report"] + base))
+        #expect(report.status == 0, "\(report.err)")
+        clean("respond --report", report.err, lines: 1)
+        #expect(!report.err.contains("verifier.example") && !report.err.contains(cert.subject) && !report.err.contains("Reader"), "\(report.err)")
+        #expect(report.err.contains("reader trusted"), "\(report.err)")
+        let text = try #require(try Self.runCLI(["inspect"] + base))
+        #expect(text.status == 0, "\(text.err)")
+        clean("inspect", String(decoding: text.out, as: UTF8.self))
+        let json = try #require(try Self.runCLI(["inspect", "--json"] + base))
+        clean("inspect --json", String(decoding: json.out, as: UTF8.self), lines: 1)
+        #expect((try? JSONSerialization.jsonObject(with: json.out)) != nil, "inspect --json is still JSON")
+        // inspect reads no more than the engine's request limit.
+        let big = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-big-\(UUID().uuidString).json")
+        try Data(repeating: 0x20, count: AnnexCEngine.Configuration().maxRequestBytes + 1).write(to: big)
+        defer { try? FileManager.default.removeItem(at: big) }
+        let refused = try #require(try Self.runCLI(["inspect", "--request", big.path, "--origin", "https://verifier.example"]))
+        #expect(refused.status == 1 && refused.err.contains("error[limitExceeded]"), "\(refused.err)")
+    }
+
     /// The debug CLI binary that `scripts/test.sh` builds, or nil when it has not been built.
     static var cliBinary: URL? {
         let binary = repo.appendingPathComponent(".build/debug/mdoc-respond")

@@ -135,7 +135,12 @@ public enum CBORDiagnostic {
             case "\r": out += "\\r"
             case "\t": out += "\\t"
             default:
-                if u.value < 0x20 || u.value == 0x7f {
+                // C0 and C1 controls, DEL, line/paragraph separators and bidirectional controls:
+                // escaped, so quoted text can never move a terminal's cursor, start a line or
+                // reorder what is displayed around it.
+                let v = u.value
+                if v < 0x20 || v == 0x7f || (v >= 0x80 && v < 0xa0) || v == 0x2028 || v == 0x2029 || (v >= 0x202a && v <= 0x202e)
+                    || (v >= 0x2066 && v <= 0x2069) || v == 0x200e || v == 0x200f {
                     out += "\\u" + String(repeating: "0", count: 4 - String(u.value, radix: 16).count) + String(u.value, radix: 16)
                 } else {
                     out.unicodeScalars.append(u)
