@@ -39,7 +39,7 @@ echo "optimized build: $( [ $optimized -eq 0 ] && echo passed || echo FAILED ) (
 set +e
 MDOC_STRESS_ACCEPTS=2000 LSAN_OPTIONS="suppressions=$PWD/Tests/lsan.supp" swift test --sanitize=address --scratch-path .build/asan -j 2 > .build/asan.log 2>&1
 asan=$?
-swift test --sanitize=thread --scratch-path .build/tsan -j 2 --filter "EndToEndTests/concurrency|StressTests|PooledContextTests" > .build/tsan.log 2>&1
+swift test --sanitize=thread --scratch-path .build/tsan -j 2 --filter "EndToEndTests/concurrency|StressTests|PooledContextTests|ContextStoreTests" > .build/tsan.log 2>&1
 tsan=$?
 set -e
 grep -h "^stress:" .build/tsan.log | sed 's/^/TSan /' || true

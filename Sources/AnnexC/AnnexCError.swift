@@ -38,8 +38,15 @@ public struct AnnexCError: Error, Hashable, Sendable, CustomStringConvertible {
         case contextUnavailable
         /// The credential context snapshot is corrupt or invalid.
         case contextCorrupt
-        /// The context file is readable by others than its owner.
+        /// The context file or a key file is readable by others than its owner, or the context
+        /// directory is not the user's own or is writable by group or others.
         case contextInsecure
+        /// Another writer holds the context's writer lock for longer than the configured wait.
+        case contextBusy
+        /// A context change names a credential that does not exist.
+        case unknownCredential
+        /// A context change adds a credential whose id exists already.
+        case duplicateCredential
         /// A device key could not be resolved or does not match its credential.
         case keyUnavailable
         /// The device signature could not be produced.

@@ -4,9 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import MdocCBOR
-#if canImport(Glibc)
-import Glibc
-#endif
+internal import CryptoCore
 
 /// One element a credential holds or a request names: (namespace, identifier).
 public struct ElementID: Sendable, Hashable, Comparable, CustomStringConvertible {
@@ -76,7 +74,11 @@ public final class StoredCredential: Sendable {
     let itemIndex: ElementIndex
     let items: [ElementID: IssuerSignedItem]
     let issuerAuthRange: Range<Int>
-    let signer: any COSESigner
+    /// Where the device key comes from, and the signer once resolved (resolved on first use, so a
+    /// context loads without touching any key, and a key that cannot be resolved refuses only the
+    /// credential that needs it).
+    private let resolver: any DeviceKeyResolver
+    private let resolved: LockedValue<(any COSESigner)?>
 
     /// The elements the credential holds.
     public var elements: [ElementID] { items.keys.sorted() }
@@ -93,8 +95,19 @@ public final class StoredCredential: Sendable {
     /// True when usable at `date`: not cancelled and within the MSO validity.
     public func isUsable(at date: Date) -> Bool { !isCancelled && date >= validFrom && date <= validUntil }
 
+    /// The device key's signer, resolved through the context's `DeviceKeyResolver` on first use and
+    /// kept: `keyUnavailable` when the reference does not resolve or the key is not the MSO's
+    /// `deviceKey` (a failure is not kept; the next call tries again).
+    public func signer() throws(AnnexCError) -> any COSESigner {
+        if let s = resolved.withLock({ $0 }) { return s }
+        let s = try resolver.signer(for: deviceKeyReference)
+        guard s.publicKey == mobileSecurityObject.deviceKey else { throw AnnexCError(.keyUnavailable, "device key does not match the MSO deviceKey") }
+        resolved.withLock { $0 = s }
+        return s
+    }
+
     init(id: String, docTypes: [String]?, issuerSignedBytes: [UInt8], deviceKeyReference: String, isCancelled: Bool,
-         resolver: any DeviceKeyResolver) throws(AnnexCError) {
+         resolver: any DeviceKeyResolver, validatingKey: Bool) throws(AnnexCError) {
         guard !id.isEmpty, id.utf8.count <= 128 else { throw AnnexCError(.contextCorrupt, "credential id is empty or longer than 128 bytes") }
         let parsed: IssuerSigned
         do { parsed = try IssuerSigned(encoded: issuerSignedBytes) } catch { throw AnnexCError(.contextCorrupt, "credential IssuerSigned does not parse (\(error))") }
@@ -124,8 +137,6 @@ public final class StoredCredential: Sendable {
                 ordered.append(IndexedItem(id: key, range: item.bytes.startIndex..<item.bytes.endIndex, nameSpaceIndex: nsIndex))
             }
         }
-        let signer = try resolver.signer(for: deviceKeyReference)
-        guard signer.publicKey == mso.deviceKey else { throw AnnexCError(.keyUnavailable, "device key does not match the MSO deviceKey") }
         self.id = id
         self.docTypes = types
         self.issuerSignedBytes = issuerSignedBytes
@@ -140,7 +151,9 @@ public final class StoredCredential: Sendable {
         self.itemIndex = ElementIndex(index.map { ($0.key, $0.value) })
         self.items = items
         self.issuerAuthRange = parsed.issuerAuth.item.byteRange
-        self.signer = signer
+        self.resolver = resolver
+        self.resolved = LockedValue(nil)
+        if validatingKey { _ = try signer() }
     }
 }
 
@@ -185,18 +198,37 @@ public struct CredentialContext: Sendable {
 
     /// Builds and validates a context: every IssuerSigned and MSO parses, every item matches its MSO
     /// digest, issuerAuth verifies with its document signer certificate, docTypes start with the MSO
-    /// docType, ids are unique, and every device key resolves to the MSO deviceKey.
-    public init(entries: [Entry], readerTrust: ReaderTrustPolicy = ReaderTrustPolicy(), keyResolver: any DeviceKeyResolver) throws(AnnexCError) {
+    /// docType, ids are unique, and (with `validatingKeys`, the default: what a writer checks) every
+    /// device key resolves to the MSO deviceKey. Without it, each key is resolved when first used.
+    public init(entries: [Entry], readerTrust: ReaderTrustPolicy = ReaderTrustPolicy(), keyResolver: any DeviceKeyResolver,
+                validatingKeys: Bool = true) throws(AnnexCError) {
+        try self.init(entries: entries, readerTrust: readerTrust, keyResolver: keyResolver, validatingKeys: validatingKeys, nextCredentialNumber: nil)
+    }
+
+    init(entries: [Entry], readerTrust: ReaderTrustPolicy, keyResolver: any DeviceKeyResolver, validatingKeys: Bool,
+         nextCredentialNumber: UInt64?) throws(AnnexCError) {
         var seen = Set<String>()
         var creds = [StoredCredential]()
         for e in entries {
             guard seen.insert(e.id).inserted else { throw AnnexCError(.contextCorrupt, "duplicate credential id") }
             creds.append(try StoredCredential(id: e.id, docTypes: e.docTypes, issuerSignedBytes: e.issuerSigned, deviceKeyReference: e.deviceKeyReference,
-                                              isCancelled: e.isCancelled, resolver: keyResolver))
+                                              isCancelled: e.isCancelled, resolver: keyResolver, validatingKey: validatingKeys))
         }
         credentials = creds
         self.readerTrust = readerTrust
+        // Never below one past the highest `credential-N` id present: a default id is never reused.
+        let highest = creds.compactMap { c -> UInt64? in
+            guard c.id.hasPrefix(Self.defaultIDPrefix) else { return nil }
+            return UInt64(c.id.dropFirst(Self.defaultIDPrefix.count))
+        }.max() ?? 0
+        self.nextCredentialNumber = max(nextCredentialNumber ?? 1, highest == UInt64.max ? highest : highest + 1)
     }
+
+    /// Default credential ids are `credential-N`.
+    static let defaultIDPrefix = "credential-"
+    /// The N of the next default id: stored in the snapshot and only ever increased, so an id is never
+    /// handed out twice, even after its credential was removed.
+    let nextCredentialNumber: UInt64
 
     /// The entries, for editing and rewriting.
     public var entries: [Entry] {
@@ -213,6 +245,7 @@ public struct CredentialContext: Sendable {
 
     /// The snapshot encoding (deterministic CBOR):
     /// `{"format", "version", "credentials": [{"id", "docTypes", "issuerSigned", "deviceKey", "cancelled", "validFrom", "validUntil"}],
+    ///   "nextCredentialNumber": uint,
     ///   "readerTrust": {"anchors": [bstr], "authorities": null / [bstr], "requireReaderAuth": bool, "requireTrustedReader": bool}}`
     /// (`requireTrustedReader` absent in older snapshots: false).
     public func encoded() -> [UInt8] {
@@ -236,6 +269,7 @@ public struct CredentialContext: Sendable {
             .init(.text("format"), .text(Self.formatName)),
             .init(.text("version"), .unsigned(Self.formatVersion)),
             .init(.text("credentials"), .array(creds)),
+            .init(.text("nextCredentialNumber"), .unsigned(nextCredentialNumber)),
             .init(.text("readerTrust"), .map([
                 .init(.text("anchors"), .array(readerTrust.trustAnchors.map { .bytes($0.der) })),
                 .init(.text("authorities"), authorities),
@@ -245,8 +279,9 @@ public struct CredentialContext: Sendable {
         ]).encoded()
     }
 
-    /// Decodes a snapshot and validates every credential (see `init(entries:readerTrust:keyResolver:)`).
-    public init(encoded bytes: [UInt8], keyResolver: any DeviceKeyResolver) throws(AnnexCError) {
+    /// Decodes a snapshot and validates every credential (see `init(entries:readerTrust:keyResolver:validatingKeys:)`);
+    /// device keys are resolved when first used unless `validatingKeys`.
+    public init(encoded bytes: [UInt8], keyResolver: any DeviceKeyResolver, validatingKeys: Bool = false) throws(AnnexCError) {
         let root: CBORItem
         do { root = try CBORDocument(decoding: bytes, options: .init(maxDepth: 16, maxInputSize: Self.maxFileSize)).root } catch {
             throw AnnexCError(.contextCorrupt, "snapshot is not well-formed CBOR (\(error.code.rawValue) at byte \(error.offset))")
@@ -291,101 +326,19 @@ public struct CredentialContext: Sendable {
         }
         let require = rt["requireReaderAuth"]?.boolValue ?? false
         let requireTrusted = rt["requireTrustedReader"]?.boolValue ?? false
+        var next: UInt64?
+        if let n = root["nextCredentialNumber"] {
+            guard let v = n.unsignedValue else { throw AnnexCError(.contextCorrupt, "nextCredentialNumber is not an unsigned integer") }
+            next = v
+        }
         try self.init(entries: entries, readerTrust: ReaderTrustPolicy(trustAnchors: anchors, authorities: authorities, requireReaderAuthentication: require,
                                                                        requireTrustedReader: requireTrusted),
-                      keyResolver: keyResolver)
+                      keyResolver: keyResolver, validatingKeys: validatingKeys, nextCredentialNumber: next)
         // The stored validity must agree with the MSOs (it is what the host app registered).
         for (c, raw) in zip(credentials, list.children) {
             guard raw["validUntil"]?.dateValue == c.validUntil, raw["validFrom"]?.dateValue == c.validFrom else {
                 throw AnnexCError(.contextCorrupt, "stored validity does not match the credential's MSO")
             }
         }
-    }
-
-    // MARK: Files
-
-    /// Loads `directory/context.cbor`. Returns nil when no snapshot exists; throws `contextCorrupt`
-    /// for a damaged one and `contextInsecure` when the file is readable by group or others.
-    /// - Parameters:
-    ///   - keyResolver: defaults to `FileKeyResolver(directory:)`.
-    ///   - requirePrivateFiles: refuse a context or key file readable by group or others (default true;
-    ///     false only for the published test context, whose modes a git checkout does not keep).
-    public static func load(from directory: URL, keyResolver: (any DeviceKeyResolver)? = nil, requirePrivateFiles: Bool = true) throws(AnnexCError) -> CredentialContext? {
-        let path = directory.appendingPathComponent(fileName).path
-        var st = stat()
-        if stat(path, &st) != 0 {
-            if errno == ENOENT { return nil }
-            throw AnnexCError(.contextUnavailable, "context file cannot be examined")
-        }
-        guard st.st_mode & S_IFMT == S_IFREG else { throw AnnexCError(.contextCorrupt, "context path is not a regular file") }
-        guard !requirePrivateFiles || st.st_mode & 0o077 == 0 else {
-            throw AnnexCError(.contextInsecure, "context file is readable or writable by group or others (expected mode 0600)")
-        }
-        guard st.st_size <= maxFileSize else { throw AnnexCError(.contextCorrupt, "context file larger than \(maxFileSize) bytes") }
-        guard let data = readFileBounded(path, maxBytes: maxFileSize) else { throw AnnexCError(.contextUnavailable, "context file cannot be read") }
-        return try CredentialContext(encoded: data, keyResolver: keyResolver ?? FileKeyResolver(directory: directory, requirePrivateFiles: requirePrivateFiles))
-    }
-
-    /// Writes the snapshot to `directory/context.cbor` all or nothing: a temporary file (mode 0600) is
-    /// written and fsynced, renamed over the old one, and the directory is fsynced. Readers see the
-    /// old snapshot or the new one, never a mix.
-    public func write(to directory: URL) throws(AnnexCError) {
-        try Self.atomicWrite(encoded(), to: directory.appendingPathComponent(Self.fileName))
-    }
-
-    static func atomicWrite(_ bytes: [UInt8], to url: URL) throws(AnnexCError) {
-        let dir = url.deletingLastPathComponent().path
-        removeStaleTemporaries(in: dir, for: url.lastPathComponent)
-        let tmp = dir + "/.\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
-        let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw AnnexCError(.contextUnavailable, "cannot create a temporary file in the context directory") }
-        var ok = fchmod(fd, 0o600) == 0
-        if ok {
-            ok = bytes.withUnsafeBytes { buf -> Bool in
-                var off = 0
-                while off < buf.count {
-                    let n = Glibc.write(fd, buf.baseAddress! + off, buf.count - off)
-                    if n < 0 { if errno == EINTR { continue }; return false }
-                    off += n
-                }
-                return true
-            }
-        }
-        ok = ok && fsync(fd) == 0
-        close(fd)
-        guard ok, rename(tmp, url.path) == 0 else {
-            unlink(tmp)
-            throw AnnexCError(.contextUnavailable, "cannot write the context file")
-        }
-        let dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dfd >= 0 {
-            _ = fsync(dfd)
-            close(dfd)
-        }
-    }
-
-    /// Deletes temporary files (`.<name>.<pid>.<random>.tmp`) left by writers that were killed before
-    /// their rename: those whose process no longer exists, or older than an hour (a recycled pid).
-    /// A live concurrent writer's file is left alone.
-    static func removeStaleTemporaries(in dir: String, for name: String) {
-        guard let d = opendir(dir) else { return }
-        defer { closedir(d) }
-        let prefix = ".\(name)."
-        var stale = [String]()
-        while let entry = readdir(d) {
-            let file = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            guard file.hasPrefix(prefix), file.hasSuffix(".tmp") else { continue }
-            let middle = file.dropFirst(prefix.count).dropLast(4).split(separator: ".")
-            guard middle.count == 2, let pid = Int32(middle[0]), UInt32(middle[1]) != nil else { continue }
-            let path = dir + "/" + file
-            var st = stat()
-            guard lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { continue }
-            let dead = pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH
-            let old = time(nil) - st.st_mtim.tv_sec > 3600
-            if dead || old { stale.append(path) }
-        }
-        for path in stale { unlink(path) }
     }
 }

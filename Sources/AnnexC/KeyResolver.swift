@@ -36,10 +36,19 @@ public struct FileKeyResolver: DeviceKeyResolver {
             throw AnnexCError(.keyUnavailable, "device key reference must be a relative path inside the context directory")
         }
         let path = directory.appendingPathComponent(reference).path
+        // Checked through the descriptor it is read from: the file examined is the file read.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else {
+            throw AnnexCError(.keyUnavailable, errno == ELOOP ? "device key file is a symbolic link" : "device key file not found")
+        }
+        defer { close(fd) }
         var st = stat()
-        guard stat(path, &st) == 0 else { throw AnnexCError(.keyUnavailable, "device key file not found") }
-        guard !requirePrivateFiles || st.st_mode & 0o077 == 0 else { throw AnnexCError(.keyUnavailable, "device key file is readable by group or others") }
-        guard var bytes = readFileBounded(path, maxBytes: 16384) else {
+        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { throw AnnexCError(.keyUnavailable, "device key path is not a regular file") }
+        if requirePrivateFiles {
+            guard st.st_uid == geteuid() else { throw AnnexCError(.keyUnavailable, "device key file is not owned by this user") }
+            guard st.st_mode & 0o077 == 0 else { throw AnnexCError(.keyUnavailable, "device key file is readable by group or others") }
+        }
+        guard var bytes = readBounded(fd, maxBytes: 16384) else {
             throw AnnexCError(.keyUnavailable, "device key file unreadable or too large")
         }
         defer { for i in bytes.indices { bytes[i] = 0 } }

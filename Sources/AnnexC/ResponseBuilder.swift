@@ -65,7 +65,7 @@ enum ResponseBuilder {
         w.writeText("deviceAuth")
         w.writeMapHeader(count: 1)
         w.writeText("deviceSignature")
-        try writeDeviceSignature(docType: docType, transcript: transcript, signer: c.signer, into: &w)
+        try writeDeviceSignature(docType: docType, transcript: transcript, signer: try c.signer(), into: &w)
         w.writeText("nameSpaces")
         w.writeRaw(MdocAuthentication.emptyDeviceNameSpacesBytes)
 

@@ -28,8 +28,12 @@ enum ContextCommand {
                                              refuses any DocRequest not signed by a trusted reader
       trust add FILE | trust remove FILE     add or remove a reader trust anchor (PEM or DER)
 
-    Every change validates all credentials and rewrites context.cbor atomically (mode 0600).
-    exit codes: 0 ok, 1 refused (invalid credential or key), 2 usage, 3 I/O problem
+    Every change is made under the context's writer lock (one writer at a time, across processes;
+    --lock-timeout SECONDS, default 10, then error[contextBusy]), validates all credentials and
+    device keys, and rewrites context.cbor atomically (mode 0600). Key files are created 0600 from
+    their first byte; key files no credential references are removed. A default id (credential-N)
+    is never reused. Success is printed only once the change is on disk.
+    exit codes: 0 ok, 1 refused (invalid credential, key or id), 2 usage, 3 I/O, lock or context problem
     """
 
     static func run(_ args: [String]) {
@@ -39,60 +43,60 @@ enum ContextCommand {
         }
         let o = Options(Array(args.dropFirst()), flags: ["--json", "--any", "--require-reader-auth", "--no-require-reader-auth",
                                                                    "--require-trusted-reader", "--no-require-trusted-reader"], help: help)
-        o.check(allowed: ["--context", "--issuer-signed", "--device-key", "--id", "--doctype", "--allow-authority"])
+        o.check(allowed: ["--context", "--issuer-signed", "--device-key", "--id", "--doctype", "--allow-authority", "--lock-timeout"])
         let dir = URL(fileURLWithPath: o.require("--context"))
-        if action == "init" {
-            do {
-                try FileManager.default.createDirectory(at: dir.appendingPathComponent("keys"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-                guard try CredentialContext.load(from: dir) == nil else { fail(Exit.refused, "contextExists", "a context already exists in that directory") }
-                try CredentialContext(entries: [], keyResolver: FileKeyResolver(directory: dir)).write(to: dir)
-                print("initialized an empty context")
-            } catch let e as AnnexCError { fail(Exit.io, e.code.rawValue, e.detail) } catch { fail(Exit.io, "io", "cannot create the context directory") }
-            return
+        var lockTimeout = CredentialContext.defaultLockTimeout
+        if let t = o.value("--lock-timeout") {
+            guard let v = Double(t), v >= 0, v <= 3600 else { fail(Exit.usage, "usage", "--lock-timeout takes seconds (0-3600)") }
+            lockTimeout = v
         }
-        let current: CredentialContext
-        do {
-            guard let c = try CredentialContext.load(from: dir) else { fail(Exit.io, "contextUnavailable", "no context in that directory (run context init)") }
-            current = c
-        } catch { fail(Exit.io, error.code.rawValue, error.detail) }
-        var entries = current.entries
-        var trust = current.readerTrust
-        func save(_ message: String) {
+        /// One change under the writer lock; prints `message` only once the new snapshot is on disk.
+        func change(_ message: @autoclosure () -> String, create: Bool = false, _ body: (inout CredentialContext.Transaction) throws(AnnexCError) -> Void) {
             do {
-                try CredentialContext(entries: entries, readerTrust: trust, keyResolver: FileKeyResolver(directory: dir)).write(to: dir)
-                print(message)
-            } catch { fail(error.code == .contextUnavailable ? Exit.io : Exit.refused, error.code.rawValue, error.detail) }
+                try CredentialContext.update(at: dir, create: create, lockTimeout: lockTimeout, body)
+                print(message())
+            } catch {
+                let io: Set<AnnexCError.Code> = [.contextUnavailable, .contextBusy, .contextInsecure, .contextCorrupt]
+                fail(io.contains(error.code) ? Exit.io : Exit.refused, error.code.rawValue, error.detail)
+            }
         }
-        func index(_ id: String?) -> Int {
-            guard let id, let i = entries.firstIndex(where: { $0.id == id }) else { fail(Exit.refused, "unknownCredential", "no credential with that id") }
+        func index(_ entries: [CredentialContext.Entry], _ id: String?) throws(AnnexCError) -> Int {
+            guard let id, let i = entries.firstIndex(where: { $0.id == id }) else { throw AnnexCError(.unknownCredential, "no credential with that id") }
             return i
         }
         switch action {
+        case "init":
+            if (try? CredentialContext.load(from: dir)) != nil { fail(Exit.refused, "contextExists", "a context already exists in that directory") }
+            change("initialized an empty context", create: true) { tx throws(AnnexCError) in
+                guard tx.entries.isEmpty else { throw AnnexCError(.duplicateCredential, "a context already exists in that directory") }
+            }
         case "import":
             let issuerSigned = Input.read(o.require("--issuer-signed"))
-            let keyBytes = Input.read(o.require("--device-key"))
-            let id = o.value("--id") ?? "credential-\(entries.count + 1)"
-            guard !entries.contains(where: { $0.id == id }), id.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7a) || $0 == 0x2d || $0 == 0x5f }) else {
-                fail(Exit.refused, "invalidId", "the id exists already or has characters outside [A-Za-z0-9-_]")
-            }
-            let keyPath = "keys/\(id).pem"
+            var keyBytes = Input.read(o.require("--device-key"))
+            defer { for i in keyBytes.indices { keyBytes[i] = 0 } }
             guard let signer = try? SoftwareSigner(encodedPrivateKey: keyBytes), let pem = try? signer.pkcs8PEM() else {
                 fail(Exit.refused, "keyUnavailable", "the device key is not a PKCS#8 P-256/P-384/P-521/Ed25519 key")
             }
-            try? FileManager.default.createDirectory(at: dir.appendingPathComponent("keys"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            let url = dir.appendingPathComponent(keyPath)
-            guard FileManager.default.createFile(atPath: url.path, contents: Data(pem.utf8), attributes: [.posixPermissions: 0o600]) else {
-                fail(Exit.io, "io", "cannot write the key file")
+            if let id = o.value("--id"), !CredentialContext.isValidCredentialID(id) {
+                fail(Exit.refused, "invalidId", "the id must be 1-64 characters of [A-Za-z0-9-_]")
             }
-            entries.append(.init(id: id, docTypes: o.values["--doctype"], issuerSigned: issuerSigned, deviceKeyReference: keyPath))
-            do {
-                _ = try CredentialContext(entries: entries, readerTrust: trust, keyResolver: FileKeyResolver(directory: dir))
-            } catch {
-                try? FileManager.default.removeItem(at: url)
-                fail(Exit.refused, error.code.rawValue, error.detail)
+            var imported = ""
+            change("imported \(imported)") { tx throws(AnnexCError) in
+                let id = o.value("--id") ?? tx.newCredentialID()
+                guard !tx.entries.contains(where: { $0.id == id }) else { throw AnnexCError(.duplicateCredential, "a credential with that id exists already") }
+                var pemBytes = Array(pem.utf8)
+                defer { for i in pemBytes.indices { pemBytes[i] = 0 } }
+                let reference = try tx.storeDeviceKey(pemBytes, name: id)
+                tx.entries.append(.init(id: id, docTypes: o.values["--doctype"], issuerSigned: issuerSigned, deviceKeyReference: reference))
+                imported = id
             }
-            save("imported \(id)")
         case "list":
+            let current: CredentialContext
+            do {
+                guard let c = try CredentialContext.load(from: dir) else { fail(Exit.io, "contextUnavailable", "no context in that directory (run context init)") }
+                current = c
+            } catch { fail(Exit.io, error.code.rawValue, error.detail) }
+            let trust = current.readerTrust
             let regs = current.credentials
             if o.flags.contains("--json") {
                 let items = regs.map { c in
@@ -111,40 +115,41 @@ enum ContextCommand {
                 print("reader trust: \(trust.trustAnchors.count) anchor(s); authorities: \(auth); trusted reader required: \(trust.requireTrustedReader); reader authentication required: \(trust.requireReaderAuthentication)")
             }
         case "remove":
-            let i = index(o.positionals.first)
-            let key = entries[i].deviceKeyReference
-            entries.remove(at: i)
-            save("removed")
-            if key.hasPrefix("keys/") { try? FileManager.default.removeItem(at: dir.appendingPathComponent(key)) }
+            change("removed") { tx throws(AnnexCError) in
+                tx.entries.remove(at: try index(tx.entries, o.positionals.first))
+            }
         case "cancel", "reinstate":
-            let i = index(o.positionals.first)
-            entries[i].isCancelled = action == "cancel"
-            save(action == "cancel" ? "cancelled" : "reinstated")
+            change(action == "cancel" ? "cancelled" : "reinstated") { tx throws(AnnexCError) in
+                tx.entries[try index(tx.entries, o.positionals.first)].isCancelled = action == "cancel"
+            }
         case "policy":
+            var authorities: AuthorityPolicy?
             if o.flags.contains("--any") {
-                trust.authorities = .any
+                authorities = .any
             } else if let list = o.values["--allow-authority"] {
                 var skis = [[UInt8]]()
                 for h in list {
                     guard let b = Input.hexBytes(h), !b.isEmpty else { fail(Exit.usage, "usage", "--allow-authority takes a hex key identifier") }
                     skis.append(b)
                 }
-                trust.authorities = .only(skis)
+                authorities = .only(skis)
             }
-            if o.flags.contains("--require-reader-auth") { trust.requireReaderAuthentication = true }
-            if o.flags.contains("--no-require-reader-auth") { trust.requireReaderAuthentication = false }
-            if o.flags.contains("--require-trusted-reader") { trust.requireTrustedReader = true }
-            if o.flags.contains("--no-require-trusted-reader") { trust.requireTrustedReader = false }
-            save("policy updated")
+            change("policy updated") { tx in
+                if let authorities { tx.readerTrust.authorities = authorities }
+                if o.flags.contains("--require-reader-auth") { tx.readerTrust.requireReaderAuthentication = true }
+                if o.flags.contains("--no-require-reader-auth") { tx.readerTrust.requireReaderAuthentication = false }
+                if o.flags.contains("--require-trusted-reader") { tx.readerTrust.requireTrustedReader = true }
+                if o.flags.contains("--no-require-trusted-reader") { tx.readerTrust.requireTrustedReader = false }
+            }
         case "trust":
             guard o.positionals.count == 2 else { fail(Exit.usage, "usage", "trust add|remove FILE") }
             let cert = Input.certificate(Input.read(o.positionals[1]))
             if o.positionals[0] == "add" {
-                if !trust.trustAnchors.contains(where: { $0.der == cert.der }) { trust.trustAnchors.append(cert) }
-                save("trust anchor added: \(safe(cert.subject))")
+                change("trust anchor added: \(safe(cert.subject))") { tx in
+                    if !tx.readerTrust.trustAnchors.contains(where: { $0.der == cert.der }) { tx.readerTrust.trustAnchors.append(cert) }
+                }
             } else if o.positionals[0] == "remove" {
-                trust.trustAnchors.removeAll { $0.der == cert.der }
-                save("trust anchor removed")
+                change("trust anchor removed") { tx in tx.readerTrust.trustAnchors.removeAll { $0.der == cert.der } }
             } else {
                 fail(Exit.usage, "usage", "trust add|remove FILE")
             }

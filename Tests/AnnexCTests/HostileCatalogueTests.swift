@@ -365,12 +365,40 @@ struct HostileCatalogueTests {
         expectLoad("context: world-readable file", good, mode: 0o644, .contextInsecure)
         expectLoad("context: group-readable file", good, mode: 0o640, .contextInsecure)
         expectLoad("context: world-writable file", good, mode: 0o602, .contextInsecure)
+        // Directory rules: the context directory must be the user's own and not group/world-writable.
+        _ = load(good)
+        for (name, mode) in [("group-writable", 0o770), ("world-writable", 0o757)] {
+            chmod(dir.path, mode_t(mode))
+            switch load(good) {
+            case .success: Issue.record("context: \(name) directory loaded")
+            case .failure(let e): #expect(e.code == .contextInsecure, "context: \(name) directory: \(e)")
+            }
+            chmod(dir.path, 0o700)
+            rows += 1
+        }
+        // Device keys are resolved when their credential signs: the snapshot loads, and `accept` refuses
+        // with keyUnavailable and no bytes.
+        let keyRequest = try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin)
+        func expectSigningRefused(_ name: String) {
+            do {
+                let ctx = try #require(try CredentialContext.load(from: dir))
+                let engine = AnnexCEngine(context: ctx, configuration: .init(clock: { TestWorld.now }))
+                var produced: Data?
+                do { produced = try engine.accept(rawRequest: keyRequest.rawRequest, origin: Self.origin) } catch {
+                    #expect(error.code == .keyUnavailable, "\(name): \(error)")
+                }
+                #expect(produced == nil, "\(name): produced bytes")
+            } catch {
+                Issue.record("\(name): did not load: \(error)")
+            }
+            rows += 1
+        }
         try writeKey(try SoftwareSigner.generate())
-        expectLoad("context: device key does not match the MSO", good, .keyUnavailable)
+        expectSigningRefused("context: device key does not match the MSO")
         try writeKey(key, mode: 0o644)
-        expectLoad("context: world-readable device key file", good, .keyUnavailable)
+        expectSigningRefused("context: world-readable device key file")
         try writeKey(nil)
-        expectLoad("context: device key file missing", good, .keyUnavailable)
+        expectSigningRefused("context: device key file missing")
         try writeKey(key)
         // Unusable credentials: the engine refuses, with no response bytes.
         let request = try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin)
@@ -391,6 +419,6 @@ struct HostileCatalogueTests {
             rows += 1
         }
         print("context catalogue: \(rows) named rows refused (or loaded) exactly as catalogued")
-        #expect(rows == 21)
+        #expect(rows == 23)
     }
 }

@@ -265,13 +265,27 @@ struct CredentialContextTests {
         #expect(load([]) == .contextCorrupt)
         #expect(load(CBORValue.map([.init(.text("format"), .text("mdoc-respond-context")), .init(.text("version"), .unsigned(2))]).encoded()) == .contextCorrupt)
         #expect(load(good, mode: 0o644) == .contextInsecure)
+        // Keys are resolved when a credential first signs, not at load: a context with a bad key
+        // loads, and only that credential refuses (keyUnavailable).
+        func signing() -> AnnexCError.Code? {
+            do { _ = try CredentialContext.load(from: dir)?.credentials[0].signer(); return nil } catch { return error.code }
+        }
         // A device key that does not match the MSO.
         try Self.writeKey(try SoftwareSigner.generate(), to: dir, name: "mdl.pem")
-        #expect(load(good) == .keyUnavailable)
+        #expect(load(good) == nil)
+        #expect(signing() == .keyUnavailable)
         // A world-readable key file.
         try Self.writeKey(world.deviceKeys["keys/mdl.pem"]!, to: dir, name: "mdl.pem", mode: 0o644)
         chmod(dir.appendingPathComponent("keys/mdl.pem").path, 0o644)
-        #expect(load(good) == .keyUnavailable)
+        #expect(signing() == .keyUnavailable)
+        // A symbolic link in place of the key file.
+        unlink(dir.appendingPathComponent("keys/mdl.pem").path)
+        try Self.writeKey(world.deviceKeys["keys/mdl.pem"]!, to: dir, name: "real.pem")
+        symlink(dir.appendingPathComponent("keys/real.pem").path, dir.appendingPathComponent("keys/mdl.pem").path)
+        #expect(signing() == .keyUnavailable)
+        unlink(dir.appendingPathComponent("keys/mdl.pem").path)
+        try Self.writeKey(world.deviceKeys["keys/mdl.pem"]!, to: dir, name: "mdl.pem")
+        #expect(signing() == nil)
         // Key references must stay inside the context directory.
         #expect(throws: AnnexCError.self) { try FileKeyResolver(directory: dir).signer(for: "../etc/key.pem") }
         #expect(throws: AnnexCError.self) { try FileKeyResolver(directory: dir).signer(for: "/etc/key.pem") }
