@@ -181,6 +181,27 @@ struct ContextStoreTests {
         #expect(try CredentialContext.load(from: dir)?.credentials[0].isCancelled == true)
     }
 
+    @Test("Only the key of the credential that signs is resolved: a missing key refuses that credential alone")
+    func resolveOnlyTheKeyUsed() throws {
+        let world = try TestWorld()
+        let dir = try Self.tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        _ = try Self.importEntry(world, try world.entry(id: "m"), into: dir, id: "m")
+        _ = try Self.importEntry(world, try world.entry(id: "p", docType: TestWorld.pid), into: dir, id: "p")
+        // The PID's key disappears (a removal in progress): the snapshot still loads, the mDL answers,
+        // and only a request the PID must answer is refused.
+        unlink(dir.appendingPathComponent("keys/p.pem").path)
+        let ctx = try #require(try CredentialContext.load(from: dir))
+        let engine = AnnexCEngine(context: ctx, configuration: .init(clock: { TestWorld.now }))
+        let mdl = try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin)
+        _ = try AnnexCReader.openResponse(try engine.accept(rawRequest: mdl.rawRequest, origin: "https://verifier.example"), for: mdl, issuerRoots: [world.iaca], at: TestWorld.now)
+        let pid = try AnnexCReader.makeRequest(documents: [TestWorld.ask(TestWorld.pid, ["age_over_18"])], origin: TestWorld.origin)
+        #expect(throws: AnnexCError(.keyUnavailable, "device key file not found")) { try engine.accept(rawRequest: pid.rawRequest, origin: "https://verifier.example") }
+        // Once resolved, a key is kept for the snapshot's life.
+        unlink(dir.appendingPathComponent("keys/m.pem").path)
+        _ = try engine.accept(rawRequest: mdl.rawRequest, origin: "https://verifier.example")
+    }
+
     @Test("Concurrent writers on several threads lose no update")
     func concurrentThreads() throws {
         let world = try TestWorld()

@@ -115,6 +115,55 @@ struct ContextConcurrencyTests {
         print("context concurrency: \(rounds) rounds, \(processes) writer processes (11 at once), \(successes) successes printed, \(lost) updates lost")
     }
 
+    @Test("respond never fails while an unrelated credential is imported and removed over and over")
+    func respondDuringRemovals() throws {
+        guard let binary = ConformanceTests.cliBinary else {
+            print("NOTICE: .build/debug/mdoc-respond not built; respond-during-removals test skipped (scripts/test.sh builds it)")
+            return
+        }
+        let work = Self.tempDir()
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(at: work) }
+        let dir = work.appendingPathComponent("ctx").path
+        func cred(_ n: String) -> [String] {
+            ["--issuer-signed", Self.vectors.appendingPathComponent("credentials/\(n).issuer-signed.cbor").path, "--device-key", Self.vectors.appendingPathComponent("context/keys/\(n).pem").path]
+        }
+        for args in [["context", "init", "--context", dir], ["context", "import", "--context", dir, "--id", "mdl"] + cred("mdl")] {
+            let p = try Self.start(binary, args)
+            p.waitUntilExit()
+            #expect(p.terminationStatus == 0)
+        }
+        let c = try #require(try ConformanceTests.manifest().first { $0.id == "mdl-dataObject-v1.0-none" })
+        let request = Self.vectors.appendingPathComponent(c.file).path
+        final class Flag: @unchecked Sendable { let lock = NSLock(); var stop = false; var churns = 0 }
+        let flag = Flag()
+        let done = DispatchSemaphore(value: 0)
+        let pidArgs = cred("pid")
+        Thread.detachNewThread {
+            var k = 0
+            while true {
+                flag.lock.lock(); let stop = flag.stop; flag.lock.unlock()
+                if stop { break }
+                k += 1
+                for args in [["context", "import", "--context", dir, "--id", "pid\(k)"] + pidArgs, ["context", "remove", "pid\(k)", "--context", dir]] {
+                    if let p = try? Self.start(binary, args) { p.waitUntilExit() }
+                }
+                flag.lock.lock(); flag.churns += 1; flag.lock.unlock()
+            }
+            done.signal()
+        }
+        var failures = [String]()
+        for _ in 0..<40 {
+            guard let r = try ConformanceTests.runCLI(["respond", "--request", request, "--origin", c.origin, "--context", dir, "--clock", "2027-03-01T12:00:00Z"]) else { break }
+            if r.status != 0 { failures.append(r.err) }
+        }
+        flag.lock.lock(); flag.stop = true; flag.lock.unlock()
+        done.wait()
+        #expect(failures.isEmpty, "\(failures.prefix(3))")
+        #expect(flag.churns > 3)
+        print("respond during removals: 40 answers, \(failures.count) failures, while \(flag.churns) import/remove cycles of another credential ran")
+    }
+
     @Test("Key files are never readable by others while imports run (umask 000, writers SIGKILLed); the next writer leaves no temporary and no unreferenced key")
     func keyExposure() throws {
         guard let binary = ConformanceTests.cliBinary else {
