@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import MdocCBOR
-internal import CryptoCore
+import Synchronization
 
 /// One element a credential holds or a request names: (namespace, identifier).
 public struct ElementID: Sendable, Hashable, Comparable, CustomStringConvertible {
@@ -78,7 +78,14 @@ public final class StoredCredential: Sendable {
     /// context loads without touching any key, and a key that cannot be resolved refuses only the
     /// credential that needs it).
     private let resolver: any DeviceKeyResolver
-    private let resolved: LockedValue<(any COSESigner)?>
+    /// Set once, then read without a lock by every signing thread.
+    private let resolved = AtomicLazyReference<ResolvedSigner>()
+
+    /// A resolved signer, boxed for the lock-free once-only reference.
+    private final class ResolvedSigner: Sendable {
+        let signer: any COSESigner
+        init(_ signer: any COSESigner) { self.signer = signer }
+    }
 
     /// The elements the credential holds.
     public var elements: [ElementID] { items.keys.sorted() }
@@ -99,11 +106,11 @@ public final class StoredCredential: Sendable {
     /// kept: `keyUnavailable` when the reference does not resolve or the key is not the MSO's
     /// `deviceKey` (a failure is not kept; the next call tries again).
     public func signer() throws(AnnexCError) -> any COSESigner {
-        if let s = resolved.withLock({ $0 }) { return s }
+        if let box = resolved.load() { return box.signer }
         let s = try resolver.signer(for: deviceKeyReference)
         guard s.publicKey == mobileSecurityObject.deviceKey else { throw AnnexCError(.keyUnavailable, "device key does not match the MSO deviceKey") }
-        resolved.withLock { $0 = s }
-        return s
+        // Two threads may resolve at once; the first stored wins and both use it.
+        return resolved.storeIfNil(ResolvedSigner(s)).signer
     }
 
     init(id: String, docTypes: [String]?, issuerSignedBytes: [UInt8], deviceKeyReference: String, isCancelled: Bool,
@@ -152,7 +159,6 @@ public final class StoredCredential: Sendable {
         self.items = items
         self.issuerAuthRange = parsed.issuerAuth.item.byteRange
         self.resolver = resolver
-        self.resolved = LockedValue(nil)
         if validatingKey { _ = try signer() }
     }
 }

@@ -25,8 +25,11 @@ struct ContextConcurrencyTests {
         return p
     }
 
-    static func tempDir() -> URL {
-        FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-concurrent-\(UUID().uuidString)")
+    /// A fresh private working directory (the caller removes it).
+    static func workDirectory() throws -> URL {
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-concurrent-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        return work
     }
 
     /// Writes `n` distinct self-signed reader roots (DER) into `dir` and returns their paths.
@@ -47,8 +50,7 @@ struct ContextConcurrencyTests {
             print("NOTICE: .build/debug/mdoc-respond not built; multi-process context test skipped (scripts/test.sh builds it)")
             return
         }
-        let work = Self.tempDir()
-        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let work = try Self.workDirectory()
         defer { try? FileManager.default.removeItem(at: work) }
         let dir = work.appendingPathComponent("ctx").path
         let creds = ["mdl", "pid", "photoid"].map { (Self.vectors.appendingPathComponent("credentials/\($0).issuer-signed.cbor").path,
@@ -121,8 +123,7 @@ struct ContextConcurrencyTests {
             print("NOTICE: .build/debug/mdoc-respond not built; respond-during-removals test skipped (scripts/test.sh builds it)")
             return
         }
-        let work = Self.tempDir()
-        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let work = try Self.workDirectory()
         defer { try? FileManager.default.removeItem(at: work) }
         let dir = work.appendingPathComponent("ctx").path
         func cred(_ n: String) -> [String] {
@@ -170,8 +171,7 @@ struct ContextConcurrencyTests {
             print("NOTICE: .build/debug/mdoc-respond not built; key-exposure test skipped (scripts/test.sh builds it)")
             return
         }
-        let work = Self.tempDir()
-        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let work = try Self.workDirectory()
         defer { try? FileManager.default.removeItem(at: work) }
         let dir = work.appendingPathComponent("ctx")
         let init_ = try Self.start(binary, ["context", "init", "--context", dir.path])

@@ -2,9 +2,11 @@
 // DeviceRequest, reader authentication, selection — against the built-in test context
 // (TestVectors/context, with its reader trust anchors; an empty context if it cannot be loaded).
 // The first line of the input is the origin, the rest the raw request. Properties: parse either
-// succeeds or throws AnnexCError; accept (which plans straight from the DeviceRequest) and
-// respond(to: parse(…)) agree — both refuse with the same error, or both answer with responses of
-// the same length (their ECDSA signatures differ; the unit tests compare the contents).
+// succeeds or throws AnnexCError; accept (the best match per DocRequest) and respond(to: parse(…))
+// (every match, the consent model) agree — both refuse with the same error, or both answer with
+// responses of the same length (their ECDSA signatures differ; the unit tests compare the contents);
+// and so does respond with the consent model's own summary as the consented request (substitutes
+// included), which must never be refused as a consent mismatch.
 import AnnexC
 import FoundationEssentials
 import MdocCBOR
@@ -26,10 +28,13 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     _ = engine.explain(rawRequest: raw, origin: origin)
     let direct = Result { () throws(AnnexCError) in try engine.accept(rawRequest: raw, origin: origin) }
     let reference = parsed.flatMap { p in Result { () throws(AnnexCError) in try engine.respond(to: p) } }
-    switch (direct, reference) {
-    case (.success(let a), .success(let b)): precondition(a.count == b.count, "accept and respond(to: parse) answered differently")
-    case (.failure(let a), .failure(let b)): precondition(a == b, "accept and respond(to: parse) refused differently")
-    default: preconditionFailure("accept and respond(to: parse) disagree")
+    let consented = parsed.flatMap { p in Result { () throws(AnnexCError) in try engine.respond(to: p, consented: p.consentSummary()) } }
+    for other in [reference, consented] {
+        switch (direct, other) {
+        case (.success(let a), .success(let b)): precondition(a.count == b.count, "accept and respond(to: parse) answered differently")
+        case (.failure(let a), .failure(let b)): precondition(a == b, "accept and respond(to: parse) refused differently")
+        default: preconditionFailure("accept and respond(to: parse) disagree")
+        }
     }
     return 0
 }
