@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Instruction counts and malloc calls per call (valgrind --tool=callgrind) for mdoc-bench --op
-# operations, each as (run with N iterations − run with 0 iterations) / N, so setup cancels out.
+# operations, each as (run with N iterations − run with 0 iterations) / N, so setup cancels out (every
+# run makes one warm-up call first, so one-time runtime work cancels too: the steady state).
 # Repeatable on a noisy machine, unlike wall time.
 #   scripts/instructions.sh [N] [op ...]       print JSON lines
 #   scripts/instructions.sh --check [N]        compare with benchmarks/instructions-baseline.json,

@@ -166,7 +166,7 @@ public final class AnnexCEngine: Sendable {
         }
         if record {
             explanation.readerVerdict = auth.verdict
-            explanation.documentVerdicts = auth.documents
+            explanation.documentVerdicts = request.docRequests.indices.map(auth.verdict(forDocument:))
             explanation.readers = auth.readers
         }
         return CheckedRequest(origin: origin, framing: envelope.framing, transcript: transcript, encryptionInfo: encryptionInfo,
@@ -191,7 +191,7 @@ public final class AnnexCEngine: Sendable {
     func parse(rawRequest: Data, origin originText: String, explanation: inout Explanation, describeSelection: Bool) throws(AnnexCError) -> PresentmentRequest {
         let checked = try check(rawRequest: rawRequest, origin: originText, explanation: &explanation, record: true)
         let documents = checked.queries.map { q in
-            RequestedDocument(q, candidates: Planner.candidates(q, context: context, now: checked.now), readerVerdict: checked.auth.documents[q.index],
+            RequestedDocument(q, candidates: Planner.candidates(q, context: context, now: checked.now), readerVerdict: checked.auth.verdict(forDocument: q.index),
                               readerAuthentication: checked.auth.coverage.isEmpty ? [] : checked.auth.coverage[q.index])
         }
         if describeSelection {

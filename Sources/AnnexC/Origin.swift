@@ -318,14 +318,20 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
     /// The ends-in-a-number checker: whether the last label (a trailing empty label ignored) is all
     /// decimal digits or a hexadecimal `0x` number, which makes the host an IPv4 address or invalid.
     static func endsInANumber(_ host: UnsafeBufferPointer<UInt8>) -> Bool {
-        var parts = host.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        if parts.last?.isEmpty == true {
-            guard parts.count > 1 else { return false }
-            parts.removeLast()
+        // The last label, found by scanning back (no allocation: every origin goes through here).
+        var end = host.count
+        if end > 0, host[end - 1] == UInt8(ascii: ".") {
+            guard end > 1 else { return false }
+            end -= 1
         }
-        guard let last = parts.last else { return false }
-        if !last.isEmpty && last.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) { return true }
-        return parseIPv4Number(ArraySlice(last)) != nil
+        var start = end
+        while start > 0, host[start - 1] != UInt8(ascii: ".") { start -= 1 }
+        let last = UnsafeBufferPointer(rebasing: host[start..<end])
+        guard !last.isEmpty else { return false }
+        if last.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) { return true }
+        // `0x` followed by hex digits only (what the IPv4 number parser accepts with radix 16).
+        guard last.count >= 2, last[0] == UInt8(ascii: "0"), last[1] | 0x20 == UInt8(ascii: "x") else { return false }
+        return last.dropFirst(2).allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x66) }
     }
 
     /// The IPv4 parser: one to four numbers separated by dots (a trailing dot allowed), each but the

@@ -77,8 +77,9 @@ public struct RequestedDocument: Sendable {
         docType = q.docType
         var elements = [RequestedElement]()
         elements.reserveCapacity(q.request.elementCount)
-        q.request.forEachElement { ns, e, retain in
-            elements.append(RequestedElement(id: ElementID(String(decoding: ns, as: UTF8.self), String(decoding: e, as: UTF8.self)), intentToRetain: retain))
+        // Through `nameSpaces`: well-known names come from the interned table, not a fresh String each.
+        for ns in q.request.nameSpaces {
+            for e in ns.elements { elements.append(RequestedElement(id: ElementID(ns.name, e.identifier), intentToRetain: e.intentToRetain)) }
         }
         self.elements = elements
         var alternatives = [ElementID: [[ElementID]]]()

@@ -120,12 +120,16 @@ struct ReaderAuthenticator {
     struct Result {
         /// The weakest of the per-document verdicts (what a one-line summary shows).
         var verdict: ReaderVerdict
-        /// Per DocRequest, in request order.
-        var documents: [ReaderVerdict]
-        /// Per DocRequest: the labels of the signatures that cover it.
+        /// Per DocRequest, in request order, when recorded (the consent model); otherwise empty.
+        /// Read through `verdict(forDocument:)`.
+        var perDocument: [ReaderVerdict]
+        /// Per DocRequest: the labels of the signatures that cover it (when recorded).
         var coverage: [[String]]
-        /// Each distinct reader certificate that signed, in signature order, with its verdict.
+        /// Each distinct reader certificate that signed, in signature order, with its verdict (when recorded).
         var readers: [ReaderVerdict]
+
+        /// DocRequest `i`'s verdict.
+        func verdict(forDocument i: Int) -> ReaderVerdict { perDocument.isEmpty ? .notAuthenticated : perDocument[i] }
     }
 
     /// One signature and what it covers.
@@ -137,15 +141,10 @@ struct ReaderAuthenticator {
         let covers: Int?
     }
 
-    /// A verified signature: its reader and the trust verdict.
-    private struct Verified {
-        let leaf: Certificate
-        let verdict: ReaderVerdict
-    }
-
-    /// Verifies every reader signature, then applies the policy. `checks` receives, when `record` is
-    /// set, each signature's algorithm, signed bytes, chain and trust outcome, also when a later rule
-    /// refuses the request.
+    /// Verifies every reader signature, then applies the policy. With `record` (the consent path),
+    /// `checks` receives each signature's algorithm, signed bytes, chain and trust outcome, also when a
+    /// later rule refuses the request, and the result carries per-document verdicts, coverage and the
+    /// readers; `accept` leaves them out.
     func authenticate(request: DeviceRequest, transcript: SessionTranscript, record: Bool,
                       checks: inout [Explanation.ReaderCheck]) throws(AnnexCError) -> Result {
         let count = request.docRequests.count
@@ -166,72 +165,75 @@ struct ReaderAuthenticator {
             if policy.requireReaderAuthentication {
                 throw AnnexCError(.readerAuthenticationRequired, "the holder's policy requires reader authentication and the request has none")
             }
-            return Result(verdict: .notAuthenticated, documents: Self.repeated(.notAuthenticated, count), coverage: [], readers: [])
+            return Result(verdict: .notAuthenticated, perDocument: [], coverage: [], readers: [])
         }
 
         // 1. Every signature, before any trust decision: any failure refuses the request.
-        var chains = [[Certificate]]()
-        chains.reserveCapacity(signatures.count)
-        for s in signatures { chains.append(try verify(s)) }
+        var verified = [(chain: [Certificate], verdict: ReaderVerdict)]()
+        verified.reserveCapacity(signatures.count)
+        for s in signatures { verified.append((try verify(s), .notAuthenticated)) }
 
         // 2. Trust, per signature; the explicit refusal policies apply here.
-        var verified = [Verified]()
-        verified.reserveCapacity(signatures.count)
         var refusal: AnnexCError?
-        for (s, chain) in zip(signatures, chains) {
+        for k in verified.indices {
+            let s = signatures[k], chain = verified[k].chain
             let outcome = evaluate(chain)
             switch outcome {
             case .success(let verdict):
-                verified.append(Verified(leaf: chain[0], verdict: verdict))
+                verified[k].verdict = verdict
                 if refusal == nil, policy.requireTrustedReader || policy.requireReaderAuthentication, case .signedNotTrusted(_, let reason) = verdict {
                     refusal = AnnexCError(.untrustedReader, "\(s.label): the holder's policy requires a trusted reader and \(reason.explanation)")
                 }
             case .failure(let e):
-                verified.append(Verified(leaf: chain[0], verdict: .signedNotTrusted(subject: chain[0].subject, reason: .notChainedToAnchor)))
+                verified[k].verdict = .signedNotTrusted(subject: chain[0].subject, reason: .notChainedToAnchor)
                 if refusal == nil { refusal = AnnexCError(.untrustedReader, "\(s.label): \(e.detail)") }
             }
             if record {
-                let v = verified[verified.count - 1].verdict
                 let alg = (try? s.sign1.headers.protectedAlgorithm()) ?? .es256
+                var detail: String?
+                if case .failure(let e) = outcome { detail = e.detail }
                 checks.append(.init(label: s.label, algorithm: alg, signedBytes: s.payload, certificateSubjects: chain.map(\.subject), verified: true,
-                                    trust: v, refusal: {
-                                        if case .failure(let e) = outcome { return e.detail }
-                                        return nil
-                                    }()))
+                                    trust: verified[k].verdict, refusal: detail))
             }
         }
         if let refusal { throw refusal }
 
         // 3. Per DocRequest: covered by its own readerAuth and every readerAuthAll; the strongest
-        // covering verdict is shown (every covering signature verified).
-        var documents = Self.repeated(ReaderVerdict.notAuthenticated, count)
-        var coverage = [[String]](repeating: [], count: count)
-        for (s, v) in zip(signatures, verified) {
-            for i in s.covers.map({ [$0] }) ?? Array(0..<count) {
-                coverage[i].append(s.label)
-                if v.verdict.strength > documents[i].strength { documents[i] = v.verdict }
-            }
+        // covering verdict is its verdict (every covering signature verified). The per-document lists
+        // are built only for the consent model and the explanation.
+        var documents = [ReaderVerdict](), coverage = [[String]]()
+        if record {
+            documents.reserveCapacity(count)
+            coverage.reserveCapacity(count)
         }
-        if policy.requireReaderAuthentication {
-            if let i = coverage.firstIndex(where: \.isEmpty) {
+        var weakest: ReaderVerdict?
+        for i in 0..<count {
+            var best = ReaderVerdict.notAuthenticated
+            var labels = [String]()
+            var covered = false
+            for (s, v) in zip(signatures, verified) where s.covers == nil || s.covers == i {
+                covered = true
+                if record { labels.append(s.label) }
+                if v.verdict.strength > best.strength { best = v.verdict }
+            }
+            if policy.requireReaderAuthentication && !covered {
                 throw AnnexCError(.readerAuthenticationRequired, "docRequests[\(i)] is not covered by reader authentication and the holder's policy requires it")
+            }
+            if weakest == nil || best.strength < weakest!.strength { weakest = best }
+            if record {
+                documents.append(best)
+                coverage.append(labels)
             }
         }
         var readers = [ReaderVerdict]()
-        var seen = [[UInt8]]()
-        for v in verified where !seen.contains(v.leaf.der) {
-            seen.append(v.leaf.der)
-            readers.append(v.verdict)
+        if record {
+            var seen = [[UInt8]]()
+            for v in verified where !seen.contains(v.chain[0].der) {
+                seen.append(v.chain[0].der)
+                readers.append(v.verdict)
+            }
         }
-        let weakest = documents.min { $0.strength < $1.strength } ?? .notAuthenticated
-        return Result(verdict: weakest, documents: documents, coverage: coverage, readers: readers)
-    }
-
-    private static func repeated(_ v: ReaderVerdict, _ n: Int) -> [ReaderVerdict] {
-        var a = [ReaderVerdict]()
-        a.reserveCapacity(n)
-        for _ in 0..<n { a.append(v) }
-        return a
+        return Result(verdict: weakest ?? .notAuthenticated, perDocument: documents, coverage: coverage, readers: readers)
     }
 
     /// Verifies one signature over its exact bytes; returns its x5chain, leaf first.
