@@ -1,5 +1,10 @@
 // swift-tools-version:6.0
-// mdoc-respond: the wallet side of ISO/IEC 18013-7 Annex C (org-iso-mdoc over the W3C Digital Credentials API).
+// mdoc-respond: the wallet side of presenting an mdoc through the W3C Digital Credentials API:
+// ISO/IEC 18013-7 Annex C (org-iso-mdoc) over a protocol-neutral presentment core.
+//
+// Import graph (no back edges):
+//   CryptoCore <- MdocCBOR, HPKE <- Presentment <- AnnexC <- mdoc-respond
+//                                                  AnnexCReader (beside AnnexC; CLI, bench, vectors, tests)
 import PackageDescription
 
 let package = Package(
@@ -7,7 +12,9 @@ let package = Package(
     products: [
         .library(name: "MdocCBOR", targets: ["MdocCBOR"]),
         .library(name: "HPKE", targets: ["HPKE"]),
+        .library(name: "Presentment", targets: ["Presentment"]),
         .library(name: "AnnexC", targets: ["AnnexC"]),
+        .library(name: "AnnexCReader", targets: ["AnnexCReader"]),
         .executable(name: "mdoc-respond", targets: ["mdoc-respond"]),
         .executable(name: "mdoc-bench", targets: ["mdoc-bench"]),
         .executable(name: "mdoc-vectors", targets: ["mdoc-vectors"]),
@@ -23,18 +30,31 @@ let package = Package(
 
         .target(name: "MdocCBOR", dependencies: ["CLibCBOR", "CryptoCore"]),
         .target(name: "HPKE", dependencies: ["CryptoCore"]),
-        .target(name: "AnnexC", dependencies: ["MdocCBOR", "HPKE", "CryptoCore"]),
-        .executableTarget(name: "mdoc-respond", dependencies: ["AnnexC", "MdocCBOR", "HPKE"]),
-        .executableTarget(name: "mdoc-bench", dependencies: ["MdocCBOR", "HPKE", "AnnexC", "CryptoCore"]),
+        // The protocol-neutral presentment core: credential context and its store, reader trust and
+        // X.509 evaluation, selection and the one planner, the consent model, the DeviceResponse and
+        // device signature over a given SessionTranscript. No framing, HPKE or base64url.
+        .target(name: "Presentment", dependencies: ["MdocCBOR", "CryptoCore"]),
+        // The org-iso-mdoc front end: framings, EncryptionInfo, the dcapi SessionTranscript, COSE
+        // reader authentication, HPKE sealing, AnnexCEngine.
+        .target(name: "AnnexC", dependencies: ["Presentment", "MdocCBOR", "HPKE", "CryptoCore"]),
+        // The verifier's side, for tests, the CLI's reader commands and the demo. Wallet backends that
+        // only answer requests do not link it.
+        .target(name: "AnnexCReader", dependencies: ["AnnexC", "Presentment", "MdocCBOR", "HPKE"]),
+        .executableTarget(name: "mdoc-respond", dependencies: ["AnnexC", "AnnexCReader", "Presentment", "MdocCBOR", "HPKE"]),
+        .executableTarget(name: "mdoc-bench", dependencies: ["MdocCBOR", "HPKE", "Presentment", "AnnexC", "AnnexCReader", "CryptoCore"]),
         // Regenerates TestVectors/ (seeded keys, salts and nonces; ECDSA signatures vary per run).
-        .executableTarget(name: "mdoc-vectors", dependencies: ["MdocCBOR", "HPKE", "AnnexC"]),
+        .executableTarget(name: "mdoc-vectors", dependencies: ["MdocCBOR", "HPKE", "Presentment", "AnnexC", "AnnexCReader"]),
 
         // Shared test helpers (vector locations, hex).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // A generated test PKI, credentials and engines, for the core, front-end and conformance suites.
+        .target(name: "TestWorld", dependencies: ["AnnexC", "AnnexCReader", "Presentment", "MdocCBOR", "HPKE"], path: "Tests/TestWorld"),
+        .testTarget(name: "CryptoCoreTests", dependencies: ["CryptoCore", "TestSupport"]),
         .testTarget(name: "MdocCBORTests", dependencies: ["MdocCBOR", "CryptoCore", "TestSupport"]),
         .testTarget(name: "HPKETests", dependencies: ["HPKE", "CryptoCore", "TestSupport"]),
-        .testTarget(name: "AnnexCTests", dependencies: ["AnnexC", "MdocCBOR", "HPKE", "TestSupport"]),
-        .testTarget(name: "ConformanceTests", dependencies: ["AnnexC", "MdocCBOR", "HPKE", "TestSupport"]),
+        .testTarget(name: "PresentmentTests", dependencies: ["Presentment", "AnnexC", "AnnexCReader", "MdocCBOR", "HPKE", "TestSupport", "TestWorld"]),
+        .testTarget(name: "AnnexCTests", dependencies: ["AnnexC", "AnnexCReader", "Presentment", "MdocCBOR", "HPKE", "TestSupport", "TestWorld"]),
+        .testTarget(name: "ConformanceTests", dependencies: ["AnnexC", "AnnexCReader", "Presentment", "MdocCBOR", "HPKE", "TestSupport", "TestWorld"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,5 @@
 import MdocCBOR
+import Presentment
 internal import CryptoCore
 
 /// base64url (RFC 4648 §5) without padding. Decoding accepts only the URL-safe alphabet; trailing

@@ -1,4 +1,5 @@
 import MdocCBOR
+import Presentment
 
 /// What the engine did with a request, for debugging and the CLI's `inspect`. Holds transcript and
 /// structure bytes, never element values or keys.
@@ -49,5 +50,5 @@ public struct Explanation: Sendable {
     /// candidate with what it would release and substitute), when selection was reached.
     public var documents: [RequestedDocument] = []
     /// The error that stopped processing, if any.
-    public var error: AnnexCError?
+    public var error: PresentmentError?
 }

@@ -1,4 +1,5 @@
 import MdocCBOR
+import Presentment
 
 /// A small strict JSON parser (RFC 8259) for the request framing: bounded size, depth and member
 /// count; duplicate object keys rejected; no recursion on untrusted depth beyond the limit.

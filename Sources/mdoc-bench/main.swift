@@ -10,6 +10,7 @@ import MdocCBOR
 import HPKE
 import CryptoCore
 import AnnexC
+import AnnexCReader
 
 struct Figure {
     let bench: String
@@ -338,7 +339,7 @@ func acceptFigures() {
                                          readerTrust: ReaderTrustPolicy(trustAnchors: [root]), keyResolver: InMemoryKeyResolver(["k": device]))
     let engine = AnnexCEngine(context: context, configuration: .init(clock: { now }))
     let origin = try! Origin("https://verifier.example")
-    let doc = AnnexCReader.DocumentRequest(docType: "org.iso.18013.5.1.mDL", elements: elements.map { (ElementID(ns, $0.identifier), false) })
+    let doc = AnnexCReader.DocumentRequest(docType: "org.iso.18013.5.1.mDL", elements: elements.map { .init(ElementID(ns, $0.identifier), intentToRetain: false) })
     let plain = try! AnnexCReader.makeRequest(documents: [doc], origin: origin)
     let plainData = try! AnnexCReader.makeRequest(documents: [doc], origin: origin, framing: .dataObject)
     let signed = try! AnnexCReader.makeRequest(documents: [doc], origin: origin, signing: .perDocument(signer: readerKey, chain: [readerCert]))
@@ -419,7 +420,7 @@ func scalingFigures() {
                                                                                  deviceKey: device.publicKey, signed: clock - day, validFrom: clock - day, validUntil: clock + 365 * day)
         let ctx = try! CredentialContext(entries: [.init(id: "c", issuerSigned: issued, deviceKeyReference: "k")], keyResolver: InMemoryKeyResolver(["k": device]))
         let engine = AnnexCEngine(context: ctx, configuration: .init(clock: { clock }, maxRequestedElements: 1024))
-        let req = try! AnnexCReader.makeRequest(documents: [.init(docType: "org.iso.18013.5.1.mDL", elements: elems.map { (ElementID(ns, $0.identifier), false) })],
+        let req = try! AnnexCReader.makeRequest(documents: [.init(docType: "org.iso.18013.5.1.mDL", elements: elems.map { .init(ElementID(ns, $0.identifier), intentToRetain: false) })],
                                                 origin: try! Origin("https://verifier.example"), framing: .dataObject)
         return (engine, req)
     }

@@ -1,4 +1,5 @@
 import AnnexC
+import AnnexCReader
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -46,7 +47,7 @@ enum Demo {
         let origin = try Origin("https://verifier.example")
         let ns = "org.iso.18013.5.1"
         let asked = ["family_name", "given_name", "birth_date", "age_over_21", "portrait", "driving_privileges", "resident_address"]
-        let doc = AnnexCReader.DocumentRequest(docType: "org.iso.18013.5.1.mDL", elements: asked.map { (ElementID(ns, $0), $0 == "family_name") })
+        let doc = AnnexCReader.DocumentRequest(docType: "org.iso.18013.5.1.mDL", elements: asked.map { .init(ElementID(ns, $0), intentToRetain: $0 == "family_name") })
         t = Date()
         let signing: AnnexCReader.Signing = readerAuth ? .perDocument(signer: BuiltIn.signer("reader"), chain: [BuiltIn.certificate("reader")]) : .none
         let request = try AnnexCReader.makeRequest(documents: [doc], origin: origin, framing: framing, signing: signing)
@@ -63,15 +64,16 @@ enum Demo {
 
         print("mdoc-respond demo: ISO/IEC 18013-7 Annex C on the built-in test data (TestVectors/)")
         print("  origin              \(parsed.origin)")
-        print("  request framing     \(parsed.framing.rawValue), \(request.rawRequest.count) bytes")
+        print("  request framing     \(parsed.framing?.rawValue ?? "-"), \(request.rawRequest.count) bytes")
         print("  reader              \(parsed.readerVerdict.subject.map { "\($0) (readerAuth verified, chains to the test reader root)" } ?? "not authenticated")")
-        print("  transcript          \(hex(parsed.sessionTranscript.bytes.prefix(16)))… (\(parsed.sessionTranscript.bytes.count) bytes)")
+        print("  transcript          \(hex(parsed.sessionTranscriptBytes.prefix(16)))… (\(parsed.sessionTranscriptBytes.count) bytes)")
         print("  asked for           \(parsed.documents[0].docType): \(asked.joined(separator: ", "))")
         let cand = parsed.documents[0].candidates.first
         print("  wallet holds        credential '\(cand?.credentialID ?? "-")'; not held: \(cand.map { $0.missing.isEmpty ? "none" : $0.missing.map(\.identifier).joined(separator: ", ") } ?? "-")")
         print("  disclosed (verified by the reader against the test IACA):")
         for d in verified.documents {
-            for (id, v) in d.elements {
+            for e in d.elements {
+                let id = e.element, v = e.value
                 let shown = v.type == .byteString ? "<\(v.byteStringSlice?.count ?? 0) bytes>" : CBORDiagnostic.describe(v)
                 print("    \(id) = \(shown)")
             }

@@ -1,4 +1,5 @@
 import AnnexC
+import AnnexCReader
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -49,7 +50,7 @@ enum ReaderCommand {
         let docs: [AnnexCReader.DocumentRequest] = zip(types, lists).map { t, l in
             .init(docType: t, elements: l.split(separator: ",").map { item in
                 guard let slash = item.lastIndex(of: "/") else { fail(Exit.usage, "usage", "--elements takes namespace/element items") }
-                return (ElementID(String(item[..<slash]), String(item[item.index(after: slash)...])), o.flags.contains("--retain"))
+                return .init(ElementID(String(item[..<slash]), String(item[item.index(after: slash)...])), intentToRetain: o.flags.contains("--retain"))
             })
         }
         let framing: RequestFraming
@@ -77,13 +78,17 @@ enum ReaderCommand {
             default: fail(Exit.usage, "usage", "--reader-auth must be per-document or all")
             }
         }
-        let version = o.value("--version") ?? (o.value("--reader-auth") == "all" ? "1.1" : "1.0")
+        let versionText = o.value("--version") ?? (o.value("--reader-auth") == "all" ? "1.1" : "1.0")
+        guard let version = AnnexCReader.Version(rawValue: versionText) else { fail(Exit.usage, "usage", "--version must be 1.0 or 1.1") }
         do {
             let built = try AnnexCReader.makeRequest(documents: docs, origin: origin, framing: framing, signing: signing, version: version)
             writeOutput(built.rawRequest, to: o.require("--out-request"))
             let state = "{\"origin\":\(jsonString(origin.serialized)),\"encryptionInfo\":\(jsonString(built.encryptionInfo)),\"deviceRequest\":\(jsonString(built.deviceRequest)),"
                 + "\"readerKey\":\(jsonString(hex(try built.recipientKey.serialized()))),\"documents\":["
-                + docs.map { d in "{\"docType\":\(jsonString(d.docType)),\"elements\":[\(d.elements.map { jsonString($0.0.description) }.joined(separator: ","))]}" }.joined(separator: ",")
+                + docs.map { d in
+                    let elements = d.elements.map { jsonString($0.element.description) }.joined(separator: ",")
+                    return "{\"docType\":\(jsonString(d.docType)),\"elements\":[\(elements)]}"
+                }.joined(separator: ",")
                 + "],\"note\":\"readerKey is a freshly generated test key for this request\"}\n"
             let path = o.require("--out-state")
             guard FileManager.default.createFile(atPath: path, contents: Data(state.utf8), attributes: [.posixPermissions: 0o600]) else { fail(Exit.io, "io", "cannot write the state file") }
@@ -111,9 +116,9 @@ enum ReaderCommand {
         }
         let ei = j.encryptionInfo, dr = j.deviceRequest
         let documents: [AnnexCReader.DocumentRequest] = j.documents.map { d in
-            let elems = d.elements.compactMap { e -> (ElementID, Bool)? in
+            let elems = d.elements.compactMap { e -> AnnexCReader.ElementRequest? in
                 guard let slash = e.lastIndex(of: "/") else { return nil }
-                return (ElementID(String(e[..<slash]), String(e[e.index(after: slash)...])), false)
+                return .init(ElementID(String(e[..<slash]), String(e[e.index(after: slash)...])), intentToRetain: false)
             }
             return .init(docType: d.docType, elements: elems)
         }
@@ -132,14 +137,15 @@ enum ReaderCommand {
             if o.flags.contains("--json") {
                 let docs = v.documents.map { d in
                     "{\"docType\":\(jsonString(d.docType)),\"documentSigner\":\(jsonString(d.documentSigner)),\"elements\":{"
-                        + d.elements.map { "\(jsonString($0.0.description)):\(jsonString(CBORDiagnostic.describe($0.1)))" }.joined(separator: ",") + "}}"
+                        + d.elements.map { "\(jsonString($0.element.description)):\(jsonString(CBORDiagnostic.describe($0.value)))" }.joined(separator: ",") + "}}"
                 }
                 print("{\"verified\":true,\"issuerChainChecked\":\(!roots.isEmpty),\"documents\":[\(docs.joined(separator: ","))]}")
             } else {
                 print("response verified (HPKE, issuer signature\(roots.isEmpty ? "" : " and chain"), digests, validity, device signature, only requested elements)")
                 for d in v.documents {
                     print("\(d.docType) signed by \(d.documentSigner):")
-                    for (id, value) in d.elements {
+                    for e in d.elements {
+                        let id = e.element, value = e.value
                         let shown = value.type == .byteString ? "<\(value.byteStringSlice?.count ?? 0) bytes>" : CBORDiagnostic.describe(value)
                         print("  \(id) = \(shown)")
                     }

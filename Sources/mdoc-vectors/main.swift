@@ -4,6 +4,7 @@
 // nonces. ECDSA signatures are randomized by OpenSSL 3.0, so signature bytes differ between runs;
 // every vector stays valid. All keys written here are TEST KEYS, published on purpose.
 import AnnexC
+import AnnexCReader
 import Foundation
 import HPKE
 import MdocCBOR
@@ -220,7 +221,7 @@ struct Case: Encodable {
 var cases = [Case]()
 var caseNumber = 0
 @MainActor
-func add(_ id: String, docs: [AnnexCReader.DocumentRequest], framing: RequestFraming = .digitalRequestList, version: String = "1.0",
+func add(_ id: String, docs: [AnnexCReader.DocumentRequest], framing: RequestFraming = .digitalRequestList, version: AnnexCReader.Version = .v1_0,
          signing: String = "none", useCases: [AnnexCReader.UseCase] = [], requestOrigin: Origin = origin, presentedOrigin: String? = nil,
          policy: [String: Bool]? = nil, expected: Case.Expected) throws {
     caseNumber += 1
@@ -238,26 +239,26 @@ func add(_ id: String, docs: [AnnexCReader.DocumentRequest], framing: RequestFra
                                              nonce: rnd.bytes(16), recipientKey: rk)
     let file = "requests/\(id).json"
     try write(Array(built.rawRequest), file)
-    cases.append(Case(id: id, file: file, origin: presentedOrigin ?? origin.serialized, framing: framing.rawValue, version: version, readerAuth: signing,
+    cases.append(Case(id: id, file: file, origin: presentedOrigin ?? origin.serialized, framing: framing.rawValue, version: version.rawValue, readerAuth: signing,
                       readerKey: try rk.serialized().map { String(format: "%02x", $0) }.joined(), encryptionInfo: built.encryptionInfo,
                       deviceRequest: built.deviceRequest,
-                      documents: docs.map { d in [d.docType: d.elements.map { "\($0.0.nameSpace)/\($0.0.identifier)" }] },
+                      documents: docs.map { d in [d.docType: d.elements.map(\.element.description)] },
                       alternatives: docs.first.flatMap { d in
-                          d.alternatives.isEmpty ? nil : Dictionary(d.alternatives.map { ($0.0.description, $0.1.map { $0.map(\.description) }) }, uniquingKeysWith: { $1 })
+                          d.alternatives.isEmpty ? nil : Dictionary(d.alternatives.map { ($0.requested.description, $0.sets.map { $0.map(\.description) }) }, uniquingKeysWith: { $1 })
                       },
                       policy: policy, expected: expected))
 }
 func ask(_ docType: String, _ ns: String, _ names: [String]) -> AnnexCReader.DocumentRequest {
-    .init(docType: docType, elements: names.map { (ElementID(ns, $0), $0 != "portrait") })
+    .init(docType: docType, elements: names.map { .init(ElementID(ns, $0), intentToRetain: $0 != "portrait") })
 }
 func ok(_ d: [String: [String]], verdict: String? = nil) -> Case.Expected { .init(outcome: "ok", error: nil, disclosed: d, readerVerdict: verdict) }
 func refused(_ code: AnnexCError.Code) -> Case.Expected { .init(outcome: "refused", error: code.rawValue, disclosed: nil) }
 
 let mdlAsk = ["family_name", "given_name", "birth_date", "portrait", "driving_privileges", "age_over_21"]
 for f in RequestFraming.allCases {
-    for v in ["1.0", "1.1"] {
-        for sgn in ["none", "readerAuth", "readerAuthAll"] where !(sgn == "readerAuthAll" && v == "1.0") {
-            try add("mdl-\(f.rawValue)-v\(v)-\(sgn)", docs: [ask("org.iso.18013.5.1.mDL", mDLNS, mdlAsk)], framing: f, version: v, signing: sgn,
+    for v in AnnexCReader.Version.allCases {
+        for sgn in ["none", "readerAuth", "readerAuthAll"] where !(sgn == "readerAuthAll" && v == .v1_0) {
+            try add("mdl-\(f.rawValue)-v\(v.rawValue)-\(sgn)", docs: [ask("org.iso.18013.5.1.mDL", mDLNS, mdlAsk)], framing: f, version: v, signing: sgn,
                     expected: ok(["org.iso.18013.5.1.mDL": mdlAsk.map { "\(mDLNS)/\($0)" }]))
         }
     }
@@ -266,7 +267,7 @@ try add("pid-age-over-18", docs: [ask("eu.europa.ec.eudi.pid.1", pidNS, ["age_ov
 try add("photoid", docs: [ask("org.iso.23220.photoid.1", photoNS, ["family_name_unicode", "portrait"])], signing: "readerAuth",
         expected: ok(["org.iso.23220.photoid.1": ["\(photoNS)/family_name_unicode", "\(photoNS)/portrait"]]))
 try add("multi-document-v1.1-use-cases", docs: [ask("org.iso.18013.5.1.mDL", mDLNS, ["age_over_21"]), ask("eu.europa.ec.eudi.pid.1", pidNS, ["nationality"])],
-        version: "1.1", signing: "readerAuthAll", useCases: [.init(mandatory: true, documentSets: [[0, 1]])],
+        version: .v1_1, signing: "readerAuthAll", useCases: [.init(mandatory: true, documentSets: [[0, 1]])],
         expected: ok(["org.iso.18013.5.1.mDL": ["\(mDLNS)/age_over_21"], "eu.europa.ec.eudi.pid.1": ["\(pidNS)/nationality"]]))
 try add("multi-document-v1.0", docs: [ask("org.iso.18013.5.1.mDL", mDLNS, ["family_name"]), ask("org.iso.23220.photoid.1", photoNS, ["age_over_18"])],
         expected: ok(["org.iso.18013.5.1.mDL": ["\(mDLNS)/family_name"], "org.iso.23220.photoid.1": ["\(photoNS)/age_over_18"]]))
@@ -275,7 +276,7 @@ try add("unavailable-elements-omitted", docs: [ask("org.iso.18013.5.1.mDL", mDLN
 try add("unknown-doctype", docs: [ask("org.example.library-card.1", "org.example.library", ["member_id"])], expected: refused(.noMatchingCredential))
 try add("nothing-held", docs: [ask("org.iso.18013.5.1.mDL", mDLNS, ["biometric_template_face"])], expected: refused(.cannotSatisfyRequest))
 try add("mandatory-use-case-unsatisfiable", docs: [ask("org.iso.18013.5.1.mDL", mDLNS, ["family_name"]), ask("org.example.library-card.1", "org.example.library", ["member_id"])],
-        version: "1.1", useCases: [.init(mandatory: true, documentSets: [[1]])], expected: refused(.cannotSatisfyRequest))
+        version: .v1_1, useCases: [.init(mandatory: true, documentSets: [[1]])], expected: refused(.cannotSatisfyRequest))
 // A reader whose certificate chains to no anchor the holder has: answered as "signed, not trusted"
 // by default; refused when the holder requires a trusted reader.
 try add("untrusted-reader", docs: [ask("org.iso.18013.5.1.mDL", mDLNS, ["family_name"])], signing: "unknownReader",
@@ -288,11 +289,11 @@ try add("unsigned-refused-when-reader-authentication-is-required", docs: [ask("o
         policy: ["requireReaderAuthentication": true], expected: refused(.readerAuthenticationRequired))
 // alternativeDataElements (1.1): a missing element replaced by a held set; a hostile set is never honoured.
 try add("substitute-birth-date-for-age-over-25", docs: [.init(docType: "org.iso.18013.5.1.mDL",
-        elements: [(ElementID(mDLNS, "age_over_25"), false), (ElementID(mDLNS, "family_name"), false)],
-        alternatives: [(ElementID(mDLNS, "age_over_25"), [[ElementID(mDLNS, "age_over_99")], [ElementID(mDLNS, "birth_date")]])])], version: "1.1",
+        elements: [.init(ElementID(mDLNS, "age_over_25"), intentToRetain: false), .init(ElementID(mDLNS, "family_name"), intentToRetain: false)],
+        alternatives: [.init(ElementID(mDLNS, "age_over_25"), [[ElementID(mDLNS, "age_over_99")], [ElementID(mDLNS, "birth_date")]])])], version: .v1_1,
         expected: ok(["org.iso.18013.5.1.mDL": ["\(mDLNS)/birth_date", "\(mDLNS)/family_name"]]))
-try add("hostile-whole-credential-as-alternative", docs: [.init(docType: "org.iso.18013.5.1.mDL", elements: [(ElementID(mDLNS, "age_over_25"), false)],
-        alternatives: [(ElementID(mDLNS, "age_over_25"), [mDLElements.map { ElementID(mDLNS, $0.identifier) }])])], version: "1.1",
+try add("hostile-whole-credential-as-alternative", docs: [.init(docType: "org.iso.18013.5.1.mDL", elements: [.init(ElementID(mDLNS, "age_over_25"), intentToRetain: false)],
+        alternatives: [.init(ElementID(mDLNS, "age_over_25"), [mDLElements.map { ElementID(mDLNS, $0.identifier) }])])], version: .v1_1,
         expected: refused(.cannotSatisfyRequest))
 try add("bad-reader-signature", docs: [ask("org.iso.18013.5.1.mDL", mDLNS, ["family_name"])], signing: "badSignature", expected: refused(.readerAuthenticationFailed))
 try add("wrong-origin", docs: [ask("org.iso.18013.5.1.mDL", mDLNS, ["family_name"])], signing: "readerAuth", presentedOrigin: "https://evil.example",

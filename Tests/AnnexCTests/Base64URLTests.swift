@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import AnnexC
+@testable import Presentment
 
 @Suite("base64url")
 struct Base64URLTests {

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import TestSupport
 @testable import AnnexC
+@testable import AnnexCReader
+@testable import Presentment
 import HPKE
 import MdocCBOR
 
@@ -27,13 +29,13 @@ struct CaptureVectorTests {
         let request = try engine.parse(rawRequest: raw, origin: origin)
         #expect(request.framing == .digitalRequestList)
         #expect(request.origin.serialized == "http://127.0.0.1:3010")
-        #expect(Hex.encode(request.sessionTranscript.dcapiInfo) == expected["dcapiInfo_cbor_hex"] as! String)
-        #expect(Hex.encode(request.sessionTranscript.dcapiInfoHash) == expected["dcapiInfo_sha256_hex"] as! String)
-        #expect(Hex.encode(request.sessionTranscript.bytes) == expected["sessionTranscript_cbor_hex"] as! String)
-        #expect(Hex.encode(request.sessionTranscript.bytes) == (try Self.string("annexc/shc-real-chrome-android/session-transcript.cbor.hex")))
+        #expect(Hex.encode(request.sessionTranscript!.dcapiInfo) == expected["dcapiInfo_cbor_hex"] as! String)
+        #expect(Hex.encode(request.sessionTranscript!.dcapiInfoHash) == expected["dcapiInfo_sha256_hex"] as! String)
+        #expect(Hex.encode(request.sessionTranscriptBytes) == expected["sessionTranscript_cbor_hex"] as! String)
+        #expect(Hex.encode(request.sessionTranscriptBytes) == (try Self.string("annexc/shc-real-chrome-android/session-transcript.cbor.hex")))
         // Its readerAuth verified (the engine would have refused otherwise); no anchors → not anchored.
         guard case .signedNotTrusted(_, .noTrustAnchors) = request.readerVerdict else { Issue.record("expected a verified, unanchored reader"); return }
-        #expect(request.explanation.readerChecks.count == 1)
+        #expect(request.explanation!.readerChecks.count == 1)
         // The Credential Manager form of the same request gives the same transcript.
         let cm = try SharedVectors.data("annexc/shc-real-chrome-android/credential-manager-request.json")
         let viaCM = try engine.parse(rawRequest: cm, origin: origin)
@@ -53,7 +55,7 @@ struct CaptureVectorTests {
         // Our DeviceAuthenticationBytes for its document equal the capture's, and its device signature verifies.
         let dr = try DeviceResponse(encoded: plaintext)
         let doc = dr.documents[0]
-        let dab = MdocAuthentication.deviceAuthenticationBytes(sessionTranscript: request.sessionTranscript.bytes, docType: doc.docType,
+        let dab = MdocAuthentication.deviceAuthenticationBytes(sessionTranscript: request.sessionTranscriptBytes, docType: doc.docType,
                                                                deviceNameSpacesBytes: doc.deviceSigned.nameSpacesBytes)
         #expect(Hex.encode(dab) == expected["deviceAuthenticationBytes_hex"] as! String)
         #expect(Hex.encode(dab) == (try Self.string("annexc/shc-real-chrome-android/device-authentication.cbor.hex")))
@@ -76,9 +78,9 @@ struct CaptureVectorTests {
         let engine = try Self.emptyEngine(at: "2025-12-15T00:00:00Z")
         let request = try engine.parse(rawRequest: data, origin: v["origin"] as! String)
         #expect(request.framing == .dataObject)
-        #expect(Hex.encode(request.sessionTranscript.bytes) == v["sessionTranscript_cbor_hex"] as! String)
-        #expect(request.explanation.readerChecks.first?.algorithm == .esp256)
-        #expect(request.explanation.readerChecks.first?.certificateSubjects.count == 2)
+        #expect(Hex.encode(request.sessionTranscriptBytes) == v["sessionTranscript_cbor_hex"] as! String)
+        #expect(request.explanation!.readerChecks.first?.algorithm == .esp256)
+        #expect(request.explanation!.readerChecks.first?.certificateSubjects.count == 2)
         // "https://verifier.multipaz.org/" normalizes to the same origin (a bare "/" path is allowed);
         // the raw string with the slash in the transcript would not verify:
         let slashed = SessionTranscript(encryptionInfo: (v["navigator_credentials_get_data"] as! [String: String])["encryptionInfo"]!,
@@ -89,7 +91,7 @@ struct CaptureVectorTests {
         w.writeText((v["navigator_credentials_get_data"] as! [String: String])["encryptionInfo"]!)
         w.writeText("https://verifier.multipaz.org/")
         let badST = CBORValue.array([.null, .null, .array([.text("dcapi"), .bytes(MdocDigest.sha256(w.bytes))])]).encoded()
-        let dr = request.deviceRequest.docRequests[0]
+        let dr = request.deviceRequest!.docRequests[0]
         let rab = MdocAuthentication.readerAuthenticationBytes(sessionTranscript: badST, itemsRequestBytes: dr.itemsRequestBytes)
         let leaf = try Certificate(der: try dr.readerAuth!.headers.x5chain()[0])
         #expect(throws: COSEError.verificationFailed) { try dr.readerAuth!.verify(key: try leaf.publicKey(), detachedPayload: rab) }
@@ -124,18 +126,20 @@ struct CaptureVectorTests {
         let skE = try HPKE.PrivateKey(serialized: h(inputs["ephemeral_skE_hex (RFC 9180 A.3.1 skEm reused)"]!), kem: .p256HKDFSHA256)
         let ctx = try CredentialContext(entries: [], keyResolver: InMemoryKeyResolver([:]))
         let clock = MdocDate.parseDateTime("2026-05-15T00:00:00Z")!
-        let engine = AnnexCEngine(context: ctx, configuration: .init(clock: { clock }, ephemeralKeySource: { skE }))
+        var configuration = AnnexCEngine.Configuration(clock: { clock })
+        configuration.ephemeralKeySource = { skE }
+        let engine = AnnexCEngine(context: ctx, configuration: configuration)
         let raw = try SharedVectors.data("annexc/shc-real-chrome-android/navigator-credentials-get.arg.json")
         let request = try engine.parse(rawRequest: raw, origin: inputs["origin"]!)
-        #expect(Hex.encode(request.sessionTranscript.bytes) == inputs["sessionTranscript_cbor_hex"])
+        #expect(Hex.encode(request.sessionTranscriptBytes) == inputs["sessionTranscript_cbor_hex"])
         let pt = h(inputs["plaintext_DeviceResponse_cbor_hex"]!)
-        let cbor = try engine.seal(pt, encryptionInfo: request.encryptionInfo, transcript: request.sessionTranscript, framing: request.framing, format: .encryptedResponseCBOR)
+        let cbor = try engine.seal(pt, encryptionInfo: request.encryptionInfo!, transcript: request.sessionTranscript!, framing: request.framing!, format: .encryptedResponseCBOR)
         #expect(Hex.encode(cbor) == outputs["EncryptedResponse_cbor_hex"])
-        let json = try engine.seal(pt, encryptionInfo: request.encryptionInfo, transcript: request.sessionTranscript, framing: request.framing, format: .responseJSON)
+        let json = try engine.seal(pt, encryptionInfo: request.encryptionInfo!, transcript: request.sessionTranscript!, framing: request.framing!, format: .responseJSON)
         #expect(String(decoding: json, as: UTF8.self) == outputs["data_json"])
-        let android = try engine.seal(pt, encryptionInfo: request.encryptionInfo, transcript: request.sessionTranscript, framing: request.framing, format: .androidEnvelope)
+        let android = try engine.seal(pt, encryptionInfo: request.encryptionInfo!, transcript: request.sessionTranscript!, framing: request.framing!, format: .androidEnvelope)
         #expect(String(decoding: android, as: UTF8.self) == "{\"protocol\":\"org-iso-mdoc\",\"data\":\(outputs["data_json"]!)}")
-        #expect(try engine.seal(pt, encryptionInfo: request.encryptionInfo, transcript: request.sessionTranscript, framing: request.framing, format: .automatic) == android)   // a list-framed request gets the Android envelope
+        #expect(try engine.seal(pt, encryptionInfo: request.encryptionInfo!, transcript: request.sessionTranscript!, framing: request.framing!, format: .automatic) == android)   // a list-framed request gets the Android envelope
     }
 
     @Test("apple-docs-sample and eu-av-spec: 1.1 request with readerAuthAll and useCases, and a 1.0 AV request, parse")
@@ -162,6 +166,6 @@ struct CaptureVectorTests {
         #expect(req.framing == .requestList)
         #expect(req.documents[0].docType == "eu.europa.ec.av.1")
         #expect(req.documents[0].elements.map(\.id.identifier) == ["age_over_18"])
-        #expect(req.encryptionInfo.nonce.count == 16)
+        #expect(req.encryptionInfo!.nonce.count == 16)
     }
 }

@@ -2,6 +2,9 @@ import Foundation
 import Testing
 import TestSupport
 @testable import AnnexC
+@testable import AnnexCReader
+@testable import Presentment
+import TestWorld
 import HPKE
 import MdocCBOR
 
@@ -11,16 +14,16 @@ struct EndToEndTests {
 
     struct Combo: CustomTestStringConvertible, Sendable {
         let framing: RequestFraming
-        let version: String
+        let version: AnnexCReader.Version
         let signing: SigningMode
-        var testDescription: String { "\(framing.rawValue) v\(version) signing:\(signing.rawValue)" }
+        var testDescription: String { "\(framing.rawValue) v\(version.rawValue) signing:\(signing.rawValue)" }
     }
 
     static var combos: [Combo] {
         var out = [Combo]()
         for f in RequestFraming.allCases {
-            for v in ["1.0", "1.1"] {
-                for s in SigningMode.allCases where !(s == .all && v == "1.0") { out.append(Combo(framing: f, version: v, signing: s)) }
+            for v in AnnexCReader.Version.allCases {
+                for s in SigningMode.allCases where !(s == .all && v == .v1_0) { out.append(Combo(framing: f, version: v, signing: s)) }
             }
         }
         return out
@@ -36,7 +39,7 @@ struct EndToEndTests {
         let req = try AnnexCReader.makeRequest(documents: [TestWorld.ask(asked)], origin: TestWorld.origin, framing: c.framing, signing: signing, version: c.version)
         let parsed = try engine.parse(rawRequest: req.rawRequest, origin: "https://verifier.example")
         #expect(parsed.framing == c.framing)
-        if c.signing == .none { #expect(parsed.readerVerdict == .notAuthenticated) } else {
+        if c.signing == .none { #expect(parsed.readerVerdict == ReaderVerdict.notAuthenticated) } else {
             guard case .trusted(let subject, let aki) = parsed.readerVerdict else { Issue.record("expected a trusted reader"); return }
             #expect(subject.contains("Test Reader"))
             #expect(aki == world.readerRoot.subjectKeyIdentifier)
@@ -46,8 +49,8 @@ struct EndToEndTests {
         if c.framing == .dataObject { #expect(response.first == 0x82) } else { #expect(String(decoding: response.prefix(12), as: UTF8.self) == "{\"protocol\":") }
         let verified = try AnnexCReader.openResponse(response, for: req, issuerRoots: [world.iaca], at: TestWorld.now)
         #expect(verified.documents.count == 1)
-        #expect(Set(verified.documents[0].elements.map(\.0.identifier)) == Set(asked))
-        let portrait = verified.documents[0].elements.first { $0.0.identifier == "portrait" }?.1
+        #expect(Set(verified.documents[0].elements.map(\.element.identifier)) == Set(asked))
+        let portrait = verified.documents[0].elements.first { $0.element.identifier == "portrait" }?.value
         #expect(portrait?.byteStringValue == TestWorld.portrait)
         // The released items are the issuer's bytes, verbatim.
         let stored = engine.context.credentials[0]
@@ -87,24 +90,24 @@ struct EndToEndTests {
         let engine = world.engine(try world.context([try world.entry(id: "mdl"), try world.entry(id: "pid", docType: TestWorld.pid)]))
         let docs = [TestWorld.ask(["family_name", "age_over_21"]), TestWorld.ask(TestWorld.pid, ["nationality", "age_over_18"])]
         // Both mandatory in one set.
-        let r1 = try AnnexCReader.makeRequest(documents: docs, origin: TestWorld.origin, version: "1.1", useCases: [.init(mandatory: true, documentSets: [[0, 1]])])
+        let r1 = try AnnexCReader.makeRequest(documents: docs, origin: TestWorld.origin, version: .v1_1, useCases: [.init(mandatory: true, documentSets: [[0, 1]])])
         let v1 = try AnnexCReader.openResponse(try engine.accept(rawRequest: r1.rawRequest, origin: "https://verifier.example"), for: r1, issuerRoots: [world.iaca], at: TestWorld.now)
         #expect(v1.documents.map(\.docType) == [TestWorld.mDL, TestWorld.pid])
         // 1.0 with two DocRequests: both answered.
-        let r0 = try AnnexCReader.makeRequest(documents: docs, origin: TestWorld.origin, version: "1.0")
+        let r0 = try AnnexCReader.makeRequest(documents: docs, origin: TestWorld.origin, version: .v1_0)
         #expect(try AnnexCReader.openResponse(try engine.accept(rawRequest: r0.rawRequest, origin: "https://verifier.example"), for: r0, issuerRoots: [world.iaca], at: TestWorld.now).documents.count == 2)
         // A photo ID nobody holds: mandatory alone → refused; offered as an alternative set → the held one is used.
         let withPhoto = docs + [TestWorld.ask("org.iso.23220.photoid.1", ["family_name"], nameSpace: "org.iso.23220.1")]
-        let r2 = try AnnexCReader.makeRequest(documents: withPhoto, origin: TestWorld.origin, version: "1.1", useCases: [.init(mandatory: true, documentSets: [[2]])])
+        let r2 = try AnnexCReader.makeRequest(documents: withPhoto, origin: TestWorld.origin, version: .v1_1, useCases: [.init(mandatory: true, documentSets: [[2]])])
         #expect(throws: AnnexCError(.cannotSatisfyRequest, "a mandatory use case has no document set the wallet can answer")) {
             try engine.accept(rawRequest: r2.rawRequest, origin: "https://verifier.example")
         }
-        let r3 = try AnnexCReader.makeRequest(documents: withPhoto, origin: TestWorld.origin, version: "1.1",
+        let r3 = try AnnexCReader.makeRequest(documents: withPhoto, origin: TestWorld.origin, version: .v1_1,
                                               useCases: [.init(mandatory: true, documentSets: [[2], [0]]), .init(mandatory: false, documentSets: [[1, 2]])])
         let v3 = try AnnexCReader.openResponse(try engine.accept(rawRequest: r3.rawRequest, origin: "https://verifier.example"), for: r3, issuerRoots: [world.iaca], at: TestWorld.now)
         #expect(v3.documents.map(\.docType) == [TestWorld.mDL])
         // 1.0 with an unheld docType: no matching credential.
-        let r4 = try AnnexCReader.makeRequest(documents: withPhoto, origin: TestWorld.origin, version: "1.0")
+        let r4 = try AnnexCReader.makeRequest(documents: withPhoto, origin: TestWorld.origin, version: .v1_0)
         #expect(throws: AnnexCError.self) { try engine.accept(rawRequest: r4.rawRequest, origin: "https://verifier.example") }
         // The report policy lists the unanswered optional document in documentErrors.
         let reporting = world.engine(engine.context) { $0.missingElements = .report }
@@ -121,7 +124,7 @@ struct EndToEndTests {
         #expect(parsed.documents[0].candidates[0].releasable.map(\.identifier) == ["family_name"])
         #expect(parsed.documents[0].candidates[0].missing.map(\.identifier) == ["age_over_65", "resident_address"])
         let v = try AnnexCReader.openResponse(try world.engine(ctx).accept(rawRequest: req.rawRequest, origin: "https://verifier.example"), for: req, issuerRoots: [], at: TestWorld.now)
-        #expect(v.documents[0].elements.map(\.0.identifier) == ["family_name"])
+        #expect(v.documents[0].elements.map(\.element.identifier) == ["family_name"])
         #expect(try DeviceResponse(encoded: v.deviceResponse).documents[0].errors.isEmpty)
         let reporting = world.engine(ctx) { $0.missingElements = .report }
         let v2 = try AnnexCReader.openResponse(try reporting.accept(rawRequest: req.rawRequest, origin: "https://verifier.example"), for: req, issuerRoots: [], at: TestWorld.now)
@@ -143,12 +146,12 @@ struct EndToEndTests {
         let parsed = try engine.parse(rawRequest: req.rawRequest, origin: "https://verifier.example")
         let only = try engine.respond(to: parsed, approving: .elements([ElementID(TestWorld.mDLNS, "family_name")]))
         let v = try AnnexCReader.openResponse(only, for: req, issuerRoots: [world.iaca], at: TestWorld.now)
-        #expect(v.documents[0].elements.map(\.0.identifier) == ["family_name"])
+        #expect(v.documents[0].elements.map(\.element.identifier) == ["family_name"])
         let per = try engine.respond(to: parsed, approving: .perDocument([0: [ElementID(TestWorld.mDLNS, "portrait"), ElementID(TestWorld.mDLNS, "birth_date")]]))
-        #expect(Set(try AnnexCReader.openResponse(per, for: req, issuerRoots: [world.iaca], at: TestWorld.now).documents[0].elements.map(\.0.identifier)) == ["portrait", "birth_date"])
+        #expect(Set(try AnnexCReader.openResponse(per, for: req, issuerRoots: [world.iaca], at: TestWorld.now).documents[0].elements.map(\.element.identifier)) == ["portrait", "birth_date"])
         // Approving something not requested releases nothing extra.
         let extra = try engine.respond(to: parsed, approving: .elements([ElementID(TestWorld.mDLNS, "family_name"), ElementID(TestWorld.mDLNS, "document_number")]))
-        #expect(try AnnexCReader.openResponse(extra, for: req, issuerRoots: [world.iaca], at: TestWorld.now).documents[0].elements.map(\.0.identifier) == ["family_name"])
+        #expect(try AnnexCReader.openResponse(extra, for: req, issuerRoots: [world.iaca], at: TestWorld.now).documents[0].elements.map(\.element.identifier) == ["family_name"])
         // Nothing approved: refused.
         #expect(throws: AnnexCError.self) { try engine.respond(to: parsed, approving: .elements([])) }
         // Consent summary.
@@ -183,7 +186,7 @@ struct EndToEndTests {
         #expect(parsed.documents[0].candidates.map(\.credentialID) == ["a", "b"])
         let viaB = try engine2.accept(rawRequest: req.rawRequest, origin: "https://verifier.example", credentialID: "b")
         let v = try AnnexCReader.openResponse(viaB, for: req, issuerRoots: [world.iaca], at: TestWorld.now)
-        #expect(v.documents[0].elements[0].1.stringValue == "Mustermann")
+        #expect(v.documents[0].elements[0].value.stringValue == "Mustermann")
         #expect(throws: AnnexCError.self) { try engine2.accept(rawRequest: req.rawRequest, origin: "https://verifier.example", credentialID: "nope") }
     }
 
@@ -192,13 +195,13 @@ struct EndToEndTests {
         let world = try TestWorld()
         let engine = world.engine(try world.context([try world.entry(id: "mdl")]))
         let ns = TestWorld.mDLNS
-        let doc = AnnexCReader.DocumentRequest(docType: TestWorld.mDL, elements: [(ElementID(ns, "age_over_16"), false)],
-                                               alternatives: [(ElementID(ns, "age_over_16"), [[ElementID(ns, "age_in_years")], [ElementID(ns, "birth_date")]])])
-        let req = try AnnexCReader.makeRequest(documents: [doc], origin: TestWorld.origin, version: "1.1")
+        let doc = AnnexCReader.DocumentRequest(docType: TestWorld.mDL, elements: [.init(ElementID(ns, "age_over_16"), intentToRetain: false)],
+                                               alternatives: [.init(ElementID(ns, "age_over_16"), [[ElementID(ns, "age_in_years")], [ElementID(ns, "birth_date")]])])
+        let req = try AnnexCReader.makeRequest(documents: [doc], origin: TestWorld.origin, version: .v1_1)
         let v = try AnnexCReader.openResponse(try engine.accept(rawRequest: req.rawRequest, origin: "https://verifier.example"), for: req, issuerRoots: [world.iaca], at: TestWorld.now)
-        #expect(v.documents[0].elements.map(\.0.identifier) == ["birth_date"])
+        #expect(v.documents[0].elements.map(\.element.identifier) == ["birth_date"])
         // In a 1.0 request the same requestInfo is not honoured.
-        let req0 = try AnnexCReader.makeRequest(documents: [doc], origin: TestWorld.origin, version: "1.0")
+        let req0 = try AnnexCReader.makeRequest(documents: [doc], origin: TestWorld.origin, version: .v1_0)
         #expect(throws: AnnexCError.self) { try engine.accept(rawRequest: req0.rawRequest, origin: "https://verifier.example") }
     }
 
@@ -229,34 +232,34 @@ struct EndToEndTests {
         ])
         let photo = TestWorld.ask("org.iso.23220.photoid.1", ["family_name"], nameSpace: "org.iso.23220.1")
         let docs = [TestWorld.ask(["family_name", "age_over_21"]), TestWorld.ask(TestWorld.pid, ["nationality", "age_over_18"])]
-        let alt = AnnexCReader.DocumentRequest(docType: TestWorld.mDL, elements: [(ElementID(ns, "age_over_16"), false), (ElementID(ns, "family_name"), true)],
-                                               alternatives: [(ElementID(ns, "age_over_16"), [[ElementID(ns, "age_over_99")], [ElementID(ns, "age_in_years")],
+        let alt = AnnexCReader.DocumentRequest(docType: TestWorld.mDL, elements: [.init(ElementID(ns, "age_over_16"), intentToRetain: false), .init(ElementID(ns, "family_name"), intentToRetain: true)],
+                                               alternatives: [.init(ElementID(ns, "age_over_16"), [[ElementID(ns, "age_over_99")], [ElementID(ns, "age_in_years")],
                                                                                               [ElementID(ns, "birth_date")]])])
         let overlapping = AnnexCReader.DocumentRequest(
-            docType: TestWorld.mDL, elements: ["age_over_16", "age_over_17", "age_over_19", "age_over_20", "birth_date"].map { (ElementID(ns, $0), false) },
-            alternatives: [(ElementID(ns, "age_over_16"), [[ElementID(ns, "birth_date"), ElementID(ns, "issue_date")]]),
-                           (ElementID(ns, "age_over_17"), [[ElementID("org.iso.18013.5.1.aamva", "DHS_compliance")], [ElementID(ns, "age_in_years")]]),
-                           (ElementID(ns, "age_over_19"), [(0..<9).map { ElementID(ns, "e\($0)") }, [ElementID(ns, "issue_date"), ElementID(ns, "expiry_date")]]),
-                           (ElementID(ns, "age_over_99"), [[ElementID(ns, "portrait")]])])
+            docType: TestWorld.mDL, elements: ["age_over_16", "age_over_17", "age_over_19", "age_over_20", "birth_date"].map { .init(ElementID(ns, $0), intentToRetain: false) },
+            alternatives: [.init(ElementID(ns, "age_over_16"), [[ElementID(ns, "birth_date"), ElementID(ns, "issue_date")]]),
+                           .init(ElementID(ns, "age_over_17"), [[ElementID("org.iso.18013.5.1.aamva", "DHS_compliance")], [ElementID(ns, "age_in_years")]]),
+                           .init(ElementID(ns, "age_over_19"), [(0..<9).map { ElementID(ns, "e\($0)") }, [ElementID(ns, "issue_date"), ElementID(ns, "expiry_date")]]),
+                           .init(ElementID(ns, "age_over_99"), [[ElementID(ns, "portrait")]])])
         let requests: [AnnexCReader.BuiltRequest] = [
             try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin),
             try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name", "birth_date", "portrait", "resident_address"])], origin: TestWorld.origin),
             try AnnexCReader.makeRequest(documents: [TestWorld.ask(["age_in_years"])], origin: TestWorld.origin),
             try AnnexCReader.makeRequest(documents: [TestWorld.ask(["resident_address"])], origin: TestWorld.origin),
-            try AnnexCReader.makeRequest(documents: docs, origin: TestWorld.origin, version: "1.0"),
-            try AnnexCReader.makeRequest(documents: docs + [photo], origin: TestWorld.origin, version: "1.0"),
-            try AnnexCReader.makeRequest(documents: docs + [photo], origin: TestWorld.origin, version: "1.1",
+            try AnnexCReader.makeRequest(documents: docs, origin: TestWorld.origin, version: .v1_0),
+            try AnnexCReader.makeRequest(documents: docs + [photo], origin: TestWorld.origin, version: .v1_0),
+            try AnnexCReader.makeRequest(documents: docs + [photo], origin: TestWorld.origin, version: .v1_1,
                                          useCases: [.init(mandatory: true, documentSets: [[2], [0]]), .init(mandatory: false, documentSets: [[1, 2]])]),
-            try AnnexCReader.makeRequest(documents: docs + [photo], origin: TestWorld.origin, version: "1.1",
+            try AnnexCReader.makeRequest(documents: docs + [photo], origin: TestWorld.origin, version: .v1_1,
                                          useCases: [.init(mandatory: false, documentSets: [[2]]), .init(mandatory: false, documentSets: [[1]])]),
-            try AnnexCReader.makeRequest(documents: docs + [photo], origin: TestWorld.origin, version: "1.1", useCases: [.init(mandatory: true, documentSets: [[2]])]),
-            try AnnexCReader.makeRequest(documents: [alt], origin: TestWorld.origin, version: "1.1"),
-            try AnnexCReader.makeRequest(documents: [alt], origin: TestWorld.origin, version: "1.0"),
+            try AnnexCReader.makeRequest(documents: docs + [photo], origin: TestWorld.origin, version: .v1_1, useCases: [.init(mandatory: true, documentSets: [[2]])]),
+            try AnnexCReader.makeRequest(documents: [alt], origin: TestWorld.origin, version: .v1_1),
+            try AnnexCReader.makeRequest(documents: [alt], origin: TestWorld.origin, version: .v1_0),
             try AnnexCReader.makeRequest(documents: [photo], origin: TestWorld.origin),
             // Alternatives that overlap requested elements and each other, a two-element set, and sets
             // the engine must ignore (outside the namespace, too large, for an element not requested).
-            try AnnexCReader.makeRequest(documents: [overlapping], origin: TestWorld.origin, version: "1.1"),
-            try AnnexCReader.makeRequest(documents: [overlapping, TestWorld.ask(TestWorld.pid, ["age_over_18"])], origin: TestWorld.origin, version: "1.1",
+            try AnnexCReader.makeRequest(documents: [overlapping], origin: TestWorld.origin, version: .v1_1),
+            try AnnexCReader.makeRequest(documents: [overlapping, TestWorld.ask(TestWorld.pid, ["age_over_18"])], origin: TestWorld.origin, version: .v1_1,
                                          useCases: [.init(mandatory: true, documentSets: [[0, 1]])]),
         ]
         let key = try HPKE.PrivateKey.generate(kem: .p256HKDFSHA256)
@@ -325,7 +328,7 @@ struct EndToEndTests {
                                 }
                                 let consent = AnnexCReader.HolderConsent(held: heldByType, approved: approvedByType)
                                 let v = try AnnexCReader.openResponse(narrowed, for: request, issuerRoots: [world.iaca], at: TestWorld.now, consent: consent)
-                                let got = Set(v.documents.first { $0.docType == d.docType }?.elements.map(\.0) ?? [])
+                                let got = Set(v.documents.first { $0.docType == d.docType }?.elements.map(\.element) ?? [])
                                 #expect(got == expected, "\(label): withholding \(withheld)")
                                 narrowedApprovals += 1
                             }
@@ -347,13 +350,13 @@ struct EndToEndTests {
     func limitsAndSelfCheck() throws {
         let world = try TestWorld()
         let engine = world.engine(try world.context([try world.entry(id: "mdl")])) { $0.selfCheck = true }
-        let small = AnnexCReader.DocumentRequest(docType: TestWorld.mDL, elements: [(ElementID(TestWorld.mDLNS, "portrait"), false)], maximumResponseSize: 4000)
-        let req = try AnnexCReader.makeRequest(documents: [small], origin: TestWorld.origin, version: "1.1")
+        let small = AnnexCReader.DocumentRequest(docType: TestWorld.mDL, elements: [.init(ElementID(TestWorld.mDLNS, "portrait"), intentToRetain: false)], maximumResponseSize: 4000)
+        let req = try AnnexCReader.makeRequest(documents: [small], origin: TestWorld.origin, version: .v1_1)
         #expect(throws: AnnexCError(.responseTooLarge, "the DeviceResponse exceeds the reader's maximumResponseSize")) {
             try engine.accept(rawRequest: req.rawRequest, origin: "https://verifier.example")
         }
-        let big = AnnexCReader.DocumentRequest(docType: TestWorld.mDL, elements: [(ElementID(TestWorld.mDLNS, "portrait"), false)], maximumResponseSize: 20000)
-        let req2 = try AnnexCReader.makeRequest(documents: [big], origin: TestWorld.origin, version: "1.1")
+        let big = AnnexCReader.DocumentRequest(docType: TestWorld.mDL, elements: [.init(ElementID(TestWorld.mDLNS, "portrait"), intentToRetain: false)], maximumResponseSize: 20000)
+        let req2 = try AnnexCReader.makeRequest(documents: [big], origin: TestWorld.origin, version: .v1_1)
         _ = try AnnexCReader.openResponse(try engine.accept(rawRequest: req2.rawRequest, origin: "https://verifier.example"), for: req2, issuerRoots: [world.iaca], at: TestWorld.now)
     }
 

@@ -2,6 +2,9 @@ import Foundation
 import Testing
 import TestSupport
 @testable import AnnexC
+@testable import AnnexCReader
+@testable import Presentment
+import TestWorld
 import HPKE
 import MdocCBOR
 #if canImport(Glibc)
@@ -265,18 +268,18 @@ struct HostileCatalogueTests {
 
     /// Hostile `alternativeDataElements` that must still be answered, releasing exactly the requested
     /// element the credential holds and nothing the alternatives aim at.
-    static func alternativeRows() -> [(name: String, alternatives: [(ElementID, [[ElementID]])])] {
+    static func alternativeRows() -> [(name: String, alternatives: [AnnexCReader.AlternativeElements])] {
         let ns = TestWorld.mDLNS
         func e(_ n: String, _ space: String = ns) -> ElementID { ElementID(space, n) }
         let everything = TestWorld.mDLElements.map { e($0.identifier) }
         return [
-            ("every mDL element as one set for a missing element", [(e("age_over_25"), [everything])]),
-            ("seven elements, one over the default bound", [(e("age_over_25"), [Array(everything.prefix(7))])]),
-            ("a set in another namespace naming mDL element names", [(e("age_over_25"), [[e("portrait", "org.iso.18013.5.1.aamva")], [e("portrait", "")]])]),
-            ("a set mixing the namespace with another", [(e("age_over_25"), [[e("birth_date"), e("portrait", "x")]])]),
-            ("an alternative for an element not requested", [(e("age_over_99"), [[e("portrait")]])]),
-            ("an alternative for the held element itself", [(e("family_name"), [[e("portrait")]])]),
-            ("an alternative entry repeated, the last one hostile", [(e("age_over_25"), [[e("document_number")]]), (e("age_over_25"), [everything])]),
+            ("every mDL element as one set for a missing element", [.init(e("age_over_25"), [everything])]),
+            ("seven elements, one over the default bound", [.init(e("age_over_25"), [Array(everything.prefix(7))])]),
+            ("a set in another namespace naming mDL element names", [.init(e("age_over_25"), [[e("portrait", "org.iso.18013.5.1.aamva")], [e("portrait", "")]])]),
+            ("a set mixing the namespace with another", [.init(e("age_over_25"), [[e("birth_date"), e("portrait", "x")]])]),
+            ("an alternative for an element not requested", [.init(e("age_over_99"), [[e("portrait")]])]),
+            ("an alternative for the held element itself", [.init(e("family_name"), [[e("portrait")]])]),
+            ("an alternative entry repeated, the last one hostile", [.init(e("age_over_25"), [[e("document_number")]]), .init(e("age_over_25"), [everything])]),
         ]
     }
 
@@ -287,17 +290,17 @@ struct HostileCatalogueTests {
         let held = [TestWorld.mDL: Set(engine.context.credentials[0].elements)]
         var rows = 0
         for row in Self.alternativeRows() {
-            let doc = AnnexCReader.DocumentRequest(docType: TestWorld.mDL, elements: [(ElementID(TestWorld.mDLNS, "age_over_25"), false), (ElementID(TestWorld.mDLNS, "family_name"), false)],
+            let doc = AnnexCReader.DocumentRequest(docType: TestWorld.mDL, elements: [.init(ElementID(TestWorld.mDLNS, "age_over_25"), intentToRetain: false), .init(ElementID(TestWorld.mDLNS, "family_name"), intentToRetain: false)],
                                                    alternatives: row.alternatives)
-            let req = try AnnexCReader.makeRequest(documents: [doc], origin: TestWorld.origin, version: "1.1")
+            let req = try AnnexCReader.makeRequest(documents: [doc], origin: TestWorld.origin, version: .v1_1)
             let all = try AnnexCReader.openResponse(try engine.accept(rawRequest: req.rawRequest, origin: Self.origin), for: req, issuerRoots: [world.iaca],
                                                     at: TestWorld.now, consent: .init(held: held))
             // (A repeated entry is answered by its last one, which is not honoured: the earlier harmless set is not used either.)
-            #expect(all.documents[0].elements.map(\.0.identifier) == ["family_name"], "\(row.name)")
+            #expect(all.documents[0].elements.map(\.element.identifier) == ["family_name"], "\(row.name)")
             let parsed = try engine.parse(rawRequest: req.rawRequest, origin: Self.origin)
             let narrow = try engine.respond(to: parsed, approving: .elements([ElementID(TestWorld.mDLNS, "age_over_25"), ElementID(TestWorld.mDLNS, "family_name")]))
             let v = try AnnexCReader.openResponse(narrow, for: req, issuerRoots: [world.iaca], at: TestWorld.now, consent: .init(held: held))
-            #expect(v.documents[0].elements.map(\.0.identifier) == ["family_name"], "\(row.name): approving the requested elements released a substitute")
+            #expect(v.documents[0].elements.map(\.element.identifier) == ["family_name"], "\(row.name): approving the requested elements released a substitute")
             rows += 1
         }
         print("hostile alternatives: \(rows) rows answered with nothing beyond what was shown and approved")

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import TestSupport
 @testable import AnnexC
+@testable import AnnexCReader
+@testable import Presentment
 import HPKE
 import MdocCBOR
 
@@ -238,8 +240,8 @@ struct RequestRuleTests {
         let a = try engine.parse(rawRequest: Data("{\"deviceRequest\":\"\(Self.dr)\",\"encryptionInfo\":\"\(Self.ei)\"}".utf8), origin: "https://verifier.example")
         let b = try engine.parse(rawRequest: Data("{\"deviceRequest\":\"\(Self.dr)\",\"encryptionInfo\":\"\(Self.ei)=\"}".utf8), origin: "https://verifier.example")
         #expect(a.sessionTranscript != b.sessionTranscript)
-        #expect(a.sessionTranscript.bytes.count == 44)
-        #expect(Array(a.sessionTranscript.bytes.prefix(12)) == h("83 f6 f6 82 65 6463617069 58 20"))
+        #expect(a.sessionTranscriptBytes.count == 44)
+        #expect(Array(a.sessionTranscriptBytes.prefix(12)) == h("83 f6 f6 82 65 6463617069 58 20"))
     }
 
     static func eiText(_ v: CBORValue) -> String { Base64URL.encode(v.encoded()) }
@@ -301,18 +303,18 @@ struct RequestRuleTests {
                                   configuration: .init(maxRequestBytes: 4096, maxDocRequests: 2, maxRequestedElements: 10))
         let huge = Data(("{\"deviceRequest\":\"" + String(repeating: "A", count: 5000) + "\",\"encryptionInfo\":\"\(Self.ei)\"}").utf8)
         #expect(throws: AnnexCError(.limitExceeded, "request larger than the configured maximum")) { try engine.parse(rawRequest: huge, origin: "https://v.example") }
-        let elements = (0..<11).map { (ElementID("ns", "e\($0)"), false) }
+        let elements = (0..<11).map { AnnexCReader.ElementRequest(ElementID("ns", "e\($0)")) }
         let many = try AnnexCReader.makeRequest(documents: [.init(docType: "d", elements: elements)], origin: try Origin("https://v.example"))
         #expect(throws: AnnexCError(.limitExceeded, "more requested and alternative elements than the configured limit")) { try engine.parse(rawRequest: many.rawRequest, origin: "https://v.example") }
         // Alternatives count against the same limit: 2 requested + 1 entry naming 2 sets of 4 = 11 references.
         let alts = (0..<2).map { k in (0..<4).map { ElementID("ns", "a\(k)\($0)") } }
-        let substituted = try AnnexCReader.makeRequest(documents: [.init(docType: "d", elements: [(ElementID("ns", "x"), false), (ElementID("ns", "y"), false)],
-                                                                           alternatives: [(ElementID("ns", "x"), alts)])], origin: try Origin("https://v.example"), version: "1.1")
+        let substituted = try AnnexCReader.makeRequest(documents: [.init(docType: "d", elements: [.init(ElementID("ns", "x"), intentToRetain: false), .init(ElementID("ns", "y"), intentToRetain: false)],
+                                                                           alternatives: [.init(ElementID("ns", "x"), alts)])], origin: try Origin("https://v.example"), version: .v1_1)
         #expect(throws: AnnexCError(.limitExceeded, "more requested and alternative elements than the configured limit")) { try engine.parse(rawRequest: substituted.rawRequest, origin: "https://v.example") }
-        let fewer = try AnnexCReader.makeRequest(documents: [.init(docType: "d", elements: [(ElementID("ns", "x"), false)], alternatives: [(ElementID("ns", "x"), [alts[0]])])],
-                                                 origin: try Origin("https://v.example"), version: "1.1")
+        let fewer = try AnnexCReader.makeRequest(documents: [.init(docType: "d", elements: [.init(ElementID("ns", "x"), intentToRetain: false)], alternatives: [.init(ElementID("ns", "x"), [alts[0]])])],
+                                                 origin: try Origin("https://v.example"), version: .v1_1)
         #expect(try engine.parse(rawRequest: fewer.rawRequest, origin: "https://v.example").documents[0].alternatives.count == 1)
-        let docs = try AnnexCReader.makeRequest(documents: Array(repeating: .init(docType: "d", elements: [(ElementID("ns", "e"), false)]), count: 3), origin: try Origin("https://v.example"))
+        let docs = try AnnexCReader.makeRequest(documents: Array(repeating: .init(docType: "d", elements: [.init(ElementID("ns", "e"), intentToRetain: false)]), count: 3), origin: try Origin("https://v.example"))
         #expect(throws: AnnexCError(.limitExceeded, "more DocRequests than the configured limit")) { try engine.parse(rawRequest: docs.rawRequest, origin: "https://v.example") }
     }
 }

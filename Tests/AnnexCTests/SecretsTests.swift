@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import AnnexC
+@testable import AnnexCReader
+@testable import Presentment
+import TestWorld
 import HPKE
 import MdocCBOR
 
@@ -57,7 +60,7 @@ struct SecretsTests {
         let ask = TestWorld.ask(["family_name", "document_number", "portrait"])
         var scenarios: [(name: String, request: AnnexCReader.BuiltRequest, origin: String, raw: Data?, code: AnnexCError.Code)] = []
         func add(_ name: String, _ docs: [AnnexCReader.DocumentRequest], signing: AnnexCReader.Signing = .none, requestOrigin: Origin? = nil,
-                 answerOrigin: String = Self.markerOrigin, version: String = "1.0", mutate: ((AnnexCReader.BuiltRequest) -> Data)? = nil,
+                 answerOrigin: String = Self.markerOrigin, version: AnnexCReader.Version = .v1_0, mutate: ((AnnexCReader.BuiltRequest) -> Data)? = nil,
                  _ code: AnnexCError.Code) throws {
             let r = try AnnexCReader.makeRequest(documents: docs, origin: requestOrigin ?? origin, framing: .dataObject, signing: signing, version: version)
             scenarios.append((name, r, answerOrigin, mutate?(r), code))
@@ -79,7 +82,7 @@ struct SecretsTests {
         }, .unsupportedRecipientKey)
         var small = ask
         small.maximumResponseSize = 100
-        try add("maximumResponseSize exceeded", [small], version: "1.1", .responseTooLarge)
+        try add("maximumResponseSize exceeded", [small], version: .v1_1, .responseTooLarge)
 
         var forbiddenBase = [Self.familyName, Self.documentNumber, Self.readerCN, "Marker Org", "leaky-marker", "other-marker", "secret-path"]
         let deviceKeyPEM = try world.deviceKeys["keys/mdl.pem"]!.pkcs8PEM()

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import AnnexC
+@testable import AnnexCReader
+@testable import Presentment
+import TestWorld
 import HPKE
 import MdocCBOR
 
@@ -40,13 +43,13 @@ struct StressTests {
         let documentSets: [[AnnexCReader.DocumentRequest]] = [[mdl], [pid], [mdl, pid]]
         var cases = [Case]()
         for framing in RequestFraming.allCases {
-            for version in ["1.0", "1.1"] {
-                let signings: [AnnexCReader.Signing] = version == "1.1" ? [.none, world.perDocumentSigning, world.allSigning] : [.none, world.perDocumentSigning]
+            for version in AnnexCReader.Version.allCases {
+                let signings: [AnnexCReader.Signing] = version == .v1_1 ? [.none, world.perDocumentSigning, world.allSigning] : [.none, world.perDocumentSigning]
                 for signing in signings {
                     for docs in documentSets {
                         let req = try AnnexCReader.makeRequest(documents: docs, origin: TestWorld.origin, framing: framing, signing: signing, version: version)
                         var expected = [String: Set<String>]()
-                        for d in docs { expected[d.docType] = Set(d.elements.map { $0.0.identifier }) }
+                        for d in docs { expected[d.docType] = Set(d.elements.map { $0.element.identifier }) }
                         cases.append(Case(request: req, expected: expected))
                     }
                 }
@@ -79,10 +82,10 @@ struct StressTests {
                     let response = try engine.accept(rawRequest: c.request.rawRequest, origin: "https://verifier.example")
                     let verified = try AnnexCReader.openResponse(response, for: c.request, issuerRoots: [iaca], at: TestWorld.now)
                     var got = [String: Set<String>]()
-                    for d in verified.documents { got[d.docType] = Set(d.elements.map { $0.0.identifier }) }
+                    for d in verified.documents { got[d.docType] = Set(d.elements.map { $0.element.identifier }) }
                     guard got == c.expected else { failures.append("case \(i): released \(got) instead of \(c.expected)"); continue }
-                    let encrypted = try CBORDocument(decoding: AnnexCReader.encryptedResponse(from: response))
-                    guard let enc = encrypted.root[1]?["enc"]?.byteStringValue, enc.count == 65 else { failures.append("case \(i): no enc"); continue }
+                    let enc = try EncryptedResponse(response: response).enc
+                    guard enc.count == 65 else { failures.append("case \(i): no enc"); continue }
                     keys.append(enc)
                     ok += 1
                 } catch {

@@ -2,12 +2,15 @@ import Foundation
 import Testing
 import TestSupport
 @testable import AnnexC
+@testable import AnnexCReader
+@testable import Presentment
+import TestWorld
 import HPKE
 import MdocCBOR
 
 @Suite("Annex C: reader trust")
 struct ReaderTrustTests {
-    static func request(_ world: TestWorld, signing: AnnexCReader.Signing, version: String = "1.0") throws -> AnnexCReader.BuiltRequest {
+    static func request(_ world: TestWorld, signing: AnnexCReader.Signing, version: AnnexCReader.Version = .v1_0) throws -> AnnexCReader.BuiltRequest {
         try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin, signing: signing, version: version)
     }
 
@@ -108,7 +111,7 @@ struct ReaderTrustTests {
             #expect(code(engine, try Self.request(world, signing: world.perDocumentSigning), origin: "https://evil.example")?.1.contains("evil") == false)
             // A bad signature beside a good one, in either order.
             let two = try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name"]), TestWorld.ask(["age_over_18"])], origin: TestWorld.origin,
-                                                   signing: .custom(perDocument: [(world.readerKey, [world.readerCert]), (wrongKey, [world.readerCert])], all: nil))
+                                                   signing: .custom(perDocument: [.init(signer: world.readerKey, chain: [world.readerCert]), .init(signer: wrongKey, chain: [world.readerCert])], all: nil))
             #expect(code(engine, two)?.0 == .readerAuthenticationFailed)
         }
         // An explicit authority list refuses a reader of another authority even without trust anchors.
@@ -118,7 +121,7 @@ struct ReaderTrustTests {
         let trustedOnly = world.engine(try world.context([entry], trust: ReaderTrustPolicy(trustAnchors: [world.readerRoot], requireTrustedReader: true)))
         #expect(try trustedOnly.parse(rawRequest: try Self.request(world, signing: .none).rawRequest, origin: "https://verifier.example").readerVerdict == .notAuthenticated)
         // readerAuthAll in a 1.1 request verifies.
-        let all = try Self.request(world, signing: world.allSigning, version: "1.1")
+        let all = try Self.request(world, signing: world.allSigning, version: .v1_1)
         guard case .trusted = try world.engine(try world.context([entry], trust: world.trusted)).parse(rawRequest: all.rawRequest, origin: "https://verifier.example").readerVerdict else {
             Issue.record("readerAuthAll not trusted"); return
         }
@@ -134,7 +137,7 @@ struct ReaderTrustTests {
         let world = try TestWorld()
         let entries = [try world.entry(id: "mdl"), try world.entry(id: "pid", docType: TestWorld.pid)]
         let docs = [TestWorld.ask(["family_name"]), TestWorld.ask(TestWorld.pid, ["age_over_18"])]
-        let reader = (signer: world.readerKey, chain: [world.readerCert])
+        let reader = AnnexCReader.ReaderIdentity(signer: world.readerKey, chain: [world.readerCert])
         // DocRequest 0 signed, DocRequest 1 not.
         let half = try AnnexCReader.makeRequest(documents: docs, origin: TestWorld.origin, signing: .custom(perDocument: [reader, nil], all: nil))
         let open = world.engine(try world.context(entries, trust: world.trusted))
@@ -150,7 +153,7 @@ struct ReaderTrustTests {
             }
         }
         // readerAuthAll covers every DocRequest.
-        let all = try AnnexCReader.makeRequest(documents: docs, origin: TestWorld.origin, signing: world.allSigning, version: "1.1")
+        let all = try AnnexCReader.makeRequest(documents: docs, origin: TestWorld.origin, signing: world.allSigning, version: .v1_1)
         let strict = world.engine(try world.context(entries, trust: ReaderTrustPolicy(trustAnchors: [world.readerRoot], requireReaderAuthentication: true)))
         let covered = try strict.parse(rawRequest: all.rawRequest, origin: "https://verifier.example")
         #expect(covered.documents.map(\.readerAuthentication) == [["readerAuthAll[0]"], ["readerAuthAll[0]"]])
@@ -159,7 +162,7 @@ struct ReaderTrustTests {
         let otherKey = try SoftwareSigner.generate()
         let other = try Self.readerCert(world, otherKey, name: "Second Reader")
         let twoReaders = try AnnexCReader.makeRequest(documents: docs, origin: TestWorld.origin,
-                                                      signing: .custom(perDocument: [reader, (otherKey, [other])], all: nil))
+                                                      signing: .custom(perDocument: [reader, .init(signer: otherKey, chain: [other])], all: nil))
         let p2 = try open.parse(rawRequest: twoReaders.rawRequest, origin: "https://verifier.example")
         #expect(p2.documents.map(\.readerVerdict.subject) == [world.readerCert.subject, other.subject])
         #expect(p2.signedByDifferentReaders && p2.readers.map(\.subject) == [world.readerCert.subject, other.subject])
@@ -169,7 +172,7 @@ struct ReaderTrustTests {
         let selfKey = try SoftwareSigner.generate()
         let selfSigned = try Certificate.issue(subject: .init(commonName: "Self Reader"), publicKey: selfKey.publicKey, issuer: nil, issuerKey: selfKey, serial: 9,
                                                notBefore: TestWorld.now - 86400, notAfter: TestWorld.now + 86400, profile: .readerAuthentication)
-        let mixed = try AnnexCReader.makeRequest(documents: docs, origin: TestWorld.origin, signing: .custom(perDocument: [reader, (selfKey, [selfSigned])], all: nil))
+        let mixed = try AnnexCReader.makeRequest(documents: docs, origin: TestWorld.origin, signing: .custom(perDocument: [reader, .init(signer: selfKey, chain: [selfSigned])], all: nil))
         let p3 = try open.parse(rawRequest: mixed.rawRequest, origin: "https://verifier.example")
         #expect(p3.documents[1].readerVerdict == .signedNotTrusted(subject: selfSigned.subject, reason: .selfSigned))
         guard case .trusted = p3.documents[0].readerVerdict else { Issue.record("document 0 of mixed: \(p3.documents[0].readerVerdict)"); return }
@@ -190,112 +193,5 @@ struct ReaderTrustTests {
         #expect(e.error == nil)
         let bad = engine.explain(rawRequest: req.rawRequest, origin: "https://other.example")
         #expect(bad.error?.code == .readerAuthenticationFailed)
-    }
-}
-
-@Suite("Annex C: credential context")
-struct CredentialContextTests {
-    static func tempDir() throws -> URL {
-        let u = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-ctx-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: u, withIntermediateDirectories: true)
-        return u
-    }
-
-    static func writeKey(_ signer: SoftwareSigner, to dir: URL, name: String, mode: Int = 0o600) throws {
-        let keys = dir.appendingPathComponent("keys")
-        try FileManager.default.createDirectory(at: keys, withIntermediateDirectories: true)
-        let path = keys.appendingPathComponent(name).path
-        #expect(FileManager.default.createFile(atPath: path, contents: Data(try signer.pkcs8PEM().utf8), attributes: [.posixPermissions: mode]))
-    }
-
-    @Test("Write and load round trip through files: 0600, atomic, registration metadata, key files resolved")
-    func roundTrip() throws {
-        let world = try TestWorld()
-        let dir = try Self.tempDir()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        #expect(try CredentialContext.load(from: dir) == nil)
-        let e1 = try world.entry(id: "mdl"), e2 = try world.entry(id: "pid", docType: TestWorld.pid, cancelled: true)
-        try Self.writeKey(world.deviceKeys["keys/mdl.pem"]!, to: dir, name: "mdl.pem")
-        try Self.writeKey(world.deviceKeys["keys/pid.pem"]!, to: dir, name: "pid.pem")
-        let ctx = try CredentialContext(entries: [e1, e2], readerTrust: ReaderTrustPolicy(trustAnchors: [world.readerRoot], authorities: .only([[9, 9]]), requireReaderAuthentication: true),
-                                        keyResolver: FileKeyResolver(directory: dir))
-        try ctx.write(to: dir)
-        let attrs = try FileManager.default.attributesOfItem(atPath: dir.appendingPathComponent("context.cbor").path)
-        #expect((attrs[.posixPermissions] as! NSNumber).intValue & 0o777 == 0o600)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".tmp") }.isEmpty)
-        let loaded = try #require(try CredentialContext.load(from: dir))
-        #expect(loaded.credentials.map(\.id) == ["mdl", "pid"])
-        #expect(loaded.credentials[1].isCancelled)
-        #expect(loaded.readerTrust.requireReaderAuthentication)
-        #expect(loaded.readerTrust.authorities == .only([[9, 9]]))
-        #expect(loaded.readerTrust.trustAnchors.map(\.der) == [world.readerRoot.der])
-        #expect(loaded.encoded() == ctx.encoded())
-        #expect(loaded.registrations.map(\.docType) == [TestWorld.mDL, TestWorld.pid])
-        #expect(loaded.registrations[0].invalidationDate == loaded.credentials[0].validUntil)
-        #expect(loaded.credentials[0].element(ElementID(TestWorld.mDLNS, "family_name"))?.stringValue == "Mustermann")
-        // A file-backed engine answers.
-        let engine = AnnexCEngine(context: loaded, configuration: .init(clock: { TestWorld.now }))
-        let req = try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin, signing: world.perDocumentSigning)
-        #expect(throws: AnnexCError.self) { try engine.accept(rawRequest: req.rawRequest, origin: "https://verifier.example") }  // authority [9,9] refuses
-        // Rewriting replaces the file whole.
-        let again = try CredentialContext(entries: [e1], keyResolver: FileKeyResolver(directory: dir))
-        try again.write(to: dir)
-        #expect(try CredentialContext.load(from: dir)?.credentials.count == 1)
-    }
-
-    @Test("Corrupt, truncated, wrong-version, insecure and mismatched snapshots are refused with typed errors")
-    func refusals() throws {
-        let world = try TestWorld()
-        let dir = try Self.tempDir()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let e1 = try world.entry(id: "mdl")
-        try Self.writeKey(world.deviceKeys["keys/mdl.pem"]!, to: dir, name: "mdl.pem")
-        let ctx = try CredentialContext(entries: [e1], keyResolver: FileKeyResolver(directory: dir))
-        let good = ctx.encoded()
-        let file = dir.appendingPathComponent("context.cbor").path
-        func load(_ bytes: [UInt8], mode: Int = 0o600) -> AnnexCError.Code? {
-            _ = FileManager.default.createFile(atPath: file, contents: Data(bytes), attributes: [.posixPermissions: mode])
-            chmod(file, mode_t(mode))
-            do { _ = try CredentialContext.load(from: dir); return nil } catch { return error.code }
-        }
-        #expect(load(good) == nil)
-        #expect(load(Array(good.prefix(good.count / 2))) == .contextCorrupt)
-        var flipped = good; flipped[good.count / 2] ^= 0xff
-        #expect(load(flipped) != nil)
-        #expect(load([]) == .contextCorrupt)
-        #expect(load(CBORValue.map([.init(.text("format"), .text("mdoc-respond-context")), .init(.text("version"), .unsigned(2))]).encoded()) == .contextCorrupt)
-        #expect(load(good, mode: 0o644) == .contextInsecure)
-        // Keys are resolved when a credential first signs, not at load: a context with a bad key
-        // loads, and only that credential refuses (keyUnavailable).
-        func signing() -> AnnexCError.Code? {
-            do { _ = try CredentialContext.load(from: dir)?.credentials[0].signer(); return nil } catch { return error.code }
-        }
-        // A device key that does not match the MSO.
-        try Self.writeKey(try SoftwareSigner.generate(), to: dir, name: "mdl.pem")
-        #expect(load(good) == nil)
-        #expect(signing() == .keyUnavailable)
-        // A world-readable key file.
-        try Self.writeKey(world.deviceKeys["keys/mdl.pem"]!, to: dir, name: "mdl.pem", mode: 0o644)
-        chmod(dir.appendingPathComponent("keys/mdl.pem").path, 0o644)
-        #expect(signing() == .keyUnavailable)
-        // A symbolic link in place of the key file.
-        unlink(dir.appendingPathComponent("keys/mdl.pem").path)
-        try Self.writeKey(world.deviceKeys["keys/mdl.pem"]!, to: dir, name: "real.pem")
-        symlink(dir.appendingPathComponent("keys/real.pem").path, dir.appendingPathComponent("keys/mdl.pem").path)
-        #expect(signing() == .keyUnavailable)
-        unlink(dir.appendingPathComponent("keys/mdl.pem").path)
-        try Self.writeKey(world.deviceKeys["keys/mdl.pem"]!, to: dir, name: "mdl.pem")
-        #expect(signing() == nil)
-        // Key references must stay inside the context directory.
-        #expect(throws: AnnexCError.self) { try FileKeyResolver(directory: dir).signer(for: "../etc/key.pem") }
-        #expect(throws: AnnexCError.self) { try FileKeyResolver(directory: dir).signer(for: "/etc/key.pem") }
-        // Validation before writing: an MSO docType mismatch and duplicate ids.
-        #expect(throws: AnnexCError.self) {
-            try CredentialContext(entries: [.init(id: "x", docTypes: ["other"], issuerSigned: e1.issuerSigned, deviceKeyReference: e1.deviceKeyReference)], keyResolver: world.resolver)
-        }
-        #expect(throws: AnnexCError.self) { try CredentialContext(entries: [e1, e1], keyResolver: world.resolver) }
-        #expect(throws: AnnexCError.self) {
-            try CredentialContext(entries: [.init(id: "x", issuerSigned: [0xa0], deviceKeyReference: e1.deviceKeyReference)], keyResolver: world.resolver)
-        }
     }
 }

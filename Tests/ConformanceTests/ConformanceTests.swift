@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import TestSupport
 @testable import AnnexC
+@testable import AnnexCReader
+@testable import Presentment
 import HPKE
 import MdocCBOR
 #if canImport(Glibc)
@@ -62,9 +64,9 @@ struct ConformanceTests {
     }
 
     static func builtRequest(_ c: Case) throws -> AnnexCReader.BuiltRequest {
-        let alternatives = (c.alternatives ?? [:]).sorted { $0.key < $1.key }.map { (element($0.key), $0.value.map { $0.map(element) }) }
+        let alternatives = (c.alternatives ?? [:]).sorted { $0.key < $1.key }.map { AnnexCReader.AlternativeElements(element($0.key), $0.value.map { $0.map(element) }) }
         let docs: [AnnexCReader.DocumentRequest] = c.documents.flatMap { $0.map { docType, elems in
-            AnnexCReader.DocumentRequest(docType: docType, elements: elems.map { (element($0), false) }, alternatives: alternatives)
+            AnnexCReader.DocumentRequest(docType: docType, elements: elems.map { .init(element($0)) }, alternatives: alternatives)
         } }
         return .init(rawRequest: Data(), recipientKey: try HPKE.PrivateKey(serialized: h(c.readerKey), kem: .p256HKDFSHA256), encryptionInfo: c.encryptionInfo,
                      deviceRequest: c.deviceRequest, origin: try Origin(c.origin), documents: docs)
@@ -87,7 +89,7 @@ struct ConformanceTests {
                 #expect(c.expected.outcome == "ok", "\(c.id): answered, expected \(c.expected.error ?? "")")
                 let v = try AnnexCReader.openResponse(response, for: try Self.builtRequest(c), issuerRoots: [iaca], at: Self.clock)
                 var disclosed = [String: [String]]()
-                for d in v.documents { disclosed[d.docType] = d.elements.map { $0.0.description }.sorted() }
+                for d in v.documents { disclosed[d.docType] = d.elements.map { $0.element.description }.sorted() }
                 #expect(disclosed == c.expected.disclosed?.mapValues { $0.sorted() }, "\(c.id)")
                 if c.id.contains("untrusted-issuer") {
                     // Answered from the untrusted issuer's credential on purpose: the wallet answers (issuer
@@ -154,9 +156,9 @@ struct ConformanceTests {
             return
         }
         let ns = "org.iso.18013.5.1"
-        let doc = AnnexCReader.DocumentRequest(docType: "org.iso.18013.5.1.mDL", elements: [(ElementID(ns, "age_over_25"), false), (ElementID(ns, "family_name"), false)],
-                                               alternatives: [(ElementID(ns, "age_over_25"), [[ElementID(ns, "birth_date")]])])
-        let req = try AnnexCReader.makeRequest(documents: [doc], origin: try Origin("https://verifier.example"), framing: .dataObject, version: "1.1")
+        let doc = AnnexCReader.DocumentRequest(docType: "org.iso.18013.5.1.mDL", elements: [.init(ElementID(ns, "age_over_25"), intentToRetain: false), .init(ElementID(ns, "family_name"), intentToRetain: false)],
+                                               alternatives: [.init(ElementID(ns, "age_over_25"), [[ElementID(ns, "birth_date")]])])
+        let req = try AnnexCReader.makeRequest(documents: [doc], origin: try Origin("https://verifier.example"), framing: .dataObject, version: .v1_1)
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-subst-\(UUID().uuidString).json")
         try req.rawRequest.write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
@@ -174,7 +176,7 @@ struct ConformanceTests {
         func released(_ approve: String) throws -> [String] {
             let r = try #require(try Self.runCLI(["respond", "--approve", approve] + base))
             #expect(r.status == 0, "\(approve): \(r.err)")
-            return try AnnexCReader.openResponse(r.out, for: req, issuerRoots: [iaca], at: Self.clock).documents[0].elements.map(\.0.identifier).sorted()
+            return try AnnexCReader.openResponse(r.out, for: req, issuerRoots: [iaca], at: Self.clock).documents[0].elements.map(\.element.identifier).sorted()
         }
         #expect(try released("\(ns)/age_over_25,\(ns)/family_name") == ["family_name"])
         #expect(try released("\(ns)/family_name,\(ns)/birth_date") == ["birth_date", "family_name"])
@@ -189,12 +191,12 @@ struct ConformanceTests {
         }
         let ns = "org.iso.18013.5.1"
         let forged = "x\nmdoc-respond: error[forged]: injected\u{1b}[2J\u{9b}31m\u{202e}"
-        let docs = [AnnexCReader.DocumentRequest(docType: "org.iso.18013.5.1.mDL", elements: [(ElementID(ns, "family_name"), false), (ElementID(ns, "bad\u{1b}[1A"), false)]),
-                    AnnexCReader.DocumentRequest(docType: forged, elements: [(ElementID(forged, forged), false)])]
+        let docs = [AnnexCReader.DocumentRequest(docType: "org.iso.18013.5.1.mDL", elements: [.init(ElementID(ns, "family_name"), intentToRetain: false), .init(ElementID(ns, "bad\u{1b}[1A"), intentToRetain: false)]),
+                    AnnexCReader.DocumentRequest(docType: forged, elements: [.init(ElementID(forged, forged), intentToRetain: false)])]
         let key = try SoftwareSigner(encodedPrivateKey: Array(try Data(contentsOf: Self.vectors.appendingPathComponent("pki/reader.key.pem"))))
         let cert = try Certificate(der: Array(try Data(contentsOf: Self.vectors.appendingPathComponent("pki/reader.der"))))
         let req = try AnnexCReader.makeRequest(documents: docs, origin: try Origin("https://verifier.example"), framing: .dataObject,
-                                               signing: .perDocument(signer: key, chain: [cert]), version: "1.1",
+                                               signing: .perDocument(signer: key, chain: [cert]), version: .v1_1,
                                                useCases: [.init(mandatory: true, documentSets: [[0]]), .init(mandatory: false, documentSets: [[1]])])
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-escape-\(UUID().uuidString).json")
         try req.rawRequest.write(to: file)
@@ -337,7 +339,7 @@ struct ConformanceTests {
         defer { try? FileManager.default.removeItem(at: tmp) }
         #expect(baseline.status == 0)
         let limits = AnnexCEngine.Configuration()
-        let good = try AnnexCReader.makeRequest(documents: [.init(docType: "org.iso.18013.5.1.mDL", elements: [(ElementID("org.iso.18013.5.1", "family_name"), false)])],
+        let good = try AnnexCReader.makeRequest(documents: [.init(docType: "org.iso.18013.5.1.mDL", elements: [.init(ElementID("org.iso.18013.5.1", "family_name"), intentToRetain: false)])],
                                                 origin: try Origin(origin), framing: .dataObject)
         func request(_ deviceRequest: [UInt8]) -> Data {
             Data("{\"deviceRequest\":\"\(Base64URL.encode(deviceRequest))\",\"encryptionInfo\":\"\(good.encryptionInfo)\"}".utf8)
@@ -346,7 +348,7 @@ struct ConformanceTests {
         // identifiers long enough to bring the request just under the size limit.
         let idLength = (limits.maxRequestBytes * 3 / 4 - 4096) / limits.maxRequestedElements - 4
         let big = AnnexCReader.DocumentRequest(docType: "org.iso.18013.5.1.mDL", elements: (0..<limits.maxRequestedElements).map {
-            (ElementID("org.iso.18013.5.1", String(format: "e%05d", $0) + String(repeating: "x", count: idLength - 6)), false)
+            .init(ElementID("org.iso.18013.5.1", String(format: "e%05d", $0) + String(repeating: "x", count: idLength - 6)), intentToRetain: false)
         })
         let largest = try AnnexCReader.makeRequest(documents: [big], origin: try Origin(origin), framing: .dataObject)
         #expect(largest.rawRequest.count <= limits.maxRequestBytes && largest.rawRequest.count > limits.maxRequestBytes * 9 / 10)

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import AnnexC
+@testable import Presentment
 import MdocCBOR
 
 /// Crash safety of the credential context: writers (the CLI, in child processes) are killed with

@@ -159,6 +159,15 @@ public struct CBORWriter: Sendable {
         writeBytes(encoded)
     }
 
+    /// The deterministic map-key order (RFC 8949 §4.2.1, bytewise lexicographic order of the encoded
+    /// keys) for two text keys, without encoding them: a shorter UTF-8 string's head sorts first (heads
+    /// grow with the length), equal lengths compare bytewise. The order `write(_:)` gives a map's keys.
+    public static func textKeyPrecedes(_ a: String, _ b: String) -> Bool {
+        let la = a.utf8.count, lb = b.utf8.count
+        if la != lb { return la < lb }
+        return a.utf8.lexicographicallyPrecedes(b.utf8)
+    }
+
     /// Writes a value; maps are written with keys sorted bytewise by their encodings.
     public mutating func write(_ value: CBORValue) {
         switch value {

@@ -1,26 +1,28 @@
 import Foundation
 @testable import AnnexC
+import AnnexCReader
 import HPKE
 import MdocCBOR
+import Presentment
 
 /// A complete test PKI and credential set, generated per test run.
-final class TestWorld: @unchecked Sendable {
-    static let now = MdocDate.parseDateTime("2026-06-01T12:00:00Z")!
-    static let mDL = "org.iso.18013.5.1.mDL"
-    static let mDLNS = "org.iso.18013.5.1"
-    static let pid = "eu.europa.ec.eudi.pid.1"
-    static let origin = try! Origin("https://verifier.example")
+public final class TestWorld: @unchecked Sendable {
+    public static let now = MdocDate.parseDateTime("2026-06-01T12:00:00Z")!
+    public static let mDL = "org.iso.18013.5.1.mDL"
+    public static let mDLNS = "org.iso.18013.5.1"
+    public static let pid = "eu.europa.ec.eudi.pid.1"
+    public static let origin = try! Origin("https://verifier.example")
 
-    let iacaKey: SoftwareSigner
-    let iaca: Certificate
-    let issuer: MdocIssuer
-    let readerRootKey: SoftwareSigner
-    let readerRoot: Certificate
-    let readerKey: SoftwareSigner
-    let readerCert: Certificate
-    var deviceKeys: [String: SoftwareSigner] = [:]
+    public let iacaKey: SoftwareSigner
+    public let iaca: Certificate
+    public let issuer: MdocIssuer
+    public let readerRootKey: SoftwareSigner
+    public let readerRoot: Certificate
+    public let readerKey: SoftwareSigner
+    public let readerCert: Certificate
+    public var deviceKeys: [String: SoftwareSigner] = [:]
 
-    init() throws {
+    public init() throws {
         let from = Self.now.addingTimeInterval(-365 * 86400), to = Self.now.addingTimeInterval(3 * 365 * 86400)
         iacaKey = try SoftwareSigner.generate()
         let iacaName = DistinguishedName(commonName: "Test IACA", country: "UT")
@@ -38,9 +40,9 @@ final class TestWorld: @unchecked Sendable {
                                            issuer: (rootName, readerRoot), issuerKey: readerRootKey, serial: 11, notBefore: from, notAfter: to, profile: .readerAuthentication)
     }
 
-    static let portrait = [UInt8](repeating: 0xd8, count: 8192)
+    public static let portrait = [UInt8](repeating: 0xd8, count: 8192)
 
-    static var mDLElements: [MdocIssuer.Element] {
+    public static var mDLElements: [MdocIssuer.Element] {
         [
             .init("family_name", .text("Mustermann")), .init("given_name", .text("Erika")),
             .init("birth_date", .tagged(1004, .text("1971-09-01"))), .init("issue_date", .tagged(1004, .text("2024-01-01"))),
@@ -52,7 +54,7 @@ final class TestWorld: @unchecked Sendable {
         ]
     }
 
-    static var pidElements: [MdocIssuer.Element] {
+    public static var pidElements: [MdocIssuer.Element] {
         [
             .init("family_name", .text("Mustermann")), .init("given_name", .text("Erika")),
             .init("birth_date", .tagged(1004, .text("1971-09-01"))), .init("age_over_18", .bool(true)),
@@ -61,7 +63,7 @@ final class TestWorld: @unchecked Sendable {
     }
 
     /// Issues a credential and registers its device key under `keys/<id>.pem`.
-    func entry(id: String, docType: String = mDL, nameSpace: String? = nil, elements: [MdocIssuer.Element]? = nil,
+    public func entry(id: String, docType: String = mDL, nameSpace: String? = nil, elements: [MdocIssuer.Element]? = nil,
                         validFrom: Date = now.addingTimeInterval(-86400), validUntil: Date = now.addingTimeInterval(365 * 86400),
                         cancelled: Bool = false) throws -> CredentialContext.Entry {
         let device = try SoftwareSigner.generate()
@@ -72,26 +74,26 @@ final class TestWorld: @unchecked Sendable {
         return .init(id: id, issuerSigned: bytes, deviceKeyReference: "keys/\(id).pem", isCancelled: cancelled)
     }
 
-    var resolver: InMemoryKeyResolver { InMemoryKeyResolver(deviceKeys) }
+    public var resolver: InMemoryKeyResolver { InMemoryKeyResolver(deviceKeys) }
 
-    func context(_ entries: [CredentialContext.Entry], trust: ReaderTrustPolicy = ReaderTrustPolicy()) throws -> CredentialContext {
+    public func context(_ entries: [CredentialContext.Entry], trust: ReaderTrustPolicy = ReaderTrustPolicy()) throws -> CredentialContext {
         try CredentialContext(entries: entries, readerTrust: trust, keyResolver: resolver)
     }
 
-    func engine(_ context: CredentialContext, _ configure: (inout AnnexCEngine.Configuration) -> Void = { _ in }) -> AnnexCEngine {
+    public func engine(_ context: CredentialContext, _ configure: (inout AnnexCEngine.Configuration) -> Void = { _ in }) -> AnnexCEngine {
         var c = AnnexCEngine.Configuration(clock: { TestWorld.now })
         configure(&c)
         return AnnexCEngine(context: context, configuration: c)
     }
 
-    var trusted: ReaderTrustPolicy { ReaderTrustPolicy(trustAnchors: [readerRoot]) }
-    var perDocumentSigning: AnnexCReader.Signing { .perDocument(signer: readerKey, chain: [readerCert]) }
-    var allSigning: AnnexCReader.Signing { .all(signer: readerKey, chain: [readerCert]) }
+    public var trusted: ReaderTrustPolicy { ReaderTrustPolicy(trustAnchors: [readerRoot]) }
+    public var perDocumentSigning: AnnexCReader.Signing { .perDocument(signer: readerKey, chain: [readerCert]) }
+    public var allSigning: AnnexCReader.Signing { .all(signer: readerKey, chain: [readerCert]) }
 
-    static func ask(_ names: [String]) -> AnnexCReader.DocumentRequest { ask(mDL, names) }
+    public static func ask(_ names: [String]) -> AnnexCReader.DocumentRequest { ask(mDL, names) }
 
-    static func ask(_ docType: String, _ names: [String], nameSpace: String? = nil) -> AnnexCReader.DocumentRequest {
+    public static func ask(_ docType: String, _ names: [String], nameSpace: String? = nil) -> AnnexCReader.DocumentRequest {
         let ns = nameSpace ?? (docType == pid ? pid : mDLNS)
-        return .init(docType: docType, elements: names.map { (ElementID(ns, $0), $0 != "portrait") })
+        return .init(docType: docType, elements: names.map { .init(ElementID(ns, $0), intentToRetain: $0 != "portrait") })
     }
 }

@@ -23,10 +23,10 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
     /// `https://example.com`). Refuses userinfo, query, fragment, any path other than `/`, whitespace,
     /// control characters, non-ASCII hosts (give IDNs as A-labels), and schemes other than http/https —
     /// except `android:apk-key-hash:<base64>` app origins when `allowAppOrigins` is set.
-    public init(_ input: String, allowAppOrigins: Bool = false) throws(AnnexCError) {
+    public init(_ input: String, allowAppOrigins: Bool = false) throws(PresentmentError) {
         var text = input
-        let result: Result<String?, AnnexCError> = text.withUTF8 { u in
-            Result { () throws(AnnexCError) -> String? in try Self.serialize(u, allowAppOrigins: allowAppOrigins) }
+        let result: Result<String?, PresentmentError> = text.withUTF8 { u in
+            Result { () throws(PresentmentError) -> String? in try Self.serialize(u, allowAppOrigins: allowAppOrigins) }
         }
         // nil: the input is already in serialized form, and is kept as is (no copy).
         serialized = try result.get() ?? text
@@ -36,19 +36,19 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
 
     /// The byte-level parser behind `init`: one pass, no Foundation string operations. Returns nil
     /// when the input already is the serialization (the usual case: nothing is allocated).
-    private static func serialize(_ u: UnsafeBufferPointer<UInt8>, allowAppOrigins: Bool) throws(AnnexCError) -> String? {
-        guard !u.isEmpty else { throw AnnexCError(.missingOrigin, "origin is empty") }
-        guard u.count <= 2048 else { throw AnnexCError(.invalidOrigin, "origin longer than 2048 bytes") }
+    private static func serialize(_ u: UnsafeBufferPointer<UInt8>, allowAppOrigins: Bool) throws(PresentmentError) -> String? {
+        guard !u.isEmpty else { throw PresentmentError(.missingOrigin, "origin is empty") }
+        guard u.count <= 2048 else { throw PresentmentError(.invalidOrigin, "origin longer than 2048 bytes") }
         for c in u where c <= 0x20 || c >= 0x7f {
-            throw AnnexCError(.invalidOrigin, "origin contains whitespace, control or non-ASCII characters")
+            throw PresentmentError(.invalidOrigin, "origin contains whitespace, control or non-ASCII characters")
         }
         func hasPrefix(_ p: StaticString) -> Bool { startsWith(p, u, ignoringCase: true) }
         if hasPrefix("android:apk-key-hash:") {
-            guard allowAppOrigins else { throw AnnexCError(.invalidOrigin, "app origins are not enabled") }
+            guard allowAppOrigins else { throw PresentmentError(.invalidOrigin, "app origins are not enabled") }
             let hash = u[21...]
             guard !hash.isEmpty, hash.allSatisfy({ c in
                 (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c == 0x2b || c == 0x2f || c == 0x2d || c == 0x5f || c == 0x3d
-            }) else { throw AnnexCError(.invalidOrigin, "app origin hash is not base64") }
+            }) else { throw PresentmentError(.invalidOrigin, "app origin hash is not base64") }
             // Kept as given unless the scheme prefix was not in lower case.
             return startsWith("android:apk-key-hash:", u, ignoringCase: false) ? nil : "android:apk-key-hash:" + String(decoding: hash, as: UTF8.self)
         }
@@ -58,9 +58,9 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
             var k = 0
             while k < u.count, u[k] != UInt8(ascii: ":") { k += 1 }
             if k + 2 < u.count, u[k + 1] == UInt8(ascii: "/"), u[k + 2] == UInt8(ascii: "/") {
-                throw AnnexCError(.invalidOrigin, "origin scheme is not http or https")
+                throw PresentmentError(.invalidOrigin, "origin scheme is not http or https")
             }
-            throw AnnexCError(.invalidOrigin, "origin has no http or https scheme")
+            throw PresentmentError(.invalidOrigin, "origin has no http or https scheme")
         }
         // Authority: up to the first '/', '?' or '#'.
         let authStart = i
@@ -68,22 +68,22 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
         let authEnd = i
         if i < u.count {
             switch u[i] {
-            case UInt8(ascii: "?"): throw AnnexCError(.invalidOrigin, "origin has a query")
-            case UInt8(ascii: "#"): throw AnnexCError(.invalidOrigin, "origin has a fragment")
+            case UInt8(ascii: "?"): throw PresentmentError(.invalidOrigin, "origin has a query")
+            case UInt8(ascii: "#"): throw PresentmentError(.invalidOrigin, "origin has a fragment")
             default:
                 guard i == u.count - 1 else {
                     for c in u[i...] {
-                        if c == UInt8(ascii: "?") { throw AnnexCError(.invalidOrigin, "origin has a query") }
-                        if c == UInt8(ascii: "#") { throw AnnexCError(.invalidOrigin, "origin has a fragment") }
+                        if c == UInt8(ascii: "?") { throw PresentmentError(.invalidOrigin, "origin has a query") }
+                        if c == UInt8(ascii: "#") { throw PresentmentError(.invalidOrigin, "origin has a fragment") }
                     }
-                    throw AnnexCError(.invalidOrigin, "origin has a path")
+                    throw PresentmentError(.invalidOrigin, "origin has a path")
                 }
             }
         }
-        guard authEnd > authStart else { throw AnnexCError(.invalidOrigin, "origin has no host") }
+        guard authEnd > authStart else { throw PresentmentError(.invalidOrigin, "origin has no host") }
         let auth = u[authStart..<authEnd]
-        if auth.contains(UInt8(ascii: "@")) { throw AnnexCError(.invalidOrigin, "origin has userinfo") }
-        if auth.contains(UInt8(ascii: "\\")) { throw AnnexCError(.invalidOrigin, "origin has a backslash") }
+        if auth.contains(UInt8(ascii: "@")) { throw PresentmentError(.invalidOrigin, "origin has userinfo") }
+        if auth.contains(UInt8(ascii: "\\")) { throw PresentmentError(.invalidOrigin, "origin has a backslash") }
 
         // The host: an IPv6 literal, an IPv4 address in any of the numeric forms browsers accept, or a
         // domain checked in place (its serialization is its lower-case form, `u[auth.startIndex..<hostEnd]`).
@@ -94,14 +94,14 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
         var rewritten = authEnd < u.count || !startsWith(https ? "https://" : "http://", u, ignoringCase: false)
         var portStart: Int?
         if auth.first == UInt8(ascii: "[") {
-            guard let close = auth.firstIndex(of: UInt8(ascii: "]")) else { throw AnnexCError(.invalidOrigin, "unterminated IPv6 host") }
+            guard let close = auth.firstIndex(of: UInt8(ascii: "]")) else { throw PresentmentError(.invalidOrigin, "unterminated IPv6 host") }
             guard let address = parseIPv6(UnsafeBufferPointer(rebasing: u[(auth.startIndex + 1)..<close])) else {
-                throw AnnexCError(.invalidOrigin, "invalid IPv6 host")
+                throw PresentmentError(.invalidOrigin, "invalid IPv6 host")
             }
             host = "[" + serializeIPv6(address) + "]"
             rewritten = true
             if close + 1 < authEnd {
-                guard u[close + 1] == UInt8(ascii: ":") else { throw AnnexCError(.invalidOrigin, "junk after IPv6 host") }
+                guard u[close + 1] == UInt8(ascii: ":") else { throw PresentmentError(.invalidOrigin, "junk after IPv6 host") }
                 portStart = close + 2
             }
         } else {
@@ -110,20 +110,20 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
             while k < authEnd, u[k] != UInt8(ascii: ":") {
                 let c = lower(u[k])
                 guard (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c == 0x2d || c == 0x2e || c == 0x5f else {
-                    throw AnnexCError(.invalidOrigin, "origin host has characters outside [a-z0-9-._]")
+                    throw PresentmentError(.invalidOrigin, "origin host has characters outside [a-z0-9-._]")
                 }
                 // A leading dot, or two in a row (`previous` starts as a dot).
-                if c == UInt8(ascii: "."), previous == UInt8(ascii: ".") { throw AnnexCError(.invalidOrigin, "origin host has an empty label") }
+                if c == UInt8(ascii: "."), previous == UInt8(ascii: ".") { throw PresentmentError(.invalidOrigin, "origin host has an empty label") }
                 if c != u[k] { rewritten = true }
                 previous = c
                 k += 1
             }
             hostEnd = k
-            guard hostEnd > auth.startIndex, hostEnd - auth.startIndex <= 253 else { throw AnnexCError(.invalidOrigin, "origin host is empty or too long") }
+            guard hostEnd > auth.startIndex, hostEnd - auth.startIndex <= 253 else { throw PresentmentError(.invalidOrigin, "origin host is empty or too long") }
             let name = UnsafeBufferPointer(rebasing: u[auth.startIndex..<hostEnd])
             if endsInANumber(name) {
                 // `127.1`, `0x7f.0.0.1`, `2130706433` and `127.0.0.1.` are all 127.0.0.1 to a browser.
-                guard let v4 = parseIPv4(name) else { throw AnnexCError(.invalidOrigin, "origin host ends in a number but is not an IPv4 address") }
+                guard let v4 = parseIPv4(name) else { throw PresentmentError(.invalidOrigin, "origin host ends in a number but is not an IPv4 address") }
                 let dotted = "\(v4 >> 24).\((v4 >> 16) & 0xff).\((v4 >> 8) & 0xff).\(v4 & 0xff)"
                 if !dotted.utf8.elementsEqual(name) {
                     host = dotted
@@ -135,12 +135,12 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
         var port: Int?
         if let ps = portStart, ps < authEnd {
             let digits = u[ps..<authEnd]
-            guard digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { throw AnnexCError(.invalidOrigin, "origin port is not a number 0-65535") }
+            guard digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { throw PresentmentError(.invalidOrigin, "origin port is not a number 0-65535") }
             // Leading zeros are allowed (WHATWG §4.4 port state); the value must fit in 16 bits.
             let significant = digits.drop { $0 == 0x30 }
-            guard significant.count <= 5 else { throw AnnexCError(.invalidOrigin, "origin port is not a number 0-65535") }
+            guard significant.count <= 5 else { throw PresentmentError(.invalidOrigin, "origin port is not a number 0-65535") }
             let n = significant.reduce(0) { $0 * 10 + Int($1 - 0x30) }
-            guard n <= 65535 else { throw AnnexCError(.invalidOrigin, "origin port is not a number 0-65535") }
+            guard n <= 65535 else { throw PresentmentError(.invalidOrigin, "origin port is not a number 0-65535") }
             port = n
         }
         let keepPort = port.map { $0 != (https ? 443 : 80) } ?? false
@@ -164,7 +164,7 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
     /// Normalizes an origin given as a URL. Its text form goes through exactly the rules of
     /// `init(_:allowAppOrigins:)`: a URL with a path other than `/`, a query, a fragment or userinfo is
     /// refused rather than trimmed.
-    public init(url: URL, allowAppOrigins: Bool = false) throws(AnnexCError) {
+    public init(url: URL, allowAppOrigins: Bool = false) throws(PresentmentError) {
         try self.init(url.absoluteString, allowAppOrigins: allowAppOrigins)
     }
 

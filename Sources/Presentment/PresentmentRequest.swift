@@ -70,7 +70,7 @@ public struct RequestedDocument: Sendable {
     /// The signatures covering this document (`docRequests[i].readerAuth`, `readerAuthAll[j]`).
     public let readerAuthentication: [String]
 
-    init(_ q: DocumentQuery, candidates: [DocumentMatch], readerVerdict: ReaderVerdict, readerAuthentication: [String]) {
+    package init(_ q: DocumentQuery, candidates: [DocumentMatch], readerVerdict: ReaderVerdict, readerAuthentication: [String]) {
         self.readerVerdict = readerVerdict
         self.readerAuthentication = readerAuthentication
         index = q.index
@@ -91,19 +91,15 @@ public struct RequestedDocument: Sendable {
     }
 }
 
-/// Everything a consent screen must show, produced by `AnnexCEngine.parse`. Pass it back to
-/// `respond(to:using:approving:consented:format:)`.
+/// Everything a consent screen must show, whatever protocol the request came in: who asks, from which
+/// origin, and per requested document what each stored credential would release. A front end produces
+/// it (`AnnexCEngine.parse`) and answers it (`respond(to:using:approving:consented:format:)`).
 public struct PresentmentRequest: Sendable {
-    /// The origin, as serialized into the transcript.
+    /// The requesting origin, as serialized into the SessionTranscript.
     public let origin: Origin
-    /// The framing the request came in.
-    public let framing: RequestFraming
-    /// The SessionTranscript.
-    public let sessionTranscript: SessionTranscript
-    /// The reader's encryption parameters.
-    public let encryptionInfo: EncryptionInfo
-    /// The DeviceRequest.
-    public let deviceRequest: DeviceRequest
+    /// The presentation protocol the request came in, as the Digital Credentials API names it (e.g.
+    /// `org-iso-mdoc`).
+    public let protocolIdentifier: String
     /// The weakest of the documents' reader verdicts: what a one-line summary may show. A consent
     /// screen shows each document's own `readerVerdict`.
     public let readerVerdict: ReaderVerdict
@@ -112,10 +108,27 @@ public struct PresentmentRequest: Sendable {
     /// True when different reader certificates signed parts of the request: the consent screen must
     /// say who asks for what.
     public var signedByDifferentReaders: Bool { readers.count > 1 }
-    /// The requested documents.
+    /// The requested documents, in request order.
     public let documents: [RequestedDocument]
-    /// What was checked, for debugging.
-    public let explanation: Explanation
+    /// The CBOR-encoded SessionTranscript the device signatures of the answer cover.
+    public let sessionTranscriptBytes: [UInt8]
+    /// Which combinations of documents answer the request (1.1 use cases); empty: every document.
+    package let documentSets: [DocumentSetRule]
+    /// The front end's own state for answering (opaque to the core).
+    package let frontEnd: any Sendable
+
+    /// Assembles a request (front ends only).
+    package init(origin: Origin, protocolIdentifier: String, readerVerdict: ReaderVerdict, readers: [ReaderVerdict], documents: [RequestedDocument],
+                 sessionTranscriptBytes: [UInt8], documentSets: [DocumentSetRule], frontEnd: any Sendable) {
+        self.origin = origin
+        self.protocolIdentifier = protocolIdentifier
+        self.readerVerdict = readerVerdict
+        self.readers = readers
+        self.documents = documents
+        self.sessionTranscriptBytes = sessionTranscriptBytes
+        self.documentSets = documentSets
+        self.frontEnd = frontEnd
+    }
 }
 
 extension PresentmentRequest {
@@ -132,54 +145,4 @@ extension PresentmentRequest {
         }
         return ConsentedRequest(documents: out)
     }
-}
-
-/// The user's per-element choice. An approval only narrows what the consent model shows: approving an
-/// element that was not shown releases nothing, and approving a requested element never approves the
-/// alternative set that would replace it (each replacement element must be approved itself).
-public enum Approval: Sendable, Hashable {
-    /// Everything shown: every requested element held and every substitution (the default).
-    case allRequested
-    /// Only these elements, in every document.
-    case elements(Set<ElementID>)
-    /// Per document index, only these elements.
-    case perDocument([Int: Set<ElementID>])
-
-    func allows(_ e: ElementID, document: Int) -> Bool {
-        switch self {
-        case .allRequested: true
-        case .elements(let s): s.contains(e)
-        case .perDocument(let m): m[document]?.contains(e) ?? false
-        }
-    }
-}
-
-/// What the platform showed the user (docType → elements). When given, a raw request asking for
-/// anything beyond it, or a response that would release an element beyond it (a substitute
-/// included), is refused with `consentMismatch`.
-public struct ConsentedRequest: Sendable, Hashable {
-    /// Consented elements per docType: requested elements and any substitutes shown.
-    public var documents: [String: Set<ElementID>]
-    /// Creates a summary.
-    public init(documents: [String: Set<ElementID>]) { self.documents = documents }
-}
-
-/// How the sealed response is framed.
-public enum ResponseFormat: String, Sendable, Hashable, CaseIterable {
-    /// Raw CBOR for a `data` object request (iOS), the Android envelope for the other framings.
-    case automatic
-    /// The CBOR `EncryptedResponse` (iOS `responseData`).
-    case encryptedResponseCBOR
-    /// `{"response": "<base64url>"}` (the DC API `data` object).
-    case responseJSON
-    /// `{"protocol":"org-iso-mdoc","data":{"response":"<base64url>"}}` (Android `DigitalCredential`).
-    case androidEnvelope
-}
-
-/// What to do with requested elements the credential does not hold.
-public enum MissingElementPolicy: Sendable, Hashable {
-    /// Leave them out silently (Multipaz behaviour, the default).
-    case omit
-    /// Add `errors: {ns: {elem: 0}}` per document and `documentErrors` for optional documents not answered.
-    case report
 }

@@ -2,6 +2,9 @@ import Foundation
 import Testing
 import TestSupport
 @testable import AnnexC
+@testable import AnnexCReader
+@testable import Presentment
+import TestWorld
 import MdocCBOR
 #if canImport(Glibc)
 import Glibc

@@ -2,6 +2,9 @@ import Foundation
 import Testing
 import TestSupport
 @testable import AnnexC
+@testable import AnnexCReader
+@testable import Presentment
+import TestWorld
 import HPKE
 import MdocCBOR
 
@@ -17,14 +20,14 @@ struct SubstitutionTests {
     /// Every element the test mDL holds.
     static var allMDL: [ElementID] { TestWorld.mDLElements.map { e($0.identifier) } }
 
-    static func request(_ asked: [String], alternatives: [(String, [[ElementID]])], version: String = "1.1") throws -> AnnexCReader.BuiltRequest {
-        let doc = AnnexCReader.DocumentRequest(docType: TestWorld.mDL, elements: asked.map { (e($0), false) },
-                                               alternatives: alternatives.map { (e($0.0), $0.1) })
+    static func request(_ asked: [String], alternatives: [(String, [[ElementID]])], version: AnnexCReader.Version = .v1_1) throws -> AnnexCReader.BuiltRequest {
+        let doc = AnnexCReader.DocumentRequest(docType: TestWorld.mDL, elements: asked.map { .init(e($0), intentToRetain: false) },
+                                               alternatives: alternatives.map { .init(e($0.0), $0.1) })
         return try AnnexCReader.makeRequest(documents: [doc], origin: TestWorld.origin, version: version)
     }
 
     static func disclosed(_ response: Data, _ req: AnnexCReader.BuiltRequest, _ world: TestWorld, consent: AnnexCReader.HolderConsent? = nil) throws -> Set<String> {
-        Set(try AnnexCReader.openResponse(response, for: req, issuerRoots: [world.iaca], at: TestWorld.now, consent: consent).documents[0].elements.map(\.0.identifier))
+        Set(try AnnexCReader.openResponse(response, for: req, issuerRoots: [world.iaca], at: TestWorld.now, consent: consent).documents[0].elements.map(\.element.identifier))
     }
 
     static func held(_ engine: AnnexCEngine) -> [String: Set<ElementID>] { [TestWorld.mDL: Set(engine.context.credentials[0].elements)] }
@@ -127,7 +130,7 @@ struct SubstitutionTests {
         for response in [try engine.accept(rawRequest: req.rawRequest, origin: Self.origin),
                          try engine.respond(to: try engine.parse(rawRequest: req.rawRequest, origin: Self.origin))] {
             let v = try AnnexCReader.openResponse(response, for: req, issuerRoots: [world.iaca], at: TestWorld.now, consent: .init(held: Self.held(engine)))
-            #expect(v.documents[0].elements.map(\.0.identifier).sorted() == ["birth_date", "family_name"])
+            #expect(v.documents[0].elements.map(\.element.identifier).sorted() == ["birth_date", "family_name"])
         }
     }
 
@@ -154,15 +157,15 @@ struct SubstitutionTests {
         #expect(try Self.disclosed(try engine.accept(rawRequest: atBound.rawRequest, origin: Self.origin), atBound, world, consent: .init(held: Self.held(engine)))
                 == Set(six.map(\.identifier)))
         // 1.0 requests carry no alternatives the engine honours (requestInfo is a 2nd-edition field).
-        let v10 = try Self.request(["age_over_17", "family_name"], alternatives: [("age_over_17", [[Self.e("birth_date")]])], version: "1.0")
+        let v10 = try Self.request(["age_over_17", "family_name"], alternatives: [("age_over_17", [[Self.e("birth_date")]])], version: .v1_0)
         #expect(try Self.disclosed(try engine.accept(rawRequest: v10.rawRequest, origin: Self.origin), v10, world) == ["family_name"])
         #expect(try engine.parse(rawRequest: v10.rawRequest, origin: Self.origin).documents[0].alternatives.isEmpty)
     }
 
     @Test("The oracle: a substitute is admissible only in place of a requested element not disclosed and not held, as a whole in-namespace set, approved")
     func oracle() throws {
-        let doc = AnnexCReader.DocumentRequest(docType: TestWorld.mDL, elements: [(Self.e("age_over_16"), false), (Self.e("family_name"), false)],
-                                               alternatives: [(Self.e("age_over_16"), [[Self.e("birth_date"), Self.e("issue_date")], [ElementID("other", "x")]])])
+        let doc = AnnexCReader.DocumentRequest(docType: TestWorld.mDL, elements: [.init(Self.e("age_over_16"), intentToRetain: false), .init(Self.e("family_name"), intentToRetain: false)],
+                                               alternatives: [.init(Self.e("age_over_16"), [[Self.e("birth_date"), Self.e("issue_date")], [ElementID("other", "x")]])])
         func admits(_ ids: [ElementID], _ consent: AnnexCReader.HolderConsent? = nil) -> Bool {
             (try? AnnexCReader.checkDisclosure(ids, asked: doc, consent: consent)) != nil
         }

@@ -11,8 +11,8 @@ import MdocCBOR
 /// Resolves a credential's device-key reference to a signer. Implement it to keep device keys in an
 /// HSM, KMS or secure element; `FileKeyResolver` reads PKCS#8 files next to the context.
 public protocol DeviceKeyResolver: Sendable {
-    /// The signer for `reference`. Throw `AnnexCError(.keyUnavailable, …)` when it cannot be resolved.
-    func signer(for reference: String) throws(AnnexCError) -> any COSESigner
+    /// The signer for `reference`. Throw `PresentmentError(.keyUnavailable, …)` when it cannot be resolved.
+    func signer(for reference: String) throws(PresentmentError) -> any COSESigner
 }
 
 /// Reads PKCS#8 PEM/DER private keys from files named by relative paths inside `directory`.
@@ -30,29 +30,29 @@ public struct FileKeyResolver: DeviceKeyResolver {
     }
 
     /// Loads the key file `reference` (e.g. `keys/mdl-1.pem`).
-    public func signer(for reference: String) throws(AnnexCError) -> any COSESigner {
+    public func signer(for reference: String) throws(PresentmentError) -> any COSESigner {
         guard !reference.isEmpty, !reference.hasPrefix("/"), !reference.split(separator: "/").contains(where: { $0 == ".." || $0 == "." }),
               reference.utf8.count <= 255 else {
-            throw AnnexCError(.keyUnavailable, "device key reference must be a relative path inside the context directory")
+            throw PresentmentError(.keyUnavailable, "device key reference must be a relative path inside the context directory")
         }
         let path = directory.appendingPathComponent(reference).path
         // Checked through the descriptor it is read from: the file examined is the file read.
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else {
-            throw AnnexCError(.keyUnavailable, errno == ELOOP ? "device key file is a symbolic link" : "device key file not found")
+            throw PresentmentError(.keyUnavailable, errno == ELOOP ? "device key file is a symbolic link" : "device key file not found")
         }
         defer { close(fd) }
         var st = stat()
-        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { throw AnnexCError(.keyUnavailable, "device key path is not a regular file") }
+        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { throw PresentmentError(.keyUnavailable, "device key path is not a regular file") }
         if requirePrivateFiles {
-            guard st.st_uid == geteuid() else { throw AnnexCError(.keyUnavailable, "device key file is not owned by this user") }
-            guard st.st_mode & 0o077 == 0 else { throw AnnexCError(.keyUnavailable, "device key file is readable by group or others") }
+            guard st.st_uid == geteuid() else { throw PresentmentError(.keyUnavailable, "device key file is not owned by this user") }
+            guard st.st_mode & 0o077 == 0 else { throw PresentmentError(.keyUnavailable, "device key file is readable by group or others") }
         }
         guard var bytes = readBounded(fd, maxBytes: 16384) else {
-            throw AnnexCError(.keyUnavailable, "device key file unreadable or too large")
+            throw PresentmentError(.keyUnavailable, "device key file unreadable or too large")
         }
         defer { for i in bytes.indices { bytes[i] = 0 } }
-        do { return try SoftwareSigner(encodedPrivateKey: bytes) } catch { throw AnnexCError(.keyUnavailable, "device key file is not a PKCS#8 P-256/P-384/P-521/Ed25519 key") }
+        do { return try SoftwareSigner(encodedPrivateKey: bytes) } catch { throw PresentmentError(.keyUnavailable, "device key file is not a PKCS#8 P-256/P-384/P-521/Ed25519 key") }
     }
 }
 
@@ -62,8 +62,8 @@ public struct InMemoryKeyResolver: DeviceKeyResolver {
     /// Creates a resolver.
     public init(_ signers: [String: any COSESigner]) { self.signers = signers }
     /// The signer for `reference`.
-    public func signer(for reference: String) throws(AnnexCError) -> any COSESigner {
-        guard let s = signers[reference] else { throw AnnexCError(.keyUnavailable, "no device key for this reference") }
+    public func signer(for reference: String) throws(PresentmentError) -> any COSESigner {
+        guard let s = signers[reference] else { throw PresentmentError(.keyUnavailable, "no device key for this reference") }
         return s
     }
 }

@@ -5,11 +5,15 @@ import Foundation
 #endif
 import MdocCBOR
 
-/// Writes the DeviceResponse once, front to back, into one buffer: issuerAuth and every released
-/// IssuerSignedItemBytes are spliced verbatim from the stored credential; map keys are written in
-/// deterministic (bytewise) order; the device signature is produced through the signer protocol.
-enum ResponseBuilder {
-    static func build(plan: Plan, transcript: SessionTranscript, missingElements: MissingElementPolicy) throws(AnnexCError) -> [UInt8] {
+/// Writes the DeviceResponse (ISO/IEC 18013-5 §8.3.2.1.2.2) once, front to back, into one buffer:
+/// issuerAuth and every released IssuerSignedItemBytes are spliced verbatim from the stored
+/// credential; map keys are written in deterministic (bytewise) order; each document's device
+/// signature covers DeviceAuthentication over the SessionTranscript the front end supplies (its CBOR
+/// encoding, embedded as is), produced through the signer protocol.
+package enum DeviceResponseBuilder {
+    /// The DeviceResponse for `plan`, signed over `sessionTranscript` (the CBOR-encoded SessionTranscript
+    /// array). Throws `keyUnavailable` when a device key cannot be resolved, `signingFailed` when it cannot sign.
+    package static func build(plan: Plan, sessionTranscript: [UInt8], missingElements: MissingElementPolicy) throws(PresentmentError) -> [UInt8] {
         let estimated = plan.answered.reduce(256) { acc, d in
             acc + d.credential.issuerAuthRange.count + d.released.reduce(0) { $0 + d.credential.orderedItems[$1].range.count } + 256
         }
@@ -25,7 +29,7 @@ enum ResponseBuilder {
         w.writeText("documents")
         w.writeArrayHeader(count: plan.answered.count)
         for d in plan.answered {
-            try writeDocument(d, transcript: transcript, reportErrors: reportErrors, into: &w)
+            try writeDocument(d, sessionTranscript: sessionTranscript, reportErrors: reportErrors, into: &w)
         }
         if !documentErrors.isEmpty {
             w.writeText("documentErrors")
@@ -39,7 +43,7 @@ enum ResponseBuilder {
         return w.bytes
     }
 
-    private static func writeDocument(_ d: PlannedDocument, transcript: SessionTranscript, reportErrors: Bool, into w: inout CBORWriter) throws(AnnexCError) {
+    private static func writeDocument(_ d: PlannedDocument, sessionTranscript: [UInt8], reportErrors: Bool, into w: inout CBORWriter) throws(PresentmentError) {
         let c = d.credential
         let docType = d.docType
         let missing = reportErrors ? d.missing : []
@@ -48,11 +52,11 @@ enum ResponseBuilder {
         if !missing.isEmpty {
             w.writeText("errors")
             let byNS = Dictionary(grouping: missing, by: \.nameSpace)
-            let namespaces = byNS.keys.sorted(by: encodedOrder)
+            let namespaces = byNS.keys.sorted(by: CBORWriter.textKeyPrecedes)
             w.writeMapHeader(count: namespaces.count)
             for ns in namespaces {
                 w.writeText(ns)
-                let elems = byNS[ns]!.map(\.identifier).sorted(by: encodedOrder)
+                let elems = byNS[ns]!.map(\.identifier).sorted(by: CBORWriter.textKeyPrecedes)
                 w.writeMapHeader(count: elems.count)
                 for e in elems { w.writeText(e); w.writeInt(0) }
             }
@@ -65,7 +69,7 @@ enum ResponseBuilder {
         w.writeText("deviceAuth")
         w.writeMapHeader(count: 1)
         w.writeText("deviceSignature")
-        try writeDeviceSignature(docType: docType, transcript: transcript, signer: try c.signer(), into: &w)
+        try writeDeviceSignature(docType: docType, sessionTranscript: sessionTranscript, signer: try c.signer(), into: &w)
         w.writeText("nameSpaces")
         w.writeRaw(MdocAuthentication.emptyDeviceNameSpacesBytes)
 
@@ -95,37 +99,30 @@ enum ResponseBuilder {
 
     /// Writes the device signature: a COSE_Sign1 with protected `{1: alg}`, an empty unprotected map
     /// and a detached payload, DeviceAuthenticationBytes written straight into its Sig_structure.
-    private static func writeDeviceSignature(docType: String, transcript: SessionTranscript, signer: any COSESigner, into w: inout CBORWriter) throws(AnnexCError) {
-        let sessionTranscript = transcript.bytes, nameSpaces = MdocAuthentication.emptyDeviceNameSpacesBytes
+    private static func writeDeviceSignature(docType: String, sessionTranscript: [UInt8], signer: any COSESigner, into w: inout CBORWriter) throws(PresentmentError) {
+        let nameSpaces = MdocAuthentication.emptyDeviceNameSpacesBytes
         let length = MdocAuthentication.deviceAuthenticationLength(sessionTranscript: sessionTranscript, docType: docType, deviceNameSpacesBytes: nameSpaces)
         do {
             try COSESign1.sign(into: &w, payloadLength: length, writePayload: {
                 MdocAuthentication.writeDeviceAuthentication(into: &$0, sessionTranscript: sessionTranscript, docType: docType, deviceNameSpacesBytes: nameSpaces)
             }, detached: true, signer: signer)
         } catch {
-            throw AnnexCError(.signingFailed, "the device key could not sign DeviceAuthentication")
+            throw PresentmentError(.signingFailed, "the device key could not sign DeviceAuthentication")
         }
-    }
-
-    /// Bytewise order of the CBOR encodings of two text keys: shorter first, then lexicographic.
-    static func encodedOrder(_ a: String, _ b: String) -> Bool {
-        let la = a.utf8.count, lb = b.utf8.count
-        if la != lb { return la < lb }
-        return a.utf8.lexicographicallyPrecedes(b.utf8)
     }
 
     /// Re-parses the response, re-verifies each released item's digest against the MSO and the device
     /// signature against the MSO device key.
-    static func selfCheck(_ response: [UInt8], plan: Plan, transcript: SessionTranscript) throws(AnnexCError) {
+    package static func selfCheck(_ response: [UInt8], plan: Plan, sessionTranscript: [UInt8]) throws(PresentmentError) {
         let parsed: DeviceResponse
-        do { parsed = try DeviceResponse(encoded: response) } catch { throw AnnexCError(.selfCheckFailed, "the built DeviceResponse does not parse") }
-        guard parsed.documents.count == plan.answered.count else { throw AnnexCError(.selfCheckFailed, "document count differs") }
+        do { parsed = try DeviceResponse(encoded: response) } catch { throw PresentmentError(.selfCheckFailed, "the built DeviceResponse does not parse") }
+        guard parsed.documents.count == plan.answered.count else { throw PresentmentError(.selfCheckFailed, "document count differs") }
         for (doc, p) in zip(parsed.documents, plan.answered) {
             let mso = p.credential.mobileSecurityObject
-            do { try doc.issuerSigned.checkValueDigests(against: mso) } catch { throw AnnexCError(.selfCheckFailed, "a released item does not match its MSO digest") }
-            guard case .signature(let sig) = doc.deviceSigned.deviceAuth else { throw AnnexCError(.selfCheckFailed, "device signature missing") }
-            let dab = MdocAuthentication.deviceAuthenticationBytes(sessionTranscript: transcript.bytes, docType: doc.docType, deviceNameSpacesBytes: doc.deviceSigned.nameSpacesBytes)
-            do { try sig.verify(key: mso.deviceKey, detachedPayload: dab) } catch { throw AnnexCError(.selfCheckFailed, "device signature does not verify with the MSO device key") }
+            do { try doc.issuerSigned.checkValueDigests(against: mso) } catch { throw PresentmentError(.selfCheckFailed, "a released item does not match its MSO digest") }
+            guard case .signature(let sig) = doc.deviceSigned.deviceAuth else { throw PresentmentError(.selfCheckFailed, "device signature missing") }
+            let dab = MdocAuthentication.deviceAuthenticationBytes(sessionTranscript: sessionTranscript, docType: doc.docType, deviceNameSpacesBytes: doc.deviceSigned.nameSpacesBytes)
+            do { try sig.verify(key: mso.deviceKey, detachedPayload: dab) } catch { throw PresentmentError(.selfCheckFailed, "device signature does not verify with the MSO device key") }
         }
     }
 }

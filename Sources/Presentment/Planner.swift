@@ -35,18 +35,38 @@ public struct IgnoredAlternative: Sendable, Hashable {
     public let reason: Reason
 }
 
+/// A rule for which combinations of requested documents answer a request (an 18013-5 2nd edition
+/// `UseCase`: one of its document sets must be answerable when it is mandatory).
+package struct DocumentSetRule: Sendable {
+    /// Whether one of the sets must be answerable for the request to be answered at all.
+    package let mandatory: Bool
+    /// Each set lists document indices; the first set whose every document is answerable is answered.
+    package let documentSets: [[Int]]
+
+    package init(mandatory: Bool, documentSets: [[Int]]) {
+        self.mandatory = mandatory
+        self.documentSets = documentSets
+    }
+
+    /// The rules of a DeviceRequest: its `useCases` (version 1.1 and later), none otherwise.
+    package static func of(_ request: DeviceRequest) -> [DocumentSetRule] {
+        guard request.isVersion11OrLater, let info = request.deviceRequestInfo else { return [] }
+        return info.useCases.map { DocumentSetRule(mandatory: $0.mandatory, documentSets: $0.documentSets) }
+    }
+}
+
 /// The request side of one DocRequest, prepared once and matched against every credential.
-struct DocumentQuery {
+package struct DocumentQuery: Sendable {
     /// Index in `docRequests`.
-    let index: Int
-    let request: ItemsRequest
+    package let index: Int
+    package let request: ItemsRequest
     /// The honoured alternatives (1.1 only): requested element → its admissible sets, in the reader's order.
     let alternatives: [(requested: ElementID, sets: [[ElementID]])]
     /// Sets refused by the rules below.
     let ignored: [IgnoredAlternative]
 
-    var docType: String { request.docType }
-    var maximumResponseSize: UInt64? { request.requestInfo?.maximumResponseSize }
+    package var docType: String { request.docType }
+    package var maximumResponseSize: UInt64? { request.requestInfo?.maximumResponseSize }
 
     /// Prepares every DocRequest of `request`. Which alternative sets are admissible:
     ///
@@ -62,7 +82,7 @@ struct DocumentQuery {
     ///   stricter reading: an alternative describes the same fact within the same namespace.
     ///
     /// A request repeating an element in `alternativeDataElements` is answered by its last entry.
-    static func prepare(_ request: DeviceRequest, maxSetSize: Int) -> [DocumentQuery] {
+    package static func prepare(_ request: DeviceRequest, maxSetSize: Int) -> [DocumentQuery] {
         var out = [DocumentQuery]()
         out.reserveCapacity(request.docRequests.count)
         for (index, dr) in request.docRequests.enumerated() {
@@ -102,7 +122,7 @@ struct DocumentQuery {
 /// One DocRequest matched against one credential: the single decision of what that credential could
 /// release for it. Both the consent path (`parse`, which keeps every match) and `accept` (which keeps
 /// the best) are built on `Planner.match`.
-struct DocumentMatch: Sendable {
+package struct DocumentMatch: Sendable {
     let credential: StoredCredential
     /// Requested elements the credential holds, as item indices, in request order.
     var held: [Int]
@@ -116,17 +136,17 @@ struct DocumentMatch: Sendable {
 }
 
 /// A DocRequest answered by one credential: what the DeviceResponse releases for it.
-struct PlannedDocument {
+package struct PlannedDocument {
     /// Index in `docRequests`.
-    let index: Int
-    let docType: String
-    let maximumResponseSize: UInt64?
-    let credential: StoredCredential
+    package let index: Int
+    package let docType: String
+    package let maximumResponseSize: UInt64?
+    package let credential: StoredCredential
     /// Items to release: ascending, distinct indices into the credential's item table (so grouped
     /// by namespace in deterministic order).
-    let released: [Int]
+    package let released: [Int]
     /// Requested elements not held and not replaced (for the error policy).
-    let missing: [ElementID]
+    package let missing: [ElementID]
 
     /// `count` empty slots, one per DocRequest. (`Array(repeating:count:)` would allocate through
     /// the standard library's unspecialized path: a generic-metadata lookup on every call.)
@@ -139,15 +159,15 @@ struct PlannedDocument {
 }
 
 /// The documents a DeviceResponse answers.
-struct Plan {
-    var answered: [PlannedDocument]
+package struct Plan {
+    package var answered: [PlannedDocument]
     /// docTypes of the DocRequests left unanswered (optional use cases), in request order.
-    var unanswered: [String]
+    package var unanswered: [String]
 }
 
 /// Selection and planning: the one place that decides which credential answers a DocRequest and
 /// which of its items leave the device.
-enum Planner {
+package enum Planner {
     /// Matches one DocRequest against one credential: each requested element is held (looked up by its
     /// bytes; an `ElementID` is made only for an element not held), replaced by the first admissible
     /// alternative set the credential fully holds, or missing.
@@ -190,7 +210,7 @@ enum Planner {
 
     /// Every usable credential's match for a DocRequest, best first: most requested elements held or
     /// replaced, then registration order. (`best` picks exactly the first of these.)
-    static func candidates(_ q: DocumentQuery, context: CredentialContext, now: Date) -> [DocumentMatch] {
+    package static func candidates(_ q: DocumentQuery, context: CredentialContext, now: Date) -> [DocumentMatch] {
         var all = [DocumentMatch]()
         for c in context.credentials where isCandidate(c, docType: q.docType, now: now) { all.append(match(q, c)) }
         if all.count > 1 {
@@ -235,12 +255,12 @@ enum Planner {
     /// Plans one DocRequest from its chosen match under an approval; nil when nothing would be released.
     /// Every element released must lie in `consented` when the platform's summary is given.
     static func planDocument(index: Int, docType: String, maximumResponseSize: UInt64?, match: inout DocumentMatch,
-                             approving approval: Approval, consented: Set<ElementID>?) throws(AnnexCError) -> PlannedDocument? {
+                             approving approval: Approval, consented: Set<ElementID>?) throws(PresentmentError) -> PlannedDocument? {
         let released = release(&match, approving: approval, document: index)
         if let consented {
             let items = match.credential.orderedItems
             guard released.allSatisfy({ consented.contains(items[$0].id) }) else {
-                throw AnnexCError(.consentMismatch, "the response would release an element (a substitute) the user was not shown")
+                throw PresentmentError(.consentMismatch, "the response would release an element (a substitute) the user was not shown")
             }
         }
         guard !released.isEmpty else { return nil }
@@ -251,8 +271,8 @@ enum Planner {
     /// The plan `accept` answers with: for each DocRequest the best usable credential (only
     /// `credentialID` when given), releasing everything it shows. The same decisions as `parse`
     /// followed by `respond(approving: .allRequested)`: both go through `match` and `planDocument`.
-    static func bestPlan(_ queries: [DocumentQuery], request: DeviceRequest, context: CredentialContext, now: Date,
-                         credentialID: String?) throws(AnnexCError) -> Plan {
+    package static func bestPlan(_ queries: [DocumentQuery], documentSets: [DocumentSetRule], context: CredentialContext, now: Date,
+                                 credentialID: String?) throws(PresentmentError) -> Plan {
         var perDoc = PlannedDocument.slots(queries.count)
         for q in queries {
             guard var m = best(q, context: context, now: now, credentialID: credentialID) else { continue }
@@ -260,7 +280,7 @@ enum Planner {
                                                approving: .allRequested, consented: nil)
         }
         // Only consulted to word a refusal.
-        return try settle(perDoc, request: request) { i in
+        return try settle(perDoc, documentSets: documentSets, docTypes: { queries[$0].docType }) { i in
             let docType = queries[i].docType
             return context.credentials.contains { isCandidate($0, docType: docType, now: now) }
         }
@@ -268,12 +288,12 @@ enum Planner {
 
     /// The plan for a parsed request: per document the chosen candidate (`using`, else the best),
     /// narrowed by the approval and checked against the consented summary.
-    static func plan(_ request: PresentmentRequest, context: CredentialContext, using: [Int: String], approving: Approval,
-                     consented: ConsentedRequest?) throws(AnnexCError) -> Plan {
+    package static func plan(_ request: PresentmentRequest, context: CredentialContext, using: [Int: String], approving: Approval,
+                             consented: ConsentedRequest?) throws(PresentmentError) -> Plan {
         if let consented {
             for d in request.documents {
                 guard let allowed = consented.documents[d.docType], d.elements.allSatisfy({ allowed.contains($0.id) }) else {
-                    throw AnnexCError(.consentMismatch, "the request asks for a document or element the user was not shown")
+                    throw PresentmentError(.consentMismatch, "the request asks for a document or element the user was not shown")
                 }
             }
         }
@@ -286,7 +306,7 @@ enum Planner {
                     // The requested credential exists but cannot answer this document: leave it unanswered.
                     continue
                 }
-                guard candidate != nil else { throw AnnexCError(.noMatchingCredential, "the chosen credential is unknown") }
+                guard candidate != nil else { throw PresentmentError(.noMatchingCredential, "the chosen credential is unknown") }
             } else {
                 candidate = d.candidates.first
             }
@@ -294,41 +314,42 @@ enum Planner {
             perDoc[d.index] = try planDocument(index: d.index, docType: d.docType, maximumResponseSize: d.maximumResponseSize, match: &m,
                                                approving: approving, consented: consented?.documents[d.docType])
         }
-        return try settle(perDoc, request: request.deviceRequest) { i in !request.documents[i].candidates.isEmpty }
+        return try settle(perDoc, documentSets: request.documentSets, docTypes: { request.documents[$0].docType }) { i in
+            !request.documents[i].candidates.isEmpty
+        }
     }
 
-    /// Decides which DocRequests are answered, given each one's planned document (nil: none): with
-    /// 1.1 useCases, the first answerable document set of each use case (a mandatory one must have
-    /// one); otherwise every DocRequest. `hasCandidates(i)` tells the two refusals apart.
-    static func settle(_ perDoc: [PlannedDocument?], request: DeviceRequest, hasCandidates: (Int) -> Bool) throws(AnnexCError) -> Plan {
-        var answer = [Int]()
-        if request.isVersion11OrLater, let info = request.deviceRequestInfo, !info.useCases.isEmpty {
-            var chosen = [Bool](repeating: false, count: perDoc.count)
-            for uc in info.useCases {
-                if let set = uc.documentSets.first(where: { $0.allSatisfy { $0 >= 0 && $0 < perDoc.count && perDoc[$0] != nil } }) {
-                    for i in set { chosen[i] = true }
-                } else if uc.mandatory {
-                    throw AnnexCError(.cannotSatisfyRequest, "a mandatory use case has no document set the wallet can answer")
-                }
-            }
-            answer = chosen.indices.filter { chosen[$0] }
-            guard !answer.isEmpty else { throw AnnexCError(.cannotSatisfyRequest, "no use case can be answered") }
-        } else {
+    /// Decides which documents are answered, given each one's planned document (nil: none): with
+    /// document-set rules (1.1 useCases), the first answerable set of each rule (a mandatory rule must
+    /// have one); otherwise every document. `hasCandidates(i)` tells the two refusals apart. The unanswered
+    /// documents' docTypes come from the planned documents' queries in `docTypes`.
+    static func settle(_ perDoc: [PlannedDocument?], documentSets: [DocumentSetRule], docTypes: (Int) -> String,
+                       hasCandidates: (Int) -> Bool) throws(PresentmentError) -> Plan {
+        guard !documentSets.isEmpty else {
             for i in perDoc.indices {
                 guard perDoc[i] != nil else {
-                    if !hasCandidates(i) { throw AnnexCError(.noMatchingCredential, "no usable credential for a requested docType") }
-                    throw AnnexCError(.cannotSatisfyRequest, "nothing approved and held for a requested document")
+                    if !hasCandidates(i) { throw PresentmentError(.noMatchingCredential, "no usable credential for a requested docType") }
+                    throw PresentmentError(.cannotSatisfyRequest, "nothing approved and held for a requested document")
                 }
             }
             return Plan(answered: perDoc.map { $0! }, unanswered: [])
         }
-        return Plan(answered: answer.map { perDoc[$0]! },
-                    unanswered: request.docRequests.indices.filter { !answer.contains($0) }.map { request.docRequests[$0].itemsRequest.docType })
+        var chosen = [Bool](repeating: false, count: perDoc.count)
+        for rule in documentSets {
+            if let set = rule.documentSets.first(where: { $0.allSatisfy { $0 >= 0 && $0 < perDoc.count && perDoc[$0] != nil } }) {
+                for i in set { chosen[i] = true }
+            } else if rule.mandatory {
+                throw PresentmentError(.cannotSatisfyRequest, "a mandatory use case has no document set the wallet can answer")
+            }
+        }
+        let answer = chosen.indices.filter { chosen[$0] }
+        guard !answer.isEmpty else { throw PresentmentError(.cannotSatisfyRequest, "no use case can be answered") }
+        return Plan(answered: answer.map { perDoc[$0]! }, unanswered: perDoc.indices.filter { !chosen[$0] }.map(docTypes))
     }
 
     /// Sorts item indices ascending: insertion sort for the usual handful (already nearly in order:
     /// requests tend to list elements in the credential's order), the standard sort beyond.
-    static func sortIndices(_ a: inout [Int]) {
+    package static func sortIndices(_ a: inout [Int]) {
         guard a.count <= 32 else { a.sort(); return }
         a.withUnsafeMutableBufferPointer { b in
             for i in b.indices.dropFirst() {

@@ -39,47 +39,47 @@ extension CredentialContext {
     ///   - keyResolver: defaults to `FileKeyResolver(directory:)`.
     ///   - requirePrivateFiles: apply the ownership and mode checks (default true; false only for the
     ///     published test context, whose modes a git checkout does not keep).
-    public static func load(from directory: URL, keyResolver: (any DeviceKeyResolver)? = nil, requirePrivateFiles: Bool = true) throws(AnnexCError) -> CredentialContext? {
+    public static func load(from directory: URL, keyResolver: (any DeviceKeyResolver)? = nil, requirePrivateFiles: Bool = true) throws(PresentmentError) -> CredentialContext? {
         if requirePrivateFiles { try checkDirectory(directory.path) }
         guard let bytes = try readSnapshot(directory, requirePrivateFiles: requirePrivateFiles) else { return nil }
         return try CredentialContext(encoded: bytes, keyResolver: keyResolver ?? FileKeyResolver(directory: directory, requirePrivateFiles: requirePrivateFiles))
     }
 
     /// The snapshot's bytes, or nil when there is none; checked on the opened descriptor.
-    static func readSnapshot(_ directory: URL, requirePrivateFiles: Bool) throws(AnnexCError) -> [UInt8]? {
+    static func readSnapshot(_ directory: URL, requirePrivateFiles: Bool) throws(PresentmentError) -> [UInt8]? {
         let path = directory.appendingPathComponent(fileName).path
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         if fd < 0 {
             if errno == ENOENT { return nil }
-            if errno == ELOOP { throw AnnexCError(.contextCorrupt, "context path is a symbolic link") }
-            throw AnnexCError(.contextUnavailable, "context file cannot be opened")
+            if errno == ELOOP { throw PresentmentError(.contextCorrupt, "context path is a symbolic link") }
+            throw PresentmentError(.contextUnavailable, "context file cannot be opened")
         }
         defer { close(fd) }
         var st = stat()
-        guard fstat(fd, &st) == 0 else { throw AnnexCError(.contextUnavailable, "context file cannot be examined") }
-        guard st.st_mode & S_IFMT == S_IFREG else { throw AnnexCError(.contextCorrupt, "context path is not a regular file") }
+        guard fstat(fd, &st) == 0 else { throw PresentmentError(.contextUnavailable, "context file cannot be examined") }
+        guard st.st_mode & S_IFMT == S_IFREG else { throw PresentmentError(.contextCorrupt, "context path is not a regular file") }
         if requirePrivateFiles {
-            guard st.st_uid == geteuid() else { throw AnnexCError(.contextInsecure, "context file is not owned by this user") }
+            guard st.st_uid == geteuid() else { throw PresentmentError(.contextInsecure, "context file is not owned by this user") }
             guard st.st_mode & 0o077 == 0 else {
-                throw AnnexCError(.contextInsecure, "context file is readable or writable by group or others (expected mode 0600)")
+                throw PresentmentError(.contextInsecure, "context file is readable or writable by group or others (expected mode 0600)")
             }
         }
-        guard st.st_size <= maxFileSize else { throw AnnexCError(.contextCorrupt, "context file larger than \(maxFileSize) bytes") }
-        guard let bytes = readBounded(fd, maxBytes: maxFileSize) else { throw AnnexCError(.contextUnavailable, "context file cannot be read") }
+        guard st.st_size <= maxFileSize else { throw PresentmentError(.contextCorrupt, "context file larger than \(maxFileSize) bytes") }
+        guard let bytes = readBounded(fd, maxBytes: maxFileSize) else { throw PresentmentError(.contextUnavailable, "context file cannot be read") }
         return bytes
     }
 
     /// Refuses a context directory that another user owns or that group or others may write to (they
     /// could swap the snapshot or a key file).
-    static func checkDirectory(_ path: String) throws(AnnexCError) {
+    static func checkDirectory(_ path: String) throws(PresentmentError) {
         var st = stat()
         guard lstat(path, &st) == 0 else {
-            if errno == ENOENT { throw AnnexCError(.contextUnavailable, "context directory does not exist") }
-            throw AnnexCError(.contextUnavailable, "context directory cannot be examined")
+            if errno == ENOENT { throw PresentmentError(.contextUnavailable, "context directory does not exist") }
+            throw PresentmentError(.contextUnavailable, "context directory cannot be examined")
         }
-        guard st.st_mode & S_IFMT == S_IFDIR else { throw AnnexCError(.contextInsecure, "context directory is not a directory (or is a symbolic link)") }
-        guard st.st_uid == geteuid() else { throw AnnexCError(.contextInsecure, "context directory is not owned by this user") }
-        guard st.st_mode & 0o022 == 0 else { throw AnnexCError(.contextInsecure, "context directory is writable by group or others") }
+        guard st.st_mode & S_IFMT == S_IFDIR else { throw PresentmentError(.contextInsecure, "context directory is not a directory (or is a symbolic link)") }
+        guard st.st_uid == geteuid() else { throw PresentmentError(.contextInsecure, "context directory is not owned by this user") }
+        guard st.st_mode & 0o022 == 0 else { throw PresentmentError(.contextInsecure, "context directory is writable by group or others") }
     }
 
     // MARK: Writing
@@ -115,9 +115,9 @@ extension CredentialContext {
         /// - Parameters:
         ///   - pem: the key file's content (a PKCS#8 PEM; cleansed by the caller).
         ///   - name: the preferred file name without extension (`[A-Za-z0-9_-]`, at most 64 bytes).
-        public mutating func storeDeviceKey(_ pem: [UInt8], name: String) throws(AnnexCError) -> String {
+        public mutating func storeDeviceKey(_ pem: [UInt8], name: String) throws(PresentmentError) -> String {
             guard CredentialContext.isValidCredentialID(name) else {
-                throw AnnexCError(.keyUnavailable, "device key file name must be 1-64 characters of [A-Za-z0-9_-]")
+                throw PresentmentError(.keyUnavailable, "device key file name must be 1-64 characters of [A-Za-z0-9_-]")
             }
             let keys = directory.appendingPathComponent(CredentialContext.keyDirectoryName).path
             try CredentialContext.ensurePrivateDirectory(keys)
@@ -132,7 +132,7 @@ extension CredentialContext {
                     continue
                 }
             }
-            throw AnnexCError(.contextUnavailable, "cannot find a free device key file name")
+            throw PresentmentError(.contextUnavailable, "cannot find a free device key file name")
         }
     }
 
@@ -149,11 +149,11 @@ extension CredentialContext {
     @discardableResult
     public static func update(at directory: URL, create: Bool = false, lockTimeout: Double = defaultLockTimeout,
                               keyResolver: (any DeviceKeyResolver)? = nil,
-                              _ body: (inout Transaction) throws(AnnexCError) -> Void) throws(AnnexCError) -> CredentialContext {
+                              _ body: (inout Transaction) throws(PresentmentError) -> Void) throws(PresentmentError) -> CredentialContext {
         let dir = directory.path
         if create && access(dir, F_OK) != 0 {
             do { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700]) } catch {
-                throw AnnexCError(.contextUnavailable, "cannot create the context directory")
+                throw PresentmentError(.contextUnavailable, "cannot create the context directory")
             }
         }
         try checkDirectory(dir)
@@ -167,7 +167,7 @@ extension CredentialContext {
         if let bytes = try readSnapshot(directory, requirePrivateFiles: true) {
             current = try CredentialContext(encoded: bytes, keyResolver: resolver)
         } else {
-            guard create else { throw AnnexCError(.contextUnavailable, "no context in this directory") }
+            guard create else { throw PresentmentError(.contextUnavailable, "no context in this directory") }
             current = try CredentialContext(entries: [], readerTrust: ReaderTrustPolicy(), keyResolver: resolver, validatingKeys: false, nextCredentialNumber: nil)
         }
         removeUnreferencedKeys(in: dir, keeping: current)
@@ -192,7 +192,7 @@ extension CredentialContext {
     /// fsynced). Readers see the old snapshot or the new one, never a mix. (To change a context,
     /// prefer `update(at:…)`: it loads, changes and writes under one lock, so no other writer's change
     /// is lost.)
-    public func write(to directory: URL, lockTimeout: Double = CredentialContext.defaultLockTimeout) throws(AnnexCError) {
+    public func write(to directory: URL, lockTimeout: Double = CredentialContext.defaultLockTimeout) throws(PresentmentError) {
         try Self.checkDirectory(directory.path)
         let lock = try WriterLock(directory: directory.path, timeout: lockTimeout)
         defer { lock.release() }
@@ -206,20 +206,20 @@ extension CredentialContext {
     final class WriterLock {
         private var fd: Int32
 
-        init(directory: String, timeout: Double) throws(AnnexCError) {
+        init(directory: String, timeout: Double) throws(PresentmentError) {
             fd = open(directory + "/" + CredentialContext.lockFileName, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-            guard fd >= 0 else { throw AnnexCError(.contextUnavailable, "cannot open the context lock file") }
+            guard fd >= 0 else { throw PresentmentError(.contextUnavailable, "cannot open the context lock file") }
             let deadline = Date().addingTimeInterval(max(0, timeout))
             var delay: useconds_t = 1000
             while flock(fd, LOCK_EX | LOCK_NB) != 0 {
                 let e = errno
                 guard e == EWOULDBLOCK || e == EINTR else {
                     close(fd)
-                    throw AnnexCError(.contextUnavailable, "cannot lock the context")
+                    throw PresentmentError(.contextUnavailable, "cannot lock the context")
                 }
                 guard Date() < deadline else {
                     close(fd)
-                    throw AnnexCError(.contextBusy, "another writer holds the context lock (waited the configured time)")
+                    throw PresentmentError(.contextBusy, "another writer holds the context lock (waited the configured time)")
                 }
                 usleep(delay)
                 delay = min(delay * 2, 50_000)
@@ -248,8 +248,8 @@ extension CredentialContext {
     }
 
     /// Creates `path` as a private directory if missing; refuses one that is not private.
-    static func ensurePrivateDirectory(_ path: String) throws(AnnexCError) {
-        if mkdir(path, 0o700) != 0 && errno != EEXIST { throw AnnexCError(.contextUnavailable, "cannot create the key directory") }
+    static func ensurePrivateDirectory(_ path: String) throws(PresentmentError) {
+        if mkdir(path, 0o700) != 0 && errno != EEXIST { throw PresentmentError(.contextUnavailable, "cannot create the key directory") }
         try checkDirectory(path)
     }
 
@@ -257,7 +257,7 @@ extension CredentialContext {
     /// `O_CREAT|O_EXCL` with mode 0600, written in full, fsynced, then hard-linked to `path` (which
     /// fails rather than replace an existing file) and the directory fsynced. False when `path`
     /// exists; the temporary never survives.
-    static func createExclusively(_ bytes: [UInt8], at path: String) throws(AnnexCError) -> Bool {
+    static func createExclusively(_ bytes: [UInt8], at path: String) throws(PresentmentError) -> Bool {
         let url = URL(fileURLWithPath: path)
         let dir = url.deletingLastPathComponent().path
         let tmp = temporaryName(in: dir, for: url.lastPathComponent)
@@ -265,7 +265,7 @@ extension CredentialContext {
         defer { unlink(tmp) }
         if link(tmp, path) != 0 {
             if errno == EEXIST { return false }
-            throw AnnexCError(.contextUnavailable, "cannot write the device key file")
+            throw PresentmentError(.contextUnavailable, "cannot write the device key file")
         }
         syncDirectory(dir)
         return true
@@ -277,9 +277,9 @@ extension CredentialContext {
     }
 
     /// Creates `path` (which must not exist) with mode 0600, writes `bytes`, fsyncs and closes it.
-    static func writeNew(_ bytes: [UInt8], to path: String) throws(AnnexCError) {
+    static func writeNew(_ bytes: [UInt8], to path: String) throws(PresentmentError) {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { throw AnnexCError(.contextUnavailable, "cannot create a temporary file in the context directory") }
+        guard fd >= 0 else { throw PresentmentError(.contextUnavailable, "cannot create a temporary file in the context directory") }
         // The mode is 0600 whatever the umask (it can only remove bits), but make sure.
         var ok = fchmod(fd, 0o600) == 0
         if ok {
@@ -297,7 +297,7 @@ extension CredentialContext {
         close(fd)
         guard ok else {
             unlink(path)
-            throw AnnexCError(.contextUnavailable, "cannot write a file in the context directory")
+            throw PresentmentError(.contextUnavailable, "cannot write a file in the context directory")
         }
     }
 
@@ -311,13 +311,13 @@ extension CredentialContext {
 
     /// Writes `bytes` to `url` all or nothing: a temporary (0600 from creation), fsynced, renamed over
     /// the old file, the directory fsynced.
-    static func atomicWrite(_ bytes: [UInt8], to url: URL) throws(AnnexCError) {
+    static func atomicWrite(_ bytes: [UInt8], to url: URL) throws(PresentmentError) {
         let dir = url.deletingLastPathComponent().path
         let tmp = temporaryName(in: dir, for: url.lastPathComponent)
         try writeNew(bytes, to: tmp)
         guard rename(tmp, url.path) == 0 else {
             unlink(tmp)
-            throw AnnexCError(.contextUnavailable, "cannot write the context file")
+            throw PresentmentError(.contextUnavailable, "cannot write the context file")
         }
         syncDirectory(dir)
     }

@@ -1,6 +1,8 @@
-/// The one error type of the Annex C engine. `code` is a closed set; `detail` names the structure and
-/// the rule broken. Neither ever carries a request value, element value, key or origin.
-public struct AnnexCError: Error, Hashable, Sendable, CustomStringConvertible {
+/// The one error type of presentment, shared by the core and every front end (`PresentmentError` is this
+/// type). `code` is a closed set; `detail` names the structure and the rule broken (static text). Neither
+/// ever carries a request value, element value, key or origin. Two errors are equal when their codes
+/// are: the code is the contract, the detail is for people.
+public struct PresentmentError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What went wrong.
     public enum Code: String, Sendable, Hashable, CaseIterable {
         /// No `org-iso-mdoc` request in the framing.
@@ -65,10 +67,19 @@ public struct AnnexCError: Error, Hashable, Sendable, CustomStringConvertible {
     public let detail: String
 
     /// Creates an error.
+    /// - Parameters:
+    ///   - code: what went wrong.
+    ///   - detail: which structure and rule, as static text (never input content).
     public init(_ code: Code, _ detail: String) {
         self.code = code
         self.detail = detail
     }
+
+    /// Equal when the codes are equal.
+    public static func == (a: PresentmentError, b: PresentmentError) -> Bool { a.code == b.code }
+
+    /// Hashes the code only (consistent with `==`).
+    public func hash(into h: inout Hasher) { h.combine(code) }
 
     /// `code: detail`.
     public var description: String { "\(code.rawValue): \(detail)" }

@@ -1,0 +1,93 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import MdocCBOR
+import Synchronization
+
+
+/// The credential context snapshot the host app writes and the responder reads: credentials, the
+/// holder's reader-trust policy, and where device keys are. Immutable; writing is all or nothing.
+public struct CredentialContext: Sendable {
+    /// The on-disk format identifier.
+    public static let formatName = "mdoc-respond-context"
+    /// The on-disk format version.
+    public static let formatVersion: UInt64 = 1
+    /// The snapshot's file name inside the context directory.
+    public static let fileName = "context.cbor"
+    /// The largest snapshot accepted.
+    public static let maxFileSize = 64 << 20
+
+    /// One credential as the host app registers it.
+    public struct Entry: Sendable {
+        /// Identifier.
+        public var id: String
+        /// docTypes (default: the MSO docType).
+        public var docTypes: [String]?
+        /// IssuerSigned as issued.
+        public var issuerSigned: [UInt8]
+        /// Device key reference for the resolver (e.g. `keys/mdl.pem`).
+        public var deviceKeyReference: String
+        /// Cancelled by the host app.
+        public var isCancelled: Bool
+        /// Creates an entry.
+        public init(id: String, docTypes: [String]? = nil, issuerSigned: [UInt8], deviceKeyReference: String, isCancelled: Bool = false) {
+            self.id = id
+            self.docTypes = docTypes
+            self.issuerSigned = issuerSigned
+            self.deviceKeyReference = deviceKeyReference
+            self.isCancelled = isCancelled
+        }
+    }
+
+    /// The credentials, in registration order.
+    public let credentials: [StoredCredential]
+    /// The holder's reader-trust policy.
+    public let readerTrust: ReaderTrustPolicy
+
+    /// Builds and validates a context: every IssuerSigned and MSO parses, every item matches its MSO
+    /// digest, issuerAuth verifies with its document signer certificate, docTypes start with the MSO
+    /// docType, ids are unique, and (with `validatingKeys`, the default: what a writer checks) every
+    /// device key resolves to the MSO deviceKey. Without it, each key is resolved when first used.
+    public init(entries: [Entry], readerTrust: ReaderTrustPolicy = ReaderTrustPolicy(), keyResolver: any DeviceKeyResolver,
+                validatingKeys: Bool = true) throws(PresentmentError) {
+        try self.init(entries: entries, readerTrust: readerTrust, keyResolver: keyResolver, validatingKeys: validatingKeys, nextCredentialNumber: nil)
+    }
+
+    init(entries: [Entry], readerTrust: ReaderTrustPolicy, keyResolver: any DeviceKeyResolver, validatingKeys: Bool,
+         nextCredentialNumber: UInt64?) throws(PresentmentError) {
+        var seen = Set<String>()
+        var creds = [StoredCredential]()
+        for e in entries {
+            guard seen.insert(e.id).inserted else { throw PresentmentError(.contextCorrupt, "duplicate credential id") }
+            creds.append(try StoredCredential(id: e.id, docTypes: e.docTypes, issuerSignedBytes: e.issuerSigned, deviceKeyReference: e.deviceKeyReference,
+                                              isCancelled: e.isCancelled, resolver: keyResolver, validatingKey: validatingKeys))
+        }
+        credentials = creds
+        self.readerTrust = readerTrust
+        // Never below one past the highest `credential-N` id present: a default id is never reused.
+        let highest = creds.compactMap { c -> UInt64? in
+            guard c.id.hasPrefix(Self.defaultIDPrefix) else { return nil }
+            return UInt64(c.id.dropFirst(Self.defaultIDPrefix.count))
+        }.max() ?? 0
+        self.nextCredentialNumber = max(nextCredentialNumber ?? 1, highest == UInt64.max ? highest : highest + 1)
+    }
+
+    /// Default credential ids are `credential-N`.
+    static let defaultIDPrefix = "credential-"
+    /// The N of the next default id: stored in the snapshot and only ever increased, so an id is never
+    /// handed out twice, even after its credential was removed.
+    let nextCredentialNumber: UInt64
+
+    /// The entries, for editing and rewriting.
+    public var entries: [Entry] {
+        credentials.map { Entry(id: $0.id, docTypes: $0.docTypes, issuerSigned: $0.issuerSignedBytes, deviceKeyReference: $0.deviceKeyReference, isCancelled: $0.isCancelled) }
+    }
+
+    /// Registration metadata for every credential.
+    public var registrations: [RegistrationInfo] { credentials.map(\.registration) }
+
+    /// The credential with `id`.
+    public func credential(id: String) -> StoredCredential? { credentials.first { $0.id == id } }
+}

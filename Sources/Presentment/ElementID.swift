@@ -1,0 +1,19 @@
+/// One element a credential holds or a request names: (namespace, identifier), ISO/IEC 18013-5
+/// §8.3.2.1.2.1 (`NameSpace`, `DataElementIdentifier`).
+public struct ElementID: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// NameSpace.
+    public let nameSpace: String
+    /// DataElementIdentifier.
+    public let identifier: String
+    /// Creates an element reference.
+    public init(_ nameSpace: String, _ identifier: String) {
+        self.nameSpace = nameSpace
+        self.identifier = identifier
+    }
+    /// `namespace/identifier`.
+    public var description: String { "\(nameSpace)/\(identifier)" }
+    /// Orders by namespace then identifier.
+    public static func < (a: ElementID, b: ElementID) -> Bool { (a.nameSpace, a.identifier) < (b.nameSpace, b.identifier) }
+    /// Hashes the identifier only (namespaces rarely differ for one identifier; equality checks both).
+    public func hash(into h: inout Hasher) { h.combine(identifier) }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+@testable import CryptoCore
+
+@Suite("CryptoCore: random bytes and constant-time compare")
+struct SecureBytesTests {
+    @Test("random(count:) returns the length asked for, differs between calls, refuses negative counts; constantTimeEqual compares")
+    func randomAndCompare() throws {
+        #expect(try SecureBytes.random(count: 0).isEmpty)
+        let a = try SecureBytes.random(count: 32), b = try SecureBytes.random(count: 32)
+        #expect(a.count == 32 && b.count == 32 && a != b)
+        #expect(throws: CryptoError.invalidLength) { try SecureBytes.random(count: -1) }
+        #expect(SecureBytes.constantTimeEqual(a, a))
+        #expect(!SecureBytes.constantTimeEqual(a, b))
+        #expect(!SecureBytes.constantTimeEqual(a, Array(a.dropLast())))
+        var secret = a
+        SecureBytes.cleanse(&secret)
+        #expect(secret == [UInt8](repeating: 0, count: 32))
+    }
+}
+
+@Suite("CryptoCore: byte arrays written in place")
+struct ByteArraysTests {
+    @Test("make(count:) returns exactly what the writer wrote, through the stack buffer and past it; zeros(count:) is zeros")
+    func makeAndZeros() {
+        for count in [0, 1, 31, 32, ByteArrays.stackLimit - 1, ByteArrays.stackLimit, ByteArrays.stackLimit + 1, 4096] {
+            var calls = 0
+            let a = ByteArrays.make(count: count) { buf in
+                calls += 1
+                #expect(buf.count == count)
+                for i in buf.indices { buf[i] = UInt8(truncatingIfNeeded: i &* 31 &+ 7) }
+            }
+            #expect(a == (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }, "count \(count)")
+            #expect(calls == (count == 0 ? 0 : 1))
+            #expect(ByteArrays.zeros(count: count) == [UInt8](repeating: 0, count: count))
+        }
+    }
+}
+
+@Suite("CryptoCore: PKCS#8 EC private keys without OpenSSL's generic decoder")
+struct PKCS8FastPathTests {
+    @Test("P-256/384/521 keys in PEM and DER load through the fast path with the same public key; damage is refused or left to OpenSSL")
+    func fastPath() throws {
+        for curve in [Curve.p256, .p384, .p521] {
+            let key = try PrivateKey.generate(.ec(curve))
+            let der = try key.pkcs8DER(), pem = Array(try key.pkcs8PEM().utf8)
+            for encoded in [der, pem] {
+                let parsed = try #require(ECPKCS8.parse(encoded), "\(curve) not parsed by the fast path")
+                #expect(parsed.curve == curve)
+                #expect(parsed.publicPoint == key.publicKey.rawRepresentation)
+                let loaded = try PrivateKey(encoded: encoded)
+                #expect(loaded.publicKey.rawRepresentation == key.publicKey.rawRepresentation)
+                let sig = try loaded.signECDSA(message: [1, 2, 3], digest: .sha256)
+                #expect(try key.publicKey.verifyECDSA(signature: sig, message: [1, 2, 3], digest: .sha256))
+            }
+            // An embedded public key that does not belong to the scalar is refused.
+            var wrong = der
+            wrong[wrong.count - 1] ^= 0x01
+            #expect(ECPKCS8.parse(wrong) != nil)
+            #expect(throws: CryptoError.self) { try PrivateKey(encoded: wrong) }
+            // Truncations never parse (and never crash); OpenSSL then refuses them too.
+            for cut in stride(from: 0, to: der.count, by: 7) {
+                #expect(ECPKCS8.parse(Array(der.prefix(cut))) == nil)
+                #expect(throws: CryptoError.self) { try PrivateKey(encoded: Array(der.prefix(cut))) }
+            }
+        }
+        // Non-EC keys are not the fast path's business: OpenSSL's decoder still loads them.
+        let ed = try PrivateKey.generate(.ed25519)
+        #expect(ECPKCS8.parse(try ed.pkcs8DER()) == nil)
+        #expect(try PrivateKey(encoded: try ed.pkcs8DER()).publicKey.rawRepresentation == ed.publicKey.rawRepresentation)
+        // The committed test keys load.
+        let keys = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("TestVectors/context/keys")
+        var n = 0
+        for f in try FileManager.default.contentsOfDirectory(at: keys, includingPropertiesForKeys: nil) where f.pathExtension == "pem" {
+            let bytes = Array(try Data(contentsOf: f))
+            #expect(ECPKCS8.parse(bytes) != nil, "\(f.lastPathComponent)")
+            _ = try PrivateKey(encoded: bytes)
+            n += 1
+        }
+        #expect(n >= 5)
+    }
+}
