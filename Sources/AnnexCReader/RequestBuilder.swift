@@ -48,8 +48,7 @@ extension AnnexCReader {
             if !d.alternatives.isEmpty {
                 info.append(.init(.text("alternativeDataElements"), .array(d.alternatives.map { alt in
                     let req = alt.requested, sets = alt.sets
-                    return
-                    CBORValue.map([.init(.text("requestedElement"), .array([.text(req.nameSpace), .text(req.identifier)])),
+                    return CBORValue.map([.init(.text("requestedElement"), .array([.text(req.nameSpace), .text(req.identifier)])),
                           .init(.text("alternativeElementSets"), .array(sets.map { .array($0.map { .array([.text($0.nameSpace), .text($0.identifier)]) }) }))])
                 })))
             }

@@ -88,8 +88,7 @@ extension AnnexCReader {
             if requested.contains(id) { continue }
             let admissible = asked.alternatives.contains { alt in
                 let original = alt.requested, sets = alt.sets
-                return
-                requested.contains(original) && !present.contains(original) && !(held?.contains(original) ?? false)
+                return requested.contains(original) && !present.contains(original) && !(held?.contains(original) ?? false)
                     && sets.contains { set in
                         set.contains(id) && set.allSatisfy { $0.nameSpace == original.nameSpace && present.contains($0) }
                             && Set(set).count <= (consent?.maxAlternativeSetSize ?? Int.max)

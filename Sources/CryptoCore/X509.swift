@@ -160,18 +160,6 @@ package struct X509Certificate: Sendable {
 /// Creates X.509 certificates: test IACAs, document signers, reader roots and reader certificates
 /// following the ISO/IEC 18013-5 Annex B profiles. For test and tooling use; signs with ECDSA.
 package enum X509Builder {
-    /// A distinguished name: common name plus optional country and organization.
-    package struct Name: Sendable {
-        package var commonName: String
-        package var country: String?
-        package var organization: String?
-        package init(commonName: String, country: String? = nil, organization: String? = nil) {
-            self.commonName = commonName
-            self.country = country
-            self.organization = organization
-        }
-    }
-
     /// Extensions to add, in OpenSSL config syntax keyed by NID.
     package struct Profile: Sendable {
         package var isCA: Bool
@@ -193,7 +181,9 @@ package enum X509Builder {
     }
 
     /// Issues a certificate for `subjectKey`, signed by `issuerKey` (self-signed when `issuer` is nil).
-    package static func issue(subject: Name, subjectKey: PublicKey, issuer: (name: Name, certificate: X509Certificate)?,
+    /// The subject is a list of (attribute short name, value) pairs in order, e.g. `[("C", "UT"),
+    /// ("CN", "Test IACA")]`; the issuer name is copied from the issuer certificate's subject.
+    package static func issue(subject: [(attribute: String, value: String)], subjectKey: PublicKey, issuer: X509Certificate?,
                               issuerKey: PrivateKey, serial: UInt64, notBefore: Int64, notAfter: Int64,
                               profile: Profile) throws(CryptoError) -> X509Certificate {
         guard case .ec(let curve) = issuerKey.kind else { throw .unsupportedAlgorithm }
@@ -209,21 +199,14 @@ package enum X509Builder {
         try check(ASN1_TIME_set(X509_getm_notBefore(x), time_t(notBefore)) != nil, "notBefore")
         try check(ASN1_TIME_set(X509_getm_notAfter(x), time_t(notAfter)) != nil, "notAfter")
         try check(X509_set_pubkey(x, try subjectKey.evp().pkey) == 1, "pubkey")
-        func makeName(_ n: Name) throws(CryptoError) -> OpaquePointer {
-            guard let name = X509_NAME_new() else { throw .operationFailed(operation: "name") }
-            var ok = true
-            if let c = n.country { ok = ok && X509_NAME_add_entry_by_txt(name, "C", MBSTRING_UTF8, c, -1, -1, 0) == 1 }
-            if let o = n.organization { ok = ok && X509_NAME_add_entry_by_txt(name, "O", MBSTRING_UTF8, o, -1, -1, 0) == 1 }
-            ok = ok && X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, n.commonName, -1, -1, 0) == 1
-            if !ok { X509_NAME_free(name); throw .operationFailed(operation: "name entry") }
-            return name
-        }
-        let subj = try makeName(subject)
+        guard let subj = X509_NAME_new() else { throw .operationFailed(operation: "name") }
         defer { X509_NAME_free(subj) }
-        let iss = try makeName(issuer?.name ?? subject)
-        defer { X509_NAME_free(iss) }
+        for (attribute, value) in subject {
+            try check(X509_NAME_add_entry_by_txt(subj, attribute, MBSTRING_UTF8, value, -1, -1, 0) == 1, "name entry")
+        }
+        let issuerX = issuer?.box.x509
+        let iss = issuerX.map { X509_get_subject_name($0) } ?? subj
         try check(X509_set_subject_name(x, subj) == 1 && X509_set_issuer_name(x, iss) == 1, "names")
-        let issuerX = issuer?.certificate.box.x509
         var bc = profile.isCA ? "critical,CA:TRUE" : "critical,CA:FALSE"
         if profile.isCA, let p = profile.pathLength { bc += ",pathlen:\(p)" }
         try check(mdoc_x509_add_ext(x, issuerX, NID_basic_constraints, bc) == 1, "basicConstraints")

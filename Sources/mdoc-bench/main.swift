@@ -319,7 +319,7 @@ func acceptFigures() {
     let iacaKey = try! SoftwareSigner.generate(), dsKey = try! SoftwareSigner.generate(), device = try! SoftwareSigner.generate()
     let iacaName = DistinguishedName(commonName: "Bench IACA", country: "UT")
     let iaca = try! Certificate.issue(subject: iacaName, publicKey: iacaKey.publicKey, issuer: nil, issuerKey: iacaKey, serial: 1, notBefore: now - day, notAfter: now + 900 * day, profile: .iaca)
-    let ds = try! Certificate.issue(subject: .init(commonName: "Bench DS"), publicKey: dsKey.publicKey, issuer: (iacaName, iaca), issuerKey: iacaKey, serial: 2,
+    let ds = try! Certificate.issue(subject: .init(commonName: "Bench DS"), publicKey: dsKey.publicKey, issuer: iaca, issuerKey: iacaKey, serial: 2,
                                     notBefore: now - day, notAfter: now + 900 * day, profile: .documentSigner)
     let ns = "org.iso.18013.5.1"
     let elements: [MdocIssuer.Element] = [
@@ -333,7 +333,7 @@ func acceptFigures() {
     let rootKey = try! SoftwareSigner.generate(), readerKey = try! SoftwareSigner.generate()
     let rootName = DistinguishedName(commonName: "Bench Reader Root")
     let root = try! Certificate.issue(subject: rootName, publicKey: rootKey.publicKey, issuer: nil, issuerKey: rootKey, serial: 3, notBefore: now - day, notAfter: now + 900 * day, profile: .readerRoot)
-    let readerCert = try! Certificate.issue(subject: .init(commonName: "Bench Reader"), publicKey: readerKey.publicKey, issuer: (rootName, root), issuerKey: rootKey, serial: 4,
+    let readerCert = try! Certificate.issue(subject: .init(commonName: "Bench Reader"), publicKey: readerKey.publicKey, issuer: root, issuerKey: rootKey, serial: 4,
                                             notBefore: now - day, notAfter: now + 900 * day, profile: .readerAuthentication)
     let context = try! CredentialContext(entries: [.init(id: "mdl", issuerSigned: issued, deviceKeyReference: "k")],
                                          readerTrust: ReaderTrustPolicy(trustAnchors: [root]), keyResolver: InMemoryKeyResolver(["k": device]))

@@ -75,22 +75,22 @@ let iacaKey = try key("iaca"), dsKey = try key("ds")
 let iacaName = DistinguishedName(commonName: "mdoc-respond Test IACA", country: "UT", organization: "mdoc-respond tests")
 let iaca = try Certificate.issue(subject: iacaName, publicKey: iacaKey.publicKey, issuer: nil, issuerKey: iacaKey, serial: 1, notBefore: pkiFrom, notAfter: pkiTo, profile: .iaca)
 let ds = try Certificate.issue(subject: .init(commonName: "mdoc-respond Test Document Signer", country: "UT", organization: "mdoc-respond tests"),
-                               publicKey: dsKey.publicKey, issuer: (iacaName, iaca), issuerKey: iacaKey, serial: 2, notBefore: pkiFrom, notAfter: pkiTo, profile: .documentSigner)
+                               publicKey: dsKey.publicKey, issuer: iaca, issuerKey: iacaKey, serial: 2, notBefore: pkiFrom, notAfter: pkiTo, profile: .documentSigner)
 let rogueKey = try key("rogue-iaca"), rogueDSKey = try key("rogue-ds")
 let rogueName = DistinguishedName(commonName: "Untrusted IACA", country: "ZZ")
 let rogue = try Certificate.issue(subject: rogueName, publicKey: rogueKey.publicKey, issuer: nil, issuerKey: rogueKey, serial: 3, notBefore: pkiFrom, notAfter: pkiTo, profile: .iaca)
-let rogueDS = try Certificate.issue(subject: .init(commonName: "Untrusted Document Signer", country: "ZZ"), publicKey: rogueDSKey.publicKey, issuer: (rogueName, rogue),
+let rogueDS = try Certificate.issue(subject: .init(commonName: "Untrusted Document Signer", country: "ZZ"), publicKey: rogueDSKey.publicKey, issuer: rogue,
                                     issuerKey: rogueKey, serial: 4, notBefore: pkiFrom, notAfter: pkiTo, profile: .documentSigner)
 let readerRootKey = try key("reader-root"), readerKey = try key("reader")
 let readerRootName = DistinguishedName(commonName: "mdoc-respond Test Reader Root", country: "UT")
 let readerRoot = try Certificate.issue(subject: readerRootName, publicKey: readerRootKey.publicKey, issuer: nil, issuerKey: readerRootKey, serial: 10,
                                        notBefore: pkiFrom, notAfter: pkiTo, profile: .readerRoot)
 let readerCert = try Certificate.issue(subject: .init(commonName: "mdoc-respond Test Reader", organization: "Example Verifier"), publicKey: readerKey.publicKey,
-                                       issuer: (readerRootName, readerRoot), issuerKey: readerRootKey, serial: 11, notBefore: pkiFrom, notAfter: pkiTo, profile: .readerAuthentication)
+                                       issuer: readerRoot, issuerKey: readerRootKey, serial: 11, notBefore: pkiFrom, notAfter: pkiTo, profile: .readerAuthentication)
 let strangerRootKey = try key("stranger-root"), strangerKey = try key("stranger-reader")
 let strangerRoot = try Certificate.issue(subject: .init(commonName: "Unknown Reader Root"), publicKey: strangerRootKey.publicKey, issuer: nil, issuerKey: strangerRootKey,
                                          serial: 12, notBefore: pkiFrom, notAfter: pkiTo, profile: .readerRoot)
-let strangerCert = try Certificate.issue(subject: .init(commonName: "Unknown Reader"), publicKey: strangerKey.publicKey, issuer: (.init(commonName: "Unknown Reader Root"), strangerRoot),
+let strangerCert = try Certificate.issue(subject: .init(commonName: "Unknown Reader"), publicKey: strangerKey.publicKey, issuer: strangerRoot,
                                          issuerKey: strangerRootKey, serial: 13, notBefore: pkiFrom, notAfter: pkiTo, profile: .readerAuthentication)
 for (name, cert) in [("iaca", iaca), ("ds", ds), ("untrusted-iaca", rogue), ("untrusted-ds", rogueDS), ("reader-root", readerRoot), ("reader", readerCert),
                      ("unknown-reader-root", strangerRoot), ("unknown-reader", strangerCert)] {

@@ -54,7 +54,7 @@ struct SecretsTests {
         let rogueRoot = try Certificate.issue(subject: rogueRootName, publicKey: rogueRootKey.publicKey, issuer: nil, issuerKey: rogueRootKey, serial: 77,
                                               notBefore: from, notAfter: to, profile: .readerRoot)
         let rogue = try Certificate.issue(subject: .init(commonName: Self.readerCN, organization: "Marker Org"), publicKey: rogueKey.publicKey,
-                                          issuer: (rogueRootName, rogueRoot), issuerKey: rogueRootKey, serial: 78, notBefore: from, notAfter: to,
+                                          issuer: rogueRoot, issuerKey: rogueRootKey, serial: 78, notBefore: from, notAfter: to,
                                           profile: .readerAuthentication)
 
         let ask = TestWorld.ask(["family_name", "document_number", "portrait"])

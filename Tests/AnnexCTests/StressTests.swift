@@ -113,7 +113,7 @@ struct StressTests {
                                          serial: 1, notBefore: TestWorld.now - 86400, notAfter: TestWorld.now + 86400, profile: .readerRoot)
         let ders = try (0..<300).map { serial in
             try Certificate.issue(subject: .init(commonName: "Cache Reader \(serial)"), publicKey: rootKey.publicKey,
-                                          issuer: (.init(commonName: "Cache Root"), root), issuerKey: rootKey, serial: UInt64(serial + 2),
+                                          issuer: root, issuerKey: rootKey, serial: UInt64(serial + 2),
                                           notBefore: TestWorld.now - 86400, notAfter: TestWorld.now + 86400, profile: .readerAuthentication).der
         }
         let tally = Tally()

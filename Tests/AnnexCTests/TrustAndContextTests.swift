@@ -38,7 +38,7 @@ struct ReaderTrustTests {
                            root: (name: DistinguishedName, cert: Certificate, key: SoftwareSigner)? = nil,
                            from: Date = TestWorld.now - 86400, to: Date = TestWorld.now + 86400) throws -> Certificate {
         let issuer = root ?? (DistinguishedName(commonName: "Test Reader Root", country: "UT"), world.readerRoot, world.readerRootKey)
-        return try Certificate.issue(subject: .init(commonName: name), publicKey: key.publicKey, issuer: (issuer.name, issuer.cert), issuerKey: issuer.key,
+        return try Certificate.issue(subject: .init(commonName: name), publicKey: key.publicKey, issuer: issuer.cert, issuerKey: issuer.key,
                                      serial: UInt64.random(in: 100...UInt64(Int64.max)), notBefore: from, notAfter: to, profile: profile)
     }
 

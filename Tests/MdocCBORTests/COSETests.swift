@@ -232,7 +232,7 @@ struct CertificateCacheTests {
         let rootName = DistinguishedName(commonName: "Cache Root", country: "UT")
         let root = try Certificate.issue(subject: rootName, publicKey: rootKey.publicKey, issuer: nil, issuerKey: rootKey, serial: 1,
                                          notBefore: now - 86400, notAfter: now + 86400, profile: .readerRoot)
-        let leaf = try Certificate.issue(subject: .init(commonName: "Cache Reader"), publicKey: leafKey.publicKey, issuer: (rootName, root), issuerKey: rootKey,
+        let leaf = try Certificate.issue(subject: .init(commonName: "Cache Reader"), publicKey: leafKey.publicKey, issuer: root, issuerKey: rootKey,
                                          serial: 2, notBefore: now - 3600, notAfter: now + 3600, profile: .readerAuthentication)
         let again = try Certificate(der: leaf.der)
         let fresh = try X509CertificateFacts.fresh(leaf.der)

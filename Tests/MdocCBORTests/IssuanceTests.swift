@@ -13,7 +13,7 @@ struct IssuanceTests {
         let iacaName = DistinguishedName(commonName: "Test IACA", country: "UT")
         let from = Self.now.addingTimeInterval(-86400), to = Self.now.addingTimeInterval(365 * 86400)
         let iaca = try Certificate.issue(subject: iacaName, publicKey: iacaKey.publicKey, issuer: nil, issuerKey: iacaKey, serial: 1, notBefore: from, notAfter: to, profile: .iaca)
-        let ds = try Certificate.issue(subject: .init(commonName: "Test DS", country: "UT"), publicKey: dsKey.publicKey, issuer: (iacaName, iaca), issuerKey: iacaKey,
+        let ds = try Certificate.issue(subject: .init(commonName: "Test DS", country: "UT"), publicKey: dsKey.publicKey, issuer: iaca, issuerKey: iacaKey,
                                        serial: 2, notBefore: from, notAfter: to, profile: .documentSigner)
         #expect(iaca.isCA && !ds.isCA)
         #expect(ds.hasExtendedKeyUsage(MdocKeyUsage.documentSigner))
@@ -26,7 +26,7 @@ struct IssuanceTests {
         #expect(throws: COSEError.self) { try Certificate.validatePath(leaf: ds, anchors: [iaca], at: from.addingTimeInterval(-86400)) }
         // A DS signed by another key does not chain.
         let rogue = try SoftwareSigner.generate()
-        let forged = try Certificate.issue(subject: .init(commonName: "Test DS"), publicKey: dsKey.publicKey, issuer: (iacaName, iaca), issuerKey: rogue,
+        let forged = try Certificate.issue(subject: .init(commonName: "Test DS"), publicKey: dsKey.publicKey, issuer: iaca, issuerKey: rogue,
                                            serial: 3, notBefore: from, notAfter: to, profile: .documentSigner)
         #expect(throws: COSEError.self) { try Certificate.validatePath(leaf: forged, anchors: [iaca], at: Self.now) }
     }

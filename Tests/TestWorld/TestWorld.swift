@@ -28,7 +28,7 @@ public final class TestWorld: @unchecked Sendable {
         let iacaName = DistinguishedName(commonName: "Test IACA", country: "UT")
         iaca = try Certificate.issue(subject: iacaName, publicKey: iacaKey.publicKey, issuer: nil, issuerKey: iacaKey, serial: 1, notBefore: from, notAfter: to, profile: .iaca)
         let dsKey = try SoftwareSigner.generate()
-        let ds = try Certificate.issue(subject: .init(commonName: "Test DS", country: "UT"), publicKey: dsKey.publicKey, issuer: (iacaName, iaca), issuerKey: iacaKey,
+        let ds = try Certificate.issue(subject: .init(commonName: "Test DS", country: "UT"), publicKey: dsKey.publicKey, issuer: iaca, issuerKey: iacaKey,
                                        serial: 2, notBefore: from, notAfter: to, profile: .documentSigner)
         issuer = MdocIssuer(signer: dsKey, certificateChain: [ds])
         readerRootKey = try SoftwareSigner.generate()
@@ -37,7 +37,7 @@ public final class TestWorld: @unchecked Sendable {
                                            notBefore: from, notAfter: to, profile: .readerRoot)
         readerKey = try SoftwareSigner.generate()
         readerCert = try Certificate.issue(subject: .init(commonName: "Test Reader", organization: "Verifier Inc"), publicKey: readerKey.publicKey,
-                                           issuer: (rootName, readerRoot), issuerKey: readerRootKey, serial: 11, notBefore: from, notAfter: to, profile: .readerAuthentication)
+                                           issuer: readerRoot, issuerKey: readerRootKey, serial: 11, notBefore: from, notAfter: to, profile: .readerAuthentication)
     }
 
     public static let portrait = [UInt8](repeating: 0xd8, count: 8192)

@@ -84,7 +84,9 @@ public enum MdocKeyUsage {
     public static let readerAuthentication = "1.0.18013.5.1.6"
 }
 
-/// A distinguished name for certificates this library creates.
+/// A distinguished name for certificates this library creates: country, organization and common
+/// name, written in that order (RFC 5280 §4.1.2.4). The one name model: an issued certificate's issuer
+/// name is its issuer certificate's subject, copied as encoded.
 public struct DistinguishedName: Sendable, Hashable {
     /// CN.
     public var commonName: String
@@ -98,7 +100,14 @@ public struct DistinguishedName: Sendable, Hashable {
         self.country = country
         self.organization = organization
     }
-    var builderName: X509Builder.Name { .init(commonName: commonName, country: country, organization: organization) }
+    /// The (attribute, value) pairs, in encoding order.
+    var attributes: [(attribute: String, value: String)] {
+        var a = [(attribute: String, value: String)]()
+        if let country { a.append(("C", country)) }
+        if let organization { a.append(("O", organization)) }
+        a.append(("CN", commonName))
+        return a
+    }
 }
 
 /// Certificate profiles of ISO/IEC 18013-5 Annex B.
@@ -142,18 +151,18 @@ extension Certificate {
     /// - Parameters:
     ///   - subject: the subject name.
     ///   - publicKey: the subject's public key (EC2).
-    ///   - issuer: the issuing CA's name and certificate, or nil for a root.
+    ///   - issuer: the issuing CA's certificate (its subject becomes the issuer name), or nil for a root.
     ///   - issuerKey: the CA's signer (or the subject's own, for a root).
     ///   - serial: the serial number.
     ///   - notBefore: start of validity.
     ///   - notAfter: end of validity.
     ///   - profile: the 18013-5 Annex B profile.
-    public static func issue(subject: DistinguishedName, publicKey: COSEKey, issuer: (name: DistinguishedName, certificate: Certificate)?,
+    public static func issue(subject: DistinguishedName, publicKey: COSEKey, issuer: Certificate?,
                              issuerKey: SoftwareSigner, serial: UInt64, notBefore: Date, notAfter: Date,
                              profile: CertificateProfile) throws(COSEError) -> Certificate {
         do {
-            let c = try X509Builder.issue(subject: subject.builderName, subjectKey: publicKey.publicKey,
-                                          issuer: issuer.map { ($0.name.builderName, $0.certificate.cert) }, issuerKey: issuerKey.key,
+            let c = try X509Builder.issue(subject: subject.attributes, subjectKey: publicKey.publicKey,
+                                          issuer: issuer?.cert, issuerKey: issuerKey.key,
                                           serial: serial, notBefore: Int64(notBefore.timeIntervalSince1970), notAfter: Int64(notAfter.timeIntervalSince1970),
                                           profile: profile.builderProfile)
             return try Certificate(der: c.der)
