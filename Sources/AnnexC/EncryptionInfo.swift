@@ -37,7 +37,7 @@ public struct EncryptionInfo: Sendable {
     }
 
     private static func reason(_ e: COSEError) -> String {
-        if case .invalidKey(let what) = e { return what }
+        if e.code == .invalidKey { return e.detail }
         return "invalid key"
     }
 }

@@ -142,7 +142,7 @@ struct ReaderAuthenticator {
         let label = s.label, sig = s.sign1
         let alg: COSEAlgorithm
         do { alg = try sig.headers.protectedAlgorithm() } catch {
-            if case .malformed = error { throw PresentmentError(.readerAuthenticationFailed, "\(label): alg is not in the protected header") }
+            if error.code == .malformed { throw PresentmentError(.readerAuthenticationFailed, "\(label): alg is not in the protected header") }
             throw PresentmentError(.readerAuthenticationFailed, "\(label): missing or unknown alg")
         }
         guard Self.allowedAlgorithms.contains(alg) else { throw PresentmentError(.readerAuthenticationFailed, "\(label): algorithm not allowed for reader authentication") }

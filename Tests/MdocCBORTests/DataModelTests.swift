@@ -269,4 +269,26 @@ struct DataModelTests {
         #expect(attempt(.map([.init(.text("n"), .map([.init(.text("e"), .bool(true))])), .init(.array([]), .map([]))])) == MdocDataError(.wrongType, "ItemsRequest.nameSpaces key"))
         #expect(attempt(.map([.init(.text("n"), .map([.init(.text("e"), .bool(true))])), .init(.text("m"), .map([.init(.text("f"), .bool(false))]))])) == nil)
     }
+
+    @Test("One error shape: data-model and COSE errors carry a closed code, the rule, and the byte offset of what broke it")
+    func errorOffsets() throws {
+        // {"version": "1.0", "docRequests": {}}: docRequests' value (a map, not an array) starts at byte 25.
+        let bytes: [UInt8] = [0xa2, 0x67] + Array("version".utf8) + [0x63] + Array("1.0".utf8) + [0x6b] + Array("docRequests".utf8) + [0xa0]
+        do { _ = try DeviceRequest(encoded: bytes); Issue.record("accepted") } catch {
+            #expect(error.code == .wrongType && error.field == "DeviceRequest.docRequests" && error.offset == 25, "\(error)")
+            #expect(error.description == "DeviceRequest.docRequests: wrongType at byte 25")
+        }
+        // A missing field names the map that lacks it (at byte 0).
+        do { _ = try DeviceRequest(encoded: [0xa0]); Issue.record("accepted") } catch {
+            #expect(error.code == .missingField && error.offset == 0, "\(error)")
+        }
+        // A COSE_Sign1 cut short: the CBOR error's offset travels up.
+        let sign1: [UInt8] = [0x84, 0x43, 0xa1, 0x01, 0x26, 0xa0, 0xf6, 0x58, 0x40, 0x01]
+        do { _ = try COSESign1(encoded: sign1); Issue.record("accepted") } catch {
+            #expect(error.code == .cbor && error.cbor?.code == .truncated && error.offset != nil, "\(error)")
+        }
+        do { _ = try COSESign1(encoded: [0x83, 0x40, 0xa0, 0xf6]); Issue.record("accepted") } catch {
+            #expect(error == .malformed("COSE_Sign1 is not an array of 4") && error.code == .malformed)
+        }
+    }
 }

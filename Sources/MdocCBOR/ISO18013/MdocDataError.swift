@@ -1,5 +1,6 @@
-/// A structural error in an ISO/IEC 18013-5 structure: which structure and field, and which rule was
-/// broken. Never carries a value from the input.
+/// A structural error in an ISO/IEC 18013-5 structure, in the module's one error shape: a closed
+/// `code`, the structure and field as static text, and where known the byte `offset` of the offending
+/// item in the decoded input. Never carries a value from the input.
 public struct MdocDataError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The rule broken.
     public enum Code: String, Sendable, Hashable {
@@ -29,13 +30,29 @@ public struct MdocDataError: Error, Hashable, Sendable, CustomStringConvertible 
     public let cbor: CBORError?
     /// The COSE error, for `.cose`.
     public let cose: COSEError?
+    /// Byte offset in the decoded input of the item that broke the rule (or of the CBOR or COSE
+    /// error), when known.
+    public let offset: Int?
 
     /// Creates an error.
-    public init(_ code: Code, _ field: String, cbor: CBORError? = nil, cose: COSEError? = nil) {
+    public init(_ code: Code, _ field: String, cbor: CBORError? = nil, cose: COSEError? = nil, offset: Int? = nil) {
         self.code = code
         self.field = field
         self.cbor = cbor
         self.cose = cose
+        self.offset = offset ?? cbor?.offset ?? cose?.offset
+    }
+
+    /// Equal when the rule is: code, field and any underlying CBOR or COSE error (the offset says
+    /// where, not what).
+    public static func == (a: MdocDataError, b: MdocDataError) -> Bool {
+        a.code == b.code && a.field == b.field && a.cbor == b.cbor && a.cose == b.cose
+    }
+
+    /// Hashes what `==` compares.
+    public func hash(into h: inout Hasher) {
+        h.combine(code)
+        h.combine(field)
     }
 
     /// One line naming the structure, field and rule.
@@ -43,50 +60,51 @@ public struct MdocDataError: Error, Hashable, Sendable, CustomStringConvertible 
         var s = "\(field): \(code.rawValue)"
         if let cbor { s += " (\(cbor))" }
         if let cose { s += " (\(cose))" }
+        if cbor == nil, cose == nil, let offset { s += " at byte \(offset)" }
         return s
     }
 }
 
 extension CBORItem {
     func requireMap(_ field: String) throws(MdocDataError) -> CBORItem {
-        guard type == .map else { throw MdocDataError(.wrongType, field) }
+        guard type == .map else { throw MdocDataError(.wrongType, field, offset: byteRange.lowerBound) }
         return self
     }
 
     func required(_ key: String, _ structure: String) throws(MdocDataError) -> CBORItem {
-        guard let v = self[key] else { throw MdocDataError(.missingField, structure + "." + key) }
+        guard let v = self[key] else { throw MdocDataError(.missingField, structure + "." + key, offset: byteRange.lowerBound) }
         return v
     }
 
     func text(_ field: String) throws(MdocDataError) -> String {
-        guard let s = stringValue else { throw MdocDataError(.wrongType, field) }
+        guard let s = stringValue else { throw MdocDataError(.wrongType, field, offset: byteRange.lowerBound) }
         return s
     }
 
     func uint(_ field: String) throws(MdocDataError) -> UInt64 {
-        guard let v = unsignedValue else { throw MdocDataError(.wrongType, field) }
+        guard let v = unsignedValue else { throw MdocDataError(.wrongType, field, offset: byteRange.lowerBound) }
         return v
     }
 
     func bool(_ field: String) throws(MdocDataError) -> Bool {
-        guard let v = boolValue else { throw MdocDataError(.wrongType, field) }
+        guard let v = boolValue else { throw MdocDataError(.wrongType, field, offset: byteRange.lowerBound) }
         return v
     }
 
     func bytes(_ field: String) throws(MdocDataError) -> ArraySlice<UInt8> {
-        guard let v = byteStringSlice else { throw MdocDataError(.wrongType, field) }
+        guard let v = byteStringSlice else { throw MdocDataError(.wrongType, field, offset: byteRange.lowerBound) }
         return v
     }
 
     func array(_ field: String, nonEmpty: Bool = false) throws(MdocDataError) -> Children {
-        guard type == .array else { throw MdocDataError(.wrongType, field) }
-        if nonEmpty && count == 0 { throw MdocDataError(.invalidValue, field) }
+        guard type == .array else { throw MdocDataError(.wrongType, field, offset: byteRange.lowerBound) }
+        if nonEmpty && count == 0 { throw MdocDataError(.invalidValue, field, offset: byteRange.lowerBound) }
         return children
     }
 
     /// A `#6.24(bstr .cbor X)` item: returns the whole item's bytes and the decoded embedded item.
     func embedded(_ field: String, options: CBORDecodingOptions) throws(MdocDataError) -> (bytes: ArraySlice<UInt8>, item: CBORItem) {
-        guard type == .tag, tagNumber == 24, embeddedRange != nil else { throw MdocDataError(.wrongType, field) }
+        guard type == .tag, tagNumber == 24, embeddedRange != nil else { throw MdocDataError(.wrongType, field, offset: byteRange.lowerBound) }
         do {
             let doc = try decodeEmbedded(options: options)
             return (encodedBytes, doc.root)
