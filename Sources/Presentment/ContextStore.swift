@@ -174,8 +174,12 @@ extension CredentialContext {
         var tx = Transaction(entries: current.entries, readerTrust: current.readerTrust, directory: directory,
                              nextCredentialNumber: current.nextCredentialNumber)
         let next: CredentialContext
-        do {
+        do throws(PresentmentError) {
             try body(&tx)
+            var ids = Set<String>()
+            for e in tx.entries where !ids.insert(e.id).inserted {
+                throw PresentmentError(.duplicateCredential, "the change adds a credential id that exists already")
+            }
             next = try CredentialContext(entries: tx.entries, readerTrust: tx.readerTrust, keyResolver: resolver, validatingKeys: true,
                                          nextCredentialNumber: max(tx.nextCredentialNumber, current.nextCredentialNumber))
             try atomicWrite(next.encoded(), to: directory.appendingPathComponent(fileName))

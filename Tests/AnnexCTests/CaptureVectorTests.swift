@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import TestWorld
 @testable import AnnexC
 @testable import AnnexCReader
 @testable import Presentment
@@ -42,7 +43,7 @@ struct CaptureVectorTests {
         #expect(viaCM.framing == .requestList)
         #expect(viaCM.sessionTranscript == request.sessionTranscript)
         // A different origin breaks readerAuth.
-        #expect(throws: AnnexCError.self) { try engine.parse(rawRequest: raw, origin: "http://127.0.0.1:3011") }
+        expectRefusal(.readerAuthenticationFailed, "docRequests[0].readerAuth: signature does not verify") { try engine.parse(rawRequest: raw, origin: "http://127.0.0.1:3011") }
 
         // Reader side: open the wallet's real response with the published (test) recipient key.
         let jwk = try SharedVectors.json("annexc/shc-real-chrome-android/recipient-private.jwk.json") as! [String: Any]
@@ -65,7 +66,7 @@ struct CaptureVectorTests {
         #expect(sig.payload.map(Array.init) == dab)
         try doc.issuerSigned.checkValueDigests(against: mso)
         // A wrong origin cannot open it.
-        #expect(throws: AnnexCError.self) {
+        expectRefusal(.responseInvalid, "HPKE open failed") {
             try AnnexCReader.decrypt(response, recipientKey: key, encryptionInfo: expected["encryptionInfo_b64u_as_received"] as! String, origin: try Origin("http://127.0.0.1:3011"))
         }
     }
@@ -96,7 +97,7 @@ struct CaptureVectorTests {
         let leaf = try Certificate(der: try dr.readerAuth!.headers.x5chain()[0])
         #expect(throws: COSEError.verificationFailed) { try dr.readerAuth!.verify(key: try leaf.publicKey(), detachedPayload: rab) }
         // And the engine refuses a different origin.
-        #expect(throws: AnnexCError.self) { try engine.parse(rawRequest: data, origin: "https://verifier.multipaz.org.evil") }
+        expectRefusal(.readerAuthenticationFailed, "docRequests[0].readerAuth: signature does not verify") { try engine.parse(rawRequest: data, origin: "https://verifier.multipaz.org.evil") }
     }
 
     @Test("waltid-deterministic: transcript hash and HPKE open of the published response")
@@ -159,7 +160,7 @@ struct CaptureVectorTests {
         #expect(ei.nonce.count == 32)
         // Without the signing origin the engine cannot verify readerAuthAll: it refuses.
         let rawApple = try SharedVectors.data("annexc/apple-docs-sample/navigator-credentials-get.arg.json")
-        #expect(throws: AnnexCError.self) { try Self.emptyEngine(at: "2026-01-01T00:00:00Z").parse(rawRequest: rawApple, origin: "https://example.com") }
+        expectRefusal(.readerAuthenticationFailed, "readerAuthAll[0]: signature does not verify") { try Self.emptyEngine(at: "2026-01-01T00:00:00Z").parse(rawRequest: rawApple, origin: "https://example.com") }
 
         let av = try SharedVectors.data("annexc/eu-av-spec/dc-api-request.json")
         let req = try Self.emptyEngine(at: "2026-01-01T00:00:00Z").parse(rawRequest: av, origin: "https://av.example")

@@ -99,7 +99,7 @@ struct EndToEndTests {
         // A photo ID nobody holds: mandatory alone → refused; offered as an alternative set → the held one is used.
         let withPhoto = docs + [TestWorld.ask("org.iso.23220.photoid.1", ["family_name"], nameSpace: "org.iso.23220.1")]
         let r2 = try AnnexCReader.makeRequest(documents: withPhoto, origin: TestWorld.origin, version: .v1_1, useCases: [.init(mandatory: true, documentSets: [[2]])])
-        #expect(throws: AnnexCError(.cannotSatisfyRequest, "a mandatory use case has no document set the wallet can answer")) {
+        expectRefusal(.cannotSatisfyRequest, "a mandatory use case has no document set the wallet can answer") {
             try engine.accept(rawRequest: r2.rawRequest, origin: "https://verifier.example")
         }
         let r3 = try AnnexCReader.makeRequest(documents: withPhoto, origin: TestWorld.origin, version: .v1_1,
@@ -108,7 +108,7 @@ struct EndToEndTests {
         #expect(v3.documents.map(\.docType) == [TestWorld.mDL])
         // 1.0 with an unheld docType: no matching credential.
         let r4 = try AnnexCReader.makeRequest(documents: withPhoto, origin: TestWorld.origin, version: .v1_0)
-        #expect(throws: AnnexCError.self) { try engine.accept(rawRequest: r4.rawRequest, origin: "https://verifier.example") }
+        expectRefusal(.noMatchingCredential, "no usable credential for a requested docType") { try engine.accept(rawRequest: r4.rawRequest, origin: "https://verifier.example") }
         // The report policy lists the unanswered optional document in documentErrors.
         let reporting = world.engine(engine.context) { $0.missingElements = .report }
         let v5 = try AnnexCReader.openResponse(try reporting.accept(rawRequest: r3.rawRequest, origin: "https://verifier.example"), for: r3, issuerRoots: [world.iaca], at: TestWorld.now)
@@ -133,7 +133,7 @@ struct EndToEndTests {
         #expect(errors.allSatisfy { $0.code == 0 })
         // Nothing held at all: refused, never an empty response.
         let none = try AnnexCReader.makeRequest(documents: [TestWorld.ask(["resident_address"])], origin: TestWorld.origin)
-        #expect(throws: AnnexCError(.cannotSatisfyRequest, "nothing approved and held for a requested document")) {
+        expectRefusal(.cannotSatisfyRequest, "nothing approved and held for a requested document") {
             try world.engine(ctx).accept(rawRequest: none.rawRequest, origin: "https://verifier.example")
         }
     }
@@ -153,10 +153,10 @@ struct EndToEndTests {
         let extra = try engine.respond(to: parsed, approving: .elements([ElementID(TestWorld.mDLNS, "family_name"), ElementID(TestWorld.mDLNS, "document_number")]))
         #expect(try AnnexCReader.openResponse(extra, for: req, issuerRoots: [world.iaca], at: TestWorld.now).documents[0].elements.map(\.element.identifier) == ["family_name"])
         // Nothing approved: refused.
-        #expect(throws: AnnexCError.self) { try engine.respond(to: parsed, approving: .elements([])) }
+        expectRefusal(.cannotSatisfyRequest, "nothing approved and held for a requested document") { try engine.respond(to: parsed, approving: .elements([])) }
         // Consent summary.
         let shown = ConsentedRequest(documents: [TestWorld.mDL: [ElementID(TestWorld.mDLNS, "family_name"), ElementID(TestWorld.mDLNS, "birth_date")]])
-        #expect(throws: AnnexCError(.consentMismatch, "the request asks for a document or element the user was not shown")) {
+        expectRefusal(.consentMismatch, "the request asks for a document or element the user was not shown") {
             try engine.respond(to: parsed, consented: shown)
         }
         var all = shown
@@ -176,7 +176,7 @@ struct EndToEndTests {
         let engine = world.engine(try world.context(entries))
         let req = try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin)
         #expect(try engine.parse(rawRequest: req.rawRequest, origin: "https://verifier.example").documents[0].candidates.isEmpty)
-        #expect(throws: AnnexCError(.noMatchingCredential, "no usable credential for a requested docType")) {
+        expectRefusal(.noMatchingCredential, "no usable credential for a requested docType") {
             try engine.accept(rawRequest: req.rawRequest, origin: "https://verifier.example")
         }
         let good1 = try world.entry(id: "a", elements: [.init("family_name", .text("A"))])
@@ -187,7 +187,7 @@ struct EndToEndTests {
         let viaB = try engine2.accept(rawRequest: req.rawRequest, origin: "https://verifier.example", credentialID: "b")
         let v = try AnnexCReader.openResponse(viaB, for: req, issuerRoots: [world.iaca], at: TestWorld.now)
         #expect(v.documents[0].elements[0].value.stringValue == "Mustermann")
-        #expect(throws: AnnexCError.self) { try engine2.accept(rawRequest: req.rawRequest, origin: "https://verifier.example", credentialID: "nope") }
+        expectRefusal(.noMatchingCredential, "no credential with the given id") { try engine2.accept(rawRequest: req.rawRequest, origin: "https://verifier.example", credentialID: "nope") }
     }
 
     @Test("alternativeDataElements (1.1): a missing element is replaced by a fully held alternative set")
@@ -202,7 +202,7 @@ struct EndToEndTests {
         #expect(v.documents[0].elements.map(\.element.identifier) == ["birth_date"])
         // In a 1.0 request the same requestInfo is not honoured.
         let req0 = try AnnexCReader.makeRequest(documents: [doc], origin: TestWorld.origin, version: .v1_0)
-        #expect(throws: AnnexCError.self) { try engine.accept(rawRequest: req0.rawRequest, origin: "https://verifier.example") }
+        expectRefusal(.cannotSatisfyRequest, "nothing approved and held for a requested document") { try engine.accept(rawRequest: req0.rawRequest, origin: "https://verifier.example") }
     }
 
     /// The DeviceResponse with every device signature zeroed (ECDSA signatures differ run to run).
@@ -352,7 +352,7 @@ struct EndToEndTests {
         let engine = world.engine(try world.context([try world.entry(id: "mdl")])) { $0.selfCheck = true }
         let small = AnnexCReader.DocumentRequest(docType: TestWorld.mDL, elements: [.init(ElementID(TestWorld.mDLNS, "portrait"), intentToRetain: false)], maximumResponseSize: 4000)
         let req = try AnnexCReader.makeRequest(documents: [small], origin: TestWorld.origin, version: .v1_1)
-        #expect(throws: AnnexCError(.responseTooLarge, "the DeviceResponse exceeds the reader's maximumResponseSize")) {
+        expectRefusal(.responseTooLarge, "the DeviceResponse exceeds the reader's maximumResponseSize") {
             try engine.accept(rawRequest: req.rawRequest, origin: "https://verifier.example")
         }
         let big = AnnexCReader.DocumentRequest(docType: TestWorld.mDL, elements: [.init(ElementID(TestWorld.mDLNS, "portrait"), intentToRetain: false)], maximumResponseSize: 20000)

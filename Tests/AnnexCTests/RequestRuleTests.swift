@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import TestWorld
 @testable import AnnexC
 @testable import AnnexCReader
 @testable import Presentment
@@ -141,7 +142,7 @@ struct RequestRuleTests {
     func appOrigins() throws {
         #expect(try Origin("android:apk-key-hash:Z2l0aHVi_-A", allowAppOrigins: true).serialized == "android:apk-key-hash:Z2l0aHVi_-A")
         #expect(try Origin("Android:APK-Key-Hash:Z2l0aHVi_-A", allowAppOrigins: true).serialized == "android:apk-key-hash:Z2l0aHVi_-A")
-        #expect(throws: AnnexCError.self) { try Origin("android:apk-key-hash:", allowAppOrigins: true) }
+        expectRefusal(.invalidOrigin, "app origin hash is not base64") { try Origin("android:apk-key-hash:", allowAppOrigins: true) }
     }
 
     static let ei = "gmVkY2FwaaJlbm9uY2VQAAECAwQFBgcICQoLDA0OD3JyZWNpcGllbnRQdWJsaWNLZXmkAQIgASFYILO0LJXwA8VAp7-rI9YIJvj1wfEQ122YdEjwxUFeYAFEIlgg0u68CgTFZk_nslWFmYhDMQQ6vdBNf2vwy3QHKI_80Js"
@@ -302,19 +303,19 @@ struct RequestRuleTests {
         let engine = AnnexCEngine(context: try CredentialContext(entries: [], keyResolver: InMemoryKeyResolver([:])),
                                   configuration: .init(maxRequestBytes: 4096, maxDocRequests: 2, maxRequestedElements: 10))
         let huge = Data(("{\"deviceRequest\":\"" + String(repeating: "A", count: 5000) + "\",\"encryptionInfo\":\"\(Self.ei)\"}").utf8)
-        #expect(throws: AnnexCError(.limitExceeded, "request larger than the configured maximum")) { try engine.parse(rawRequest: huge, origin: "https://v.example") }
+        expectRefusal(.limitExceeded, "request larger than the configured maximum") { try engine.parse(rawRequest: huge, origin: "https://v.example") }
         let elements = (0..<11).map { AnnexCReader.ElementRequest(ElementID("ns", "e\($0)")) }
         let many = try AnnexCReader.makeRequest(documents: [.init(docType: "d", elements: elements)], origin: try Origin("https://v.example"))
-        #expect(throws: AnnexCError(.limitExceeded, "more requested and alternative elements than the configured limit")) { try engine.parse(rawRequest: many.rawRequest, origin: "https://v.example") }
+        expectRefusal(.limitExceeded, "more requested and alternative elements than the configured limit") { try engine.parse(rawRequest: many.rawRequest, origin: "https://v.example") }
         // Alternatives count against the same limit: 2 requested + 1 entry naming 2 sets of 4 = 11 references.
         let alts = (0..<2).map { k in (0..<4).map { ElementID("ns", "a\(k)\($0)") } }
         let substituted = try AnnexCReader.makeRequest(documents: [.init(docType: "d", elements: [.init(ElementID("ns", "x"), intentToRetain: false), .init(ElementID("ns", "y"), intentToRetain: false)],
                                                                            alternatives: [.init(ElementID("ns", "x"), alts)])], origin: try Origin("https://v.example"), version: .v1_1)
-        #expect(throws: AnnexCError(.limitExceeded, "more requested and alternative elements than the configured limit")) { try engine.parse(rawRequest: substituted.rawRequest, origin: "https://v.example") }
+        expectRefusal(.limitExceeded, "more requested and alternative elements than the configured limit") { try engine.parse(rawRequest: substituted.rawRequest, origin: "https://v.example") }
         let fewer = try AnnexCReader.makeRequest(documents: [.init(docType: "d", elements: [.init(ElementID("ns", "x"), intentToRetain: false)], alternatives: [.init(ElementID("ns", "x"), [alts[0]])])],
                                                  origin: try Origin("https://v.example"), version: .v1_1)
         #expect(try engine.parse(rawRequest: fewer.rawRequest, origin: "https://v.example").documents[0].alternatives.count == 1)
         let docs = try AnnexCReader.makeRequest(documents: Array(repeating: .init(docType: "d", elements: [.init(ElementID("ns", "e"), intentToRetain: false)]), count: 3), origin: try Origin("https://v.example"))
-        #expect(throws: AnnexCError(.limitExceeded, "more DocRequests than the configured limit")) { try engine.parse(rawRequest: docs.rawRequest, origin: "https://v.example") }
+        expectRefusal(.limitExceeded, "more DocRequests than the configured limit") { try engine.parse(rawRequest: docs.rawRequest, origin: "https://v.example") }
     }
 }

@@ -25,7 +25,7 @@ struct ReaderTrustTests {
             if ok {
                 guard case .trusted = try engine.parse(rawRequest: req.rawRequest, origin: "https://verifier.example").readerVerdict else { Issue.record("not trusted"); continue }
             } else {
-                #expect(throws: AnnexCError.self) { try engine.parse(rawRequest: req.rawRequest, origin: "https://verifier.example") }
+                expectRefusal(.untrustedReader, "docRequests[0].readerAuth: reader certificate authority is not in the holder's allowed authorities") { try engine.parse(rawRequest: req.rawRequest, origin: "https://verifier.example") }
                 do { _ = try engine.parse(rawRequest: req.rawRequest, origin: "https://verifier.example") } catch {
                     #expect(error.code == .untrustedReader && error.detail.contains("allowed authorities"))
                 }
@@ -87,7 +87,7 @@ struct ReaderTrustTests {
         // Refusing such readers is an explicit switch; so is requiring reader authentication.
         for strict in [ReaderTrustPolicy(trustAnchors: anchors, requireTrustedReader: true), ReaderTrustPolicy(trustAnchors: anchors, requireReaderAuthentication: true)] {
             let engine = world.engine(try world.context([entry], trust: strict))
-            #expect(throws: AnnexCError(.untrustedReader, "docRequests[0].readerAuth: the holder's policy requires a trusted reader and \(reason.explanation)")) {
+            expectRefusal(.untrustedReader, "docRequests[0].readerAuth: the holder's policy requires a trusted reader and \(reason.explanation)") {
                 try engine.accept(rawRequest: req.rawRequest, origin: "https://verifier.example")
             }
             let refused = engine.explain(rawRequest: req.rawRequest, origin: "https://verifier.example")
@@ -148,7 +148,7 @@ struct ReaderTrustTests {
         #expect(parsed.readerVerdict == .notAuthenticated, "the one-line verdict is the weakest")
         for policy in [ReaderTrustPolicy(trustAnchors: [world.readerRoot], requireReaderAuthentication: true)] {
             let strict = world.engine(try world.context(entries, trust: policy))
-            #expect(throws: AnnexCError(.readerAuthenticationRequired, "docRequests[1] is not covered by reader authentication and the holder's policy requires it")) {
+            expectRefusal(.readerAuthenticationRequired, "docRequests[1] is not covered by reader authentication and the holder's policy requires it") {
                 try strict.accept(rawRequest: half.rawRequest, origin: "https://verifier.example")
             }
         }
@@ -177,7 +177,7 @@ struct ReaderTrustTests {
         #expect(p3.documents[1].readerVerdict == .signedNotTrusted(subject: selfSigned.subject, reason: .selfSigned))
         guard case .trusted = p3.documents[0].readerVerdict else { Issue.record("document 0 of mixed: \(p3.documents[0].readerVerdict)"); return }
         let requireTrusted = world.engine(try world.context(entries, trust: ReaderTrustPolicy(trustAnchors: [world.readerRoot], requireTrustedReader: true)))
-        #expect(throws: AnnexCError.self) { try requireTrusted.accept(rawRequest: mixed.rawRequest, origin: "https://verifier.example") }
+        expectRefusal(.untrustedReader, "docRequests[1].readerAuth: the holder's policy requires a trusted reader and the reader certificate is self-signed") { try requireTrusted.accept(rawRequest: mixed.rawRequest, origin: "https://verifier.example") }
     }
 
     @Test("The explanation records origin, transcript, reader checks and selection")

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import TestWorld
 @testable import AnnexC
 @testable import AnnexCReader
 @testable import Presentment
@@ -95,7 +96,7 @@ struct ConformanceTests {
                     // Answered from the untrusted issuer's credential on purpose: the wallet answers (issuer
                     // trust is the verifier's call), and a verifier holding only the real IACA rejects it.
                     let forced = try engine.accept(rawRequest: raw, origin: c.origin, credentialID: "pid-untrusted-issuer")
-                    #expect(throws: AnnexCError.self) { try AnnexCReader.openResponse(forced, for: try Self.builtRequest(c), issuerRoots: [iaca], at: Self.clock) }
+                    expectRefusal(.responseInvalid, "document signer does not chain to a given IACA") { try AnnexCReader.openResponse(forced, for: try Self.builtRequest(c), issuerRoots: [iaca], at: Self.clock) }
                     _ = try AnnexCReader.openResponse(forced, for: try Self.builtRequest(c), issuerRoots: [], at: Self.clock)
                 }
                 answered += 1
@@ -114,7 +115,7 @@ struct ConformanceTests {
         for (name, code) in [("wrong-device-key", AnnexCError.Code.keyUnavailable), ("tampered-element", .contextCorrupt)] {
             let bytes = Array(try Data(contentsOf: bad.appendingPathComponent("\(name).issuer-signed.cbor")))
             let key = try SoftwareSigner(encodedPrivateKey: Array(try Data(contentsOf: bad.appendingPathComponent("\(name).pem"))))
-            #expect(throws: AnnexCError.self) { try CredentialContext(entries: [.init(id: name, issuerSigned: bytes, deviceKeyReference: "k")], keyResolver: InMemoryKeyResolver(["k": key])) }
+            expectRefusal(code) { try CredentialContext(entries: [.init(id: name, issuerSigned: bytes, deviceKeyReference: "k")], keyResolver: InMemoryKeyResolver(["k": key])) }
             do { _ = try CredentialContext(entries: [.init(id: name, issuerSigned: bytes, deviceKeyReference: "k")], keyResolver: InMemoryKeyResolver(["k": key])) } catch {
                 #expect(error.code == code, "\(name): \(error)")
             }

@@ -57,7 +57,7 @@ struct ContextStoreTests {
         let ids = try #require(try CredentialContext.load(from: dir)).credentials.map(\.id)
         #expect(ids == ["credential-2", "credential-4", "credential-9", "credential-10"])
         // A duplicate id never reaches the disk.
-        #expect(throws: AnnexCError.self) { _ = try Self.importEntry(world, e, into: dir, id: "credential-2") }
+        expectRefusal(.duplicateCredential) { _ = try Self.importEntry(world, e, into: dir, id: "credential-2") }
         #expect(try CredentialContext.load(from: dir)?.credentials.count == 4)
     }
 
@@ -74,7 +74,7 @@ struct ContextStoreTests {
         // (this key does not match the MSO).
         let wrong = Array(try SoftwareSigner.generate().pkcs8PEM().utf8)
         var stored = ""
-        #expect(throws: AnnexCError.self) {
+        expectRefusal(.keyUnavailable, "device key does not match the MSO deviceKey") {
             try CredentialContext.update(at: dir) { tx throws(AnnexCError) in
                 stored = try tx.storeDeviceKey(wrong, name: "a")
                 tx.entries.append(.init(id: "b", issuerSigned: good.issuerSigned, deviceKeyReference: stored))
@@ -87,7 +87,7 @@ struct ContextStoreTests {
         let ctx = try #require(try CredentialContext.load(from: dir))
         _ = try ctx.credentials[0].signer()
         // A body that throws: the same.
-        #expect(throws: AnnexCError(.unknownCredential, "x")) {
+        expectRefusal(.unknownCredential, "x") {
             try CredentialContext.update(at: dir) { tx throws(AnnexCError) in
                 _ = try tx.storeDeviceKey(wrong, name: "c")
                 throw AnnexCError(.unknownCredential, "x")
@@ -135,8 +135,8 @@ struct ContextStoreTests {
         _ = try Self.importEntry(world, try world.entry(id: "x"), into: dir, id: "x")
         for mode in [0o770, 0o702, 0o777] {
             chmod(dir.path, mode_t(mode))
-            #expect(throws: AnnexCError(.contextInsecure, "context directory is writable by group or others")) { try CredentialContext.load(from: dir) }
-            #expect(throws: AnnexCError.self) { try CredentialContext.update(at: dir) { _ in } }
+            expectRefusal(.contextInsecure, "context directory is writable by group or others") { try CredentialContext.load(from: dir) }
+            expectRefusal(.contextInsecure, "context directory is writable by group or others") { try CredentialContext.update(at: dir) { _ in } }
         }
         chmod(dir.path, 0o755)
         #expect(try CredentialContext.load(from: dir)?.credentials.count == 1)
@@ -144,14 +144,14 @@ struct ContextStoreTests {
         if geteuid() == 0 {
             // Owned by another user (root can hand it over to nobody).
             chown(dir.path, 65534, 65534)
-            #expect(throws: AnnexCError(.contextInsecure, "context directory is not owned by this user")) { try CredentialContext.load(from: dir) }
+            expectRefusal(.contextInsecure, "context directory is not owned by this user") { try CredentialContext.load(from: dir) }
             chown(dir.path, 0, 0)
         }
         // A symbolic link in place of the snapshot is not followed.
         let file = dir.appendingPathComponent("context.cbor").path
         try FileManager.default.moveItem(atPath: file, toPath: file + ".real")
         symlink(file + ".real", file)
-        #expect(throws: AnnexCError(.contextCorrupt, "context path is a symbolic link")) { try CredentialContext.load(from: dir) }
+        expectRefusal(.contextCorrupt, "context path is a symbolic link") { try CredentialContext.load(from: dir) }
     }
 
     @Test("One writer at a time: a held lock makes a writer wait, then fail with contextBusy after its bound; it never proceeds unlocked")
@@ -162,7 +162,7 @@ struct ContextStoreTests {
         _ = try Self.importEntry(world, try world.entry(id: "x"), into: dir, id: "x")
         let held = try CredentialContext.WriterLock(directory: dir.path, timeout: 1)
         let start = Date()
-        #expect(throws: AnnexCError(.contextBusy, "another writer holds the context lock (waited the configured time)")) {
+        expectRefusal(.contextBusy, "another writer holds the context lock (waited the configured time)") {
             try CredentialContext.update(at: dir, lockTimeout: 0.3) { tx in tx.entries[0].isCancelled = true }
         }
         #expect(Date().timeIntervalSince(start) >= 0.3)
@@ -199,7 +199,7 @@ struct ContextStoreTests {
         let mdl = try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin)
         _ = try AnnexCReader.openResponse(try engine.accept(rawRequest: mdl.rawRequest, origin: "https://verifier.example"), for: mdl, issuerRoots: [world.iaca], at: TestWorld.now)
         let pid = try AnnexCReader.makeRequest(documents: [TestWorld.ask(TestWorld.pid, ["age_over_18"])], origin: TestWorld.origin)
-        #expect(throws: AnnexCError(.keyUnavailable, "device key file not found")) { try engine.accept(rawRequest: pid.rawRequest, origin: "https://verifier.example") }
+        expectRefusal(.keyUnavailable, "device key file not found") { try engine.accept(rawRequest: pid.rawRequest, origin: "https://verifier.example") }
         // Once resolved, a key is kept for the snapshot's life.
         unlink(dir.appendingPathComponent("keys/m.pem").path)
         _ = try engine.accept(rawRequest: mdl.rawRequest, origin: "https://verifier.example")

@@ -51,7 +51,7 @@ struct CredentialContextTests {
         // A file-backed engine answers.
         let engine = AnnexCEngine(context: loaded, configuration: .init(clock: { TestWorld.now }))
         let req = try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin, signing: world.perDocumentSigning)
-        #expect(throws: AnnexCError.self) { try engine.accept(rawRequest: req.rawRequest, origin: "https://verifier.example") }  // authority [9,9] refuses
+        expectRefusal(.untrustedReader, "docRequests[0].readerAuth: reader certificate authority is not in the holder's allowed authorities") { try engine.accept(rawRequest: req.rawRequest, origin: "https://verifier.example") }  // authority [9,9] refuses
         // Rewriting replaces the file whole.
         let again = try CredentialContext(entries: [e1], keyResolver: FileKeyResolver(directory: dir))
         try again.write(to: dir)
@@ -102,14 +102,14 @@ struct CredentialContextTests {
         try Self.writeKey(world.deviceKeys["keys/mdl.pem"]!, to: dir, name: "mdl.pem")
         #expect(signing() == nil)
         // Key references must stay inside the context directory.
-        #expect(throws: AnnexCError.self) { try FileKeyResolver(directory: dir).signer(for: "../etc/key.pem") }
-        #expect(throws: AnnexCError.self) { try FileKeyResolver(directory: dir).signer(for: "/etc/key.pem") }
+        expectRefusal(.keyUnavailable, "device key reference must be a relative path inside the context directory") { try FileKeyResolver(directory: dir).signer(for: "../etc/key.pem") }
+        expectRefusal(.keyUnavailable, "device key reference must be a relative path inside the context directory") { try FileKeyResolver(directory: dir).signer(for: "/etc/key.pem") }
         // Validation before writing: an MSO docType mismatch and duplicate ids.
-        #expect(throws: AnnexCError.self) {
+        expectRefusal(.contextCorrupt, "credential docTypes do not start with the MSO docType") {
             try CredentialContext(entries: [.init(id: "x", docTypes: ["other"], issuerSigned: e1.issuerSigned, deviceKeyReference: e1.deviceKeyReference)], keyResolver: world.resolver)
         }
-        #expect(throws: AnnexCError.self) { try CredentialContext(entries: [e1, e1], keyResolver: world.resolver) }
-        #expect(throws: AnnexCError.self) {
+        expectRefusal(.contextCorrupt, "duplicate credential id") { try CredentialContext(entries: [e1, e1], keyResolver: world.resolver) }
+        expectRefusal(.contextCorrupt) {
             try CredentialContext(entries: [.init(id: "x", issuerSigned: [0xa0], deviceKeyReference: e1.deviceKeyReference)], keyResolver: world.resolver)
         }
     }
