@@ -46,7 +46,7 @@ let package = Package(
         .executableTarget(name: "mdoc-vectors", dependencies: ["MdocCBOR", "HPKE", "Presentment", "AnnexC", "AnnexCReader"]),
 
         // Shared test helpers (vector locations, hex).
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", path: "Tests/TestSupport"),  // links Swift Testing (skip traits)
         // A generated test PKI, credentials and engines, for the core, front-end and conformance suites.
         .target(name: "TestWorld", dependencies: ["AnnexC", "AnnexCReader", "Presentment", "MdocCBOR", "HPKE"], path: "Tests/TestWorld"),
         .testTarget(name: "CryptoCoreTests", dependencies: ["CryptoCore", "TestSupport"]),

@@ -123,12 +123,8 @@ struct ConformanceTests {
         print("TestVectors credentials: 7 in the built-in context, 2 deliberately bad refused")
     }
 
-    @Test("A sample of requests through the CLI binary: exit codes and a verifiable response")
+    @Test("A sample of requests through the CLI binary: exit codes and a verifiable response", .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
     func cli() throws {
-        guard Self.cliBinary != nil else {
-            print("NOTICE: .build/debug/mdoc-respond not built; CLI conformance sample skipped (scripts/test.sh builds it)")
-            return
-        }
         let cases = try Self.manifest()
         let iaca = try Certificate(der: Array(Data(contentsOf: Self.vectors.appendingPathComponent("pki/iaca.der"))))
         var n = 0
@@ -150,12 +146,8 @@ struct ConformanceTests {
         print("CLI conformance sample: \(n) requests through the binary")
     }
 
-    @Test("CLI: inspect shows each substitution (text and --json); respond --approve of the requested elements releases no substitute")
+    @Test("CLI: inspect shows each substitution (text and --json); respond --approve of the requested elements releases no substitute", .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
     func cliSubstitutes() throws {
-        guard Self.cliBinary != nil else {
-            print("NOTICE: .build/debug/mdoc-respond not built; CLI substitutes check skipped (scripts/test.sh builds it)")
-            return
-        }
         let ns = "org.iso.18013.5.1"
         let doc = AnnexCReader.DocumentRequest(docType: "org.iso.18013.5.1.mDL", elements: [.init(ElementID(ns, "age_over_25"), intentToRetain: false), .init(ElementID(ns, "family_name"), intentToRetain: false)],
                                                alternatives: [.init(ElementID(ns, "age_over_25"), [[ElementID(ns, "birth_date")]])])
@@ -184,12 +176,8 @@ struct ConformanceTests {
         #expect(try released("all") == ["birth_date", "family_name"])
     }
 
-    @Test("CLI: request-controlled text is escaped in --report and inspect (no forged lines, no terminal controls); --report names no origin or reader")
+    @Test("CLI: request-controlled text is escaped in --report and inspect (no forged lines, no terminal controls); --report names no origin or reader", .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
     func cliEscapesRequestText() throws {
-        guard Self.cliBinary != nil else {
-            print("NOTICE: .build/debug/mdoc-respond not built; CLI escaping check skipped (scripts/test.sh builds it)")
-            return
-        }
         let ns = "org.iso.18013.5.1"
         let forged = "x\nmdoc-respond: error[forged]: injected\u{1b}[2J\u{9b}31m\u{202e}"
         let docs = [AnnexCReader.DocumentRequest(docType: "org.iso.18013.5.1.mDL", elements: [.init(ElementID(ns, "family_name"), intentToRetain: false), .init(ElementID(ns, "bad\u{1b}[1A"), intentToRetain: false)]),
@@ -227,6 +215,11 @@ struct ConformanceTests {
         #expect(refused.status == 1 && refused.err.contains("error[limitExceeded]"), "\(refused.err)")
     }
 
+    /// Run CLI tests when the binary is built, or when prerequisites are required (they then fail).
+    static var cliRunnable: Bool { cliBinary != nil || Prerequisites.required }
+    /// Why a CLI test is skipped.
+    static let cliSkipNote: Comment = ".build/debug/mdoc-respond not built (scripts/test.sh builds it)"
+
     /// The debug CLI binary that `scripts/test.sh` builds, or nil when it has not been built.
     static var cliBinary: URL? {
         let binary = repo.appendingPathComponent(".build/debug/mdoc-respond")
@@ -249,12 +242,8 @@ struct ConformanceTests {
         return (p.terminationStatus, data, errText)
     }
 
-    @Test("CLI: refusals, reports and listings print no request bytes, origins, element values or keys")
+    @Test("CLI: refusals, reports and listings print no request bytes, origins, element values or keys", .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
     func cliLeaksNothing() throws {
-        guard Self.cliBinary != nil else {
-            print("NOTICE: .build/debug/mdoc-respond not built; CLI secrets check skipped (scripts/test.sh builds it)")
-            return
-        }
         let dir = Self.vectors.appendingPathComponent("context")
         let context = try #require(try CredentialContext.load(from: dir, requirePrivateFiles: false))
         // Every text value of 5+ characters the built-in credentials hold, and the device keys' PEM bodies.
@@ -326,15 +315,12 @@ struct ConformanceTests {
         return (r.status, kib, refusal)
     }
 
-    @Test("Worst-case inputs stay within the stated memory bound")
+    @Test("Worst-case inputs stay within the stated memory bound", .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
     func worstCaseMemory() throws {
         let origin = "https://verifier.example"
         let clockArgs = ["--clock", "2027-03-01T12:00:00Z"]
         let reference = try #require(try Self.manifest().first { $0.id == "mdl-dataObject-v1.0-readerAuth" })
-        guard let baseline = try Self.respondPeak(["--request", Self.vectors.appendingPathComponent(reference.file).path, "--origin", reference.origin] + clockArgs) else {
-            print("NOTICE: .build/debug/mdoc-respond not built; worst-case memory check skipped (scripts/test.sh builds it)")
-            return
-        }
+        let baseline = try #require(try Self.respondPeak(["--request", Self.vectors.appendingPathComponent(reference.file).path, "--origin", reference.origin] + clockArgs), "the CLI binary is required here")
         let tmp = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-worst-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: tmp, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: tmp) }

@@ -45,12 +45,9 @@ struct ContextConcurrencyTests {
         }
     }
 
-    @Test("Concurrent imports, cancels, trust additions and policy changes from separate processes: every success is reflected, no update is lost")
+    @Test("Concurrent imports, cancels, trust additions and policy changes from separate processes: every success is reflected, no update is lost", .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
     func concurrentProcesses() throws {
-        guard let binary = ConformanceTests.cliBinary else {
-            print("NOTICE: .build/debug/mdoc-respond not built; multi-process context test skipped (scripts/test.sh builds it)")
-            return
-        }
+        let binary = try #require(ConformanceTests.cliBinary, "the CLI binary is required here")
         let work = try Self.workDirectory()
         defer { try? FileManager.default.removeItem(at: work) }
         let dir = work.appendingPathComponent("ctx").path
@@ -118,12 +115,9 @@ struct ContextConcurrencyTests {
         print("context concurrency: \(rounds) rounds, \(processes) writer processes (11 at once), \(successes) successes printed, \(lost) updates lost")
     }
 
-    @Test("respond never fails while an unrelated credential is imported and removed over and over")
+    @Test("respond never fails while an unrelated credential is imported and removed over and over", .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
     func respondDuringRemovals() throws {
-        guard let binary = ConformanceTests.cliBinary else {
-            print("NOTICE: .build/debug/mdoc-respond not built; respond-during-removals test skipped (scripts/test.sh builds it)")
-            return
-        }
+        let binary = try #require(ConformanceTests.cliBinary, "the CLI binary is required here")
         let work = try Self.workDirectory()
         defer { try? FileManager.default.removeItem(at: work) }
         let dir = work.appendingPathComponent("ctx").path
@@ -166,12 +160,9 @@ struct ContextConcurrencyTests {
         print("respond during removals: 40 answers, \(failures.count) failures, while \(flag.churns) import/remove cycles of another credential ran")
     }
 
-    @Test("Key files are never readable by others while imports run (umask 000, writers SIGKILLed); the next writer leaves no temporary and no unreferenced key")
+    @Test("Key files are never readable by others while imports run (umask 000, writers SIGKILLed); the next writer leaves no temporary and no unreferenced key", .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
     func keyExposure() throws {
-        guard let binary = ConformanceTests.cliBinary else {
-            print("NOTICE: .build/debug/mdoc-respond not built; key-exposure test skipped (scripts/test.sh builds it)")
-            return
-        }
+        let binary = try #require(ConformanceTests.cliBinary, "the CLI binary is required here")
         let work = try Self.workDirectory()
         defer { try? FileManager.default.removeItem(at: work) }
         let dir = work.appendingPathComponent("ctx")

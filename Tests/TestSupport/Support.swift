@@ -1,10 +1,22 @@
 import Foundation
+import Testing
+
+/// Whether missing test prerequisites (third-party vectors, the CLI binary, the interop Python) fail
+/// the tests that need them instead of skipping them: when `CI` or `MDOC_REQUIRE_SHARED_VECTORS` is set.
+public enum Prerequisites {
+    static let environment = ProcessInfo.processInfo.environment
+    /// True under CI or `MDOC_REQUIRE_SHARED_VECTORS`.
+    public static let required: Bool = ["CI", "MDOC_REQUIRE_SHARED_VECTORS"].contains { !(environment[$0] ?? "").isEmpty }
+}
 
 /// Locates the third-party vectors: `$MDOC_SHARED_VECTORS`, else `../shared/vectors` beside the repo.
 public enum SharedVectors {
+    /// The path given in `MDOC_SHARED_VECTORS`, if any (a wrong one is not silently ignored).
+    static let configured: String? = Prerequisites.environment["MDOC_SHARED_VECTORS"].flatMap { $0.isEmpty ? nil : $0 }
+
     public static let root: URL? = {
-        if let env = ProcessInfo.processInfo.environment["MDOC_SHARED_VECTORS"], !env.isEmpty {
-            let u = URL(fileURLWithPath: env)
+        if let configured {
+            let u = URL(fileURLWithPath: configured)
             return FileManager.default.fileExists(atPath: u.path) ? u : nil
         }
         let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -12,12 +24,12 @@ public enum SharedVectors {
         return FileManager.default.fileExists(atPath: u.path) ? u : nil
     }()
 
-    public static var available: Bool {
-        if root == nil {
-            print("NOTICE: third-party vectors not found (set MDOC_SHARED_VECTORS or place them at ../shared/vectors); vector tests are skipped")
-        }
-        return root != nil
-    }
+    /// For `.enabled(if:)`: run when the vectors are there, and also when they are required or a path
+    /// was configured explicitly (the test then fails on the missing vector instead of being skipped).
+    public static var runnable: Bool { root != nil || Prerequisites.required || configured != nil }
+
+    /// Why a vector test is skipped.
+    public static let skipNote: Comment = "third-party vectors absent: place them at ../shared/vectors or set MDOC_SHARED_VECTORS"
 
     public static func data(_ path: String) throws -> Data {
         guard let root else { throw VectorMissing(path: path) }
