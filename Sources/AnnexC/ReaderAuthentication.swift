@@ -166,6 +166,7 @@ struct ReaderAuthenticator {
             switch error {
             case .keyAlgorithmMismatch: throw PresentmentError(.readerAuthenticationFailed, "\(label): algorithm does not match the reader key")
             case .payloadMismatch: throw PresentmentError(.readerAuthenticationFailed, "\(label): payload is attached, expected detached")
+            case .invalidSignatureLength: throw PresentmentError(.readerAuthenticationFailed, "\(label): signature length does not match the algorithm")
             default: throw PresentmentError(.readerAuthenticationFailed, "\(label): signature does not verify")
             }
         }

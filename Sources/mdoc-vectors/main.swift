@@ -306,7 +306,8 @@ try add("pid-from-untrusted-issuer-is-still-answered", docs: [ask("eu.europa.ec.
 let hostile: [(String, String, AnnexCError.Code)] = [
     ("hostile-not-json", "deviceRequest=1&encryptionInfo=2", .malformedRequest),
     ("hostile-openid4vp-only", "{\"digital\":{\"requests\":[{\"protocol\":\"openid4vp-v1-signed\",\"data\":{\"request\":\"x\"}}]}}", .unsupportedProtocol),
-    ("hostile-bad-base64", "{\"deviceRequest\":\"!!!!\",\"encryptionInfo\":\"gmVkY2FwaQ\"}", .invalidEncryptionInfo),
+    // A valid encryptionInfo, so the deviceRequest's bad base64url is what refuses it.
+    ("hostile-bad-base64", "{\"deviceRequest\":\"!!!!\",\"encryptionInfo\":\"\(cases[0].encryptionInfo)\"}", .malformedRequest),
     ("hostile-deep-json", String(repeating: "{\"a\":", count: 5000) + "1" + String(repeating: "}", count: 5000), .malformedRequest),
 ]
 for (id, body, code) in hostile {

@@ -215,6 +215,26 @@ struct ConformanceTests {
         #expect(refused.status == 1 && refused.err.contains("error[limitExceeded]"), "\(refused.err)")
     }
 
+    @Test("CLI: every hostile-catalogue request is refused by the binary with its code and no output at all", .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
+    func cliHostileCatalogue() throws {
+        let world = try TestWorld()
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-cli-catalogue-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var n = 0
+        // An origin with a NUL cannot be a command-line argument (argv is NUL-terminated).
+        for (k, c) in try HostileCatalogue.requests(world: world).enumerated() where !c.origin.contains("\u{0}") {
+            let file = dir.appendingPathComponent("case-\(k).json")
+            try Data(c.json).write(to: file)
+            let r = try #require(try Self.runCLI(["respond", "--request", file.path, "--origin", c.origin, "--clock", "2026-06-01T12:00:00Z"]))
+            #expect(r.status == 1, "\(c.name): exit \(r.status)")
+            #expect(r.out.isEmpty, "\(c.name): \(r.out.count) bytes of output")
+            #expect(r.err.contains("error[\(c.code.rawValue)]"), "\(c.name): \(r.err)")
+            n += 1
+        }
+        print("CLI hostile catalogue: \(n) requests refused by the binary with their codes, no output")
+    }
+
     /// Run CLI tests when the binary is built, or when prerequisites are required (they then fail).
     static var cliRunnable: Bool { cliBinary != nil || Prerequisites.required }
     /// Why a CLI test is skipped.
