@@ -9,7 +9,8 @@ let package = Package(
     targets: [
         .executableTarget(name: "FuzzCBOR", dependencies: [.product(name: "MdocCBOR", package: "mdoc-respond")],
                           swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
-        .executableTarget(name: "FuzzRequest", dependencies: [.product(name: "AnnexC", package: "mdoc-respond"), .product(name: "MdocCBOR", package: "mdoc-respond")],
+        .executableTarget(name: "FuzzRequest", dependencies: [.product(name: "AnnexC", package: "mdoc-respond"), .product(name: "MdocCBOR", package: "mdoc-respond"),
+                                                               .product(name: "HPKE", package: "mdoc-respond")],
                           swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
         .executableTarget(name: "FuzzHPKEOpen", dependencies: [.product(name: "HPKE", package: "mdoc-respond")],
                           swiftSettings: [.unsafeFlags(["-parse-as-library"])]),

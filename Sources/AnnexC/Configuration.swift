@@ -39,9 +39,9 @@ extension AnnexCEngine {
         public var maxNestingDepth: Int
         /// Most CBOR data items accepted in one DeviceRequest, embedded ItemsRequests included (default 8192).
         public var maxDataItems: Int
-        /// Source of HPKE ephemeral keys: nil (fresh random keys) except in deterministic tests. A test
-        /// hook, not API.
-        package var ephemeralKeySource: (@Sendable () -> HPKE.PrivateKey)?
+        /// Source of HPKE ephemeral keys: nil (fresh random keys) except in deterministic tests and the
+        /// request fuzzer. A test hook, not API (`@_spi(Testing)`): a reused ephemeral key breaks HPKE.
+        @_spi(Testing) public var ephemeralKeySource: (@Sendable () -> HPKE.PrivateKey)?
 
         /// Creates a configuration with safe defaults.
         public init(clock: @escaping @Sendable () -> Date = { Date() }, allowAppOrigins: Bool = false, acceptLegacyProtocolAlias: Bool = true,

@@ -36,10 +36,15 @@ extension AnnexCReader {
         do { dr = try DeviceResponse(encoded: plaintext) } catch { throw PresentmentError(.responseInvalid, "DeviceResponse: \(error)") }
         guard dr.status == 0 else { throw PresentmentError(.responseInvalid, "DeviceResponse status is not 0") }
         var verified = [VerifiedDocument]()
+        // Documents answer DocRequests in request order: each is held to the next DocRequest of its
+        // docType not yet answered (a request may ask for one docType twice).
+        var next = 0
         for doc in dr.documents {
-            guard let asked = request.documents.first(where: { $0.docType == doc.docType }) else {
-                throw PresentmentError(.responseInvalid, "a document was returned that was not requested")
+            guard let k = request.documents.indices.first(where: { $0 >= next && request.documents[$0].docType == doc.docType }) else {
+                throw PresentmentError(.responseInvalid, "a document was returned that was not requested, or out of request order")
             }
+            next = k + 1
+            let asked = request.documents[k]
             let auth = doc.issuerSigned.issuerAuth
             let chain: [Certificate]
             do { chain = try auth.headers.x5chain().map { (der) throws(COSEError) in try Certificate(der: der) } } catch {

@@ -98,6 +98,14 @@ extension HPKE {
             try core.export(context: context, length: length)
         }
 
+        /// Decrypts the message this (fresh) sender context would seal first: the sender holds the same
+        /// key schedule as the recipient. For tests that fix the ephemeral key and must read back what an
+        /// engine sealed without the recipient's key (the request fuzzer); not part of HPKE.
+        @_spi(Testing) public func openFirstSealed(_ ciphertext: [UInt8], aad: [UInt8] = []) throws(HPKE.Error) -> [UInt8] {
+            guard let aead = core.suite.aead.algorithm else { throw .exportOnly }
+            guard core.sequence == 0 else { throw .messageLimitReached }
+            do { return try aead.open(key: core.schedule.key, nonce: core.nonce(), ciphertext: ciphertext, aad: aad) } catch { throw .openFailed }
+        }
     }
 
     /// The recipient's context (`SetupBaseR`, `SetupPSKR`, `SetupAuthR`, `SetupAuthPSKR`). Not copyable;
@@ -143,6 +151,14 @@ extension HPKE {
             try core.export(context: context, length: length)
         }
 
+        /// Decrypts the message this (fresh) sender context would seal first: the sender holds the same
+        /// key schedule as the recipient. For tests that fix the ephemeral key and must read back what an
+        /// engine sealed without the recipient's key (the request fuzzer); not part of HPKE.
+        @_spi(Testing) public func openFirstSealed(_ ciphertext: [UInt8], aad: [UInt8] = []) throws(HPKE.Error) -> [UInt8] {
+            guard let aead = core.suite.aead.algorithm else { throw .exportOnly }
+            guard core.sequence == 0 else { throw .messageLimitReached }
+            do { return try aead.open(key: core.schedule.key, nonce: core.nonce(), ciphertext: ciphertext, aad: aad) } catch { throw .openFailed }
+        }
     }
 
     /// Single-shot seal: sets up a sender and seals one message.

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TestWorld
-@testable import AnnexC
+@_spi(Testing) @testable import AnnexC
 @testable import AnnexCReader
 @testable import Presentment
 import HPKE
