@@ -14,7 +14,7 @@ enum Respond {
     static let help = """
     usage: mdoc-respond respond --request FILE|- --origin ORIGIN [--context DIR] [--credential ID]
                                 [--approve all|ns/elem,...] [--format auto|cbor|json|android]
-                                [--out FILE|-] [--clock RFC3339] [--repeat N] [--report]
+                                [--missing omit|report] [--out FILE|-] [--clock RFC3339] [--repeat N] [--report]
 
     Answers an ISO 18013-7 Annex C request (any framing) from ORIGIN with the credentials of the
     context (default: the built-in test context in TestVectors/context) and writes the sealed response.
@@ -22,6 +22,8 @@ enum Respond {
       --format    auto (raw CBOR for a data-object request, the Android envelope otherwise),
                   cbor (iOS responseData), json ({"response": ...}), android ({"protocol","data"})
       --approve   all (default) or the comma-separated elements the user approved
+      --missing   omit (default) leaves out requested elements the credential lacks; report lists them
+                  as errors (code 0) and unanswered optional documents as documentErrors
       --repeat N  answer the same request N times in-process and report throughput on stderr
       --report    print a one-line summary on stderr, also on refusal, with the process's peak
                   memory: never element values, the origin or the reader's subject
@@ -35,7 +37,7 @@ enum Respond {
             if report { writeStderr("mdoc-respond: refused (\(code))\(peakMemoryNote())\n") }
             fail(Exit.refused, code, detail)
         }
-        o.check(allowed: ["--request", "--origin", "--context", "--credential", "--approve", "--format", "--out", "--clock", "--repeat"])
+        o.check(allowed: ["--request", "--origin", "--context", "--credential", "--approve", "--format", "--out", "--clock", "--repeat", "--missing"])
         // Read no more than the engine accepts: a larger request is refused without being held.
         let limit = AnnexCEngine.Configuration().maxRequestBytes
         let raw = Data(Input.read(o.require("--request"), limit: limit) {
@@ -45,7 +47,13 @@ enum Respond {
         let context = BuiltIn.context(o.value("--context"))
         let clock = parseClock(o.value("--clock"))
         let fixedClock = o.value("--clock") != nil
-        let engine = AnnexCEngine(context: context, configuration: .init(clock: { fixedClock ? clock : Date() }))
+        var configuration = AnnexCEngine.Configuration(clock: { fixedClock ? clock : Date() })
+        switch o.value("--missing") ?? "omit" {
+        case "omit": configuration.missingElements = .omit
+        case "report": configuration.missingElements = .report
+        default: fail(Exit.usage, "usage", "--missing must be omit or report")
+        }
+        let engine = AnnexCEngine(context: context, configuration: configuration)
         let format: ResponseFormat
         switch o.value("--format") ?? "auto" {
         case "auto": format = .automatic

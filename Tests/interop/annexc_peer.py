@@ -34,7 +34,7 @@ def cose_key_to_public(k):
     return ec.EllipticCurvePublicNumbers(int.from_bytes(k[-2], "big"), int.from_bytes(k[-3], "big"), ec.SECP256R1()).public_key()
 
 
-def build_request(docs, framing, version, signing, reader_key, reader_chain, alternatives=None):
+def build_request(docs, framing, version, signing, reader_key, reader_chain, alternatives=None, use_cases=None):
     """docs: [(docType, namespace, [elements])]; alternatives: {element: [[element, ...], ...]} for the
     first document (1.1 requestInfo.alternativeDataElements). Returns (raw JSON bytes, state)."""
     sk = ec.generate_private_key(ec.SECP256R1())
@@ -65,8 +65,12 @@ def build_request(docs, framing, version, signing, reader_key, reader_chain, alt
             d["readerAuth"] = sign(enc(CBORTag(24, enc(["ReaderAuthentication", st, it]))))
         doc_requests.append(d)
     dr = {"version": version, "docRequests": doc_requests}
+    dri = None
+    if use_cases:
+        dri = CBORTag(24, enc({"useCases": [{"mandatory": m, "documentSets": sets} for m, sets in use_cases]}))
+        dr["deviceRequestInfo"] = dri
     if signing == "readerAuthAll":
-        dr["readerAuthAll"] = [sign(enc(CBORTag(24, enc(["ReaderAuthenticationAll", st, items, None]))))]
+        dr["readerAuthAll"] = [sign(enc(CBORTag(24, enc(["ReaderAuthenticationAll", st, items, dri]))))]
     data = {"deviceRequest": b64u(enc(dr)), "encryptionInfo": ei}
     wrapped = {"data": data, "protocol": {"protocol": "org-iso-mdoc", "data": data},
                "requests": {"requests": [{"protocol": "openid4vp-v1-unsigned", "data": {}}, {"protocol": "org-iso-mdoc", "data": data}]},
@@ -74,7 +78,9 @@ def build_request(docs, framing, version, signing, reader_key, reader_chain, alt
     return json.dumps(wrapped).encode(), {"sk": sk, "transcript": transcript, "docs": docs}
 
 
-def verify(response_bytes, state, iaca, now):
+def verify(response_bytes, state, iaca, now, full=False):
+    """Decrypts and verifies a response; returns {docType: sorted element names}, or with full=True
+    (names, {docType: {name: value}}, {docType: {ns/elem: code}} errors, documentErrors list)."""
     text = response_bytes.lstrip()
     if text[:1] == b"{":
         j = json.loads(text)
@@ -88,7 +94,7 @@ def verify(response_bytes, state, iaca, now):
     plaintext = ctx.open(er[1]["cipherText"], aad=b"")
     dr = cbor2.loads(plaintext)
     assert dr["version"] == "1.0" and dr["status"] == 0, "DeviceResponse version/status"
-    disclosed = {}
+    disclosed, values, errors = {}, {}, {}
     for doc in dr["documents"]:
         isd = doc["issuerSigned"]
         prot, unprot, payload, sig = isd["issuerAuth"]
@@ -110,6 +116,7 @@ def verify(response_bytes, state, iaca, now):
                 inner = cbor2.loads(item.value)
                 assert mso["valueDigests"][ns][inner["digestID"]] == digest, "value digest"
                 names.append(f"{ns}/{inner['elementIdentifier']}")
+                values.setdefault(doc["docType"], {})[f"{ns}/{inner['elementIdentifier']}"] = (inner["elementValue"], bytes(item.value))
         ds_ = doc["deviceSigned"]
         st = cbor2.loads(state["transcript"])
         dab = enc(CBORTag(24, enc(["DeviceAuthentication", st, doc["docType"], ds_["nameSpaces"]])))
@@ -117,7 +124,23 @@ def verify(response_bytes, state, iaca, now):
         assert dpayload is None, "detached device signature"
         cose_key_to_public(mso["deviceKeyInfo"]["deviceKey"]).verify(der_sig(dsig), enc(["Signature1", dprot, b"", dab]), ec.ECDSA(hashes.SHA256()))
         disclosed[doc["docType"]] = sorted(names)
+        for ns, elems in doc.get("errors", {}).items():
+            for e, code in elems.items():
+                errors.setdefault(doc["docType"], {})[f"{ns}/{e}"] = code
+    if full:
+        return disclosed, values, errors, [list(e.items())[0] for e in dr.get("documentErrors", [])]
     return disclosed
+
+
+def issued_items(path):
+    """{ns/elem: (value, IssuerSignedItemBytes content)} read straight from an IssuerSigned file."""
+    isd = cbor2.loads(open(path, "rb").read())
+    out = {}
+    for ns, items in isd["nameSpaces"].items():
+        for item in items:
+            inner = cbor2.loads(item.value)
+            out[f"{ns}/{inner['elementIdentifier']}"] = (inner["elementValue"], bytes(item.value))
+    return out
 
 
 def run_cli(cli, raw, args):
@@ -218,6 +241,46 @@ def main():
     except Exception as e:
         failed += 1
         print(f"FAIL self-signed reader answered: {type(e).__name__}: {e}")
+
+    # Element values: what comes back is byte for byte what the issuer signed, read independently
+    # from the credential file; missing elements are reported under --missing report; an optional use
+    # case nobody can answer is listed in documentErrors.
+    try:
+        issued = issued_items(os.path.join(a.vectors, "credentials", "mdl.issuer-signed.cbor"))
+        asked = ["family_name", "given_name", "birth_date", "age_over_21", "driving_privileges", "portrait"]
+        raw, state = build_request([(mdl, mns, asked)], "data", "1.0", "none", reader_key, reader_chain)
+        rc, out, err = run_cli(a.cli, raw, [])
+        assert rc == 0, f"CLI exit {rc}: {err.strip()}"
+        _, values, _, _ = verify(out, state, iaca, now, full=True)
+        assert sorted(values[mdl]) == sorted(f"{mns}/{e}" for e in asked), f"released {sorted(values[mdl])}"
+        for k, (v, item) in values[mdl].items():
+            assert item == issued[k][1], f"{k}: IssuerSignedItemBytes differ from the issued ones"
+            assert v == issued[k][0], f"{k}: value differs from the issued one"
+        assert values[mdl][f"{mns}/family_name"][0] == "Mustermann"
+        passed += 1
+    except Exception as e:
+        failed += 1
+        print(f"FAIL element values: {type(e).__name__}: {e}")
+    try:
+        docs = [(mdl, mns, ["family_name", "biometric_template_face", "age_over_99"]), ("org.example.library-card.1", "org.example.library", ["member_id"])]
+        raw, state = build_request(docs, "digital", "1.1", "none", reader_key, reader_chain, use_cases=[(True, [[0]]), (False, [[1]])])
+        rc, out, err = run_cli(a.cli, raw, ["--missing", "report"])
+        assert rc == 0, f"CLI exit {rc}: {err.strip()}"
+        disclosed, _, errors, doc_errors = verify(out, state, iaca, now, full=True)
+        assert disclosed == {mdl: [f"{mns}/family_name"]}, f"disclosed {disclosed}"
+        assert errors == {mdl: {f"{mns}/age_over_99": 0, f"{mns}/biometric_template_face": 0}}, f"errors {errors}"
+        assert doc_errors == [("org.example.library-card.1", 0)], f"documentErrors {doc_errors}"
+        rc, out, err = run_cli(a.cli, raw, [])
+        disclosed, _, errors, doc_errors = verify(out, state, iaca, now, full=True)
+        assert rc == 0 and errors == {} and doc_errors == [], "omitted by default"
+        # The mandatory use case unanswerable: refused, no output.
+        raw, state = build_request(docs, "digital", "1.1", "none", reader_key, reader_chain, use_cases=[(True, [[1]])])
+        rc, out, err = run_cli(a.cli, raw, [])
+        assert rc == 1 and not out and "cannotSatisfyRequest" in err, f"exit {rc}: {err.strip()}"
+        passed += 1
+    except Exception as e:
+        failed += 1
+        print(f"FAIL missing elements and use cases: {type(e).__name__}: {e}")
 
     # A credential issued by pymdoccbor, with the peer's own IACA → DS chain and device key.
     try:
