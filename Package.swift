@@ -40,21 +40,33 @@ let package = Package(
         // The verifier's side, for tests, the CLI's reader commands and the demo. Wallet backends that
         // only answer requests do not link it.
         .target(name: "AnnexCReader", dependencies: ["AnnexC", "Presentment", "MdocCBOR", "HPKE"]),
-        .executableTarget(name: "mdoc-respond", dependencies: ["AnnexC", "AnnexCReader", "Presentment", "MdocCBOR", "HPKE"]),
-        .executableTarget(name: "mdoc-bench", dependencies: ["MdocCBOR", "HPKE", "Presentment", "AnnexC", "AnnexCReader", "CryptoCore"]),
+        .executableTarget(
+            name: "mdoc-respond", dependencies: ["AnnexC", "AnnexCReader", "Presentment", "MdocCBOR", "HPKE"]),
+        .executableTarget(
+            name: "mdoc-bench",
+            dependencies: ["MdocCBOR", "HPKE", "Presentment", "AnnexC", "AnnexCReader", "CryptoCore"]),
         // Regenerates TestVectors/ (seeded keys, salts and nonces; ECDSA signatures vary per run).
-        .executableTarget(name: "mdoc-vectors", dependencies: ["MdocCBOR", "HPKE", "Presentment", "AnnexC", "AnnexCReader"]),
+        .executableTarget(
+            name: "mdoc-vectors", dependencies: ["MdocCBOR", "HPKE", "Presentment", "AnnexC", "AnnexCReader"]),
 
         // Shared test helpers (vector locations, hex).
         .target(name: "TestSupport", path: "Tests/TestSupport"),  // links Swift Testing (skip traits)
         // A generated test PKI, credentials and engines, for the core, front-end and conformance suites.
-        .target(name: "TestWorld", dependencies: ["AnnexC", "AnnexCReader", "Presentment", "MdocCBOR", "HPKE"], path: "Tests/TestWorld"),
+        .target(
+            name: "TestWorld", dependencies: ["AnnexC", "AnnexCReader", "Presentment", "MdocCBOR", "HPKE"],
+            path: "Tests/TestWorld"),
         .testTarget(name: "CryptoCoreTests", dependencies: ["CryptoCore", "TestSupport"]),
         .testTarget(name: "MdocCBORTests", dependencies: ["MdocCBOR", "CryptoCore", "TestSupport"]),
         .testTarget(name: "HPKETests", dependencies: ["HPKE", "CryptoCore", "TestSupport"]),
-        .testTarget(name: "PresentmentTests", dependencies: ["Presentment", "AnnexC", "AnnexCReader", "MdocCBOR", "HPKE", "TestSupport", "TestWorld"]),
-        .testTarget(name: "AnnexCTests", dependencies: ["AnnexC", "AnnexCReader", "Presentment", "MdocCBOR", "HPKE", "TestSupport", "TestWorld"]),
-        .testTarget(name: "ConformanceTests", dependencies: ["AnnexC", "AnnexCReader", "Presentment", "MdocCBOR", "HPKE", "TestSupport", "TestWorld"]),
+        .testTarget(
+            name: "PresentmentTests",
+            dependencies: ["Presentment", "AnnexC", "AnnexCReader", "MdocCBOR", "HPKE", "TestSupport", "TestWorld"]),
+        .testTarget(
+            name: "AnnexCTests",
+            dependencies: ["AnnexC", "AnnexCReader", "Presentment", "MdocCBOR", "HPKE", "TestSupport", "TestWorld"]),
+        .testTarget(
+            name: "ConformanceTests",
+            dependencies: ["AnnexC", "AnnexCReader", "Presentment", "MdocCBOR", "HPKE", "TestSupport", "TestWorld"]),
     ],
     swiftLanguageModes: [.v6]
 )

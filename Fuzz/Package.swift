@@ -7,15 +7,22 @@ let package = Package(
     name: "mdoc-respond-fuzz",
     dependencies: [.package(name: "mdoc-respond", path: "..")],
     targets: [
-        .executableTarget(name: "FuzzCBOR", dependencies: [.product(name: "MdocCBOR", package: "mdoc-respond")],
-                          swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
-        .executableTarget(name: "FuzzRequest", dependencies: [.product(name: "AnnexC", package: "mdoc-respond"), .product(name: "MdocCBOR", package: "mdoc-respond"),
-                                                               .product(name: "HPKE", package: "mdoc-respond")],
-                          swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
-        .executableTarget(name: "FuzzHPKEOpen", dependencies: [.product(name: "HPKE", package: "mdoc-respond")],
-                          swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
-        .executableTarget(name: "FuzzContext", dependencies: [.product(name: "AnnexC", package: "mdoc-respond")],
-                          swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
+        .executableTarget(
+            name: "FuzzCBOR", dependencies: [.product(name: "MdocCBOR", package: "mdoc-respond")],
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
+        .executableTarget(
+            name: "FuzzRequest",
+            dependencies: [
+                .product(name: "AnnexC", package: "mdoc-respond"), .product(name: "MdocCBOR", package: "mdoc-respond"),
+                .product(name: "HPKE", package: "mdoc-respond"),
+            ],
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
+        .executableTarget(
+            name: "FuzzHPKEOpen", dependencies: [.product(name: "HPKE", package: "mdoc-respond")],
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
+        .executableTarget(
+            name: "FuzzContext", dependencies: [.product(name: "AnnexC", package: "mdoc-respond")],
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 import HPKE
 import MdocCBOR
@@ -40,22 +40,32 @@ public final class AnnexCEngine: Sendable {
     ///   - format: how to frame the sealed response.
     /// - Returns: the bytes the platform expects (see `ResponseFormat`).
     /// - Throws: `AnnexCError` with the refusal's code; no bytes are produced on any refusal.
-    public func accept(rawRequest: Data, origin: String, credentialID: String? = nil, format: ResponseFormat = .automatic) throws(PresentmentError) -> Data {
+    public func accept(
+        rawRequest: Data, origin: String, credentialID: String? = nil, format: ResponseFormat = .automatic
+    ) throws(PresentmentError) -> Data {
         // The same checks as `parse`, then the plan straight from the DeviceRequest: no consent-screen
         // model (per-element lists, every candidate ranked) is built for a call that shows none.
         // Tests hold this path to `respond(to: parse(…))` response for response.
         var explanation = Explanation()
         let checked = try check(rawRequest: rawRequest, origin: origin, explanation: &explanation, record: false)
         if let credentialID {
-            guard context.credential(id: credentialID) != nil else { throw PresentmentError(.noMatchingCredential, "no credential with the given id") }
+            guard context.credential(id: credentialID) != nil else {
+                throw PresentmentError(.noMatchingCredential, "no credential with the given id")
+            }
         }
-        let plan = try Planner.bestPlan(checked.queries, documentSets: DocumentSetRule.of(checked.deviceRequest), context: context, now: checked.now,
-                                        credentialID: credentialID)
-        return try finish(plan, transcript: checked.transcript, encryptionInfo: checked.encryptionInfo, framing: checked.framing, format: format)
+        let plan = try Planner.bestPlan(
+            checked.queries, documentSets: DocumentSetRule.of(checked.deviceRequest), context: context,
+            now: checked.now,
+            credentialID: credentialID)
+        return try finish(
+            plan, transcript: checked.transcript, encryptionInfo: checked.encryptionInfo, framing: checked.framing,
+            format: format)
     }
 
     /// `accept(rawRequest:origin:credentialID:format:)` with an origin already parsed.
-    public func accept(rawRequest: Data, origin: Origin, credentialID: String? = nil, format: ResponseFormat = .automatic) throws(PresentmentError) -> Data {
+    public func accept(
+        rawRequest: Data, origin: Origin, credentialID: String? = nil, format: ResponseFormat = .automatic
+    ) throws(PresentmentError) -> Data {
         try accept(rawRequest: rawRequest, origin: origin.serialized, credentialID: credentialID, format: format)
     }
 
@@ -93,13 +103,18 @@ public final class AnnexCEngine: Sendable {
 
     /// Runs the checks; `record` fills `explanation` (the consent and `explain` paths), otherwise
     /// only a refusal by the reader checks is recorded.
-    func check(rawRequest: Data, origin originText: String, explanation: inout Explanation, record: Bool) throws(PresentmentError) -> CheckedRequest {
-        guard rawRequest.count <= configuration.maxRequestBytes else { throw PresentmentError(.limitExceeded, "request larger than the configured maximum") }
+    func check(rawRequest: Data, origin originText: String, explanation: inout Explanation, record: Bool)
+        throws(PresentmentError) -> CheckedRequest
+    {
+        guard rawRequest.count <= configuration.maxRequestBytes else {
+            throw PresentmentError(.limitExceeded, "request larger than the configured maximum")
+        }
         // Framing read straight from the caller's buffer (no copy of the request).
         let found: Result<Envelope, PresentmentError> = rawRequest.withUnsafeBytes { raw in
             Result { () throws(PresentmentError) in
-                try Envelope.parse(raw.assumingMemoryBound(to: UInt8.self), acceptLegacyAlias: configuration.acceptLegacyProtocolAlias,
-                                   maxBytes: configuration.maxRequestBytes)
+                try Envelope.parse(
+                    raw.assumingMemoryBound(to: UInt8.self), acceptLegacyAlias: configuration.acceptLegacyProtocolAlias,
+                    maxBytes: configuration.maxRequestBytes)
             }
         }
         let envelope = try found.get()
@@ -113,25 +128,35 @@ public final class AnnexCEngine: Sendable {
             explanation.sessionTranscript = transcript.bytes
         }
 
-        guard let drBytes = Base64URL.decode(envelope.deviceRequest) else { throw PresentmentError(.malformedRequest, "deviceRequest is not base64url") }
+        guard let drBytes = Base64URL.decode(envelope.deviceRequest) else {
+            throw PresentmentError(.malformedRequest, "deviceRequest is not base64url")
+        }
         if record { explanation.deviceRequest = drBytes }
-        let options = CBORDecodingOptions(maxDepth: configuration.maxNestingDepth, maxItems: configuration.maxDataItems, maxInputSize: configuration.maxRequestBytes)
+        let options = CBORDecodingOptions(
+            maxDepth: configuration.maxNestingDepth, maxItems: configuration.maxDataItems,
+            maxInputSize: configuration.maxRequestBytes)
         let request: DeviceRequest
         do { request = try DeviceRequest(encoded: drBytes, options: options) } catch {
-            if error.code == .cbor, let c = error.cbor, [.itemLimitExceeded, .depthLimitExceeded, .inputTooLarge].contains(c.code) {
-                throw PresentmentError(.limitExceeded, "DeviceRequest exceeds the configured CBOR limits (\(c.code.rawValue))")
+            if error.code == .cbor, let c = error.cbor,
+                [.itemLimitExceeded, .depthLimitExceeded, .inputTooLarge].contains(c.code)
+            {
+                throw PresentmentError(
+                    .limitExceeded, "DeviceRequest exceeds the configured CBOR limits (\(c.code.rawValue))")
             }
             throw PresentmentError(.invalidDeviceRequest, error.description)
         }
-        guard request.docRequests.count <= configuration.maxDocRequests else { throw PresentmentError(.limitExceeded, "more DocRequests than the configured limit") }
+        guard request.docRequests.count <= configuration.maxDocRequests else {
+            throw PresentmentError(.limitExceeded, "more DocRequests than the configured limit")
+        }
         guard Self.elementReferences(request) <= configuration.maxRequestedElements else {
             throw PresentmentError(.limitExceeded, "more requested and alternative elements than the configured limit")
         }
         let now = configuration.clock()
         let auth: ReaderAuthenticator.Result
         do {
-            auth = try ReaderAuthenticator(policy: context.readerTrust, now: now).authenticate(request: request, transcript: transcript, record: record,
-                                                                                             checks: &explanation.readerChecks)
+            auth = try ReaderAuthenticator(policy: context.readerTrust, now: now).authenticate(
+                request: request, transcript: transcript, record: record,
+                checks: &explanation.readerChecks)
         } catch {
             explanation.error = error
             throw error
@@ -141,10 +166,13 @@ public final class AnnexCEngine: Sendable {
             explanation.documentVerdicts = request.docRequests.indices.map(auth.verdict(forDocument:))
             explanation.readers = auth.readers
         }
-        return CheckedRequest(origin: origin, framing: envelope.framing, protocolIdentifier: envelope.protocolIdentifier ?? Self.protocolIdentifier,
-                              transcript: transcript, encryptionInfo: encryptionInfo,
-                              deviceRequest: request, queries: DocumentQuery.prepare(request, maxSetSize: configuration.maxAlternativeSetSize),
-                              auth: auth, now: now)
+        return CheckedRequest(
+            origin: origin, framing: envelope.framing,
+            protocolIdentifier: envelope.protocolIdentifier ?? Self.protocolIdentifier,
+            transcript: transcript, encryptionInfo: encryptionInfo,
+            deviceRequest: request,
+            queries: DocumentQuery.prepare(request, maxSetSize: configuration.maxAlternativeSetSize),
+            auth: auth, now: now)
     }
 
     /// Every element a DeviceRequest names: requested elements, and each `alternativeDataElements`
@@ -161,21 +189,27 @@ public final class AnnexCEngine: Sendable {
         return n
     }
 
-    func parse(rawRequest: Data, origin originText: String, explanation: inout Explanation, describeSelection: Bool) throws(PresentmentError) -> PresentmentRequest {
+    func parse(rawRequest: Data, origin originText: String, explanation: inout Explanation, describeSelection: Bool)
+        throws(PresentmentError) -> PresentmentRequest
+    {
         let checked = try check(rawRequest: rawRequest, origin: originText, explanation: &explanation, record: true)
         let documents = checked.queries.map { q in
-            RequestedDocument(q, candidates: Planner.candidates(q, context: context, now: checked.now), readerVerdict: checked.auth.verdict(forDocument: q.index),
-                              readerAuthentication: checked.auth.coverage.isEmpty ? [] : checked.auth.coverage[q.index])
+            RequestedDocument(
+                q, candidates: Planner.candidates(q, context: context, now: checked.now),
+                readerVerdict: checked.auth.verdict(forDocument: q.index),
+                readerAuthentication: checked.auth.coverage.isEmpty ? [] : checked.auth.coverage[q.index])
         }
         if describeSelection {
             explanation.documents = documents
             for d in documents { explanation.selection.append(Self.describe(d)) }
         }
-        let state = AnnexCRequestState(framing: checked.framing, transcript: checked.transcript, encryptionInfo: checked.encryptionInfo,
-                                       deviceRequest: checked.deviceRequest, explanation: explanation)
-        return PresentmentRequest(origin: checked.origin, protocolIdentifier: checked.protocolIdentifier, readerVerdict: checked.auth.verdict,
-                                  readers: checked.auth.readers, documents: documents, sessionTranscriptBytes: checked.transcript.bytes,
-                                  documentSets: DocumentSetRule.of(checked.deviceRequest), frontEnd: state)
+        let state = AnnexCRequestState(
+            framing: checked.framing, transcript: checked.transcript, encryptionInfo: checked.encryptionInfo,
+            deviceRequest: checked.deviceRequest, explanation: explanation)
+        return PresentmentRequest(
+            origin: checked.origin, protocolIdentifier: checked.protocolIdentifier, readerVerdict: checked.auth.verdict,
+            readers: checked.auth.readers, documents: documents, sessionTranscriptBytes: checked.transcript.bytes,
+            documentSets: DocumentSetRule.of(checked.deviceRequest), frontEnd: state)
     }
 
     /// Builds, signs and seals the answer to a parsed request.
@@ -189,38 +223,56 @@ public final class AnnexCEngine: Sendable {
     ///   - format: how to frame the sealed response.
     /// - Throws: `unsupportedProtocol` for a request another front end parsed; the planning, signing
     ///   and sealing refusals otherwise.
-    public func respond(to request: PresentmentRequest, using: [Int: String] = [:], approving: Approval = .allRequested,
-                        consented: ConsentedRequest? = nil, format: ResponseFormat = .automatic) throws(PresentmentError) -> Data {
-        guard let state = request.annexC else { throw PresentmentError(.unsupportedProtocol, "the request was not parsed by the Annex C engine") }
+    public func respond(
+        to request: PresentmentRequest, using: [Int: String] = [:], approving: Approval = .allRequested,
+        consented: ConsentedRequest? = nil, format: ResponseFormat = .automatic
+    ) throws(PresentmentError) -> Data {
+        guard let state = request.annexC else {
+            throw PresentmentError(.unsupportedProtocol, "the request was not parsed by the Annex C engine")
+        }
         let plan = try Planner.plan(request, context: context, using: using, approving: approving, consented: consented)
-        return try finish(plan, transcript: state.transcript, encryptionInfo: state.encryptionInfo, framing: state.framing, format: format)
+        return try finish(
+            plan, transcript: state.transcript, encryptionInfo: state.encryptionInfo, framing: state.framing,
+            format: format)
     }
 
     /// Builds the DeviceResponse for a plan, enforces maximumResponseSize, self-checks if configured, seals.
-    private func finish(_ plan: Plan, transcript: SessionTranscript, encryptionInfo: EncryptionInfo, framing: RequestFraming,
-                        format: ResponseFormat) throws(PresentmentError) -> Data {
-        let response = try DeviceResponseBuilder.build(plan: plan, sessionTranscript: transcript.bytes, missingElements: configuration.missingElements)
+    private func finish(
+        _ plan: Plan, transcript: SessionTranscript, encryptionInfo: EncryptionInfo, framing: RequestFraming,
+        format: ResponseFormat
+    ) throws(PresentmentError) -> Data {
+        let response = try DeviceResponseBuilder.build(
+            plan: plan, sessionTranscript: transcript.bytes, missingElements: configuration.missingElements)
         for d in plan.answered {
             if let max = d.maximumResponseSize, UInt64(response.count) > max {
                 throw PresentmentError(.responseTooLarge, "the DeviceResponse exceeds the reader's maximumResponseSize")
             }
         }
-        if configuration.selfCheck { try DeviceResponseBuilder.selfCheck(response, plan: plan, sessionTranscript: transcript.bytes) }
-        return try seal(response, encryptionInfo: encryptionInfo, transcript: transcript, framing: framing, format: format)
+        if configuration.selfCheck {
+            try DeviceResponseBuilder.selfCheck(response, plan: plan, sessionTranscript: transcript.bytes)
+        }
+        return try seal(
+            response, encryptionInfo: encryptionInfo, transcript: transcript, framing: framing, format: format)
     }
 
     /// One line of `explain`'s selection record for a requested document: what each candidate would
     /// release (substitutes named with what they replace), what it lacks, and alternatives not honoured.
     static func describe(_ d: RequestedDocument) -> String {
         var line = "docRequests[\(d.index)] \(d.docType): \(d.elements.count) elements requested; "
-        line += d.candidates.isEmpty ? "no usable credential" : d.candidates.map { c in
-            "\(c.credentialID) can release \(c.shownElements.count)"
-                + (c.releasable.isEmpty ? "" : " [\(c.releasable.map(\.identifier).joined(separator: ", "))]")
-                + c.substitutions.map { ", replaces \($0.requested.identifier) with [\($0.replacement.map(\.identifier).joined(separator: ", "))]" }.joined()
-                + (c.missing.isEmpty ? "" : ", lacks [\(c.missing.map(\.identifier).joined(separator: ", "))]")
-        }.joined(separator: "; ")
+        line +=
+            d.candidates.isEmpty
+            ? "no usable credential"
+            : d.candidates.map { c in
+                "\(c.credentialID) can release \(c.shownElements.count)"
+                    + (c.releasable.isEmpty ? "" : " [\(c.releasable.map(\.identifier).joined(separator: ", "))]")
+                    + c.substitutions.map {
+                        ", replaces \($0.requested.identifier) with [\($0.replacement.map(\.identifier).joined(separator: ", "))]"
+                    }.joined()
+                    + (c.missing.isEmpty ? "" : ", lacks [\(c.missing.map(\.identifier).joined(separator: ", "))]")
+            }.joined(separator: "; ")
         for i in d.ignoredAlternatives {
-            line += "; alternative for \(i.requested.identifier) not honoured (\(i.reason.rawValue)): [\(i.set.map(\.description).joined(separator: ", "))]"
+            line +=
+                "; alternative for \(i.requested.identifier) not honoured (\(i.reason.rawValue)): [\(i.set.map(\.description).joined(separator: ", "))]"
         }
         return line
     }
@@ -229,7 +281,9 @@ public final class AnnexCEngine: Sendable {
     /// selection), without building a response. Never throws: a refusal is recorded in `error`.
     public func explain(rawRequest: Data, origin: String) -> Explanation {
         var e = Explanation()
-        do { _ = try parse(rawRequest: rawRequest, origin: origin, explanation: &e, describeSelection: true) } catch { e.error = error }
+        do { _ = try parse(rawRequest: rawRequest, origin: origin, explanation: &e, describeSelection: true) } catch {
+            e.error = error
+        }
         return e
     }
 }

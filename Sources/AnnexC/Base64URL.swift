@@ -6,7 +6,8 @@ internal import CryptoCore
 /// `=` padding is tolerated (and must then be correct), anything else is refused. Both directions
 /// work on raw buffers, three bytes ↔ four characters at a time.
 public enum Base64URL {
-    private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+    private static let alphabet: [UInt8] = Array(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
     /// Two output characters per 12 input bits, little-endian packed (first character in the low byte).
     private static let pairs: [UInt16] = {
         var t = [UInt16](repeating: 0, count: 4096)
@@ -50,52 +51,59 @@ public enum Base64URL {
     static func encode(_ input: UnsafeRawBufferPointer, into out: UnsafeMutablePointer<UInt8>) {
         let n = input.count
         guard n > 0 else { return }
-        alphabet.withUnsafeBufferPointer { ab in pairs.withUnsafeBufferPointer { pb in
-            let a = ab.baseAddress!
-            let pt = pb.baseAddress!
-            let p = input.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            let raw = UnsafeMutableRawPointer(out)
-            var i = 0, o = 0
-            // Six input bytes → eight characters: one unaligned 8-byte load (so 8 bytes must be
-            // readable), four pair lookups, one 8-byte store.
-            @inline(__always) func six(_ i: Int, _ o: Int) {
-                let w = UInt64(bigEndian: UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self))
-                let a0 = UInt64(pt[Int(truncatingIfNeeded: (w >> 52) & 0xfff)]), a1 = UInt64(pt[Int(truncatingIfNeeded: (w >> 40) & 0xfff)])
-                let a2 = UInt64(pt[Int(truncatingIfNeeded: (w >> 28) & 0xfff)]), a3 = UInt64(pt[Int(truncatingIfNeeded: (w >> 16) & 0xfff)])
-                raw.storeBytes(of: (a0 | a1 << 16 | a2 << 32 | a3 << 48).littleEndian, toByteOffset: o, as: UInt64.self)
+        alphabet.withUnsafeBufferPointer { ab in
+            pairs.withUnsafeBufferPointer { pb in
+                let a = ab.baseAddress!
+                let pt = pb.baseAddress!
+                let p = input.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                let raw = UnsafeMutableRawPointer(out)
+                var i = 0
+                var o = 0
+                // Six input bytes → eight characters: one unaligned 8-byte load (so 8 bytes must be
+                // readable), four pair lookups, one 8-byte store.
+                @inline(__always) func six(_ i: Int, _ o: Int) {
+                    let w = UInt64(bigEndian: UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self))
+                    let a0 = UInt64(pt[Int(truncatingIfNeeded: (w >> 52) & 0xfff)])
+                    let a1 = UInt64(pt[Int(truncatingIfNeeded: (w >> 40) & 0xfff)])
+                    let a2 = UInt64(pt[Int(truncatingIfNeeded: (w >> 28) & 0xfff)])
+                    let a3 = UInt64(pt[Int(truncatingIfNeeded: (w >> 16) & 0xfff)])
+                    raw.storeBytes(
+                        of: (a0 | a1 << 16 | a2 << 32 | a3 << 48).littleEndian, toByteOffset: o, as: UInt64.self)
+                }
+                // Two such steps per iteration (the second load ends at i + 14); limits computed once so
+                // the loops carry no overflow checks.
+                let limit12 = n &- 14
+                let limit6 = n &- 8
+                while i <= limit12 {
+                    six(i, o)
+                    six(i &+ 6, o &+ 8)
+                    i &+= 12
+                    o &+= 16
+                }
+                while i <= limit6 {
+                    six(i, o)
+                    i &+= 6
+                    o &+= 8
+                }
+                while i + 3 <= n {
+                    let v = Int(p[i]) << 16 | Int(p[i + 1]) << 8 | Int(p[i + 2])
+                    raw.storeBytes(of: pt[v >> 12].littleEndian, toByteOffset: o, as: UInt16.self)
+                    raw.storeBytes(of: pt[v & 0xfff].littleEndian, toByteOffset: o + 2, as: UInt16.self)
+                    i &+= 3
+                    o &+= 4
+                }
+                if n - i == 1 {
+                    let v = UInt32(p[i]) << 16
+                    out[o] = a[Int(v >> 18)]
+                    out[o + 1] = a[Int((v >> 12) & 63)]
+                } else if n - i == 2 {
+                    let v = UInt32(p[i]) << 16 | UInt32(p[i + 1]) << 8
+                    out[o] = a[Int(v >> 18)]
+                    out[o + 1] = a[Int((v >> 12) & 63)]
+                    out[o + 2] = a[Int((v >> 6) & 63)]
+                }
             }
-            // Two such steps per iteration (the second load ends at i + 14); limits computed once so
-            // the loops carry no overflow checks.
-            let limit12 = n &- 14, limit6 = n &- 8
-            while i <= limit12 {
-                six(i, o)
-                six(i &+ 6, o &+ 8)
-                i &+= 12
-                o &+= 16
-            }
-            while i <= limit6 {
-                six(i, o)
-                i &+= 6
-                o &+= 8
-            }
-            while i + 3 <= n {
-                let v = Int(p[i]) << 16 | Int(p[i + 1]) << 8 | Int(p[i + 2])
-                raw.storeBytes(of: pt[v >> 12].littleEndian, toByteOffset: o, as: UInt16.self)
-                raw.storeBytes(of: pt[v & 0xfff].littleEndian, toByteOffset: o + 2, as: UInt16.self)
-                i &+= 3
-                o &+= 4
-            }
-            if n - i == 1 {
-                let v = UInt32(p[i]) << 16
-                out[o] = a[Int(v >> 18)]
-                out[o + 1] = a[Int((v >> 12) & 63)]
-            } else if n - i == 2 {
-                let v = UInt32(p[i]) << 16 | UInt32(p[i + 1]) << 8
-                out[o] = a[Int(v >> 18)]
-                out[o + 1] = a[Int((v >> 12) & 63)]
-                out[o + 2] = a[Int((v >> 6) & 63)]
-            }
-        } }
+        }
     }
 
     /// Decodes; returns nil for characters outside the alphabet, misplaced or wrong padding, an
@@ -107,7 +115,10 @@ public enum Base64URL {
     static func decode(_ text: UnsafeRawBufferPointer) -> [UInt8]? {
         var n = text.count
         var pad = 0
-        while n > 0 && text[n - 1] == UInt8(ascii: "=") { n -= 1; pad += 1 }
+        while n > 0 && text[n - 1] == UInt8(ascii: "=") {
+            n -= 1
+            pad += 1
+        }
         if pad > 2 { return nil }
         if pad > 0 && (n + pad) % 4 != 0 { return nil }
         if n % 4 == 1 { return nil }
@@ -115,10 +126,17 @@ public enum Base64URL {
         return table.withUnsafeBufferPointer { t -> [UInt8]? in
             var bad = false
             let out = ByteArrays.make(count: outLen) { buf in
-                var i = 0, o = 0
+                var i = 0
+                var o = 0
                 while i + 4 <= n {
-                    let a = t[Int(text[i])], b = t[Int(text[i + 1])], c = t[Int(text[i + 2])], d = t[Int(text[i + 3])]
-                    if (a | b | c | d) & 0x80 != 0 { bad = true; break }
+                    let a = t[Int(text[i])]
+                    let b = t[Int(text[i + 1])]
+                    let c = t[Int(text[i + 2])]
+                    let d = t[Int(text[i + 3])]
+                    if (a | b | c | d) & 0x80 != 0 {
+                        bad = true
+                        break
+                    }
                     let v = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
                     buf[o] = UInt8(truncatingIfNeeded: v >> 16)
                     buf[o + 1] = UInt8(truncatingIfNeeded: v >> 8)
@@ -127,7 +145,8 @@ public enum Base64URL {
                     o += 3
                 }
                 if !bad && n - i >= 2 {
-                    let a = t[Int(text[i])], b = t[Int(text[i + 1])]
+                    let a = t[Int(text[i])]
+                    let b = t[Int(text[i + 1])]
                     let c: UInt8 = n - i == 3 ? t[Int(text[i + 2])] : 0
                     if (a | b | c) & 0x80 != 0 {
                         bad = true
@@ -138,13 +157,13 @@ public enum Base64URL {
                         if n - i == 3 {
                             buf[o] = UInt8(truncatingIfNeeded: v >> 8)
                             o += 1
-                            if v & 0xff != 0 { bad = true }   // non-zero trailing bits
+                            if v & 0xff != 0 { bad = true }  // non-zero trailing bits
                         } else if v & 0xffff != 0 {
                             bad = true
                         }
                     }
                 }
-                if bad { buf.initialize(repeating: 0) }   // refused: the array is dropped
+                if bad { buf.initialize(repeating: 0) }  // refused: the array is dropped
             }
             return bad ? nil : out
         }

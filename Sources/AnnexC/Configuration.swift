@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 import HPKE
 import MdocCBOR
@@ -44,10 +44,14 @@ extension AnnexCEngine {
         @_spi(Testing) public var ephemeralKeySource: (@Sendable () -> HPKE.PrivateKey)?
 
         /// Creates a configuration with safe defaults.
-        public init(clock: @escaping @Sendable () -> Date = { Date() }, allowAppOrigins: Bool = false, acceptLegacyProtocolAlias: Bool = true,
-                    missingElements: MissingElementPolicy = .omit, selfCheck: Bool = false, maxRequestBytes: Int = 256 << 10,
-                    maxDocRequests: Int = 16, maxRequestedElements: Int = 1024, maxAlternativeSetSize: Int = 6, maxNestingDepth: Int = 16,
-                    maxDataItems: Int = 8192) {
+        public init(
+            clock: @escaping @Sendable () -> Date = { Date() }, allowAppOrigins: Bool = false,
+            acceptLegacyProtocolAlias: Bool = true,
+            missingElements: MissingElementPolicy = .omit, selfCheck: Bool = false, maxRequestBytes: Int = 256 << 10,
+            maxDocRequests: Int = 16, maxRequestedElements: Int = 1024, maxAlternativeSetSize: Int = 6,
+            maxNestingDepth: Int = 16,
+            maxDataItems: Int = 8192
+        ) {
             self.clock = clock
             self.allowAppOrigins = allowAppOrigins
             self.acceptLegacyProtocolAlias = acceptLegacyProtocolAlias

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 import HPKE
 import MdocCBOR
@@ -34,9 +34,12 @@ public struct EncryptedResponse: Sendable {
     public init(response: Data) throws(PresentmentError) {
         let encrypted = try Self.cbor(from: response)
         let er: CBORItem
-        do { er = try CBORDocument(decoding: encrypted).root } catch { throw PresentmentError(.responseInvalid, "EncryptedResponse is not well-formed CBOR") }
+        do { er = try CBORDocument(decoding: encrypted).root } catch {
+            throw PresentmentError(.responseInvalid, "EncryptedResponse is not well-formed CBOR")
+        }
         guard er.type == .array, er.count == 2, er[0]!.isText("dcapi"), let m = er[1], m.type == .map,
-              let enc = m["enc"]?.byteStringValue, let ct = m["cipherText"]?.byteStringValue else {
+            let enc = m["enc"]?.byteStringValue, let ct = m["cipherText"]?.byteStringValue
+        else {
             throw PresentmentError(.responseInvalid, "EncryptedResponse is not [\"dcapi\", {enc, cipherText}]")
         }
         self.enc = enc
@@ -46,13 +49,20 @@ public struct EncryptedResponse: Sendable {
     /// The CBOR EncryptedResponse inside any of the response framings.
     static func cbor(from response: Data) throws(PresentmentError) -> [UInt8] {
         let bytes = Array(response)
-        guard let first = bytes.first(where: { $0 != 0x20 && $0 != 0x0a && $0 != 0x0d && $0 != 0x09 }), first == UInt8(ascii: "{") else { return bytes }
+        guard let first = bytes.first(where: { $0 != 0x20 && $0 != 0x0a && $0 != 0x0d && $0 != 0x09 }),
+            first == UInt8(ascii: "{")
+        else { return bytes }
         let json: JSONValue
-        do { json = try JSONValue.parse(bytes, limits: .init(maxBytes: 64 << 20, maxDepth: 8, maxMembers: 16, maxStringBytes: 64 << 20)) } catch {
+        do {
+            json = try JSONValue.parse(
+                bytes, limits: .init(maxBytes: 64 << 20, maxDepth: 8, maxMembers: 16, maxStringBytes: 64 << 20))
+        } catch {
             throw PresentmentError(.responseInvalid, "response JSON is malformed")
         }
         let r = json["data"]?["response"] ?? json["response"] ?? json["data"]?["Response"] ?? json["Response"]
-        guard let s = r?.string, let raw = Base64URL.decode(s) else { throw PresentmentError(.responseInvalid, "response member missing or not base64url") }
+        guard let s = r?.string, let raw = Base64URL.decode(s) else {
+            throw PresentmentError(.responseInvalid, "response member missing or not base64url")
+        }
         return raw
     }
 }
@@ -68,15 +78,21 @@ extension AnnexCEngine {
     /// Writes the EncryptedResponse CBOR to `out` — the head (`["dcapi", {"enc": enc, "cipherText":`
     /// and the bstr head), then `deviceResponse` sealed in place — which holds exactly
     /// `encryptedHeadLength + deviceResponse.count + Nt` bytes. Keys in bytewise order: "enc" < "cipherText".
-    static func writeEncrypted(_ out: UnsafeMutableRawBufferPointer, deviceResponse: [UInt8], sender: inout HPKE.Sender) throws(PresentmentError) {
+    static func writeEncrypted(_ out: UnsafeMutableRawBufferPointer, deviceResponse: [UInt8], sender: inout HPKE.Sender)
+        throws(PresentmentError)
+    {
         let enc = sender.encapsulatedKey
         let ctLen = deviceResponse.count + HPKE.AEAD.aes128GCM.tagSize
         let p = out.baseAddress!.assumingMemoryBound(to: UInt8.self)
         var n = 0
-        func text(_ t: StaticString) { n += CBORWriter.writeText(UnsafeBufferPointer(start: t.utf8Start, count: t.utf8CodeUnitCount), at: p + n) }
-        p[n] = 0x82; n += 1
+        func text(_ t: StaticString) {
+            n += CBORWriter.writeText(UnsafeBufferPointer(start: t.utf8Start, count: t.utf8CodeUnitCount), at: p + n)
+        }
+        p[n] = 0x82
+        n += 1
         text("dcapi")
-        p[n] = 0xa2; n += 1
+        p[n] = 0xa2
+        n += 1
         text("enc")
         n += CBORWriter.writeHead(major: 2, argument: UInt64(enc.count), at: p + n)
         enc.withUnsafeBufferPointer { (p + n).update(from: $0.baseAddress!, count: $0.count) }
@@ -84,13 +100,19 @@ extension AnnexCEngine {
         text("cipherText")
         n += CBORWriter.writeHead(major: 2, argument: UInt64(ctLen), at: p + n)
         let sealed: Bool = deviceResponse.withUnsafeBytes { pt in
-            do { try sender.seal(pt, into: UnsafeMutableRawBufferPointer(rebasing: out[n...])); return true } catch { return false }
+            do {
+                try sender.seal(pt, into: UnsafeMutableRawBufferPointer(rebasing: out[n...]))
+                return true
+            } catch { return false }
         }
         guard sealed else { throw PresentmentError(.sealingFailed, "HPKE seal failed") }
     }
 
-    func seal(_ deviceResponse: [UInt8], encryptionInfo: EncryptionInfo, transcript: SessionTranscript, framing: RequestFraming,
-              format: ResponseFormat) throws(PresentmentError) -> Data {
+    func seal(
+        _ deviceResponse: [UInt8], encryptionInfo: EncryptionInfo, transcript: SessionTranscript,
+        framing: RequestFraming,
+        format: ResponseFormat
+    ) throws(PresentmentError) -> Data {
         // The key was validated (on the curve) when EncryptionInfo was parsed; reuse it.
         // Its SEC1 form `04 ‖ x ‖ y` is the one the validated point already holds.
         let key = encryptionInfo.recipientPublicKey.publicKey
@@ -116,10 +138,14 @@ extension AnnexCEngine {
         switch f {
         case .encryptedResponseCBOR, .automatic:
             let out = UnsafeMutableRawBufferPointer.allocate(byteCount: cborLen, alignment: 1)
-            do { try Self.writeEncrypted(out, deviceResponse: deviceResponse, sender: &sender) } catch { out.deallocate(); throw error }
+            do { try Self.writeEncrypted(out, deviceResponse: deviceResponse, sender: &sender) } catch {
+                out.deallocate()
+                throw error
+            }
             return Data(bytesNoCopy: out.baseAddress!, count: cborLen, deallocator: .custom { p, _ in p.deallocate() })
         case .responseJSON, .androidEnvelope:
-            let prefix: StaticString = f == .responseJSON ? "{\"response\":\"" : "{\"protocol\":\"org-iso-mdoc\",\"data\":{\"response\":\""
+            let prefix: StaticString =
+                f == .responseJSON ? "{\"response\":\"" : "{\"protocol\":\"org-iso-mdoc\",\"data\":{\"response\":\""
             let suffix: StaticString = f == .responseJSON ? "\"}" : "\"}}"
             let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: cborLen, alignment: 1)
             defer { scratch.deallocate() }
@@ -129,7 +155,9 @@ extension AnnexCEngine {
             let out = UnsafeMutableRawBufferPointer.allocate(byteCount: total, alignment: 1)
             let o = out.baseAddress!
             o.copyMemory(from: prefix.utf8Start, byteCount: prefix.utf8CodeUnitCount)
-            Base64URL.encode(UnsafeRawBufferPointer(scratch), into: (o + prefix.utf8CodeUnitCount).assumingMemoryBound(to: UInt8.self))
+            Base64URL.encode(
+                UnsafeRawBufferPointer(scratch),
+                into: (o + prefix.utf8CodeUnitCount).assumingMemoryBound(to: UInt8.self))
             (o + prefix.utf8CodeUnitCount + b64).copyMemory(from: suffix.utf8Start, byteCount: suffix.utf8CodeUnitCount)
             return Data(bytesNoCopy: o, count: total, deallocator: .custom { p, _ in p.deallocate() })
         }

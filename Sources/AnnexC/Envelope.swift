@@ -34,12 +34,19 @@ struct Envelope: Sendable {
     static let dataMembers = 64
 
     /// Finds the framing and the two strings in `raw` (read in place; the strings are copied out).
-    static func parse(_ raw: UnsafeBufferPointer<UInt8>, acceptLegacyAlias: Bool, maxBytes: Int) throws(PresentmentError) -> Envelope {
+    static func parse(_ raw: UnsafeBufferPointer<UInt8>, acceptLegacyAlias: Bool, maxBytes: Int)
+        throws(PresentmentError) -> Envelope
+    {
         let json: JSONValue
         do {
-            json = try JSONValue.parse(raw, limits: .init(maxBytes: maxBytes, maxDepth: envelopeDepth, maxMembers: envelopeMembers, maxStringBytes: maxBytes))
+            json = try JSONValue.parse(
+                raw,
+                limits: .init(
+                    maxBytes: maxBytes, maxDepth: envelopeDepth, maxMembers: envelopeMembers, maxStringBytes: maxBytes))
         } catch {
-            if raw.count > maxBytes { throw PresentmentError(.limitExceeded, "request larger than the configured maximum") }
+            if raw.count > maxBytes {
+                throw PresentmentError(.limitExceeded, "request larger than the configured maximum")
+            }
             throw PresentmentError(.malformedRequest, error.what)
         }
         guard case .object = json else { throw PresentmentError(.malformedRequest, "request is not a JSON object") }
@@ -49,36 +56,60 @@ struct Envelope: Sendable {
             if s == protocolIdentifier || (acceptLegacyAlias && s == legacyAlias) { return s }
             return nil
         }
-        func fromData(_ d: JSONValue, framing: RequestFraming, protocolName: String?) throws(PresentmentError) -> Envelope {
+        func fromData(_ d: JSONValue, framing: RequestFraming, protocolName: String?) throws(PresentmentError)
+            -> Envelope
+        {
             var data = d
             if case .string(let s) = d {
                 // Older Chrome handed `data` as a JSON string.
-                do { data = try JSONValue.parse(Array(s.utf8), limits: .init(maxBytes: maxBytes, maxDepth: 4, maxMembers: 64, maxStringBytes: maxBytes)) } catch {
+                do {
+                    data = try JSONValue.parse(
+                        Array(s.utf8),
+                        limits: .init(maxBytes: maxBytes, maxDepth: 4, maxMembers: 64, maxStringBytes: maxBytes))
+                } catch {
                     throw PresentmentError(.malformedRequest, "data string is not JSON")
                 }
             }
             guard case .object = data else { throw PresentmentError(.malformedRequest, "data is not a JSON object") }
-            if case .object(let members) = data, !members.allSatisfy({ if case .string = $0.1 { true } else { false } }) || members.count > dataMembers {
+            if case .object(let members) = data,
+                !members.allSatisfy({ if case .string = $0.1 { true } else { false } }) || members.count > dataMembers
+            {
                 // Only a data object with members other than strings needs its shape measured.
                 let shape = data.shape
-                guard shape.depth <= dataDepth else { throw PresentmentError(.malformedRequest, "org-iso-mdoc data nested too deeply") }
-                guard shape.widest <= dataMembers else { throw PresentmentError(.malformedRequest, "org-iso-mdoc data has too many members") }
+                guard shape.depth <= dataDepth else {
+                    throw PresentmentError(.malformedRequest, "org-iso-mdoc data nested too deeply")
+                }
+                guard shape.widest <= dataMembers else {
+                    throw PresentmentError(.malformedRequest, "org-iso-mdoc data has too many members")
+                }
             }
-            guard let dr = data["deviceRequest"] else { throw PresentmentError(.malformedRequest, "data.deviceRequest missing") }
-            guard let ei = data["encryptionInfo"] else { throw PresentmentError(.malformedRequest, "data.encryptionInfo missing") }
-            guard let drs = dr.string else { throw PresentmentError(.malformedRequest, "data.deviceRequest is not a string") }
-            guard let eis = ei.string else { throw PresentmentError(.malformedRequest, "data.encryptionInfo is not a string") }
+            guard let dr = data["deviceRequest"] else {
+                throw PresentmentError(.malformedRequest, "data.deviceRequest missing")
+            }
+            guard let ei = data["encryptionInfo"] else {
+                throw PresentmentError(.malformedRequest, "data.encryptionInfo missing")
+            }
+            guard let drs = dr.string else {
+                throw PresentmentError(.malformedRequest, "data.deviceRequest is not a string")
+            }
+            guard let eis = ei.string else {
+                throw PresentmentError(.malformedRequest, "data.encryptionInfo is not a string")
+            }
             guard !drs.isEmpty else { throw PresentmentError(.malformedRequest, "data.deviceRequest is empty") }
             guard !eis.isEmpty else { throw PresentmentError(.malformedRequest, "data.encryptionInfo is empty") }
             return Envelope(framing: framing, protocolIdentifier: protocolName, deviceRequest: drs, encryptionInfo: eis)
         }
         func fromList(_ list: JSONValue?, framing: RequestFraming) throws(PresentmentError) -> Envelope {
-            guard case .array(let entries)? = list else { throw PresentmentError(.malformedRequest, "requests is not an array") }
+            guard case .array(let entries)? = list else {
+                throw PresentmentError(.malformedRequest, "requests is not an array")
+            }
             // Entries of other protocols, or of no recognisable shape, are skipped.
             for e in entries {
                 guard case .object = e else { continue }
                 if let p = isMdoc(e["protocol"]) {
-                    guard let d = e["data"] else { throw PresentmentError(.malformedRequest, "requests entry lacks data") }
+                    guard let d = e["data"] else {
+                        throw PresentmentError(.malformedRequest, "requests entry lacks data")
+                    }
                     return try fromData(d, framing: framing, protocolName: p)
                 }
             }
@@ -96,7 +127,9 @@ struct Envelope: Sendable {
             return try fromList(json["requests"], framing: .requestList)
         }
         if let p = json["protocol"] {
-            guard let name = isMdoc(p) else { throw PresentmentError(.unsupportedProtocol, "protocol is not org-iso-mdoc") }
+            guard let name = isMdoc(p) else {
+                throw PresentmentError(.unsupportedProtocol, "protocol is not org-iso-mdoc")
+            }
             guard let d = json["data"] else { throw PresentmentError(.malformedRequest, "data missing") }
             return try fromData(d, framing: .protocolAndData, protocolName: name)
         }

@@ -13,7 +13,8 @@ enum JSONValue: Sendable, Equatable {
 
     static func == (a: JSONValue, b: JSONValue) -> Bool {
         switch (a, b) {
-        case (.object(let x), .object(let y)): x.count == y.count && zip(x, y).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        case (.object(let x), .object(let y)):
+            x.count == y.count && zip(x, y).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
         case (.array(let x), .array(let y)): x == y
         case (.string(let x), .string(let y)): x == y
         case (.number(let x), .number(let y)): x == y
@@ -33,7 +34,8 @@ enum JSONValue: Sendable, Equatable {
     /// Nesting depth (a scalar is 0, `{}` and `[]` are 1) and the largest member count of any
     /// container in the value. Iterative, so any depth the parser accepted is safe here.
     var shape: (depth: Int, widest: Int) {
-        var depth = 0, widest = 0
+        var depth = 0
+        var widest = 0
         var stack: [(JSONValue, Int)] = [(self, 1)]
         while let (v, d) = stack.popLast() {
             switch v {
@@ -86,7 +88,9 @@ enum JSONValue: Sendable, Equatable {
         var i = 0
 
         mutating func skipSpace() {
-            while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x09 || bytes[i] == 0x0a || bytes[i] == 0x0d { i += 1 }
+            while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x09 || bytes[i] == 0x0a || bytes[i] == 0x0d {
+                i += 1
+            }
         }
 
         mutating func value(depth: Int) throws(ParseError) -> JSONValue {
@@ -98,22 +102,37 @@ enum JSONValue: Sendable, Equatable {
                 var members = [(String, JSONValue)]()
                 members.reserveCapacity(4)
                 skipSpace()
-                if i < bytes.count, bytes[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
+                if i < bytes.count, bytes[i] == UInt8(ascii: "}") {
+                    i += 1
+                    return .object(members)
+                }
                 while true {
                     skipSpace()
-                    guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw ParseError(what: "JSON object key is not a string") }
+                    guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else {
+                        throw ParseError(what: "JSON object key is not a string")
+                    }
                     let k = try key()
-                    guard !members.contains(where: { $0.0 == k }) else { throw ParseError(what: "duplicate JSON object key") }
+                    guard !members.contains(where: { $0.0 == k }) else {
+                        throw ParseError(what: "duplicate JSON object key")
+                    }
                     skipSpace()
-                    guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw ParseError(what: "JSON object lacks ':'") }
+                    guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else {
+                        throw ParseError(what: "JSON object lacks ':'")
+                    }
                     i += 1
                     skipSpace()
                     members.append((k, try value(depth: depth + 1)))
                     guard members.count <= limits.maxMembers else { throw ParseError(what: "too many JSON members") }
                     skipSpace()
                     guard i < bytes.count else { throw ParseError(what: "JSON ends early") }
-                    if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
-                    if bytes[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
+                    if bytes[i] == UInt8(ascii: ",") {
+                        i += 1
+                        continue
+                    }
+                    if bytes[i] == UInt8(ascii: "}") {
+                        i += 1
+                        return .object(members)
+                    }
                     throw ParseError(what: "JSON object lacks ',' or '}'")
                 }
             case UInt8(ascii: "["):
@@ -121,22 +140,39 @@ enum JSONValue: Sendable, Equatable {
                 var items = [JSONValue]()
                 items.reserveCapacity(2)
                 skipSpace()
-                if i < bytes.count, bytes[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
+                if i < bytes.count, bytes[i] == UInt8(ascii: "]") {
+                    i += 1
+                    return .array(items)
+                }
                 while true {
                     skipSpace()
                     items.append(try value(depth: depth + 1))
-                    guard items.count <= limits.maxMembers else { throw ParseError(what: "too many JSON array elements") }
+                    guard items.count <= limits.maxMembers else {
+                        throw ParseError(what: "too many JSON array elements")
+                    }
                     skipSpace()
                     guard i < bytes.count else { throw ParseError(what: "JSON ends early") }
-                    if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
-                    if bytes[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
+                    if bytes[i] == UInt8(ascii: ",") {
+                        i += 1
+                        continue
+                    }
+                    if bytes[i] == UInt8(ascii: "]") {
+                        i += 1
+                        return .array(items)
+                    }
                     throw ParseError(what: "JSON array lacks ',' or ']'")
                 }
             case UInt8(ascii: "\""):
                 return .string(try string())
-            case UInt8(ascii: "t"): try literal("true"); return .bool(true)
-            case UInt8(ascii: "f"): try literal("false"); return .bool(false)
-            case UInt8(ascii: "n"): try literal("null"); return .null
+            case UInt8(ascii: "t"):
+                try literal("true")
+                return .bool(true)
+            case UInt8(ascii: "f"):
+                try literal("false")
+                return .bool(false)
+            case UInt8(ascii: "n"):
+                try literal("null")
+                return .null
             default:
                 return .number(try number())
             }
@@ -153,7 +189,9 @@ enum JSONValue: Sendable, Equatable {
         mutating func number() throws(ParseError) -> Double {
             let start = i
             if i < bytes.count, bytes[i] == UInt8(ascii: "-") { i += 1 }
-            guard i < bytes.count, bytes[i] >= 0x30, bytes[i] <= 0x39 else { throw ParseError(what: "invalid JSON value") }
+            guard i < bytes.count, bytes[i] >= 0x30, bytes[i] <= 0x39 else {
+                throw ParseError(what: "invalid JSON value")
+            }
             if bytes[i] == 0x30 { i += 1 } else { while i < bytes.count, bytes[i] >= 0x30, bytes[i] <= 0x39 { i += 1 } }
             if i < bytes.count, bytes[i] == UInt8(ascii: ".") {
                 i += 1
@@ -168,20 +206,25 @@ enum JSONValue: Sendable, Equatable {
                 while i < bytes.count, bytes[i] >= 0x30, bytes[i] <= 0x39 { i += 1 }
                 guard i > d else { throw ParseError(what: "invalid JSON number") }
             }
-            guard i - start <= 64, let v = Double(String(decoding: bytes[start..<i], as: UTF8.self)) else { throw ParseError(what: "invalid JSON number") }
+            guard i - start <= 64, let v = Double(String(decoding: bytes[start..<i], as: UTF8.self)) else {
+                throw ParseError(what: "invalid JSON number")
+            }
             return v
         }
 
         /// Member names of the request framings, as immortal literals: a key equal to one of them
         /// (and free of escapes) costs no allocation.
-        private static let knownKeys: [StaticString] = ["deviceRequest", "encryptionInfo", "protocol", "data", "requests", "digital", "response", "Response"]
+        private static let knownKeys: [StaticString] = [
+            "deviceRequest", "encryptionInfo", "protocol", "data", "requests", "digital", "response", "Response",
+        ]
 
         /// An object key: a known framing member name without allocating, else a decoded string.
         mutating func key() throws(ParseError) -> String {
             let start = i + 1
             let hit = Self.knownKeys.first { k in
                 let n = k.utf8CodeUnitCount
-                return start + n < bytes.count && bytes[start + n] == UInt8(ascii: "\"") && memcmp(bytes.baseAddress! + start, k.utf8Start, n) == 0
+                return start + n < bytes.count && bytes[start + n] == UInt8(ascii: "\"")
+                    && memcmp(bytes.baseAddress! + start, k.utf8Start, n) == 0
             }
             if let hit {
                 i = start + hit.utf8CodeUnitCount + 1
@@ -202,14 +245,18 @@ enum JSONValue: Sendable, Equatable {
             let p = UnsafeRawPointer(b.baseAddress!)
             while k + 8 <= end {
                 let w = p.loadUnaligned(fromByteOffset: k, as: UInt64.self)
-                let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+                let ones: UInt64 = 0x0101_0101_0101_0101
+                let highs: UInt64 = 0x8080_8080_8080_8080
                 let below20 = (w &- ones &* 0x20) & ~w & highs
                 let x = w ^ (ones &* 0x5c)
                 let isBackslash = (x &- ones) & ~x & highs
                 if below20 | isBackslash != 0 { break }
                 k += 8
             }
-            while k < end { if b[k] == 0x5c || b[k] < 0x20 { return k }; k += 1 }
+            while k < end {
+                if b[k] == 0x5c || b[k] < 0x20 { return k }
+                k += 1
+            }
             return end
         }
 
@@ -219,9 +266,13 @@ enum JSONValue: Sendable, Equatable {
             // memchr, check the span has no backslash or control character, validate and copy once.
             let j = plainEnd(from: i)
             if j < bytes.count, bytes[j] == UInt8(ascii: "\"") {
-                guard j - i <= limits.maxStringBytes else { throw ParseError(what: "JSON string longer than the limit") }
+                guard j - i <= limits.maxStringBytes else {
+                    throw ParseError(what: "JSON string longer than the limit")
+                }
                 let span = UnsafeBufferPointer(rebasing: bytes[i..<j])
-                guard span.isEmpty || UTF8Check.isValid(span.baseAddress!, count: span.count) else { throw ParseError(what: "invalid UTF-8 in JSON string") }
+                guard span.isEmpty || UTF8Check.isValid(span.baseAddress!, count: span.count) else {
+                    throw ParseError(what: "invalid UTF-8 in JSON string")
+                }
                 let s = String(decoding: span, as: UTF8.self)
                 i = j + 1
                 return s
@@ -230,7 +281,10 @@ enum JSONValue: Sendable, Equatable {
             while true {
                 guard i < bytes.count else { throw ParseError(what: "unterminated JSON string") }
                 let b = bytes[i]
-                if b == UInt8(ascii: "\"") { i += 1; break }
+                if b == UInt8(ascii: "\"") {
+                    i += 1
+                    break
+                }
                 if b < 0x20 { throw ParseError(what: "control character in JSON string") }
                 if b == UInt8(ascii: "\\") {
                     i += 1
@@ -247,10 +301,14 @@ enum JSONValue: Sendable, Equatable {
                     case UInt8(ascii: "u"):
                         var scalar = try hex4()
                         if scalar >= 0xD800 && scalar < 0xDC00 {
-                            guard i + 2 < bytes.count, bytes[i + 1] == UInt8(ascii: "\\"), bytes[i + 2] == UInt8(ascii: "u") else { throw ParseError(what: "lone surrogate in JSON string") }
+                            guard i + 2 < bytes.count, bytes[i + 1] == UInt8(ascii: "\\"),
+                                bytes[i + 2] == UInt8(ascii: "u")
+                            else { throw ParseError(what: "lone surrogate in JSON string") }
                             i += 2
                             let low = try hex4()
-                            guard low >= 0xDC00 && low < 0xE000 else { throw ParseError(what: "lone surrogate in JSON string") }
+                            guard low >= 0xDC00 && low < 0xE000 else {
+                                throw ParseError(what: "lone surrogate in JSON string")
+                            }
                             scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
                         } else if scalar >= 0xDC00 && scalar < 0xE000 {
                             throw ParseError(what: "lone surrogate in JSON string")
@@ -263,9 +321,13 @@ enum JSONValue: Sendable, Equatable {
                     out.append(b)
                     i += 1
                 }
-                guard out.count <= limits.maxStringBytes else { throw ParseError(what: "JSON string longer than the limit") }
+                guard out.count <= limits.maxStringBytes else {
+                    throw ParseError(what: "JSON string longer than the limit")
+                }
             }
-            let valid = out.withUnsafeBufferPointer { buf in buf.isEmpty || UTF8Check.isValid(buf.baseAddress!, count: buf.count) }
+            let valid = out.withUnsafeBufferPointer { buf in
+                buf.isEmpty || UTF8Check.isValid(buf.baseAddress!, count: buf.count)
+            }
             guard valid else { throw ParseError(what: "invalid UTF-8 in JSON string") }
             return String(decoding: out, as: UTF8.self)
         }
@@ -291,10 +353,10 @@ enum JSONValue: Sendable, Equatable {
 }
 
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif

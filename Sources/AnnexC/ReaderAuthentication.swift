@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 import MdocCBOR
 import Presentment
@@ -12,7 +12,9 @@ struct ReaderAuthenticator {
     static let allowedAlgorithms: Set<COSEAlgorithm> = [.es256, .esp256, .es384, .es512, .esp384, .esp512]
     /// Header parameters a reader signature may mark critical: those the engine acts on or may ignore
     /// safely (alg, kid, x5chain).
-    static let understoodHeaders: Set<Int64> = [COSEHeaderLabel.algorithm, COSEHeaderLabel.keyID, COSEHeaderLabel.x5chain]
+    static let understoodHeaders: Set<Int64> = [
+        COSEHeaderLabel.algorithm, COSEHeaderLabel.keyID, COSEHeaderLabel.x5chain,
+    ]
 
     let policy: ReaderTrustPolicy
     let now: Date
@@ -46,25 +48,34 @@ struct ReaderAuthenticator {
     /// `checks` receives each signature's algorithm, signed bytes, chain and trust outcome, also when a
     /// later rule refuses the request, and the result carries per-document verdicts, coverage and the
     /// readers; `accept` leaves them out.
-    func authenticate(request: DeviceRequest, transcript: SessionTranscript, record: Bool,
-                      checks: inout [Explanation.ReaderCheck]) throws(PresentmentError) -> Result {
+    func authenticate(
+        request: DeviceRequest, transcript: SessionTranscript, record: Bool,
+        checks: inout [Explanation.ReaderCheck]
+    ) throws(PresentmentError) -> Result {
         let count = request.docRequests.count
         var signatures = [Signature]()
         for (i, d) in request.docRequests.enumerated() {
             if let ra = d.readerAuth {
-                let payload = MdocAuthentication.readerAuthenticationBytes(sessionTranscript: transcript.bytes, itemsRequestBytes: d.itemsRequestBytes)
-                signatures.append(Signature(sign1: ra, payload: payload, label: "docRequests[\(i)].readerAuth", covers: i))
+                let payload = MdocAuthentication.readerAuthenticationBytes(
+                    sessionTranscript: transcript.bytes, itemsRequestBytes: d.itemsRequestBytes)
+                signatures.append(
+                    Signature(sign1: ra, payload: payload, label: "docRequests[\(i)].readerAuth", covers: i))
             }
         }
         if !request.readerAuthAll.isEmpty {
-            let payload = MdocAuthentication.readerAuthenticationAllBytes(sessionTranscript: transcript.bytes,
-                                                                          itemsRequestBytes: request.docRequests.map(\.itemsRequestBytes),
-                                                                          deviceRequestInfoBytes: request.deviceRequestInfo?.bytes)
-            for (i, s) in request.readerAuthAll.enumerated() { signatures.append(Signature(sign1: s, payload: payload, label: "readerAuthAll[\(i)]", covers: nil)) }
+            let payload = MdocAuthentication.readerAuthenticationAllBytes(
+                sessionTranscript: transcript.bytes,
+                itemsRequestBytes: request.docRequests.map(\.itemsRequestBytes),
+                deviceRequestInfoBytes: request.deviceRequestInfo?.bytes)
+            for (i, s) in request.readerAuthAll.enumerated() {
+                signatures.append(Signature(sign1: s, payload: payload, label: "readerAuthAll[\(i)]", covers: nil))
+            }
         }
         if signatures.isEmpty {
             if policy.requireReaderAuthentication {
-                throw PresentmentError(.readerAuthenticationRequired, "the holder's policy requires reader authentication and the request has none")
+                throw PresentmentError(
+                    .readerAuthenticationRequired,
+                    "the holder's policy requires reader authentication and the request has none")
             }
             return Result(verdict: .notAuthenticated, perDocument: [], coverage: [], readers: [])
         }
@@ -77,13 +88,18 @@ struct ReaderAuthenticator {
         // 2. Trust, per signature; the explicit refusal policies apply here.
         var refusal: PresentmentError?
         for k in verified.indices {
-            let s = signatures[k], chain = verified[k].chain
+            let s = signatures[k]
+            let chain = verified[k].chain
             let outcome = evaluator.evaluate(chain)
             switch outcome {
             case .success(let verdict):
                 verified[k].verdict = verdict
-                if refusal == nil, policy.requireTrustedReader || policy.requireReaderAuthentication, case .signedNotTrusted(_, let reason) = verdict {
-                    refusal = PresentmentError(.untrustedReader, "\(s.label): the holder's policy requires a trusted reader and \(reason.explanation)")
+                if refusal == nil, policy.requireTrustedReader || policy.requireReaderAuthentication,
+                    case .signedNotTrusted(_, let reason) = verdict
+                {
+                    refusal = PresentmentError(
+                        .untrustedReader,
+                        "\(s.label): the holder's policy requires a trusted reader and \(reason.explanation)")
                 }
             case .failure(let e):
                 verified[k].verdict = .signedNotTrusted(subject: chain[0].subject, reason: .notChainedToAnchor)
@@ -93,8 +109,11 @@ struct ReaderAuthenticator {
                 let alg = (try? s.sign1.headers.protectedAlgorithm()) ?? .es256
                 var detail: String?
                 if case .failure(let e) = outcome { detail = e.detail }
-                checks.append(.init(label: s.label, algorithm: alg, signedBytes: s.payload, certificateSubjects: chain.map(\.subject), verified: true,
-                                    trust: verified[k].verdict, refusal: detail))
+                checks.append(
+                    .init(
+                        label: s.label, algorithm: alg, signedBytes: s.payload,
+                        certificateSubjects: chain.map(\.subject), verified: true,
+                        trust: verified[k].verdict, refusal: detail))
             }
         }
         if let refusal { throw refusal }
@@ -102,7 +121,8 @@ struct ReaderAuthenticator {
         // 3. Per DocRequest: covered by its own readerAuth and every readerAuthAll; the strongest
         // covering verdict is its verdict (every covering signature verified). The per-document lists
         // are built only for the consent model and the explanation.
-        var documents = [ReaderVerdict](), coverage = [[String]]()
+        var documents = [ReaderVerdict]()
+        var coverage = [[String]]()
         if record {
             documents.reserveCapacity(count)
             coverage.reserveCapacity(count)
@@ -118,7 +138,9 @@ struct ReaderAuthenticator {
                 if v.verdict.strength > best.strength { best = v.verdict }
             }
             if policy.requireReaderAuthentication && !covered {
-                throw PresentmentError(.readerAuthenticationRequired, "docRequests[\(i)] is not covered by reader authentication and the holder's policy requires it")
+                throw PresentmentError(
+                    .readerAuthenticationRequired,
+                    "docRequests[\(i)] is not covered by reader authentication and the holder's policy requires it")
             }
             if weakest == nil || best.strength < weakest!.strength { weakest = best }
             if record {
@@ -134,39 +156,58 @@ struct ReaderAuthenticator {
                 readers.append(v.verdict)
             }
         }
-        return Result(verdict: weakest ?? .notAuthenticated, perDocument: documents, coverage: coverage, readers: readers)
+        return Result(
+            verdict: weakest ?? .notAuthenticated, perDocument: documents, coverage: coverage, readers: readers)
     }
 
     /// Verifies one signature over its exact bytes; returns its x5chain, leaf first.
     private func verify(_ s: Signature) throws(PresentmentError) -> [Certificate] {
-        let label = s.label, sig = s.sign1
+        let label = s.label
+        let sig = s.sign1
         let alg: COSEAlgorithm
         do { alg = try sig.headers.protectedAlgorithm() } catch {
-            if error.code == .malformed { throw PresentmentError(.readerAuthenticationFailed, "\(label): alg is not in the protected header") }
+            if error.code == .malformed {
+                throw PresentmentError(.readerAuthenticationFailed, "\(label): alg is not in the protected header")
+            }
             throw PresentmentError(.readerAuthenticationFailed, "\(label): missing or unknown alg")
         }
-        guard Self.allowedAlgorithms.contains(alg) else { throw PresentmentError(.readerAuthenticationFailed, "\(label): algorithm not allowed for reader authentication") }
+        guard Self.allowedAlgorithms.contains(alg) else {
+            throw PresentmentError(
+                .readerAuthenticationFailed, "\(label): algorithm not allowed for reader authentication")
+        }
         do { try sig.headers.checkCritical(understood: Self.understoodHeaders) } catch {
             throw PresentmentError(.readerAuthenticationFailed, "\(label): crit header refused (RFC 9052 §3.1)")
         }
         let chainDER: [[UInt8]]
-        do { chainDER = try sig.headers.x5chain() } catch { throw PresentmentError(.readerAuthenticationFailed, "\(label): malformed x5chain") }
+        do { chainDER = try sig.headers.x5chain() } catch {
+            throw PresentmentError(.readerAuthenticationFailed, "\(label): malformed x5chain")
+        }
         guard !chainDER.isEmpty else { throw PresentmentError(.readerAuthenticationFailed, "\(label): no x5chain") }
-        guard chainDER.count <= 8 else { throw PresentmentError(.readerAuthenticationFailed, "\(label): x5chain longer than 8 certificates") }
+        guard chainDER.count <= 8 else {
+            throw PresentmentError(.readerAuthenticationFailed, "\(label): x5chain longer than 8 certificates")
+        }
         var chain = [Certificate]()
         chain.reserveCapacity(chainDER.count)
         for der in chainDER {
-            do { chain.append(try Certificate(der: der)) } catch { throw PresentmentError(.readerAuthenticationFailed, "\(label): x5chain certificate is not valid DER") }
+            do { chain.append(try Certificate(der: der)) } catch {
+                throw PresentmentError(.readerAuthenticationFailed, "\(label): x5chain certificate is not valid DER")
+            }
         }
         let key: COSEKey
-        do { key = try chain[0].publicKey() } catch { throw PresentmentError(.readerAuthenticationFailed, "\(label): reader certificate key is not supported") }
+        do { key = try chain[0].publicKey() } catch {
+            throw PresentmentError(.readerAuthenticationFailed, "\(label): reader certificate key is not supported")
+        }
         do {
             try sig.verify(key: key, detachedPayload: s.payload)
         } catch {
             switch error {
-            case .keyAlgorithmMismatch: throw PresentmentError(.readerAuthenticationFailed, "\(label): algorithm does not match the reader key")
-            case .payloadMismatch: throw PresentmentError(.readerAuthenticationFailed, "\(label): payload is attached, expected detached")
-            case .invalidSignatureLength: throw PresentmentError(.readerAuthenticationFailed, "\(label): signature length does not match the algorithm")
+            case .keyAlgorithmMismatch:
+                throw PresentmentError(.readerAuthenticationFailed, "\(label): algorithm does not match the reader key")
+            case .payloadMismatch:
+                throw PresentmentError(.readerAuthenticationFailed, "\(label): payload is attached, expected detached")
+            case .invalidSignatureLength:
+                throw PresentmentError(
+                    .readerAuthenticationFailed, "\(label): signature length does not match the algorithm")
             default: throw PresentmentError(.readerAuthenticationFailed, "\(label): signature does not verify")
             }
         }

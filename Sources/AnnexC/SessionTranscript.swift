@@ -29,20 +29,25 @@ public struct SessionTranscript: Sendable, Hashable {
         // dcapiInfo is assembled in a temporary buffer and hashed; the transcript is
         // 83 f6 f6 82 65 "dcapi" 58 20 <hash>: the 12-byte head, then the digest written in place.
         let head: [UInt8] = [0x83, 0xf6, 0xf6, 0x82, 0x65, 0x64, 0x63, 0x61, 0x70, 0x69, 0x58, 0x20]
-        bytes = withUTF8Bytes(encryptionInfo) { e in withUTF8Bytes(origin.serialized) { u in
-            let length = 1 + CBORWriter.headLength(UInt64(e.count)) + e.count + CBORWriter.headLength(UInt64(u.count)) + u.count
-            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: length) { info in
-                let p = info.baseAddress!
-                p[0] = 0x82
-                var n = 1
-                n += CBORWriter.writeText(e, at: p + n)
-                n += CBORWriter.writeText(u, at: p + n)
-                return ByteArrays.make(count: 44) { buf in
-                    _ = buf.initialize(from: head)
-                    DigestAlgorithm.sha256.hash(UnsafeRawBufferPointer(start: p, count: n),
-                                                into: UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(buf)[12..<44]))
+        bytes = withUTF8Bytes(encryptionInfo) { e in
+            withUTF8Bytes(origin.serialized) { u in
+                let length =
+                    1 + CBORWriter.headLength(UInt64(e.count)) + e.count + CBORWriter.headLength(UInt64(u.count))
+                    + u.count
+                return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: length) { info in
+                    let p = info.baseAddress!
+                    p[0] = 0x82
+                    var n = 1
+                    n += CBORWriter.writeText(e, at: p + n)
+                    n += CBORWriter.writeText(u, at: p + n)
+                    return ByteArrays.make(count: 44) { buf in
+                        _ = buf.initialize(from: head)
+                        DigestAlgorithm.sha256.hash(
+                            UnsafeRawBufferPointer(start: p, count: n),
+                            into: UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(buf)[12..<44]))
+                    }
                 }
             }
-        } }
+        }
     }
 }

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 import AnnexC
 import HPKE
@@ -60,7 +60,10 @@ public enum AnnexCReader {
         public var maximumResponseSize: UInt64?
 
         /// Creates a document request.
-        public init(docType: String, elements: [ElementRequest], alternatives: [AlternativeElements] = [], maximumResponseSize: UInt64? = nil) {
+        public init(
+            docType: String, elements: [ElementRequest], alternatives: [AlternativeElements] = [],
+            maximumResponseSize: UInt64? = nil
+        ) {
             self.docType = docType
             self.elements = elements
             self.alternatives = alternatives
@@ -141,7 +144,10 @@ public enum AnnexCReader {
         public let documents: [DocumentRequest]
 
         /// Reassembles a request that was built earlier (e.g. stored in TestVectors) for opening its answer.
-        public init(rawRequest: Data, recipientKey: HPKE.PrivateKey, encryptionInfo: String, deviceRequest: String, origin: Origin, documents: [DocumentRequest]) {
+        public init(
+            rawRequest: Data, recipientKey: HPKE.PrivateKey, encryptionInfo: String, deviceRequest: String,
+            origin: Origin, documents: [DocumentRequest]
+        ) {
             self.rawRequest = rawRequest
             self.recipientKey = recipientKey
             self.encryptionInfo = encryptionInfo
@@ -161,7 +167,9 @@ public enum AnnexCReader {
         /// The largest alternative set the wallet may honour (its `maxAlternativeSetSize`).
         public var maxAlternativeSetSize: Int
         /// Creates a record.
-        public init(held: [String: Set<ElementID>], approved: [String: Set<ElementID>]? = nil, maxAlternativeSetSize: Int = 6) {
+        public init(
+            held: [String: Set<ElementID>], approved: [String: Set<ElementID>]? = nil, maxAlternativeSetSize: Int = 6
+        ) {
             self.held = held
             self.approved = approved
             self.maxAlternativeSetSize = maxAlternativeSetSize

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 import AnnexC
 import HPKE
@@ -20,15 +20,25 @@ extension AnnexCReader {
     ///   - useCases: 1.1 useCases (encoded in deviceRequestInfo).
     ///   - nonce: the reader nonce (random 16 bytes by default).
     ///   - recipientKey: the reader's HPKE key (fresh by default).
-    public static func makeRequest(documents: [DocumentRequest], origin: Origin, framing: RequestFraming = .digitalRequestList,
-                                   signing: Signing = .none, version: Version = .v1_0, useCases: [UseCase] = [],
-                                   nonce: [UInt8]? = nil, recipientKey: HPKE.PrivateKey? = nil) throws(PresentmentError) -> BuiltRequest {
+    public static func makeRequest(
+        documents: [DocumentRequest], origin: Origin, framing: RequestFraming = .digitalRequestList,
+        signing: Signing = .none, version: Version = .v1_0, useCases: [UseCase] = [],
+        nonce: [UInt8]? = nil, recipientKey: HPKE.PrivateKey? = nil
+    ) throws(PresentmentError) -> BuiltRequest {
         let key: HPKE.PrivateKey
-        do { key = try recipientKey ?? HPKE.PrivateKey.generate(kem: .p256HKDFSHA256) } catch { throw PresentmentError(.sealingFailed, "reader key generation failed") }
+        do { key = try recipientKey ?? HPKE.PrivateKey.generate(kem: .p256HKDFSHA256) } catch {
+            throw PresentmentError(.sealingFailed, "reader key generation failed")
+        }
         let pub = key.publicKey.serialized
-        let coseKey: CBORValue = .map([.init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(Array(pub[1..<33]))), .init(.int(-3), .bytes(Array(pub[33...])))])
+        let coseKey: CBORValue = .map([
+            .init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(Array(pub[1..<33]))),
+            .init(.int(-3), .bytes(Array(pub[33...]))),
+        ])
         let n = nonce ?? (0..<16).map { _ in UInt8.random(in: 0...255) }
-        let encryptionInfo = Base64URL.encode(CBORValue.array([.text("dcapi"), .map([.init(.text("nonce"), .bytes(n)), .init(.text("recipientPublicKey"), coseKey)])]).encoded())
+        let encryptionInfo = Base64URL.encode(
+            CBORValue.array([
+                .text("dcapi"), .map([.init(.text("nonce"), .bytes(n)), .init(.text("recipientPublicKey"), coseKey)]),
+            ]).encoded())
         let transcript = SessionTranscript(encryptionInfo: encryptionInfo, origin: origin)
 
         let is11 = version == .v1_1
@@ -46,11 +56,25 @@ extension AnnexCReader {
             ]
             var info = [CBORValue.MapEntry]()
             if !d.alternatives.isEmpty {
-                info.append(.init(.text("alternativeDataElements"), .array(d.alternatives.map { alt in
-                    let req = alt.requested, sets = alt.sets
-                    return CBORValue.map([.init(.text("requestedElement"), .array([.text(req.nameSpace), .text(req.identifier)])),
-                          .init(.text("alternativeElementSets"), .array(sets.map { .array($0.map { .array([.text($0.nameSpace), .text($0.identifier)]) }) }))])
-                })))
+                info.append(
+                    .init(
+                        .text("alternativeDataElements"),
+                        .array(
+                            d.alternatives.map { alt in
+                                let req = alt.requested
+                                let sets = alt.sets
+                                return CBORValue.map([
+                                    .init(
+                                        .text("requestedElement"),
+                                        .array([.text(req.nameSpace), .text(req.identifier)])),
+                                    .init(
+                                        .text("alternativeElementSets"),
+                                        .array(
+                                            sets.map {
+                                                .array($0.map { .array([.text($0.nameSpace), .text($0.identifier)]) })
+                                            })),
+                                ])
+                            })))
             }
             if let m = d.maximumResponseSize { info.append(.init(.text("maximumResponseSize"), .unsigned(m))) }
             if !info.isEmpty { entries.append(.init(.text("requestInfo"), .map(info))) }
@@ -58,12 +82,28 @@ extension AnnexCReader {
         }
         var deviceRequestInfo: [UInt8]?
         if is11 && !useCases.isEmpty {
-            deviceRequestInfo = CBORValue.embedded(.map([.init(.text("useCases"), .array(useCases.map { uc in
-                .map([.init(.text("mandatory"), .bool(uc.mandatory)), .init(.text("documentSets"), .array(uc.documentSets.map { .array($0.map { .unsigned(UInt64($0)) }) }))])
-            }))])).encoded()
+            deviceRequestInfo = CBORValue.embedded(
+                .map([
+                    .init(
+                        .text("useCases"),
+                        .array(
+                            useCases.map { uc in
+                                .map([
+                                    .init(.text("mandatory"), .bool(uc.mandatory)),
+                                    .init(
+                                        .text("documentSets"),
+                                        .array(uc.documentSets.map { .array($0.map { .unsigned(UInt64($0)) }) })),
+                                ])
+                            }))
+                ])
+            ).encoded()
         }
         func x5(_ chain: [Certificate]) -> [CBORValue.MapEntry] {
-            [.init(.int(COSEHeaderLabel.x5chain), chain.count == 1 ? .bytes(chain[0].der) : .array(chain.map { .bytes($0.der) }))]
+            [
+                .init(
+                    .int(COSEHeaderLabel.x5chain),
+                    chain.count == 1 ? .bytes(chain[0].der) : .array(chain.map { .bytes($0.der) }))
+            ]
         }
         var w = CBORWriter(capacity: 2048)
         var topCount = 2
@@ -77,15 +117,21 @@ extension AnnexCReader {
         for (i, ir) in itemsRequests.enumerated() {
             if let reader = signing.documentSigner(i) {
                 w.writeMapHeader(count: 2)
-                w.writeText("itemsRequest"); w.writeRaw(ir)
+                w.writeText("itemsRequest")
+                w.writeRaw(ir)
                 w.writeText("readerAuth")
-                let rab = MdocAuthentication.readerAuthenticationBytes(sessionTranscript: transcript.bytes, itemsRequestBytes: ir)
-                do { try COSESign1.sign(into: &w, payload: rab, detached: true, signer: reader.signer, unprotected: x5(reader.chain)) } catch {
+                let rab = MdocAuthentication.readerAuthenticationBytes(
+                    sessionTranscript: transcript.bytes, itemsRequestBytes: ir)
+                do {
+                    try COSESign1.sign(
+                        into: &w, payload: rab, detached: true, signer: reader.signer, unprotected: x5(reader.chain))
+                } catch {
                     throw PresentmentError(.signingFailed, "reader signing failed")
                 }
             } else {
                 w.writeMapHeader(count: 1)
-                w.writeText("itemsRequest"); w.writeRaw(ir)
+                w.writeText("itemsRequest")
+                w.writeRaw(ir)
             }
         }
         if let dri = deviceRequestInfo {
@@ -95,9 +141,13 @@ extension AnnexCReader {
         if let reader = signing.allSigner {
             w.writeText("readerAuthAll")
             w.writeArrayHeader(count: 1)
-            let raa = MdocAuthentication.readerAuthenticationAllBytes(sessionTranscript: transcript.bytes, itemsRequestBytes: itemsRequests.map { $0[...] },
-                                                                      deviceRequestInfoBytes: deviceRequestInfo.map { $0[...] })
-            do { try COSESign1.sign(into: &w, payload: raa, detached: true, signer: reader.signer, unprotected: x5(reader.chain)) } catch {
+            let raa = MdocAuthentication.readerAuthenticationAllBytes(
+                sessionTranscript: transcript.bytes, itemsRequestBytes: itemsRequests.map { $0[...] },
+                deviceRequestInfoBytes: deviceRequestInfo.map { $0[...] })
+            do {
+                try COSESign1.sign(
+                    into: &w, payload: raa, detached: true, signer: reader.signer, unprotected: x5(reader.chain))
+            } catch {
                 throw PresentmentError(.signingFailed, "reader signing failed")
             }
         }
@@ -107,10 +157,14 @@ extension AnnexCReader {
         switch framing {
         case .dataObject: raw = data
         case .protocolAndData: raw = "{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}"
-        case .requestList: raw = "{\"requests\":[{\"protocol\":\"openid4vp-v1-unsigned\",\"data\":{}},{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}]}"
-        case .digitalRequestList: raw = "{\"digital\":{\"requests\":[{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}]}}"
+        case .requestList:
+            raw =
+                "{\"requests\":[{\"protocol\":\"openid4vp-v1-unsigned\",\"data\":{}},{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}]}"
+        case .digitalRequestList:
+            raw = "{\"digital\":{\"requests\":[{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}]}}"
         }
-        return BuiltRequest(rawRequest: Data(raw.utf8), recipientKey: key, encryptionInfo: encryptionInfo, deviceRequest: deviceRequest,
-                            origin: origin, documents: documents)
+        return BuiltRequest(
+            rawRequest: Data(raw.utf8), recipientKey: key, encryptionInfo: encryptionInfo, deviceRequest: deviceRequest,
+            origin: origin, documents: documents)
     }
 }

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 import AnnexC
 import HPKE
@@ -11,12 +11,16 @@ import Presentment
 extension AnnexCReader {
     /// Decrypts a response (any framing) with the reader key and the transcript of `encryptionInfo` and
     /// `origin`, returning the DeviceResponse bytes without verifying them.
-    public static func decrypt(_ response: Data, recipientKey: HPKE.PrivateKey, encryptionInfo: String, origin: Origin) throws(PresentmentError) -> [UInt8] {
+    public static func decrypt(_ response: Data, recipientKey: HPKE.PrivateKey, encryptionInfo: String, origin: Origin)
+        throws(PresentmentError) -> [UInt8]
+    {
         let er = try EncryptedResponse(response: response)
-        let enc = er.enc, ct = er.cipherText
+        let enc = er.enc
+        let ct = er.cipherText
         let transcript = SessionTranscript(encryptionInfo: encryptionInfo, origin: origin)
         do {
-            return try HPKE.open(suite: .annexC, privateKey: recipientKey, encapsulatedKey: enc, info: transcript.bytes, ciphertext: ct)
+            return try HPKE.open(
+                suite: .annexC, privateKey: recipientKey, encapsulatedKey: enc, info: transcript.bytes, ciphertext: ct)
         } catch { throw PresentmentError(.responseInvalid, "HPKE open failed") }
     }
 
@@ -28,53 +32,94 @@ extension AnnexCReader {
     /// requested element that was not disclosed, as part of a whole set within that element's
     /// namespace; with `consent`, also only when the credential lacks the requested element, the set
     /// fits the wallet's bound, and every disclosed element was approved.
-    public static func openResponse(_ response: Data, for request: BuiltRequest, issuerRoots: [Certificate], at time: Date,
-                                    consent: HolderConsent? = nil) throws(PresentmentError) -> VerifiedResponse {
+    public static func openResponse(
+        _ response: Data, for request: BuiltRequest, issuerRoots: [Certificate], at time: Date,
+        consent: HolderConsent? = nil
+    ) throws(PresentmentError) -> VerifiedResponse {
         let transcript = SessionTranscript(encryptionInfo: request.encryptionInfo, origin: request.origin)
-        let plaintext = try decrypt(response, recipientKey: request.recipientKey, encryptionInfo: request.encryptionInfo, origin: request.origin)
+        let plaintext = try decrypt(
+            response, recipientKey: request.recipientKey, encryptionInfo: request.encryptionInfo, origin: request.origin
+        )
         let dr: DeviceResponse
-        do { dr = try DeviceResponse(encoded: plaintext) } catch { throw PresentmentError(.responseInvalid, "DeviceResponse: \(error)") }
+        do { dr = try DeviceResponse(encoded: plaintext) } catch {
+            throw PresentmentError(.responseInvalid, "DeviceResponse: \(error)")
+        }
         guard dr.status == 0 else { throw PresentmentError(.responseInvalid, "DeviceResponse status is not 0") }
         var verified = [VerifiedDocument]()
         // Documents answer DocRequests in request order: each is held to the next DocRequest of its
         // docType not yet answered (a request may ask for one docType twice).
         var next = 0
         for doc in dr.documents {
-            guard let k = request.documents.indices.first(where: { $0 >= next && request.documents[$0].docType == doc.docType }) else {
-                throw PresentmentError(.responseInvalid, "a document was returned that was not requested, or out of request order")
+            guard
+                let k = request.documents.indices.first(where: {
+                    $0 >= next && request.documents[$0].docType == doc.docType
+                })
+            else {
+                throw PresentmentError(
+                    .responseInvalid, "a document was returned that was not requested, or out of request order")
             }
             next = k + 1
             let asked = request.documents[k]
             let auth = doc.issuerSigned.issuerAuth
             let chain: [Certificate]
-            do { chain = try auth.headers.x5chain().map { (der) throws(COSEError) in try Certificate(der: der) } } catch {
+            do { chain = try auth.headers.x5chain().map { (der) throws(COSEError) in try Certificate(der: der) } } catch
+            {
                 throw PresentmentError(.responseInvalid, "issuerAuth x5chain is malformed")
             }
-            guard let ds = chain.first else { throw PresentmentError(.responseInvalid, "issuerAuth has no document signer certificate") }
-            do { try auth.verify(key: try ds.publicKey()) } catch { throw PresentmentError(.responseInvalid, "issuer signature does not verify") }
+            guard let ds = chain.first else {
+                throw PresentmentError(.responseInvalid, "issuerAuth has no document signer certificate")
+            }
+            do { try auth.verify(key: try ds.publicKey()) } catch {
+                throw PresentmentError(.responseInvalid, "issuer signature does not verify")
+            }
             if !issuerRoots.isEmpty {
-                do { try Certificate.validatePath(leaf: ds, intermediates: Array(chain.dropFirst()), anchors: issuerRoots, at: time) } catch {
+                do {
+                    try Certificate.validatePath(
+                        leaf: ds, intermediates: Array(chain.dropFirst()), anchors: issuerRoots, at: time)
+                } catch {
                     throw PresentmentError(.responseInvalid, "document signer does not chain to a given IACA")
                 }
-                guard ds.hasExtendedKeyUsage(MdocKeyUsage.documentSigner) else { throw PresentmentError(.responseInvalid, "document signer lacks EKU 1.0.18013.5.1.2") }
+                guard ds.hasExtendedKeyUsage(MdocKeyUsage.documentSigner) else {
+                    throw PresentmentError(.responseInvalid, "document signer lacks EKU 1.0.18013.5.1.2")
+                }
             }
             let mso: MobileSecurityObject
-            do { mso = try doc.issuerSigned.mobileSecurityObject() } catch { throw PresentmentError(.responseInvalid, "MSO: \(error)") }
-            guard mso.docType == doc.docType else { throw PresentmentError(.responseInvalid, "MSO docType differs from the document's") }
-            guard mso.validityInfo.contains(time) else { throw PresentmentError(.responseInvalid, "MSO not valid at the verification time") }
-            do { try doc.issuerSigned.checkValueDigests(against: mso) } catch { throw PresentmentError(.responseInvalid, "a disclosed element does not match its MSO digest") }
-            guard case .signature(let sig) = doc.deviceSigned.deviceAuth else { throw PresentmentError(.responseInvalid, "no deviceSignature (deviceMac is impossible in Annex C)") }
-            let dab = MdocAuthentication.deviceAuthenticationBytes(sessionTranscript: transcript.bytes, docType: doc.docType, deviceNameSpacesBytes: doc.deviceSigned.nameSpacesBytes)
+            do { mso = try doc.issuerSigned.mobileSecurityObject() } catch {
+                throw PresentmentError(.responseInvalid, "MSO: \(error)")
+            }
+            guard mso.docType == doc.docType else {
+                throw PresentmentError(.responseInvalid, "MSO docType differs from the document's")
+            }
+            guard mso.validityInfo.contains(time) else {
+                throw PresentmentError(.responseInvalid, "MSO not valid at the verification time")
+            }
+            do { try doc.issuerSigned.checkValueDigests(against: mso) } catch {
+                throw PresentmentError(.responseInvalid, "a disclosed element does not match its MSO digest")
+            }
+            guard case .signature(let sig) = doc.deviceSigned.deviceAuth else {
+                throw PresentmentError(.responseInvalid, "no deviceSignature (deviceMac is impossible in Annex C)")
+            }
+            let dab = MdocAuthentication.deviceAuthenticationBytes(
+                sessionTranscript: transcript.bytes, docType: doc.docType,
+                deviceNameSpacesBytes: doc.deviceSigned.nameSpacesBytes)
             do { try sig.verify(key: mso.deviceKey, detachedPayload: sig.payload == nil ? dab : nil) } catch {
                 throw PresentmentError(.responseInvalid, "device signature does not verify")
             }
-            if let attached = sig.payload, !attached.elementsEqual(dab) { throw PresentmentError(.responseInvalid, "attached DeviceAuthentication differs from the expected one") }
+            if let attached = sig.payload, !attached.elementsEqual(dab) {
+                throw PresentmentError(.responseInvalid, "attached DeviceAuthentication differs from the expected one")
+            }
             var elements = [DisclosedElement]()
             for ns in doc.issuerSigned.nameSpaces {
-                for item in ns.items { elements.append(DisclosedElement(element: ElementID(ns.name, item.elementIdentifier), value: item.elementValue)) }
+                for item in ns.items {
+                    elements.append(
+                        DisclosedElement(element: ElementID(ns.name, item.elementIdentifier), value: item.elementValue))
+                }
             }
             try checkDisclosure(elements.map(\.element), asked: asked, consent: consent)
-            verified.append(VerifiedDocument(docType: doc.docType, elements: elements, documentSigner: ds.subject, validUntil: mso.validityInfo.validUntil))
+            verified.append(
+                VerifiedDocument(
+                    docType: doc.docType, elements: elements, documentSigner: ds.subject,
+                    validUntil: mso.validityInfo.validUntil))
         }
         let errors = dr.documentErrors.flatMap { $0.map { DocumentError(docType: $0.docType, code: $0.code) } }
         return VerifiedResponse(deviceResponse: plaintext, documents: verified, documentErrors: errors)
@@ -82,25 +127,37 @@ extension AnnexCReader {
 
     /// The disclosure rule of `openResponse` for one document: every disclosed element was requested,
     /// or is a substitute for a requested element that was not disclosed (see `openResponse`).
-    static func checkDisclosure(_ disclosed: [ElementID], asked: DocumentRequest, consent: HolderConsent?) throws(PresentmentError) {
+    static func checkDisclosure(_ disclosed: [ElementID], asked: DocumentRequest, consent: HolderConsent?)
+        throws(PresentmentError)
+    {
         let requested = Set(asked.elements.map(\.element))
         let present = Set(disclosed)
-        guard present.count == disclosed.count else { throw PresentmentError(.responseInvalid, "an element was disclosed twice") }
+        guard present.count == disclosed.count else {
+            throw PresentmentError(.responseInvalid, "an element was disclosed twice")
+        }
         let approved = consent?.approved.map { $0[asked.docType] ?? [] }
         let held = consent?.held[asked.docType]
         for id in disclosed {
-            if let approved, !approved.contains(id) { throw PresentmentError(.responseInvalid, "an element was disclosed that the holder did not approve") }
+            if let approved, !approved.contains(id) {
+                throw PresentmentError(.responseInvalid, "an element was disclosed that the holder did not approve")
+            }
             if requested.contains(id) { continue }
             let admissible = asked.alternatives.contains { alt in
-                let original = alt.requested, sets = alt.sets
-                return requested.contains(original) && !present.contains(original) && !(held?.contains(original) ?? false)
+                let original = alt.requested
+                let sets = alt.sets
+                return requested.contains(original) && !present.contains(original)
+                    && !(held?.contains(original) ?? false)
                     && sets.contains { set in
-                        set.contains(id) && set.allSatisfy { $0.nameSpace == original.nameSpace && present.contains($0) }
+                        set.contains(id)
+                            && set.allSatisfy { $0.nameSpace == original.nameSpace && present.contains($0) }
                             && Set(set).count <= (consent?.maxAlternativeSetSize ?? Int.max)
                     }
             }
             guard admissible else {
-                throw PresentmentError(.responseInvalid, "an element was disclosed that was not requested and is no admissible substitute for a requested element")
+                throw PresentmentError(
+                    .responseInvalid,
+                    "an element was disclosed that was not requested and is no admissible substitute for a requested element"
+                )
             }
         }
     }

@@ -1,8 +1,8 @@
 internal import COpenSSL
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// AEAD ciphers with a 12-byte nonce and a 16-byte tag appended to the ciphertext.
@@ -50,7 +50,9 @@ package enum AEADAlgorithm: Sendable, Hashable {
         let result: Result<Void, CryptoError> = output.withUnsafeMutableBytes { out in
             plaintext.withUnsafeBytes { pt in
                 Result { () throws(CryptoError) in
-                    try seal(key: key, nonce: nonce, plaintext: pt, aad: aad, into: UnsafeMutableRawBufferPointer(rebasing: out[start...]))
+                    try seal(
+                        key: key, nonce: nonce, plaintext: pt, aad: aad,
+                        into: UnsafeMutableRawBufferPointer(rebasing: out[start...]))
                 }
             }
         }
@@ -73,12 +75,16 @@ package enum AEADAlgorithm: Sendable, Hashable {
         let dst = output.baseAddress!.assumingMemoryBound(to: UInt8.self)
         var outl: Int32 = 0
         if pt.count > 0 {
-            guard EVP_EncryptUpdate(ctx, dst, &outl, pt.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(pt.count)) == 1,
-                  Int(outl) == pt.count else { throw .operationFailed(operation: "seal") }
+            guard
+                EVP_EncryptUpdate(ctx, dst, &outl, pt.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(pt.count))
+                    == 1,
+                Int(outl) == pt.count
+            else { throw .operationFailed(operation: "seal") }
         }
         var finl: Int32 = 0
         guard EVP_EncryptFinal_ex(ctx, dst + pt.count, &finl) == 1, finl == 0,
-              EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, Int32(tagSize), dst + pt.count) == 1 else {
+            EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, Int32(tagSize), dst + pt.count) == 1
+        else {
             throw .operationFailed(operation: "seal")
         }
     }
@@ -102,7 +108,11 @@ package enum AEADAlgorithm: Sendable, Hashable {
             return out.withUnsafeMutableBufferPointer { outBuf in
                 var outl: Int32 = 0
                 if bodyLen > 0 {
-                    guard EVP_DecryptUpdate(ctx, outBuf.baseAddress, &outl, ct.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(bodyLen)) == 1 else { return false }
+                    guard
+                        EVP_DecryptUpdate(
+                            ctx, outBuf.baseAddress, &outl, ct.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                            Int32(bodyLen)) == 1
+                    else { return false }
                 }
                 let tag = UnsafeMutableRawPointer(mutating: ct.baseAddress! + bodyLen)
                 guard EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, Int32(tagSize), tag) == 1 else { return false }
@@ -119,7 +129,9 @@ package enum AEADAlgorithm: Sendable, Hashable {
         return out
     }
 
-    private func initialize<K: ContiguousBytes, N: ContiguousBytes>(_ ctx: OpaquePointer, key: K, nonce: N, encrypt: Bool) throws(CryptoError) {
+    private func initialize<K: ContiguousBytes, N: ContiguousBytes>(
+        _ ctx: OpaquePointer, key: K, nonce: N, encrypt: Bool
+    ) throws(CryptoError) {
         let ok: Bool = key.withUnsafeBytes { k in
             nonce.withUnsafeBytes { n in
                 guard k.count == keySize, n.count == nonceSize else { return false }
@@ -130,14 +142,18 @@ package enum AEADAlgorithm: Sendable, Hashable {
                     : EVP_DecryptInit_ex2(ctx, cipher, kp, np, nil) == 1
             }
         }
-        guard ok else { ERR_clear_error(); throw .invalidLength }
+        guard ok else {
+            ERR_clear_error()
+            throw .invalidLength
+        }
     }
 
     private func feedAAD<A: ContiguousBytes>(_ ctx: OpaquePointer, aad: A) throws(CryptoError) {
         let ok: Bool = aad.withUnsafeBytes { a in
             guard a.count > 0 else { return true }
             var outl: Int32 = 0
-            return EVP_CipherUpdate(ctx, nil, &outl, a.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(a.count)) == 1
+            return EVP_CipherUpdate(ctx, nil, &outl, a.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(a.count))
+                == 1
         }
         guard ok else { throw .operationFailed(operation: "aad") }
     }

@@ -1,8 +1,8 @@
 internal import COpenSSL
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// NIST prime curves used by COSE, mdoc and HPKE.
@@ -71,7 +71,9 @@ enum Templates {
     static func generator(_ c: Curve) -> [UInt8] {
         let g = EC_GROUP_get0_generator(c.group)
         var out = ByteArrays.zeros(count: c.uncompressedPointSize)
-        _ = out.withUnsafeMutableBufferPointer { EC_POINT_point2oct(c.group, g, POINT_CONVERSION_UNCOMPRESSED, $0.baseAddress, $0.count, nil) }
+        _ = out.withUnsafeMutableBufferPointer {
+            EC_POINT_point2oct(c.group, g, POINT_CONVERSION_UNCOMPRESSED, $0.baseAddress, $0.count, nil)
+        }
         return out
     }
 }

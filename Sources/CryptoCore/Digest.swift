@@ -1,8 +1,8 @@
 internal import COpenSSL
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Fetched OpenSSL algorithm object, fetched once per process and shared read-only between threads.
@@ -59,7 +59,9 @@ package enum DigestAlgorithm: Sendable, Hashable {
     package func hash<D: ContiguousBytes>(_ data: D, into out: UnsafeMutableRawBufferPointer) {
         precondition(out.count == outputSize)
         var len: UInt32 = 0
-        let ok = withNonNullBytes(data) { p, n in EVP_Digest(p, n, out.baseAddress!.assumingMemoryBound(to: UInt8.self), &len, md, nil) }
+        let ok = withNonNullBytes(data) { p, n in
+            EVP_Digest(p, n, out.baseAddress!.assumingMemoryBound(to: UInt8.self), &len, md, nil)
+        }
         precondition(ok == 1 && Int(len) == outputSize, "EVP_Digest failed")
     }
 
@@ -71,13 +73,17 @@ package enum DigestAlgorithm: Sendable, Hashable {
     package func hmac<K: ContiguousBytes, D: ContiguousBytes>(key: K, data: D) -> [UInt8] {
         ByteArrays.make(count: outputSize) { out in
             key.withUnsafeBytes { k in
-                data.withUnsafeBytes { d in Self.withOnePart(d) { hmac(key: k, parts: $0, into: UnsafeMutableRawBufferPointer(out)) } }
+                data.withUnsafeBytes { d in
+                    Self.withOnePart(d) { hmac(key: k, parts: $0, into: UnsafeMutableRawBufferPointer(out)) }
+                }
             }
         }
     }
 
     /// A one-element parts list on the stack.
-    private static func withOnePart<R>(_ part: UnsafeRawBufferPointer, _ body: (UnsafeBufferPointer<UnsafeRawBufferPointer>) -> R) -> R {
+    private static func withOnePart<R>(
+        _ part: UnsafeRawBufferPointer, _ body: (UnsafeBufferPointer<UnsafeRawBufferPointer>) -> R
+    ) -> R {
         withUnsafeTemporaryAllocation(of: UnsafeRawBufferPointer.self, capacity: 1) { parts in
             parts[0] = part
             return body(UnsafeBufferPointer(parts))
@@ -86,7 +92,10 @@ package enum DigestAlgorithm: Sendable, Hashable {
 
     /// HMAC over the concatenation of `parts`, written into `out` (exactly `outputSize` bytes). The
     /// allocation-free core: pads on the stack, one digest context for both passes.
-    package func hmac(key k: UnsafeRawBufferPointer, parts: UnsafeBufferPointer<UnsafeRawBufferPointer>, into out: UnsafeMutableRawBufferPointer) {
+    package func hmac(
+        key k: UnsafeRawBufferPointer, parts: UnsafeBufferPointer<UnsafeRawBufferPointer>,
+        into out: UnsafeMutableRawBufferPointer
+    ) {
         precondition(out.count == outputSize)
         let bs = blockSize
         // K0: the key padded (or hashed, when longer than a block) to the block size; then ipad/opad.
@@ -126,23 +135,32 @@ package enum DigestAlgorithm: Sendable, Hashable {
     package func hkdfExtract<S: ContiguousBytes, I: ContiguousBytes>(salt: S, ikm: I) -> [UInt8] {
         ByteArrays.make(count: outputSize) { out in
             salt.withUnsafeBytes { s in
-                ikm.withUnsafeBytes { i in Self.withOnePart(i) { hkdfExtract(salt: s, ikmParts: $0, into: UnsafeMutableRawBufferPointer(out)) } }
+                ikm.withUnsafeBytes { i in
+                    Self.withOnePart(i) { hkdfExtract(salt: s, ikmParts: $0, into: UnsafeMutableRawBufferPointer(out)) }
+                }
             }
         }
     }
 
     /// HKDF-Extract into `out` (exactly `outputSize` bytes); no allocation.
-    package func hkdfExtract(salt: UnsafeRawBufferPointer, ikmParts: UnsafeBufferPointer<UnsafeRawBufferPointer>, into out: UnsafeMutableRawBufferPointer) {
+    package func hkdfExtract(
+        salt: UnsafeRawBufferPointer, ikmParts: UnsafeBufferPointer<UnsafeRawBufferPointer>,
+        into out: UnsafeMutableRawBufferPointer
+    ) {
         hmac(key: salt, parts: ikmParts, into: out)
     }
 
     /// HKDF-Expand (RFC 5869 §2.3). `length` must be at most 255 × the digest size.
-    package func hkdfExpand<P: ContiguousBytes, I: ContiguousBytes>(prk: P, info: I, length: Int) throws(CryptoError) -> [UInt8] {
+    package func hkdfExpand<P: ContiguousBytes, I: ContiguousBytes>(prk: P, info: I, length: Int) throws(CryptoError)
+        -> [UInt8]
+    {
         guard length >= 0, length <= 255 * outputSize else { throw .invalidLength }
         return ByteArrays.make(count: length) { out in
             prk.withUnsafeBytes { p in
                 info.withUnsafeBytes { i in
-                    Self.withOnePart(i) { try? hkdfExpand(prk: p, infoParts: $0, into: UnsafeMutableRawBufferPointer(out)) }
+                    Self.withOnePart(i) {
+                        try? hkdfExpand(prk: p, infoParts: $0, into: UnsafeMutableRawBufferPointer(out))
+                    }
                 }
             }
         }
@@ -150,8 +168,10 @@ package enum DigestAlgorithm: Sendable, Hashable {
 
     /// HKDF-Expand into `out` (its count is L, at most 255 × the digest size). Each block is
     /// `T(i) = HMAC(prk, T(i-1) ‖ info ‖ i)` computed from the pieces; no allocation.
-    package func hkdfExpand(prk: UnsafeRawBufferPointer, infoParts: UnsafeBufferPointer<UnsafeRawBufferPointer>,
-                            into out: UnsafeMutableRawBufferPointer) throws(CryptoError) {
+    package func hkdfExpand(
+        prk: UnsafeRawBufferPointer, infoParts: UnsafeBufferPointer<UnsafeRawBufferPointer>,
+        into out: UnsafeMutableRawBufferPointer
+    ) throws(CryptoError) {
         let length = out.count
         guard length <= 255 * outputSize else { throw .invalidLength }
         let h = outputSize
@@ -162,10 +182,19 @@ package enum DigestAlgorithm: Sendable, Hashable {
                 while produced < length {
                     withUnsafeBytes(of: counter) { c in
                         var n = 0
-                        if produced > 0 { parts[n] = UnsafeRawBufferPointer(t); n += 1 }
-                        for p in infoParts { parts[n] = p; n += 1 }
-                        parts[n] = c; n += 1
-                        hmac(key: prk, parts: UnsafeBufferPointer(rebasing: parts[0..<n]), into: UnsafeMutableRawBufferPointer(t))
+                        if produced > 0 {
+                            parts[n] = UnsafeRawBufferPointer(t)
+                            n += 1
+                        }
+                        for p in infoParts {
+                            parts[n] = p
+                            n += 1
+                        }
+                        parts[n] = c
+                        n += 1
+                        hmac(
+                            key: prk, parts: UnsafeBufferPointer(rebasing: parts[0..<n]),
+                            into: UnsafeMutableRawBufferPointer(t))
                     }
                     let take = min(h, length - produced)
                     (out.baseAddress! + produced).copyMemory(from: t.baseAddress!, byteCount: take)
@@ -178,7 +207,9 @@ package enum DigestAlgorithm: Sendable, Hashable {
     }
 
     /// HKDF (RFC 5869): extract then expand.
-    package func hkdf<S: ContiguousBytes, I: ContiguousBytes, N: ContiguousBytes>(salt: S, ikm: I, info: N, length: Int) throws(CryptoError) -> [UInt8] {
+    package func hkdf<S: ContiguousBytes, I: ContiguousBytes, N: ContiguousBytes>(salt: S, ikm: I, info: N, length: Int)
+        throws(CryptoError) -> [UInt8]
+    {
         var prk = hkdfExtract(salt: salt, ikm: ikm)
         defer { SecureBytes.cleanse(&prk) }
         return try hkdfExpand(prk: prk, info: info, length: length)

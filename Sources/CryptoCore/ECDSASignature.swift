@@ -1,8 +1,8 @@
 internal import COpenSSL
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Conversion between COSE's raw `r ‖ s` and DER `ECDSA-Sig-Value` (done in Swift: no BIGNUMs).
@@ -31,12 +31,16 @@ enum ECDSASignatureDER {
         var i = 0
         func readLength() -> Int? {
             guard i < der.count else { return nil }
-            let b = der[i]; i += 1
+            let b = der[i]
+            i += 1
             if b < 0x80 { return Int(b) }
             let count = Int(b & 0x7f)
             guard count >= 1, count <= 2, i + count <= der.count else { return nil }
             var len = 0
-            for _ in 0..<count { len = len << 8 | Int(der[i]); i += 1 }
+            for _ in 0..<count {
+                len = len << 8 | Int(der[i])
+                i += 1
+            }
             return len
         }
         guard der.first == 0x30 else { return nil }
@@ -48,7 +52,7 @@ enum ECDSASignatureDER {
             i += 1
             guard let len = readLength(), len > 0, i + len <= der.count else { return nil }
             var start = i
-            while start < i + len - 1, der[start] == 0 { start += 1 }   // drop sign-padding zeros
+            while start < i + len - 1, der[start] == 0 { start += 1 }  // drop sign-padding zeros
             let significant = i + len - start
             guard significant <= n else { return nil }
             for k in 0..<significant { out[half * n + n - significant + k] = der[start + k] }

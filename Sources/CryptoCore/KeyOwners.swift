@@ -1,8 +1,8 @@
 internal import COpenSSL
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Owner of one `EVP_PKEY`. The key is immutable after creation, so it may be shared between threads;
@@ -28,22 +28,31 @@ final class PKeyBox: @unchecked Sendable {
     func withContext<R>(verify: Bool, _ body: (OpaquePointer) -> (result: R, reusable: Bool)) -> R? {
         var ctx = idle.withLock { pool in verify ? pool.verify.popLast() : pool.sign.popLast() }
         if ctx == nil {
-            guard let c = EVP_PKEY_CTX_new_from_pkey(nil, pkey, nil) else { ERR_clear_error(); return nil }
-            guard (verify ? EVP_PKEY_verify_init(c) : EVP_PKEY_sign_init(c)) == 1 else { EVP_PKEY_CTX_free(c); ERR_clear_error(); return nil }
+            guard let c = EVP_PKEY_CTX_new_from_pkey(nil, pkey, nil) else {
+                ERR_clear_error()
+                return nil
+            }
+            guard (verify ? EVP_PKEY_verify_init(c) : EVP_PKEY_sign_init(c)) == 1 else {
+                EVP_PKEY_CTX_free(c)
+                ERR_clear_error()
+                return nil
+            }
             ctx = c
         }
         let c = ctx!
         let (result, reusable) = body(c)
-        let kept = reusable && idle.withLock { pool in
-            if verify {
-                guard pool.verify.count < Self.poolLimit else { return false }
-                pool.verify.append(c)
-            } else {
-                guard pool.sign.count < Self.poolLimit else { return false }
-                pool.sign.append(c)
+        let kept =
+            reusable
+            && idle.withLock { pool in
+                if verify {
+                    guard pool.verify.count < Self.poolLimit else { return false }
+                    pool.verify.append(c)
+                } else {
+                    guard pool.sign.count < Self.poolLimit else { return false }
+                    pool.sign.append(c)
+                }
+                return true
             }
-            return true
-        }
         if !kept { EVP_PKEY_CTX_free(c) }
         return result
     }
@@ -62,13 +71,16 @@ final class ECPointBox: @unchecked Sendable {
     /// Decodes and validates `04 ‖ x ‖ y`: exact length, uncompressed form, coordinates below the
     /// field prime and on the curve (checked by EC_POINT_oct2point, and again explicitly).
     init?(curve: Curve, uncompressed buf: UnsafeRawBufferPointer) {
-        guard buf.count == curve.uncompressedPointSize, buf[0] == 4, let p = EC_POINT_new(curve.group) else { return nil }
+        guard buf.count == curve.uncompressedPointSize, buf[0] == 4, let p = EC_POINT_new(curve.group) else {
+            return nil
+        }
         let group = curve.group
         // One BN_CTX for both steps (each would otherwise make its own).
         let bn = BN_CTX_new()
         defer { BN_CTX_free(bn) }
         guard EC_POINT_oct2point(group, p, buf.baseAddress!.assumingMemoryBound(to: UInt8.self), buf.count, bn) == 1,
-              EC_POINT_is_at_infinity(group, p) == 0, EC_POINT_is_on_curve(group, p, bn) == 1 else {
+            EC_POINT_is_at_infinity(group, p) == 0, EC_POINT_is_on_curve(group, p, bn) == 1
+        else {
             EC_POINT_free(p)
             ERR_clear_error()
             return nil
@@ -81,8 +93,13 @@ final class ECPointBox: @unchecked Sendable {
     /// Adopts a point OpenSSL computed (d·G), encoding it.
     init?(curve: Curve, adopting p: OpaquePointer, context bn: OpaquePointer? = nil) {
         var out = ByteArrays.zeros(count: curve.uncompressedPointSize)
-        let n = out.withUnsafeMutableBufferPointer { EC_POINT_point2oct(curve.group, p, POINT_CONVERSION_UNCOMPRESSED, $0.baseAddress, $0.count, bn) }
-        guard n == out.count else { EC_POINT_free(p); return nil }
+        let n = out.withUnsafeMutableBufferPointer {
+            EC_POINT_point2oct(curve.group, p, POINT_CONVERSION_UNCOMPRESSED, $0.baseAddress, $0.count, bn)
+        }
+        guard n == out.count else {
+            EC_POINT_free(p)
+            return nil
+        }
         self.curve = curve
         self.point = p
         self.encoded = out

@@ -1,8 +1,8 @@
 internal import COpenSSL
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// A private key held by OpenSSL. Freed (and its scalar cleansed) when the last copy goes.
@@ -20,7 +20,9 @@ package struct PrivateKey: Sendable {
     func evp() throws(CryptoError) -> PKeyBox {
         if let b = storage.evpBox { return b }
         let s = storage.bareBox!
-        guard let k = Self.keyPair(curve: s.curve, d: s.d, publicPoint: publicKey.rawRepresentation) else { throw .invalidPrivateKey }
+        guard let k = Self.keyPair(curve: s.curve, d: s.d, publicPoint: publicKey.rawRepresentation) else {
+            throw .invalidPrivateKey
+        }
         return PKeyBox(k)
     }
 
@@ -32,14 +34,24 @@ package struct PrivateKey: Sendable {
         let group = curve.group
         guard let d = BN_secure_new() else { throw .operationFailed(operation: "keygen") }
         let scalar = ECScalarBox(curve: curve, adopting: d)
-        let bn = BN_CTX_secure_new()   // one context for the three steps; its scratch values are cleared on free
+        let bn = BN_CTX_secure_new()  // one context for the three steps; its scratch values are cleared on free
         defer { BN_CTX_free(bn) }
         repeat {
-            guard BN_priv_rand_range_ex(d, EC_GROUP_get0_order(group), 0, bn) == 1 else { ERR_clear_error(); throw .operationFailed(operation: "keygen") }
+            guard BN_priv_rand_range_ex(d, EC_GROUP_get0_order(group), 0, bn) == 1 else {
+                ERR_clear_error()
+                throw .operationFailed(operation: "keygen")
+            }
         } while BN_is_zero(d) != 0
         guard let q = EC_POINT_new(group) else { throw .operationFailed(operation: "keygen") }
-        guard EC_POINT_mul(group, q, d, nil, nil, bn) == 1 else { EC_POINT_free(q); ERR_clear_error(); throw .operationFailed(operation: "keygen") }
-        guard let point = ECPointBox(curve: curve, adopting: q, context: bn) else { ERR_clear_error(); throw .operationFailed(operation: "keygen") }
+        guard EC_POINT_mul(group, q, d, nil, nil, bn) == 1 else {
+            EC_POINT_free(q)
+            ERR_clear_error()
+            throw .operationFailed(operation: "keygen")
+        }
+        guard let point = ECPointBox(curve: curve, adopting: q, context: bn) else {
+            ERR_clear_error()
+            throw .operationFailed(operation: "keygen")
+        }
         return PrivateKey(storage: .bare(scalar), kind: kind, publicKey: PublicKey(point: point))
     }
 
@@ -61,7 +73,11 @@ package struct PrivateKey: Sendable {
         // EC keys are generated from a per-curve template key, so the group and key management are
         // not looked up again for every key.
         let made: OpaquePointer?
-        if case .ec(let curve) = kind { made = EVP_PKEY_CTX_new_from_pkey(nil, Templates.key(curve).pkey, nil) } else { made = EVP_PKEY_CTX_new_from_name(nil, name, nil) }
+        if case .ec(let curve) = kind {
+            made = EVP_PKEY_CTX_new_from_pkey(nil, Templates.key(curve).pkey, nil)
+        } else {
+            made = EVP_PKEY_CTX_new_from_name(nil, name, nil)
+        }
         guard let ctx = made else { throw .operationFailed(operation: "keygen") }
         defer { EVP_PKEY_CTX_free(ctx) }
         guard EVP_PKEY_keygen_init(ctx) == 1 else { throw .operationFailed(operation: "keygen") }
@@ -77,7 +93,9 @@ package struct PrivateKey: Sendable {
             guard buf.count == curve.coordinateSize else { return nil }
             guard let d = BN_secure_new() else { return nil }
             defer { BN_clear_free(d) }
-            guard BN_bin2bn(buf.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(buf.count), d) != nil else { return nil }
+            guard BN_bin2bn(buf.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(buf.count), d) != nil else {
+                return nil
+            }
             let group = curve.group
             guard BN_is_zero(d) == 0, BN_cmp(d, EC_GROUP_get0_order(group)) < 0 else { return nil }
             guard let point = EC_POINT_new(group) else { return nil }
@@ -102,9 +120,10 @@ package struct PrivateKey: Sendable {
         defer { OSSL_PARAM_BLD_free(bld) }
         return pub.withUnsafeBufferPointer { pubBuf -> OpaquePointer? in
             guard OSSL_PARAM_BLD_push_utf8_string(bld, mdoc_PARAM_GROUP_NAME, curve.groupNamePointer, 0) == 1,
-                  OSSL_PARAM_BLD_push_BN(bld, mdoc_PARAM_PRIV_KEY, d) == 1,
-                  OSSL_PARAM_BLD_push_octet_string(bld, mdoc_PARAM_PUB_KEY, pubBuf.baseAddress, pubBuf.count) == 1,
-                  let params = OSSL_PARAM_BLD_to_param(bld) else { return nil }
+                OSSL_PARAM_BLD_push_BN(bld, mdoc_PARAM_PRIV_KEY, d) == 1,
+                OSSL_PARAM_BLD_push_octet_string(bld, mdoc_PARAM_PUB_KEY, pubBuf.baseAddress, pubBuf.count) == 1,
+                let params = OSSL_PARAM_BLD_to_param(bld)
+            else { return nil }
             defer { OSSL_PARAM_free(params) }
             guard let ctx = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { return nil }
             defer { EVP_PKEY_CTX_free(ctx) }
@@ -120,7 +139,8 @@ package struct PrivateKey: Sendable {
         if case .ec = kind { throw .unsupportedAlgorithm }
         let pkey: OpaquePointer? = raw.withUnsafeBytes { buf in
             guard buf.count == kind.rawSize else { return nil }
-            return EVP_PKEY_new_raw_private_key(kind.evpType, nil, buf.baseAddress!.assumingMemoryBound(to: UInt8.self), buf.count)
+            return EVP_PKEY_new_raw_private_key(
+                kind.evpType, nil, buf.baseAddress!.assumingMemoryBound(to: UInt8.self), buf.count)
         }
         ERR_clear_error()
         guard let pkey else { throw .invalidPrivateKey }
@@ -139,12 +159,16 @@ package struct PrivateKey: Sendable {
             defer { SecureBytes.cleanse(&parsed.scalar) }
             let key = try PrivateKey(curve: parsed.curve, scalar: parsed.scalar)
             if let embedded = parsed.publicPoint {
-                guard SecureBytes.constantTimeEqual(embedded, key.publicKey.rawRepresentation) else { throw .invalidPrivateKey }
+                guard SecureBytes.constantTimeEqual(embedded, key.publicKey.rawRepresentation) else {
+                    throw .invalidPrivateKey
+                }
             }
             self = key
             return
         }
-        let isPEM = bytes.starts(with: Array("-----BEGIN".utf8)) || String(decoding: bytes.prefix(64), as: UTF8.self).contains("-----BEGIN")
+        let isPEM =
+            bytes.starts(with: Array("-----BEGIN".utf8))
+            || String(decoding: bytes.prefix(64), as: UTF8.self).contains("-----BEGIN")
         var pkey: OpaquePointer? = nil
         if isPEM {
             pkey = bytes.withUnsafeBufferPointer { buf -> OpaquePointer? in
@@ -157,7 +181,10 @@ package struct PrivateKey: Sendable {
                 guard let base = buf.baseAddress, buf.count > 0 else { return nil }
                 var p: UnsafePointer<UInt8>? = base
                 guard let k = d2i_AutoPrivateKey(nil, &p, buf.count) else { return nil }
-                guard p == base + buf.count else { EVP_PKEY_free(k); return nil }
+                guard p == base + buf.count else {
+                    EVP_PKEY_free(k)
+                    return nil
+                }
                 return k
             }
         }
@@ -204,7 +231,10 @@ package struct PrivateKey: Sendable {
             let box = try evp()
             var out = ByteArrays.zeros(count: kind.rawSize)
             var len = out.count
-            guard out.withUnsafeMutableBufferPointer({ EVP_PKEY_get_raw_private_key(box.pkey, $0.baseAddress, &len) }) == 1 else {
+            guard
+                out.withUnsafeMutableBufferPointer({ EVP_PKEY_get_raw_private_key(box.pkey, $0.baseAddress, &len) })
+                    == 1
+            else {
                 throw .operationFailed(operation: "export raw key")
             }
             return out
@@ -219,7 +249,10 @@ package struct PrivateKey: Sendable {
         var ptr: UnsafeMutablePointer<UInt8>? = nil
         let len = i2d_PKCS8_PRIV_KEY_INFO(p8, &ptr)
         guard len > 0, let ptr else { throw .operationFailed(operation: "pkcs8") }
-        defer { OPENSSL_cleanse(ptr, Int(len)); mdoc_OPENSSL_free(ptr) }
+        defer {
+            OPENSSL_cleanse(ptr, Int(len))
+            mdoc_OPENSSL_free(ptr)
+        }
         return Array(UnsafeBufferPointer(start: ptr, count: Int(len)))
     }
 
@@ -240,8 +273,13 @@ package struct PrivateKey: Sendable {
             return box.withContext(verify: false) { ctx in
                 var out = ByteArrays.zeros(count: 16 + 2 * (curve.coordinateSize + 3))
                 var len = out.count
-                let rc = out.withUnsafeMutableBufferPointer { EVP_PKEY_sign(ctx, $0.baseAddress, &len, dgst.baseAddress, dgst.count) }
-                guard rc == 1 else { ERR_clear_error(); return (nil, false) }
+                let rc = out.withUnsafeMutableBufferPointer {
+                    EVP_PKEY_sign(ctx, $0.baseAddress, &len, dgst.baseAddress, dgst.count)
+                }
+                guard rc == 1 else {
+                    ERR_clear_error()
+                    return (nil, false)
+                }
                 out.removeSubrange(len...)
                 return (out, true)
             } ?? nil
@@ -260,13 +298,21 @@ package struct PrivateKey: Sendable {
         let box = try evp()
         guard let mdctx = EVP_MD_CTX_new() else { throw .operationFailed(operation: "sign") }
         defer { EVP_MD_CTX_free(mdctx) }
-        guard EVP_DigestSignInit(mdctx, nil, nil, nil, box.pkey) == 1 else { ERR_clear_error(); throw .operationFailed(operation: "sign init") }
+        guard EVP_DigestSignInit(mdctx, nil, nil, nil, box.pkey) == 1 else {
+            ERR_clear_error()
+            throw .operationFailed(operation: "sign init")
+        }
         var out = ByteArrays.zeros(count: 64)
         var len = out.count
         let rc = withNonNullBytes(message) { mp, mn in
-            out.withUnsafeMutableBufferPointer { EVP_DigestSign(mdctx, $0.baseAddress, &len, mp.assumingMemoryBound(to: UInt8.self), mn) }
+            out.withUnsafeMutableBufferPointer {
+                EVP_DigestSign(mdctx, $0.baseAddress, &len, mp.assumingMemoryBound(to: UInt8.self), mn)
+            }
         }
-        guard rc == 1 else { ERR_clear_error(); throw .operationFailed(operation: "sign") }
+        guard rc == 1 else {
+            ERR_clear_error()
+            throw .operationFailed(operation: "sign")
+        }
         out.removeSubrange(len...)
         return out
     }
@@ -276,7 +322,10 @@ package struct PrivateKey: Sendable {
         if let s = storage.bareBox { return try body(s.d) }
         let box = storage.evpBox!
         var bn: OpaquePointer? = nil
-        guard EVP_PKEY_get_bn_param(box.pkey, mdoc_PARAM_PRIV_KEY, &bn) == 1, let bn else { ERR_clear_error(); throw .operationFailed(operation: "export scalar") }
+        guard EVP_PKEY_get_bn_param(box.pkey, mdoc_PARAM_PRIV_KEY, &bn) == 1, let bn else {
+            ERR_clear_error()
+            throw .operationFailed(operation: "export scalar")
+        }
         defer { BN_clear_free(bn) }
         BN_set_flags(bn, BN_FLG_CONSTTIME)
         return try body(bn)
@@ -298,26 +347,45 @@ package struct PrivateKey: Sendable {
                 defer { EC_POINT_clear_free(r) }
                 guard let x = BN_new() else { throw .operationFailed(operation: "derive") }
                 defer { BN_clear_free(x) }
-                let bn = BN_CTX_secure_new()   // shared by both steps; cleared on free
+                let bn = BN_CTX_secure_new()  // shared by both steps; cleared on free
                 defer { BN_CTX_free(bn) }
                 guard EC_POINT_mul(group, r, nil, q.point, d, bn) == 1, EC_POINT_is_at_infinity(group, r) == 0,
-                      EC_POINT_get_affine_coordinates(group, r, x, nil, bn) == 1 else { ERR_clear_error(); throw .invalidPublicKey }
+                    EC_POINT_get_affine_coordinates(group, r, x, nil, bn) == 1
+                else {
+                    ERR_clear_error()
+                    throw .invalidPublicKey
+                }
                 var out = ByteArrays.zeros(count: curve.coordinateSize)
                 let n = out.withUnsafeMutableBufferPointer { BN_bn2binpad(x, $0.baseAddress, Int32($0.count)) }
                 guard n == curve.coordinateSize else { throw .operationFailed(operation: "derive") }
                 return out
             }
         }
-        let box = try evp(), peerBox = try peer.evp()
-        guard let ctx = EVP_PKEY_CTX_new_from_pkey(nil, box.pkey, nil) else { throw .operationFailed(operation: "derive") }
+        let box = try evp()
+        let peerBox = try peer.evp()
+        guard let ctx = EVP_PKEY_CTX_new_from_pkey(nil, box.pkey, nil) else {
+            throw .operationFailed(operation: "derive")
+        }
         defer { EVP_PKEY_CTX_free(ctx) }
-        guard EVP_PKEY_derive_init(ctx) == 1 else { ERR_clear_error(); throw .operationFailed(operation: "derive init") }
-        guard EVP_PKEY_derive_set_peer_ex(ctx, peerBox.pkey, 0) == 1 else { ERR_clear_error(); throw .invalidPublicKey }
+        guard EVP_PKEY_derive_init(ctx) == 1 else {
+            ERR_clear_error()
+            throw .operationFailed(operation: "derive init")
+        }
+        guard EVP_PKEY_derive_set_peer_ex(ctx, peerBox.pkey, 0) == 1 else {
+            ERR_clear_error()
+            throw .invalidPublicKey
+        }
         var len = 0
-        guard EVP_PKEY_derive(ctx, nil, &len) == 1, len > 0, len <= 132 else { ERR_clear_error(); throw .operationFailed(operation: "derive") }
+        guard EVP_PKEY_derive(ctx, nil, &len) == 1, len > 0, len <= 132 else {
+            ERR_clear_error()
+            throw .operationFailed(operation: "derive")
+        }
         var out = ByteArrays.zeros(count: len)
         let rc = out.withUnsafeMutableBufferPointer { EVP_PKEY_derive(ctx, $0.baseAddress, &len) }
-        guard rc == 1 else { ERR_clear_error(); throw .invalidPublicKey }
+        guard rc == 1 else {
+            ERR_clear_error()
+            throw .invalidPublicKey
+        }
         out.removeSubrange(len...)
         if out.allSatisfy({ $0 == 0 }) { throw .invalidPublicKey }
         return out

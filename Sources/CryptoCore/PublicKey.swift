@@ -1,8 +1,8 @@
 internal import COpenSSL
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// A validated public key.
@@ -21,7 +21,9 @@ package struct PublicKey: Sendable {
     func evp() throws(CryptoError) -> PKeyBox {
         if let b = storage.evpBox { return b }
         let p = storage.bareBox!
-        guard let k = p.encoded.withUnsafeBytes({ Self.templateImport(curve: p.curve, $0) }) else { throw .invalidPublicKey }
+        guard let k = p.encoded.withUnsafeBytes({ Self.templateImport(curve: p.curve, $0) }) else {
+            throw .invalidPublicKey
+        }
         return PKeyBox(k)
     }
 
@@ -29,7 +31,9 @@ package struct PublicKey: Sendable {
     func ecPoint() throws(CryptoError) -> ECPointBox {
         if let p = storage.bareBox { return p }
         guard case .ec(let curve) = kind else { throw .unsupportedAlgorithm }
-        guard let p = rawRepresentation.withUnsafeBytes({ ECPointBox(curve: curve, uncompressed: $0) }) else { throw .invalidPublicKey }
+        guard let p = rawRepresentation.withUnsafeBytes({ ECPointBox(curve: curve, uncompressed: $0) }) else {
+            throw .invalidPublicKey
+        }
         return p
     }
 
@@ -38,7 +42,8 @@ package struct PublicKey: Sendable {
     package init<X: ContiguousBytes, Y: ContiguousBytes>(curve: Curve, x: X, y: Y) throws(CryptoError) {
         let n = curve.coordinateSize
         // 04 ‖ x ‖ y assembled on the stack (no heap buffer), then imported.
-        let key: Result<PublicKey, CryptoError> = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 1 + 2 * n) { point in
+        let key: Result<PublicKey, CryptoError> = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 1 + 2 * n) {
+            point in
             point[0] = 4
             let okX: Bool = x.withUnsafeBytes { b in
                 guard b.count == n else { return false }
@@ -51,7 +56,9 @@ package struct PublicKey: Sendable {
                 return true
             }
             guard okX, okY else { return .failure(.invalidPublicKey) }
-            return Result { () throws(CryptoError) in try PublicKey(curve: curve, uncompressedPoint: UnsafeRawBufferPointer(point)) }
+            return Result { () throws(CryptoError) in
+                try PublicKey(curve: curve, uncompressedPoint: UnsafeRawBufferPointer(point))
+            }
         }
         self = try key.get()
     }
@@ -61,7 +68,9 @@ package struct PublicKey: Sendable {
     /// points are rejected. The key is held as an `EC_POINT` (see `ECPointBox`); an `EVP_PKEY` is
     /// built only if the key is used to verify a signature.
     package init<P: ContiguousBytes>(curve: Curve, uncompressedPoint: P) throws(CryptoError) {
-        guard let p = uncompressedPoint.withUnsafeBytes({ ECPointBox(curve: curve, uncompressed: $0) }) else { throw .invalidPublicKey }
+        guard let p = uncompressedPoint.withUnsafeBytes({ ECPointBox(curve: curve, uncompressed: $0) }) else {
+            throw .invalidPublicKey
+        }
         self.storage = .bare(p)
         self.kind = .ec(curve)
     }
@@ -74,12 +83,16 @@ package struct PublicKey: Sendable {
             defer { EVP_PKEY_CTX_free(ctx) }
             guard EVP_PKEY_fromdata_init(ctx) == 1 else { return nil }
             var params: [OSSL_PARAM] = [
-                OSSL_PARAM_construct_utf8_string(mdoc_PARAM_GROUP_NAME, UnsafeMutablePointer(mutating: curve.groupNamePointer), 0),
-                OSSL_PARAM_construct_octet_string(mdoc_PARAM_PUB_KEY, UnsafeMutableRawPointer(mutating: buf.baseAddress!), buf.count),
+                OSSL_PARAM_construct_utf8_string(
+                    mdoc_PARAM_GROUP_NAME, UnsafeMutablePointer(mutating: curve.groupNamePointer), 0),
+                OSSL_PARAM_construct_octet_string(
+                    mdoc_PARAM_PUB_KEY, UnsafeMutableRawPointer(mutating: buf.baseAddress!), buf.count),
                 OSSL_PARAM_construct_end(),
             ]
             var out: OpaquePointer? = nil
-            let rc = params.withUnsafeMutableBufferPointer { EVP_PKEY_fromdata(ctx, &out, mdoc_EVP_PKEY_PUBLIC_KEY, $0.baseAddress) }
+            let rc = params.withUnsafeMutableBufferPointer {
+                EVP_PKEY_fromdata(ctx, &out, mdoc_EVP_PKEY_PUBLIC_KEY, $0.baseAddress)
+            }
             guard rc == 1, let out else { return nil }
             return out
         }
@@ -96,7 +109,11 @@ package struct PublicKey: Sendable {
         defer { ERR_clear_error() }
         guard buf.count == curve.uncompressedPointSize, buf[0] == 4 else { return nil }
         guard let k = EVP_PKEY_dup(Templates.key(curve).pkey) else { return nil }
-        guard EVP_PKEY_set1_encoded_public_key(k, buf.baseAddress!.assumingMemoryBound(to: UInt8.self), buf.count) == 1 else { EVP_PKEY_free(k); return nil }
+        guard EVP_PKEY_set1_encoded_public_key(k, buf.baseAddress!.assumingMemoryBound(to: UInt8.self), buf.count) == 1
+        else {
+            EVP_PKEY_free(k)
+            return nil
+        }
         return k
     }
 
@@ -105,7 +122,8 @@ package struct PublicKey: Sendable {
         if case .ec = kind { throw .unsupportedAlgorithm }
         let pkey: OpaquePointer? = raw.withUnsafeBytes { buf in
             guard buf.count == kind.rawSize else { return nil }
-            return EVP_PKEY_new_raw_public_key(kind.evpType, nil, buf.baseAddress!.assumingMemoryBound(to: UInt8.self), buf.count)
+            return EVP_PKEY_new_raw_public_key(
+                kind.evpType, nil, buf.baseAddress!.assumingMemoryBound(to: UInt8.self), buf.count)
         }
         ERR_clear_error()
         guard let pkey else { throw .invalidPublicKey }
@@ -156,7 +174,9 @@ package struct PublicKey: Sendable {
     /// Verifies a raw `r ‖ s` ECDSA signature (RFC 9053 §2.1) over `message` hashed with `digest`.
     /// Returns false for a well-formed but wrong signature; throws when the signature has the wrong
     /// length or the key is not an EC key.
-    package func verifyECDSA<S: ContiguousBytes, M: ContiguousBytes>(signature: S, message: M, digest: DigestAlgorithm) throws(CryptoError) -> Bool {
+    package func verifyECDSA<S: ContiguousBytes, M: ContiguousBytes>(signature: S, message: M, digest: DigestAlgorithm)
+        throws(CryptoError) -> Bool
+    {
         guard case .ec(let curve) = kind else { throw .unsupportedAlgorithm }
         let der: [UInt8]? = signature.withUnsafeBytes { sig in
             guard sig.count == 2 * curve.coordinateSize else { return nil }
@@ -169,7 +189,9 @@ package struct PublicKey: Sendable {
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: digest.outputSize) { dgst in
             digest.hash(message, into: UnsafeMutableRawBufferPointer(dgst))
             return box.withContext(verify: true) { ctx in
-                let rc = der.withUnsafeBufferPointer { EVP_PKEY_verify(ctx, $0.baseAddress, $0.count, dgst.baseAddress, dgst.count) }
+                let rc = der.withUnsafeBufferPointer {
+                    EVP_PKEY_verify(ctx, $0.baseAddress, $0.count, dgst.baseAddress, dgst.count)
+                }
                 ERR_clear_error()
                 // 0 is a wrong signature (the context stays usable); below 0 an error.
                 return (rc == 1, rc >= 0)
@@ -178,16 +200,23 @@ package struct PublicKey: Sendable {
     }
 
     /// Verifies an Ed25519 signature (RFC 8032).
-    package func verifyEd25519<S: ContiguousBytes, M: ContiguousBytes>(signature: S, message: M) throws(CryptoError) -> Bool {
+    package func verifyEd25519<S: ContiguousBytes, M: ContiguousBytes>(signature: S, message: M) throws(CryptoError)
+        -> Bool
+    {
         guard kind == .ed25519 else { throw .unsupportedAlgorithm }
         let sig = signature.withUnsafeBytes { [UInt8]($0) }
         guard sig.count == 64 else { throw .invalidSignatureEncoding }
         // EdDSA hashes inside the one-shot EVP_DigestVerify (no digest is named).
         guard let box = try? evp(), let mdctx = EVP_MD_CTX_new() else { return false }
-        defer { EVP_MD_CTX_free(mdctx); ERR_clear_error() }
+        defer {
+            EVP_MD_CTX_free(mdctx)
+            ERR_clear_error()
+        }
         guard EVP_DigestVerifyInit(mdctx, nil, nil, nil, box.pkey) == 1 else { return false }
         let rc = withNonNullBytes(message) { mp, mn in
-            sig.withUnsafeBufferPointer { EVP_DigestVerify(mdctx, $0.baseAddress, $0.count, mp.assumingMemoryBound(to: UInt8.self), mn) }
+            sig.withUnsafeBufferPointer {
+                EVP_DigestVerify(mdctx, $0.baseAddress, $0.count, mp.assumingMemoryBound(to: UInt8.self), mn)
+            }
         }
         return rc == 1
     }

@@ -1,8 +1,8 @@
 internal import COpenSSL
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Random bytes, cleansing and constant-time comparison.

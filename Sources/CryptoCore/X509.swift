@@ -1,8 +1,8 @@
 internal import COpenSSL
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Owner of one `X509`.
@@ -25,7 +25,10 @@ package struct X509Certificate: Sendable {
             guard let base = buf.baseAddress, buf.count > 0, buf.count < 1 << 20 else { return nil }
             var p: UnsafePointer<UInt8>? = base
             guard let x = d2i_X509(nil, &p, buf.count) else { return nil }
-            guard p == base + buf.count else { X509_free(x); return nil }
+            guard p == base + buf.count else {
+                X509_free(x)
+                return nil
+            }
             return x
         }
         ERR_clear_error()
@@ -36,7 +39,10 @@ package struct X509Certificate: Sendable {
 
     /// The subject public key, if it is an EC (P-256/384/521) or Ed25519 key.
     package func publicKey() throws(CryptoError) -> PublicKey {
-        guard let pk = X509_get_pubkey(box.x509) else { ERR_clear_error(); throw .invalidPublicKey }
+        guard let pk = X509_get_pubkey(box.x509) else {
+            ERR_clear_error()
+            throw .invalidPublicKey
+        }
         let base = EVP_PKEY_get_base_id(pk)
         if base == EVP_PKEY_EC, let curve = Curve(bits: EVP_PKEY_get_bits(pk)) {
             return PublicKey(box: PKeyBox(pk), kind: .ec(curve))
@@ -92,7 +98,10 @@ package struct X509Certificate: Sendable {
     /// when the extension is absent or malformed.
     package var extendedKeyUsages: [String] {
         var crit: Int32 = 0
-        guard let raw = X509_get_ext_d2i(box.x509, NID_ext_key_usage, &crit, nil) else { ERR_clear_error(); return [] }
+        guard let raw = X509_get_ext_d2i(box.x509, NID_ext_key_usage, &crit, nil) else {
+            ERR_clear_error()
+            return []
+        }
         let eku = OpaquePointer(raw)
         defer { mdoc_EXTENDED_KEY_USAGE_free(eku) }
         var oids = [String]()
@@ -138,16 +147,25 @@ package struct X509Certificate: Sendable {
 
     /// Validates the path `leaf ← intermediates… ← one of anchors` at `time` (seconds since 1970)
     /// with OpenSSL's strict X.509 checks. Profile rules (EKU, key usage) are the caller's job.
-    package static func validatePath(leaf: X509Certificate, intermediates: [X509Certificate], anchors: [X509Certificate], at time: Int64) throws(CryptoError) {
+    package static func validatePath(
+        leaf: X509Certificate, intermediates: [X509Certificate], anchors: [X509Certificate], at time: Int64
+    ) throws(CryptoError) {
         guard let store = X509_STORE_new() else { throw .operationFailed(operation: "store") }
         defer { X509_STORE_free(store) }
-        for a in anchors { guard X509_STORE_add_cert(store, a.box.x509) == 1 else { ERR_clear_error(); throw .operationFailed(operation: "store add") } }
+        for a in anchors {
+            guard X509_STORE_add_cert(store, a.box.x509) == 1 else {
+                ERR_clear_error()
+                throw .operationFailed(operation: "store add")
+            }
+        }
         guard let chain = mdoc_sk_X509_new_null() else { throw .operationFailed(operation: "stack") }
         defer { mdoc_sk_X509_free(chain) }
         for c in intermediates { _ = mdoc_sk_X509_push(chain, c.box.x509) }
         guard let ctx = X509_STORE_CTX_new() else { throw .operationFailed(operation: "store ctx") }
         defer { X509_STORE_CTX_free(ctx) }
-        guard X509_STORE_CTX_init(ctx, store, leaf.box.x509, chain) == 1 else { throw .operationFailed(operation: "store ctx init") }
+        guard X509_STORE_CTX_init(ctx, store, leaf.box.x509, chain) == 1 else {
+            throw .operationFailed(operation: "store ctx init")
+        }
         X509_STORE_CTX_set_flags(ctx, UInt(X509_V_FLAG_X509_STRICT))
         X509_STORE_CTX_set_time(ctx, 0, time_t(time))
         let rc = X509_verify_cert(ctx)
@@ -169,8 +187,10 @@ package enum X509Builder {
         package var extendedKeyUsage: String?
         package var crlDistributionPoint: String?
         package var issuerAlternativeName: String?
-        package init(isCA: Bool, pathLength: Int? = nil, keyUsage: String, extendedKeyUsage: String? = nil,
-                     crlDistributionPoint: String? = nil, issuerAlternativeName: String? = nil) {
+        package init(
+            isCA: Bool, pathLength: Int? = nil, keyUsage: String, extendedKeyUsage: String? = nil,
+            crlDistributionPoint: String? = nil, issuerAlternativeName: String? = nil
+        ) {
             self.isCA = isCA
             self.pathLength = pathLength
             self.keyUsage = keyUsage
@@ -183,19 +203,28 @@ package enum X509Builder {
     /// Issues a certificate for `subjectKey`, signed by `issuerKey` (self-signed when `issuer` is nil).
     /// The subject is a list of (attribute short name, value) pairs in order, e.g. `[("C", "UT"),
     /// ("CN", "Test IACA")]`; the issuer name is copied from the issuer certificate's subject.
-    package static func issue(subject: [(attribute: String, value: String)], subjectKey: PublicKey, issuer: X509Certificate?,
-                              issuerKey: PrivateKey, serial: UInt64, notBefore: Int64, notAfter: Int64,
-                              profile: Profile) throws(CryptoError) -> X509Certificate {
+    package static func issue(
+        subject: [(attribute: String, value: String)], subjectKey: PublicKey, issuer: X509Certificate?,
+        issuerKey: PrivateKey, serial: UInt64, notBefore: Int64, notAfter: Int64,
+        profile: Profile
+    ) throws(CryptoError) -> X509Certificate {
         guard case .ec(let curve) = issuerKey.kind else { throw .unsupportedAlgorithm }
         guard let x = X509_new() else { throw .operationFailed(operation: "X509_new") }
         defer { X509_free(x) }
-        func check(_ ok: Bool, _ step: String) throws(CryptoError) { if !ok { ERR_clear_error(); throw .operationFailed(operation: step) } }
+        func check(_ ok: Bool, _ step: String) throws(CryptoError) {
+            if !ok {
+                ERR_clear_error()
+                throw .operationFailed(operation: step)
+            }
+        }
         try check(X509_set_version(x, 2) == 1, "version")
         let sn = ASN1_INTEGER_new()
         defer { ASN1_INTEGER_free(sn) }
         let bn = BN_new()
         defer { BN_free(bn) }
-        try check(BN_set_word(bn, UInt(serial)) == 1 && BN_to_ASN1_INTEGER(bn, sn) != nil && X509_set_serialNumber(x, sn) == 1, "serial")
+        try check(
+            BN_set_word(bn, UInt(serial)) == 1 && BN_to_ASN1_INTEGER(bn, sn) != nil
+                && X509_set_serialNumber(x, sn) == 1, "serial")
         try check(ASN1_TIME_set(X509_getm_notBefore(x), time_t(notBefore)) != nil, "notBefore")
         try check(ASN1_TIME_set(X509_getm_notAfter(x), time_t(notAfter)) != nil, "notAfter")
         try check(X509_set_pubkey(x, try subjectKey.evp().pkey) == 1, "pubkey")
@@ -210,14 +239,22 @@ package enum X509Builder {
         var bc = profile.isCA ? "critical,CA:TRUE" : "critical,CA:FALSE"
         if profile.isCA, let p = profile.pathLength { bc += ",pathlen:\(p)" }
         try check(mdoc_x509_add_ext(x, issuerX, NID_basic_constraints, bc) == 1, "basicConstraints")
-        if !profile.keyUsage.isEmpty { try check(mdoc_x509_add_ext(x, issuerX, NID_key_usage, profile.keyUsage) == 1, "keyUsage") }
+        if !profile.keyUsage.isEmpty {
+            try check(mdoc_x509_add_ext(x, issuerX, NID_key_usage, profile.keyUsage) == 1, "keyUsage")
+        }
         try check(mdoc_x509_add_ext(x, issuerX, NID_subject_key_identifier, "hash") == 1, "SKI")
         if issuer != nil {
             try check(mdoc_x509_add_ext(x, issuerX, NID_authority_key_identifier, "keyid:always") == 1, "AKI")
         }
-        if let eku = profile.extendedKeyUsage { try check(mdoc_x509_add_ext(x, issuerX, NID_ext_key_usage, eku) == 1, "EKU") }
-        if let crl = profile.crlDistributionPoint { try check(mdoc_x509_add_ext(x, issuerX, NID_crl_distribution_points, crl) == 1, "CRL DP") }
-        if let ian = profile.issuerAlternativeName { try check(mdoc_x509_add_ext(x, issuerX, NID_issuer_alt_name, ian) == 1, "IAN") }
+        if let eku = profile.extendedKeyUsage {
+            try check(mdoc_x509_add_ext(x, issuerX, NID_ext_key_usage, eku) == 1, "EKU")
+        }
+        if let crl = profile.crlDistributionPoint {
+            try check(mdoc_x509_add_ext(x, issuerX, NID_crl_distribution_points, crl) == 1, "CRL DP")
+        }
+        if let ian = profile.issuerAlternativeName {
+            try check(mdoc_x509_add_ext(x, issuerX, NID_issuer_alt_name, ian) == 1, "IAN")
+        }
         try check(X509_sign(x, try issuerKey.evp().pkey, curve.digest.md) > 0, "sign")
         var out: UnsafeMutablePointer<UInt8>? = nil
         let len = i2d_X509(x, &out)

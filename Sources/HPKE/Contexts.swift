@@ -29,22 +29,30 @@ extension HPKE {
         ///   - info: application info bound into the key schedule.
         ///   - options: psk and psk_id for the psk modes.
         ///   - authenticatedBy: the sender's private key (skS) for the auth modes.
-        public init(suite: Ciphersuite, recipient: PublicKey, info: [UInt8], options: SetupOptions = SetupOptions(),
-                    authenticatedBy sender: PrivateKey? = nil) throws(HPKE.Error) {
+        public init(
+            suite: Ciphersuite, recipient: PublicKey, info: [UInt8], options: SetupOptions = SetupOptions(),
+            authenticatedBy sender: PrivateKey? = nil
+        ) throws(HPKE.Error) {
             let ephemeral = try PrivateKey.generate(kem: suite.kem)
-            try self.init(suite: suite, recipient: recipient, info: info, options: options, authenticatedBy: sender, ephemeralKey: ephemeral)
+            try self.init(
+                suite: suite, recipient: recipient, info: info, options: options, authenticatedBy: sender,
+                ephemeralKey: ephemeral)
         }
 
         /// Sets up a sender context with a caller-supplied ephemeral key. For known-answer tests only:
         /// reusing an ephemeral key breaks HPKE's security.
-        public init(suite: Ciphersuite, recipient: PublicKey, info: [UInt8], options: SetupOptions = SetupOptions(),
-                    authenticatedBy sender: PrivateKey? = nil, ephemeralKey: PrivateKey) throws(HPKE.Error) {
+        public init(
+            suite: Ciphersuite, recipient: PublicKey, info: [UInt8], options: SetupOptions = SetupOptions(),
+            authenticatedBy sender: PrivateKey? = nil, ephemeralKey: PrivateKey
+        ) throws(HPKE.Error) {
             guard recipient.kem == suite.kem else { throw .kemMismatch }
-            let (shared, enc) = try DHKEM(suite.kem).encap(recipient: recipient, sender: sender, ephemeral: ephemeralKey)
+            let (shared, enc) = try DHKEM(suite.kem).encap(
+                recipient: recipient, sender: sender, ephemeral: ephemeralKey)
             var s = shared
             defer { SecureBytes.cleanse(&s) }
             let mode = Self.mode(psk: !options.psk.isEmpty || !options.pskID.isEmpty, auth: sender != nil)
-            let schedule = try KeySchedule.derive(suite: suite, mode: mode, sharedSecret: s, info: info, psk: options.psk, pskID: options.pskID)
+            let schedule = try KeySchedule.derive(
+                suite: suite, mode: mode, sharedSecret: s, info: info, psk: options.psk, pskID: options.pskID)
             encapsulatedKey = enc
             core = ContextCore(suite: suite, schedule: schedule)
         }
@@ -66,28 +74,39 @@ extension HPKE {
             guard let aead = core.suite.aead.algorithm else { throw .exportOnly }
             guard core.sequence < UInt64.max else { throw .messageLimitReached }
             let ct: [UInt8]
-            do { ct = try aead.seal(key: core.schedule.key, nonce: core.nonce(), plaintext: plaintext, aad: aad) } catch { throw .invalidLength }
+            do { ct = try aead.seal(key: core.schedule.key, nonce: core.nonce(), plaintext: plaintext, aad: aad) } catch
+            { throw .invalidLength }
             try core.increment()
             return ct
         }
 
         /// `Seal(aad, pt)` writing `ciphertext ‖ tag` at the end of `output` (no intermediate buffer;
         /// the output grows by `plaintext.count + Nt`).
-        public mutating func seal(_ plaintext: [UInt8], aad: [UInt8] = [], appendingTo output: inout [UInt8]) throws(HPKE.Error) {
+        public mutating func seal(_ plaintext: [UInt8], aad: [UInt8] = [], appendingTo output: inout [UInt8])
+            throws(HPKE.Error)
+        {
             guard let aead = core.suite.aead.algorithm else { throw .exportOnly }
             guard core.sequence < UInt64.max else { throw .messageLimitReached }
-            do { try aead.seal(key: core.schedule.key, nonce: core.nonce(), plaintext: plaintext, aad: aad, appendingTo: &output) } catch { throw .invalidLength }
+            do {
+                try aead.seal(
+                    key: core.schedule.key, nonce: core.nonce(), plaintext: plaintext, aad: aad, appendingTo: &output)
+            } catch { throw .invalidLength }
             try core.increment()
         }
 
         /// `Seal(aad, pt)` writing `ciphertext ‖ tag` to the start of `output`, a buffer the caller
         /// owns that holds at least `plaintext.count + Nt` bytes (for building a response in its
         /// final buffer without any copy).
-        public mutating func seal(_ plaintext: UnsafeRawBufferPointer, aad: [UInt8] = [], into output: UnsafeMutableRawBufferPointer) throws(HPKE.Error) {
+        public mutating func seal(
+            _ plaintext: UnsafeRawBufferPointer, aad: [UInt8] = [], into output: UnsafeMutableRawBufferPointer
+        ) throws(HPKE.Error) {
             guard let aead = core.suite.aead.algorithm else { throw .exportOnly }
             guard core.sequence < UInt64.max else { throw .messageLimitReached }
             let sealed: Bool = core.withNonce { nonce in
-                do { try aead.seal(key: core.schedule.key, nonce: nonce, plaintext: plaintext, aad: aad, into: output); return true } catch { return false }
+                do {
+                    try aead.seal(key: core.schedule.key, nonce: nonce, plaintext: plaintext, aad: aad, into: output)
+                    return true
+                } catch { return false }
             }
             guard sealed else { throw .invalidLength }
             try core.increment()
@@ -101,10 +120,14 @@ extension HPKE {
         /// Decrypts the message this (fresh) sender context would seal first: the sender holds the same
         /// key schedule as the recipient. For tests that fix the ephemeral key and must read back what an
         /// engine sealed without the recipient's key (the request fuzzer); not part of HPKE.
-        @_spi(Testing) public func openFirstSealed(_ ciphertext: [UInt8], aad: [UInt8] = []) throws(HPKE.Error) -> [UInt8] {
+        @_spi(Testing) public func openFirstSealed(_ ciphertext: [UInt8], aad: [UInt8] = []) throws(HPKE.Error)
+            -> [UInt8]
+        {
             guard let aead = core.suite.aead.algorithm else { throw .exportOnly }
             guard core.sequence == 0 else { throw .messageLimitReached }
-            do { return try aead.open(key: core.schedule.key, nonce: core.nonce(), ciphertext: ciphertext, aad: aad) } catch { throw .openFailed }
+            do {
+                return try aead.open(key: core.schedule.key, nonce: core.nonce(), ciphertext: ciphertext, aad: aad)
+            } catch { throw .openFailed }
         }
     }
 
@@ -122,13 +145,16 @@ extension HPKE {
         ///   - options: psk and psk_id for the psk modes.
         ///   - authenticatedBy: the sender's public key (pkS) for the auth modes.
         /// - Throws: `invalidEncapsulatedKey` for a bad `enc`, `invalidPSKInputs`, `kemMismatch`.
-        public init(suite: Ciphersuite, privateKey: PrivateKey, encapsulatedKey: [UInt8], info: [UInt8],
-                    options: SetupOptions = SetupOptions(), authenticatedBy sender: PublicKey? = nil) throws(HPKE.Error) {
+        public init(
+            suite: Ciphersuite, privateKey: PrivateKey, encapsulatedKey: [UInt8], info: [UInt8],
+            options: SetupOptions = SetupOptions(), authenticatedBy sender: PublicKey? = nil
+        ) throws(HPKE.Error) {
             guard privateKey.kem == suite.kem else { throw .kemMismatch }
             var shared = try DHKEM(suite.kem).decap(enc: encapsulatedKey, recipient: privateKey, sender: sender)
             defer { SecureBytes.cleanse(&shared) }
             let mode = Sender.mode(psk: !options.psk.isEmpty || !options.pskID.isEmpty, auth: sender != nil)
-            let schedule = try KeySchedule.derive(suite: suite, mode: mode, sharedSecret: shared, info: info, psk: options.psk, pskID: options.pskID)
+            let schedule = try KeySchedule.derive(
+                suite: suite, mode: mode, sharedSecret: shared, info: info, psk: options.psk, pskID: options.pskID)
             core = ContextCore(suite: suite, schedule: schedule)
         }
 
@@ -141,7 +167,9 @@ extension HPKE {
             guard let aead = core.suite.aead.algorithm else { throw .exportOnly }
             guard core.sequence < UInt64.max else { throw .messageLimitReached }
             let pt: [UInt8]
-            do { pt = try aead.open(key: core.schedule.key, nonce: core.nonce(), ciphertext: ciphertext, aad: aad) } catch { throw .openFailed }
+            do {
+                pt = try aead.open(key: core.schedule.key, nonce: core.nonce(), ciphertext: ciphertext, aad: aad)
+            } catch { throw .openFailed }
             try core.increment()
             return pt
         }
@@ -154,17 +182,23 @@ extension HPKE {
         /// Decrypts the message this (fresh) sender context would seal first: the sender holds the same
         /// key schedule as the recipient. For tests that fix the ephemeral key and must read back what an
         /// engine sealed without the recipient's key (the request fuzzer); not part of HPKE.
-        @_spi(Testing) public func openFirstSealed(_ ciphertext: [UInt8], aad: [UInt8] = []) throws(HPKE.Error) -> [UInt8] {
+        @_spi(Testing) public func openFirstSealed(_ ciphertext: [UInt8], aad: [UInt8] = []) throws(HPKE.Error)
+            -> [UInt8]
+        {
             guard let aead = core.suite.aead.algorithm else { throw .exportOnly }
             guard core.sequence == 0 else { throw .messageLimitReached }
-            do { return try aead.open(key: core.schedule.key, nonce: core.nonce(), ciphertext: ciphertext, aad: aad) } catch { throw .openFailed }
+            do {
+                return try aead.open(key: core.schedule.key, nonce: core.nonce(), ciphertext: ciphertext, aad: aad)
+            } catch { throw .openFailed }
         }
     }
 
     /// Single-shot seal: sets up a sender and seals one message.
     /// - Returns: the encapsulated key and the ciphertext (with tag).
-    public static func seal(suite: Ciphersuite, recipient: PublicKey, info: [UInt8], plaintext: [UInt8], aad: [UInt8] = [],
-                            options: SetupOptions = SetupOptions(), authenticatedBy sender: PrivateKey? = nil) throws(HPKE.Error) -> (encapsulatedKey: [UInt8], ciphertext: [UInt8]) {
+    public static func seal(
+        suite: Ciphersuite, recipient: PublicKey, info: [UInt8], plaintext: [UInt8], aad: [UInt8] = [],
+        options: SetupOptions = SetupOptions(), authenticatedBy sender: PrivateKey? = nil
+    ) throws(HPKE.Error) -> (encapsulatedKey: [UInt8], ciphertext: [UInt8]) {
         var s = try Sender(suite: suite, recipient: recipient, info: info, options: options, authenticatedBy: sender)
         let ct = try s.seal(plaintext, aad: aad)
         return (s.encapsulatedKey, ct)
@@ -172,11 +206,15 @@ extension HPKE {
 
     /// Single-shot open. Every failure — including an invalid `enc` or PSK inputs — is `openFailed`,
     /// except `exportOnly` for an export-only suite.
-    public static func open(suite: Ciphersuite, privateKey: PrivateKey, encapsulatedKey: [UInt8], info: [UInt8], ciphertext: [UInt8],
-                            aad: [UInt8] = [], options: SetupOptions = SetupOptions(), authenticatedBy sender: PublicKey? = nil) throws(HPKE.Error) -> [UInt8] {
+    public static func open(
+        suite: Ciphersuite, privateKey: PrivateKey, encapsulatedKey: [UInt8], info: [UInt8], ciphertext: [UInt8],
+        aad: [UInt8] = [], options: SetupOptions = SetupOptions(), authenticatedBy sender: PublicKey? = nil
+    ) throws(HPKE.Error) -> [UInt8] {
         if suite.aead == .exportOnly { throw .exportOnly }
         do {
-            var r = try Recipient(suite: suite, privateKey: privateKey, encapsulatedKey: encapsulatedKey, info: info, options: options, authenticatedBy: sender)
+            var r = try Recipient(
+                suite: suite, privateKey: privateKey, encapsulatedKey: encapsulatedKey, info: info, options: options,
+                authenticatedBy: sender)
             return try r.open(ciphertext, aad: aad)
         } catch {
             throw .openFailed

@@ -17,17 +17,23 @@ struct DHKEM {
     /// `ExtractAndExpand(dh, kem_context)` with `kem_context` given as parts (enc ‖ pkRm [‖ pkSm]):
     /// eae_prk stays on the stack and is cleansed; only the shared secret is allocated.
     private func extractAndExpand(dh: [UInt8], kemContext: [[UInt8]]) throws(HPKE.Error) -> [UInt8] {
-        let nh = kem.kdf.digest.outputSize, ns = kem.sharedSecretSize
+        let nh = kem.kdf.digest.outputSize
+        let ns = kem.sharedSecretSize
         var failed = false
         let shared = ByteArrays.make(count: ns) { out in
             withUnsafeTemporaryAllocation(of: UInt8.self, capacity: nh) { prkBuf in
                 let prk = UnsafeMutableRawBufferPointer(prkBuf)
                 defer { SecureBytes.cleanse(prk) }
                 dh.withUnsafeBytes { d in
-                    kdf.labeledExtract(salt: UnsafeRawBufferPointer(start: nil, count: 0), label: "eae_prk", ikm: d, into: prk)
+                    kdf.labeledExtract(
+                        salt: UnsafeRawBufferPointer(start: nil, count: 0), label: "eae_prk", ikm: d, into: prk)
                 }
                 Self.withParts(kemContext) { parts in
-                    do { try kdf.labeledExpand(prk: UnsafeRawBufferPointer(prk), label: "shared_secret", info: parts, into: UnsafeMutableRawBufferPointer(out)) } catch { failed = true }
+                    do {
+                        try kdf.labeledExpand(
+                            prk: UnsafeRawBufferPointer(prk), label: "shared_secret", info: parts,
+                            into: UnsafeMutableRawBufferPointer(out))
+                    } catch { failed = true }
                 }
             }
         }
@@ -36,11 +42,16 @@ struct DHKEM {
     }
 
     /// The arrays' bytes as a stack-held parts list (at most three here).
-    private static func withParts<R>(_ arrays: [[UInt8]], _ body: (UnsafeBufferPointer<UnsafeRawBufferPointer>) -> R) -> R {
+    private static func withParts<R>(_ arrays: [[UInt8]], _ body: (UnsafeBufferPointer<UnsafeRawBufferPointer>) -> R)
+        -> R
+    {
         withUnsafeTemporaryAllocation(of: UnsafeRawBufferPointer.self, capacity: arrays.count) { parts in
             func step(_ k: Int) -> R {
                 if k == arrays.count { return body(UnsafeBufferPointer(parts)) }
-                return arrays[k].withUnsafeBytes { b in parts[k] = b; return step(k + 1) }
+                return arrays[k].withUnsafeBytes { b in
+                    parts[k] = b
+                    return step(k + 1)
+                }
             }
             return step(0)
         }
@@ -48,7 +59,9 @@ struct DHKEM {
 
     /// `Encap(pkR)` / `AuthEncap(pkR, skS)` with the given ephemeral key (fresh in normal use; fixed
     /// only for known-answer tests).
-    func encap(recipient pkR: HPKE.PublicKey, sender skS: HPKE.PrivateKey?, ephemeral skE: HPKE.PrivateKey) throws(HPKE.Error) -> (sharedSecret: [UInt8], enc: [UInt8]) {
+    func encap(recipient pkR: HPKE.PublicKey, sender skS: HPKE.PrivateKey?, ephemeral skE: HPKE.PrivateKey) throws(HPKE
+        .Error) -> (sharedSecret: [UInt8], enc: [UInt8])
+    {
         guard pkR.kem == kem, skE.kem == kem, skS.map({ $0.kem == kem }) ?? true else { throw .kemMismatch }
         var dhValue = try dh(skE, pkR)
         defer { SecureBytes.cleanse(&dhValue) }
@@ -57,13 +70,16 @@ struct DHKEM {
             var dh2 = try dh(skS, pkR)
             dhValue += dh2
             SecureBytes.cleanse(&dh2)
-            return (try extractAndExpand(dh: dhValue, kemContext: [enc, pkR.serialized, skS.publicKey.serialized]), enc)
+            return (
+                try extractAndExpand(dh: dhValue, kemContext: [enc, pkR.serialized, skS.publicKey.serialized]), enc
+            )
         }
         return (try extractAndExpand(dh: dhValue, kemContext: [enc, pkR.serialized]), enc)
     }
 
     /// `Decap(enc, skR)` / `AuthDecap(enc, skR, pkS)`.
-    func decap(enc: [UInt8], recipient skR: HPKE.PrivateKey, sender pkS: HPKE.PublicKey?) throws(HPKE.Error) -> [UInt8] {
+    func decap(enc: [UInt8], recipient skR: HPKE.PrivateKey, sender pkS: HPKE.PublicKey?) throws(HPKE.Error) -> [UInt8]
+    {
         guard skR.kem == kem, pkS.map({ $0.kem == kem }) ?? true else { throw .kemMismatch }
         let pkE: HPKE.PublicKey
         do { pkE = try HPKE.PublicKey(serialized: enc, kem: kem) } catch { throw .invalidEncapsulatedKey }

@@ -24,15 +24,20 @@ final class KeySchedule: @unchecked Sendable {
 
     /// `VerifyPSKInputs` then `KeySchedule<ROLE>(mode, shared_secret, info, psk, psk_id)`. Every
     /// intermediate (the two hashes, the context, `secret`) lives on the stack and is cleansed.
-    static func derive(suite: HPKE.Ciphersuite, mode: HPKE.Mode, sharedSecret: [UInt8], info: [UInt8],
-                       psk: [UInt8], pskID: [UInt8]) throws(HPKE.Error) -> KeySchedule {
-        let gotPSK = !psk.isEmpty, gotPSKID = !pskID.isEmpty
+    static func derive(
+        suite: HPKE.Ciphersuite, mode: HPKE.Mode, sharedSecret: [UInt8], info: [UInt8],
+        psk: [UInt8], pskID: [UInt8]
+    ) throws(HPKE.Error) -> KeySchedule {
+        let gotPSK = !psk.isEmpty
+        let gotPSKID = !pskID.isEmpty
         guard gotPSK == gotPSKID else { throw .invalidPSKInputs }
         let pskMode = mode == .psk || mode == .authPSK
         guard gotPSK == pskMode else { throw .invalidPSKInputs }
 
         let kdf = LabeledKDF(digest: suite.kdf.digest, suiteID: suite.suiteID)
-        let nh = suite.kdf.hashSize, nk = suite.aead.keySize, nn = suite.aead.nonceSize
+        let nh = suite.kdf.hashSize
+        let nk = suite.aead.keySize
+        let nn = suite.aead.nonceSize
         let none = UnsafeRawBufferPointer(start: nil, count: 0)
         var failed = false
         let secrets = ByteArrays.make(count: nk + nn + nh) { out in
@@ -46,9 +51,11 @@ final class KeySchedule: @unchecked Sendable {
                 let secret = UnsafeMutableRawBufferPointer(rebasing: raw[(1 + 2 * nh)...])
                 pskID.withUnsafeBytes { kdf.labeledExtract(salt: none, label: "psk_id_hash", ikm: $0, into: pskIDHash) }
                 info.withUnsafeBytes { kdf.labeledExtract(salt: none, label: "info_hash", ikm: $0, into: infoHash) }
-                sharedSecret.withUnsafeBytes { ss in psk.withUnsafeBytes { p in
-                    kdf.labeledExtract(salt: ss, label: "secret", ikm: p, into: secret)
-                } }
+                sharedSecret.withUnsafeBytes { ss in
+                    psk.withUnsafeBytes { p in
+                        kdf.labeledExtract(salt: ss, label: "secret", ikm: p, into: secret)
+                    }
+                }
                 let context = UnsafeRawBufferPointer(rebasing: raw[0..<(1 + 2 * nh)])
                 let prk = UnsafeRawBufferPointer(secret)
                 let o = UnsafeMutableRawBufferPointer(out)
@@ -56,9 +63,14 @@ final class KeySchedule: @unchecked Sendable {
                     parts[0] = context
                     let ctx = UnsafeBufferPointer(parts)
                     do {
-                        try kdf.labeledExpand(prk: prk, label: "key", info: ctx, into: UnsafeMutableRawBufferPointer(rebasing: o[0..<nk]))
-                        try kdf.labeledExpand(prk: prk, label: "base_nonce", info: ctx, into: UnsafeMutableRawBufferPointer(rebasing: o[nk..<(nk + nn)]))
-                        try kdf.labeledExpand(prk: prk, label: "exp", info: ctx, into: UnsafeMutableRawBufferPointer(rebasing: o[(nk + nn)...]))
+                        try kdf.labeledExpand(
+                            prk: prk, label: "key", info: ctx, into: UnsafeMutableRawBufferPointer(rebasing: o[0..<nk]))
+                        try kdf.labeledExpand(
+                            prk: prk, label: "base_nonce", info: ctx,
+                            into: UnsafeMutableRawBufferPointer(rebasing: o[nk..<(nk + nn)]))
+                        try kdf.labeledExpand(
+                            prk: prk, label: "exp", info: ctx,
+                            into: UnsafeMutableRawBufferPointer(rebasing: o[(nk + nn)...]))
                     } catch {
                         failed = true
                     }

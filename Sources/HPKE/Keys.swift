@@ -35,7 +35,10 @@ extension HPKE {
         /// Keys are equal when their KEM and serialization are.
         public static func == (a: PublicKey, b: PublicKey) -> Bool { a.kem == b.kem && a.serialized == b.serialized }
         /// Hashes the KEM and serialization.
-        public func hash(into h: inout Hasher) { h.combine(kem); h.combine(serialized) }
+        public func hash(into h: inout Hasher) {
+            h.combine(kem)
+            h.combine(serialized)
+        }
     }
 
     /// A KEM private key. The secret stays inside OpenSSL, which cleanses it when the key is freed.
@@ -93,7 +96,8 @@ extension HPKE {
             case .ec(let curve):
                 let mask: UInt8 = curve == .p521 ? 0x01 : 0xFF
                 for counter in 0...255 {
-                    var bytes = try kdf.labeledExpand(prk: dkpPRK, label: "candidate", info: [UInt8(counter)], length: nsk)
+                    var bytes = try kdf.labeledExpand(
+                        prk: dkpPRK, label: "candidate", info: [UInt8(counter)], length: nsk)
                     defer { SecureBytes.cleanse(&bytes) }
                     bytes[0] &= mask
                     // Scalars of 0 or ≥ the order are refused by the import; try the next counter.

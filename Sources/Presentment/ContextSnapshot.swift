@@ -1,11 +1,10 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 import MdocCBOR
 import Synchronization
-
 
 /// The snapshot's CBOR encoding: what `context.cbor` holds.
 extension CredentialContext {
@@ -38,56 +37,86 @@ extension CredentialContext {
             .init(.text("version"), .unsigned(Self.formatVersion)),
             .init(.text("credentials"), .array(creds)),
             .init(.text("nextCredentialNumber"), .unsigned(nextCredentialNumber)),
-            .init(.text("readerTrust"), .map([
-                .init(.text("anchors"), .array(readerTrust.trustAnchors.map { .bytes($0.der) })),
-                .init(.text("authorities"), authorities),
-                .init(.text("requireReaderAuth"), .bool(readerTrust.requireReaderAuthentication)),
-                .init(.text("requireTrustedReader"), .bool(readerTrust.requireTrustedReader)),
-            ])),
+            .init(
+                .text("readerTrust"),
+                .map([
+                    .init(.text("anchors"), .array(readerTrust.trustAnchors.map { .bytes($0.der) })),
+                    .init(.text("authorities"), authorities),
+                    .init(.text("requireReaderAuth"), .bool(readerTrust.requireReaderAuthentication)),
+                    .init(.text("requireTrustedReader"), .bool(readerTrust.requireTrustedReader)),
+                ])),
         ]).encoded()
     }
 
     /// Decodes a snapshot and validates every credential (see `init(entries:readerTrust:keyResolver:validatingKeys:)`);
     /// device keys are resolved when first used unless `validatingKeys`.
-    public init(encoded bytes: [UInt8], keyResolver: any DeviceKeyResolver, validatingKeys: Bool = false) throws(PresentmentError) {
+    public init(encoded bytes: [UInt8], keyResolver: any DeviceKeyResolver, validatingKeys: Bool = false)
+        throws(PresentmentError)
+    {
         let root: CBORItem
-        do { root = try CBORDocument(decoding: bytes, options: .init(maxDepth: 16, maxInputSize: Self.maxFileSize)).root } catch {
-            throw PresentmentError(.contextCorrupt, "snapshot is not well-formed CBOR (\(error.code.rawValue) at byte \(error.offset))")
+        do {
+            root = try CBORDocument(decoding: bytes, options: .init(maxDepth: 16, maxInputSize: Self.maxFileSize)).root
+        } catch {
+            throw PresentmentError(
+                .contextCorrupt, "snapshot is not well-formed CBOR (\(error.code.rawValue) at byte \(error.offset))")
         }
-        guard root.type == .map, root["format"]?.isText(Self.formatName) == true else { throw PresentmentError(.contextCorrupt, "not a credential context snapshot") }
-        guard let v = root["version"]?.unsignedValue else { throw PresentmentError(.contextCorrupt, "snapshot version missing") }
-        guard v == Self.formatVersion else { throw PresentmentError(.contextCorrupt, "snapshot version \(v) is not supported (expected \(Self.formatVersion))") }
-        guard let list = root["credentials"], list.type == .array else { throw PresentmentError(.contextCorrupt, "credentials missing") }
+        guard root.type == .map, root["format"]?.isText(Self.formatName) == true else {
+            throw PresentmentError(.contextCorrupt, "not a credential context snapshot")
+        }
+        guard let v = root["version"]?.unsignedValue else {
+            throw PresentmentError(.contextCorrupt, "snapshot version missing")
+        }
+        guard v == Self.formatVersion else {
+            throw PresentmentError(
+                .contextCorrupt, "snapshot version \(v) is not supported (expected \(Self.formatVersion))")
+        }
+        guard let list = root["credentials"], list.type == .array else {
+            throw PresentmentError(.contextCorrupt, "credentials missing")
+        }
         var entries = [Entry]()
         for c in list.children {
             guard c.type == .map, let id = c["id"]?.stringValue, let is_ = c["issuerSigned"]?.byteStringValue,
-                  let key = c["deviceKey"]?.stringValue, let cancelled = c["cancelled"]?.boolValue,
-                  let types = c["docTypes"], types.type == .array else {
+                let key = c["deviceKey"]?.stringValue, let cancelled = c["cancelled"]?.boolValue,
+                let types = c["docTypes"], types.type == .array
+            else {
                 throw PresentmentError(.contextCorrupt, "credential entry lacks a field or has a wrong type")
             }
             var docTypes = [String]()
             for t in types.children {
-                guard let s = t.stringValue else { throw PresentmentError(.contextCorrupt, "credential docType is not text") }
+                guard let s = t.stringValue else {
+                    throw PresentmentError(.contextCorrupt, "credential docType is not text")
+                }
                 docTypes.append(s)
             }
             guard !docTypes.isEmpty else { throw PresentmentError(.contextCorrupt, "credential has no docTypes") }
-            entries.append(Entry(id: id, docTypes: docTypes, issuerSigned: is_, deviceKeyReference: key, isCancelled: cancelled))
+            entries.append(
+                Entry(id: id, docTypes: docTypes, issuerSigned: is_, deviceKeyReference: key, isCancelled: cancelled))
         }
-        guard let rt = root["readerTrust"], rt.type == .map else { throw PresentmentError(.contextCorrupt, "readerTrust missing") }
+        guard let rt = root["readerTrust"], rt.type == .map else {
+            throw PresentmentError(.contextCorrupt, "readerTrust missing")
+        }
         var anchors = [Certificate]()
         if let a = rt["anchors"] {
-            guard a.type == .array else { throw PresentmentError(.contextCorrupt, "readerTrust.anchors is not an array") }
+            guard a.type == .array else {
+                throw PresentmentError(.contextCorrupt, "readerTrust.anchors is not an array")
+            }
             for d in a.children {
-                guard let der = d.byteStringValue, let cert = try? Certificate(der: der) else { throw PresentmentError(.contextCorrupt, "reader trust anchor is not a DER certificate") }
+                guard let der = d.byteStringValue, let cert = try? Certificate(der: der) else {
+                    throw PresentmentError(.contextCorrupt, "reader trust anchor is not a DER certificate")
+                }
                 anchors.append(cert)
             }
         }
         var authorities = AuthorityPolicy.any
         if let au = rt["authorities"], !au.isNull {
-            guard au.type == .array else { throw PresentmentError(.contextCorrupt, "readerTrust.authorities is not an array") }
+            guard au.type == .array else {
+                throw PresentmentError(.contextCorrupt, "readerTrust.authorities is not an array")
+            }
             var list = [[UInt8]]()
             for k in au.children {
-                guard let b = k.byteStringValue else { throw PresentmentError(.contextCorrupt, "authority key identifier is not a byte string") }
+                guard let b = k.byteStringValue else {
+                    throw PresentmentError(.contextCorrupt, "authority key identifier is not a byte string")
+                }
                 list.append(b)
             }
             authorities = .only(list)
@@ -96,12 +125,17 @@ extension CredentialContext {
         let requireTrusted = rt["requireTrustedReader"]?.boolValue ?? false
         var next: UInt64?
         if let n = root["nextCredentialNumber"] {
-            guard let v = n.unsignedValue else { throw PresentmentError(.contextCorrupt, "nextCredentialNumber is not an unsigned integer") }
+            guard let v = n.unsignedValue else {
+                throw PresentmentError(.contextCorrupt, "nextCredentialNumber is not an unsigned integer")
+            }
             next = v
         }
-        try self.init(entries: entries, readerTrust: ReaderTrustPolicy(trustAnchors: anchors, authorities: authorities, requireReaderAuthentication: require,
-                                                                       requireTrustedReader: requireTrusted),
-                      keyResolver: keyResolver, validatingKeys: validatingKeys, nextCredentialNumber: next)
+        try self.init(
+            entries: entries,
+            readerTrust: ReaderTrustPolicy(
+                trustAnchors: anchors, authorities: authorities, requireReaderAuthentication: require,
+                requireTrustedReader: requireTrusted),
+            keyResolver: keyResolver, validatingKeys: validatingKeys, nextCredentialNumber: next)
         // The stored validity must agree with the MSOs (it is what the host app registered).
         for (c, raw) in zip(credentials, list.children) {
             guard raw["validUntil"]?.dateValue == c.validUntil, raw["validFrom"]?.dateValue == c.validFrom else {
@@ -110,4 +144,3 @@ extension CredentialContext {
         }
     }
 }
-

@@ -1,10 +1,10 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import MdocCBOR
 
@@ -39,10 +39,14 @@ extension CredentialContext {
     ///   - keyResolver: defaults to `FileKeyResolver(directory:)`.
     ///   - requirePrivateFiles: apply the ownership and mode checks (default true; false only for the
     ///     published test context, whose modes a git checkout does not keep).
-    public static func load(from directory: URL, keyResolver: (any DeviceKeyResolver)? = nil, requirePrivateFiles: Bool = true) throws(PresentmentError) -> CredentialContext? {
+    public static func load(
+        from directory: URL, keyResolver: (any DeviceKeyResolver)? = nil, requirePrivateFiles: Bool = true
+    ) throws(PresentmentError) -> CredentialContext? {
         if requirePrivateFiles { try checkDirectory(directory.path) }
         guard let bytes = try readSnapshot(directory, requirePrivateFiles: requirePrivateFiles) else { return nil }
-        return try CredentialContext(encoded: bytes, keyResolver: keyResolver ?? FileKeyResolver(directory: directory, requirePrivateFiles: requirePrivateFiles))
+        return try CredentialContext(
+            encoded: bytes,
+            keyResolver: keyResolver ?? FileKeyResolver(directory: directory, requirePrivateFiles: requirePrivateFiles))
     }
 
     /// The snapshot's bytes, or nil when there is none; checked on the opened descriptor.
@@ -56,16 +60,27 @@ extension CredentialContext {
         }
         defer { close(fd) }
         var st = stat()
-        guard fstat(fd, &st) == 0 else { throw PresentmentError(.contextUnavailable, "context file cannot be examined") }
-        guard st.st_mode & S_IFMT == S_IFREG else { throw PresentmentError(.contextCorrupt, "context path is not a regular file") }
+        guard fstat(fd, &st) == 0 else {
+            throw PresentmentError(.contextUnavailable, "context file cannot be examined")
+        }
+        guard st.st_mode & S_IFMT == S_IFREG else {
+            throw PresentmentError(.contextCorrupt, "context path is not a regular file")
+        }
         if requirePrivateFiles {
-            guard st.st_uid == geteuid() else { throw PresentmentError(.contextInsecure, "context file is not owned by this user") }
+            guard st.st_uid == geteuid() else {
+                throw PresentmentError(.contextInsecure, "context file is not owned by this user")
+            }
             guard st.st_mode & 0o077 == 0 else {
-                throw PresentmentError(.contextInsecure, "context file is readable or writable by group or others (expected mode 0600)")
+                throw PresentmentError(
+                    .contextInsecure, "context file is readable or writable by group or others (expected mode 0600)")
             }
         }
-        guard st.st_size <= maxFileSize else { throw PresentmentError(.contextCorrupt, "context file larger than \(maxFileSize) bytes") }
-        guard let bytes = readBounded(fd, maxBytes: maxFileSize) else { throw PresentmentError(.contextUnavailable, "context file cannot be read") }
+        guard st.st_size <= maxFileSize else {
+            throw PresentmentError(.contextCorrupt, "context file larger than \(maxFileSize) bytes")
+        }
+        guard let bytes = readBounded(fd, maxBytes: maxFileSize) else {
+            throw PresentmentError(.contextUnavailable, "context file cannot be read")
+        }
         return bytes
     }
 
@@ -77,9 +92,15 @@ extension CredentialContext {
             if errno == ENOENT { throw PresentmentError(.contextUnavailable, "context directory does not exist") }
             throw PresentmentError(.contextUnavailable, "context directory cannot be examined")
         }
-        guard st.st_mode & S_IFMT == S_IFDIR else { throw PresentmentError(.contextInsecure, "context directory is not a directory (or is a symbolic link)") }
-        guard st.st_uid == geteuid() else { throw PresentmentError(.contextInsecure, "context directory is not owned by this user") }
-        guard st.st_mode & 0o022 == 0 else { throw PresentmentError(.contextInsecure, "context directory is writable by group or others") }
+        guard st.st_mode & S_IFMT == S_IFDIR else {
+            throw PresentmentError(.contextInsecure, "context directory is not a directory (or is a symbolic link)")
+        }
+        guard st.st_uid == geteuid() else {
+            throw PresentmentError(.contextInsecure, "context directory is not owned by this user")
+        }
+        guard st.st_mode & 0o022 == 0 else {
+            throw PresentmentError(.contextInsecure, "context directory is writable by group or others")
+        }
     }
 
     // MARK: Writing
@@ -122,7 +143,8 @@ extension CredentialContext {
             let keys = directory.appendingPathComponent(CredentialContext.keyDirectoryName).path
             try CredentialContext.ensurePrivateDirectory(keys)
             for attempt in 0..<16 {
-                let file = attempt == 0 ? "\(name).pem" : "\(name)-\(String(UInt32.random(in: 0...UInt32.max), radix: 16)).pem"
+                let file =
+                    attempt == 0 ? "\(name).pem" : "\(name)-\(String(UInt32.random(in: 0...UInt32.max), radix: 16)).pem"
                 switch try CredentialContext.createExclusively(pem, at: keys + "/" + file) {
                 case true:
                     let reference = CredentialContext.keyDirectoryName + "/" + file
@@ -147,12 +169,17 @@ extension CredentialContext {
     ///   - keyResolver: how the new context's device keys are checked (default: the directory's files).
     /// - Returns: the context as written.
     @discardableResult
-    public static func update(at directory: URL, create: Bool = false, lockTimeout: Double = defaultLockTimeout,
-                              keyResolver: (any DeviceKeyResolver)? = nil,
-                              _ body: (inout Transaction) throws(PresentmentError) -> Void) throws(PresentmentError) -> CredentialContext {
+    public static func update(
+        at directory: URL, create: Bool = false, lockTimeout: Double = defaultLockTimeout,
+        keyResolver: (any DeviceKeyResolver)? = nil,
+        _ body: (inout Transaction) throws(PresentmentError) -> Void
+    ) throws(PresentmentError) -> CredentialContext {
         let dir = directory.path
         if create && access(dir, F_OK) != 0 {
-            do { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700]) } catch {
+            do {
+                try FileManager.default.createDirectory(
+                    atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            } catch {
                 throw PresentmentError(.contextUnavailable, "cannot create the context directory")
             }
         }
@@ -168,11 +195,14 @@ extension CredentialContext {
             current = try CredentialContext(encoded: bytes, keyResolver: resolver)
         } else {
             guard create else { throw PresentmentError(.contextUnavailable, "no context in this directory") }
-            current = try CredentialContext(entries: [], readerTrust: ReaderTrustPolicy(), keyResolver: resolver, validatingKeys: false, nextCredentialNumber: nil)
+            current = try CredentialContext(
+                entries: [], readerTrust: ReaderTrustPolicy(), keyResolver: resolver, validatingKeys: false,
+                nextCredentialNumber: nil)
         }
         removeUnreferencedKeys(in: dir, keeping: current)
-        var tx = Transaction(entries: current.entries, readerTrust: current.readerTrust, directory: directory,
-                             nextCredentialNumber: current.nextCredentialNumber)
+        var tx = Transaction(
+            entries: current.entries, readerTrust: current.readerTrust, directory: directory,
+            nextCredentialNumber: current.nextCredentialNumber)
         let next: CredentialContext
         do throws(PresentmentError) {
             try body(&tx)
@@ -180,8 +210,9 @@ extension CredentialContext {
             for e in tx.entries where !ids.insert(e.id).inserted {
                 throw PresentmentError(.duplicateCredential, "the change adds a credential id that exists already")
             }
-            next = try CredentialContext(entries: tx.entries, readerTrust: tx.readerTrust, keyResolver: resolver, validatingKeys: true,
-                                         nextCredentialNumber: max(tx.nextCredentialNumber, current.nextCredentialNumber))
+            next = try CredentialContext(
+                entries: tx.entries, readerTrust: tx.readerTrust, keyResolver: resolver, validatingKeys: true,
+                nextCredentialNumber: max(tx.nextCredentialNumber, current.nextCredentialNumber))
             try atomicWrite(next.encoded(), to: directory.appendingPathComponent(fileName))
         } catch {
             for k in tx.createdKeys { unlink(dir + "/" + k) }
@@ -196,7 +227,9 @@ extension CredentialContext {
     /// fsynced). Readers see the old snapshot or the new one, never a mix. (To change a context,
     /// prefer `update(at:…)`: it loads, changes and writes under one lock, so no other writer's change
     /// is lost.)
-    public func write(to directory: URL, lockTimeout: Double = CredentialContext.defaultLockTimeout) throws(PresentmentError) {
+    public func write(to directory: URL, lockTimeout: Double = CredentialContext.defaultLockTimeout)
+        throws(PresentmentError)
+    {
         try Self.checkDirectory(directory.path)
         let lock = try WriterLock(directory: directory.path, timeout: lockTimeout)
         defer { lock.release() }
@@ -211,7 +244,8 @@ extension CredentialContext {
         private var fd: Int32
 
         init(directory: String, timeout: Double) throws(PresentmentError) {
-            fd = open(directory + "/" + CredentialContext.lockFileName, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            fd = open(
+                directory + "/" + CredentialContext.lockFileName, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
             guard fd >= 0 else { throw PresentmentError(.contextUnavailable, "cannot open the context lock file") }
             let deadline = Date().addingTimeInterval(max(0, timeout))
             var delay: useconds_t = 1000
@@ -223,7 +257,8 @@ extension CredentialContext {
                 }
                 guard Date() < deadline else {
                     close(fd)
-                    throw PresentmentError(.contextBusy, "another writer holds the context lock (waited the configured time)")
+                    throw PresentmentError(
+                        .contextBusy, "another writer holds the context lock (waited the configured time)")
                 }
                 usleep(delay)
                 delay = min(delay * 2, 50_000)
@@ -253,7 +288,9 @@ extension CredentialContext {
 
     /// Creates `path` as a private directory if missing; refuses one that is not private.
     static func ensurePrivateDirectory(_ path: String) throws(PresentmentError) {
-        if mkdir(path, 0o700) != 0 && errno != EEXIST { throw PresentmentError(.contextUnavailable, "cannot create the key directory") }
+        if mkdir(path, 0o700) != 0 && errno != EEXIST {
+            throw PresentmentError(.contextUnavailable, "cannot create the key directory")
+        }
         try checkDirectory(path)
     }
 
@@ -283,7 +320,9 @@ extension CredentialContext {
     /// Creates `path` (which must not exist) with mode 0600, writes `bytes`, fsyncs and closes it.
     static func writeNew(_ bytes: [UInt8], to path: String) throws(PresentmentError) {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { throw PresentmentError(.contextUnavailable, "cannot create a temporary file in the context directory") }
+        guard fd >= 0 else {
+            throw PresentmentError(.contextUnavailable, "cannot create a temporary file in the context directory")
+        }
         // The mode is 0600 whatever the umask (it can only remove bits), but make sure.
         var ok = fchmod(fd, 0o600) == 0
         if ok {
@@ -291,7 +330,10 @@ extension CredentialContext {
                 var off = 0
                 while off < buf.count {
                     let n = Glibc.write(fd, buf.baseAddress! + off, buf.count - off)
-                    if n < 0 { if errno == EINTR { continue }; return false }
+                    if n < 0 {
+                        if errno == EINTR { continue }
+                        return false
+                    }
                     off += n
                 }
                 return true
@@ -339,7 +381,8 @@ extension CredentialContext {
             }
             guard file.hasPrefix("."), file.hasSuffix(".tmp") else { continue }
             let parts = file.dropLast(4).split(separator: ".")
-            guard parts.count >= 3, let pid = Int32(parts[parts.count - 2]), UInt32(parts[parts.count - 1]) != nil else { continue }
+            guard parts.count >= 3, let pid = Int32(parts[parts.count - 2]), UInt32(parts[parts.count - 1]) != nil
+            else { continue }
             let path = dir + "/" + file
             var st = stat()
             guard lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { continue }
@@ -362,7 +405,8 @@ extension CredentialContext {
             let file = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
-            guard file.hasSuffix(".pem"), !file.hasPrefix("."), !referenced.contains(keyDirectoryName + "/" + file) else { continue }
+            guard file.hasSuffix(".pem"), !file.hasPrefix("."), !referenced.contains(keyDirectoryName + "/" + file)
+            else { continue }
             var st = stat()
             guard lstat(keys + "/" + file, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { continue }
             orphans.append(keys + "/" + file)
@@ -375,12 +419,17 @@ extension CredentialContext {
 /// Reads a regular file's whole content from an open descriptor, refusing more than `maxBytes`.
 func readBounded(_ fd: Int32, maxBytes: Int) -> [UInt8]? {
     var st = stat()
-    guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_size >= 0, Int(st.st_size) <= maxBytes else { return nil }
+    guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_size >= 0, Int(st.st_size) <= maxBytes else {
+        return nil
+    }
     var out = [UInt8](repeating: 0, count: Int(st.st_size))
     var off = 0
     while off < out.count {
         let n = out.withUnsafeMutableBytes { read(fd, $0.baseAddress! + off, $0.count - off) }
-        if n < 0 { if errno == EINTR { continue }; return nil }
+        if n < 0 {
+            if errno == EINTR { continue }
+            return nil
+        }
         if n == 0 { break }
         off += n
     }

@@ -1,11 +1,10 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 import MdocCBOR
 import Synchronization
-
 
 /// The credential context snapshot the host app writes and the responder reads: credentials, the
 /// holder's reader-trust policy, and where device keys are. Immutable; writing is all or nothing.
@@ -32,7 +31,10 @@ public struct CredentialContext: Sendable {
         /// Cancelled by the host app.
         public var isCancelled: Bool
         /// Creates an entry.
-        public init(id: String, docTypes: [String]? = nil, issuerSigned: [UInt8], deviceKeyReference: String, isCancelled: Bool = false) {
+        public init(
+            id: String, docTypes: [String]? = nil, issuerSigned: [UInt8], deviceKeyReference: String,
+            isCancelled: Bool = false
+        ) {
             self.id = id
             self.docTypes = docTypes
             self.issuerSigned = issuerSigned
@@ -50,27 +52,37 @@ public struct CredentialContext: Sendable {
     /// digest, issuerAuth verifies with its document signer certificate, docTypes start with the MSO
     /// docType, ids are unique, and (with `validatingKeys`, the default: what a writer checks) every
     /// device key resolves to the MSO deviceKey. Without it, each key is resolved when first used.
-    public init(entries: [Entry], readerTrust: ReaderTrustPolicy = ReaderTrustPolicy(), keyResolver: any DeviceKeyResolver,
-                validatingKeys: Bool = true) throws(PresentmentError) {
-        try self.init(entries: entries, readerTrust: readerTrust, keyResolver: keyResolver, validatingKeys: validatingKeys, nextCredentialNumber: nil)
+    public init(
+        entries: [Entry], readerTrust: ReaderTrustPolicy = ReaderTrustPolicy(), keyResolver: any DeviceKeyResolver,
+        validatingKeys: Bool = true
+    ) throws(PresentmentError) {
+        try self.init(
+            entries: entries, readerTrust: readerTrust, keyResolver: keyResolver, validatingKeys: validatingKeys,
+            nextCredentialNumber: nil)
     }
 
-    init(entries: [Entry], readerTrust: ReaderTrustPolicy, keyResolver: any DeviceKeyResolver, validatingKeys: Bool,
-         nextCredentialNumber: UInt64?) throws(PresentmentError) {
+    init(
+        entries: [Entry], readerTrust: ReaderTrustPolicy, keyResolver: any DeviceKeyResolver, validatingKeys: Bool,
+        nextCredentialNumber: UInt64?
+    ) throws(PresentmentError) {
         var seen = Set<String>()
         var creds = [StoredCredential]()
         for e in entries {
             guard seen.insert(e.id).inserted else { throw PresentmentError(.contextCorrupt, "duplicate credential id") }
-            creds.append(try StoredCredential(id: e.id, docTypes: e.docTypes, issuerSignedBytes: e.issuerSigned, deviceKeyReference: e.deviceKeyReference,
-                                              isCancelled: e.isCancelled, resolver: keyResolver, validatingKey: validatingKeys))
+            creds.append(
+                try StoredCredential(
+                    id: e.id, docTypes: e.docTypes, issuerSignedBytes: e.issuerSigned,
+                    deviceKeyReference: e.deviceKeyReference,
+                    isCancelled: e.isCancelled, resolver: keyResolver, validatingKey: validatingKeys))
         }
         credentials = creds
         self.readerTrust = readerTrust
         // Never below one past the highest `credential-N` id present: a default id is never reused.
-        let highest = creds.compactMap { c -> UInt64? in
-            guard c.id.hasPrefix(Self.defaultIDPrefix) else { return nil }
-            return UInt64(c.id.dropFirst(Self.defaultIDPrefix.count))
-        }.max() ?? 0
+        let highest =
+            creds.compactMap { c -> UInt64? in
+                guard c.id.hasPrefix(Self.defaultIDPrefix) else { return nil }
+                return UInt64(c.id.dropFirst(Self.defaultIDPrefix.count))
+            }.max() ?? 0
         self.nextCredentialNumber = max(nextCredentialNumber ?? 1, highest == UInt64.max ? highest : highest + 1)
     }
 
@@ -82,7 +94,11 @@ public struct CredentialContext: Sendable {
 
     /// The entries, for editing and rewriting.
     public var entries: [Entry] {
-        credentials.map { Entry(id: $0.id, docTypes: $0.docTypes, issuerSigned: $0.issuerSignedBytes, deviceKeyReference: $0.deviceKeyReference, isCancelled: $0.isCancelled) }
+        credentials.map {
+            Entry(
+                id: $0.id, docTypes: $0.docTypes, issuerSigned: $0.issuerSignedBytes,
+                deviceKeyReference: $0.deviceKeyReference, isCancelled: $0.isCancelled)
+        }
     }
 
     /// Registration metadata for every credential.

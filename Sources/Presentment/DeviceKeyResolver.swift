@@ -1,10 +1,10 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import MdocCBOR
 
@@ -31,28 +31,40 @@ public struct FileKeyResolver: DeviceKeyResolver {
 
     /// Loads the key file `reference` (e.g. `keys/mdl-1.pem`).
     public func signer(for reference: String) throws(PresentmentError) -> any COSESigner {
-        guard !reference.isEmpty, !reference.hasPrefix("/"), !reference.split(separator: "/").contains(where: { $0 == ".." || $0 == "." }),
-              reference.utf8.count <= 255 else {
-            throw PresentmentError(.keyUnavailable, "device key reference must be a relative path inside the context directory")
+        guard !reference.isEmpty, !reference.hasPrefix("/"),
+            !reference.split(separator: "/").contains(where: { $0 == ".." || $0 == "." }),
+            reference.utf8.count <= 255
+        else {
+            throw PresentmentError(
+                .keyUnavailable, "device key reference must be a relative path inside the context directory")
         }
         let path = directory.appendingPathComponent(reference).path
         // Checked through the descriptor it is read from: the file examined is the file read.
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else {
-            throw PresentmentError(.keyUnavailable, errno == ELOOP ? "device key file is a symbolic link" : "device key file not found")
+            throw PresentmentError(
+                .keyUnavailable, errno == ELOOP ? "device key file is a symbolic link" : "device key file not found")
         }
         defer { close(fd) }
         var st = stat()
-        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { throw PresentmentError(.keyUnavailable, "device key path is not a regular file") }
+        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else {
+            throw PresentmentError(.keyUnavailable, "device key path is not a regular file")
+        }
         if requirePrivateFiles {
-            guard st.st_uid == geteuid() else { throw PresentmentError(.keyUnavailable, "device key file is not owned by this user") }
-            guard st.st_mode & 0o077 == 0 else { throw PresentmentError(.keyUnavailable, "device key file is readable by group or others") }
+            guard st.st_uid == geteuid() else {
+                throw PresentmentError(.keyUnavailable, "device key file is not owned by this user")
+            }
+            guard st.st_mode & 0o077 == 0 else {
+                throw PresentmentError(.keyUnavailable, "device key file is readable by group or others")
+            }
         }
         guard var bytes = readBounded(fd, maxBytes: 16384) else {
             throw PresentmentError(.keyUnavailable, "device key file unreadable or too large")
         }
         defer { for i in bytes.indices { bytes[i] = 0 } }
-        do { return try SoftwareSigner(encodedPrivateKey: bytes) } catch { throw PresentmentError(.keyUnavailable, "device key file is not a PKCS#8 P-256/P-384/P-521/Ed25519 key") }
+        do { return try SoftwareSigner(encodedPrivateKey: bytes) } catch {
+            throw PresentmentError(.keyUnavailable, "device key file is not a PKCS#8 P-256/P-384/P-521/Ed25519 key")
+        }
     }
 }
 
@@ -63,7 +75,9 @@ public struct InMemoryKeyResolver: DeviceKeyResolver {
     public init(_ signers: [String: any COSESigner]) { self.signers = signers }
     /// The signer for `reference`.
     public func signer(for reference: String) throws(PresentmentError) -> any COSESigner {
-        guard let s = signers[reference] else { throw PresentmentError(.keyUnavailable, "no device key for this reference") }
+        guard let s = signers[reference] else {
+            throw PresentmentError(.keyUnavailable, "no device key for this reference")
+        }
         return s
     }
 }

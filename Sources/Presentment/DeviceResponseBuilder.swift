@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 import MdocCBOR
 
@@ -13,9 +13,12 @@ import MdocCBOR
 package enum DeviceResponseBuilder {
     /// The DeviceResponse for `plan`, signed over `sessionTranscript` (the CBOR-encoded SessionTranscript
     /// array). Throws `keyUnavailable` when a device key cannot be resolved, `signingFailed` when it cannot sign.
-    package static func build(plan: Plan, sessionTranscript: [UInt8], missingElements: MissingElementPolicy) throws(PresentmentError) -> [UInt8] {
+    package static func build(plan: Plan, sessionTranscript: [UInt8], missingElements: MissingElementPolicy)
+        throws(PresentmentError) -> [UInt8]
+    {
         let estimated = plan.answered.reduce(256) { acc, d in
-            acc + d.credential.issuerAuthRange.count + d.released.reduce(0) { $0 + d.credential.orderedItems[$1].range.count } + 256
+            acc + d.credential.issuerAuthRange.count
+                + d.released.reduce(0) { $0 + d.credential.orderedItems[$1].range.count } + 256
         }
         var w = CBORWriter(capacity: estimated)
         let reportErrors = missingElements == .report
@@ -43,7 +46,9 @@ package enum DeviceResponseBuilder {
         return w.bytes
     }
 
-    private static func writeDocument(_ d: PlannedDocument, sessionTranscript: [UInt8], reportErrors: Bool, into w: inout CBORWriter) throws(PresentmentError) {
+    private static func writeDocument(
+        _ d: PlannedDocument, sessionTranscript: [UInt8], reportErrors: Bool, into w: inout CBORWriter
+    ) throws(PresentmentError) {
         let c = d.credential
         let docType = d.docType
         let missing = reportErrors ? d.missing : []
@@ -58,7 +63,10 @@ package enum DeviceResponseBuilder {
                 w.writeText(ns)
                 let elems = byNS[ns]!.map(\.identifier).sorted(by: CBORWriter.textKeyPrecedes)
                 w.writeMapHeader(count: elems.count)
-                for e in elems { w.writeText(e); w.writeInt(0) }
+                for e in elems {
+                    w.writeText(e)
+                    w.writeInt(0)
+                }
             }
         }
         w.writeText("docType")
@@ -69,7 +77,8 @@ package enum DeviceResponseBuilder {
         w.writeText("deviceAuth")
         w.writeMapHeader(count: 1)
         w.writeText("deviceSignature")
-        try writeDeviceSignature(docType: docType, sessionTranscript: sessionTranscript, signer: try c.signer(), into: &w)
+        try writeDeviceSignature(
+            docType: docType, sessionTranscript: sessionTranscript, signer: try c.signer(), into: &w)
         w.writeText("nameSpaces")
         w.writeRaw(MdocAuthentication.emptyDeviceNameSpacesBytes)
 
@@ -82,7 +91,10 @@ package enum DeviceResponseBuilder {
         let items = c.orderedItems
         var runs = 0
         var last = -1
-        for i in d.released where items[i].nameSpaceIndex != last { runs += 1; last = items[i].nameSpaceIndex }
+        for i in d.released where items[i].nameSpaceIndex != last {
+            runs += 1
+            last = items[i].nameSpaceIndex
+        }
         w.writeMapHeader(count: runs)
         var k = 0
         let released = d.released
@@ -99,13 +111,20 @@ package enum DeviceResponseBuilder {
 
     /// Writes the device signature: a COSE_Sign1 with protected `{1: alg}`, an empty unprotected map
     /// and a detached payload, DeviceAuthenticationBytes written straight into its Sig_structure.
-    private static func writeDeviceSignature(docType: String, sessionTranscript: [UInt8], signer: any COSESigner, into w: inout CBORWriter) throws(PresentmentError) {
+    private static func writeDeviceSignature(
+        docType: String, sessionTranscript: [UInt8], signer: any COSESigner, into w: inout CBORWriter
+    ) throws(PresentmentError) {
         let nameSpaces = MdocAuthentication.emptyDeviceNameSpacesBytes
-        let length = MdocAuthentication.deviceAuthenticationLength(sessionTranscript: sessionTranscript, docType: docType, deviceNameSpacesBytes: nameSpaces)
+        let length = MdocAuthentication.deviceAuthenticationLength(
+            sessionTranscript: sessionTranscript, docType: docType, deviceNameSpacesBytes: nameSpaces)
         do {
-            try COSESign1.sign(into: &w, payloadLength: length, writePayload: {
-                MdocAuthentication.writeDeviceAuthentication(into: &$0, sessionTranscript: sessionTranscript, docType: docType, deviceNameSpacesBytes: nameSpaces)
-            }, detached: true, signer: signer)
+            try COSESign1.sign(
+                into: &w, payloadLength: length,
+                writePayload: {
+                    MdocAuthentication.writeDeviceAuthentication(
+                        into: &$0, sessionTranscript: sessionTranscript, docType: docType,
+                        deviceNameSpacesBytes: nameSpaces)
+                }, detached: true, signer: signer)
         } catch {
             throw PresentmentError(.signingFailed, "the device key could not sign DeviceAuthentication")
         }
@@ -113,16 +132,29 @@ package enum DeviceResponseBuilder {
 
     /// Re-parses the response, re-verifies each released item's digest against the MSO and the device
     /// signature against the MSO device key.
-    package static func selfCheck(_ response: [UInt8], plan: Plan, sessionTranscript: [UInt8]) throws(PresentmentError) {
+    package static func selfCheck(_ response: [UInt8], plan: Plan, sessionTranscript: [UInt8]) throws(PresentmentError)
+    {
         let parsed: DeviceResponse
-        do { parsed = try DeviceResponse(encoded: response) } catch { throw PresentmentError(.selfCheckFailed, "the built DeviceResponse does not parse") }
-        guard parsed.documents.count == plan.answered.count else { throw PresentmentError(.selfCheckFailed, "document count differs") }
+        do { parsed = try DeviceResponse(encoded: response) } catch {
+            throw PresentmentError(.selfCheckFailed, "the built DeviceResponse does not parse")
+        }
+        guard parsed.documents.count == plan.answered.count else {
+            throw PresentmentError(.selfCheckFailed, "document count differs")
+        }
         for (doc, p) in zip(parsed.documents, plan.answered) {
             let mso = p.credential.mobileSecurityObject
-            do { try doc.issuerSigned.checkValueDigests(against: mso) } catch { throw PresentmentError(.selfCheckFailed, "a released item does not match its MSO digest") }
-            guard case .signature(let sig) = doc.deviceSigned.deviceAuth else { throw PresentmentError(.selfCheckFailed, "device signature missing") }
-            let dab = MdocAuthentication.deviceAuthenticationBytes(sessionTranscript: sessionTranscript, docType: doc.docType, deviceNameSpacesBytes: doc.deviceSigned.nameSpacesBytes)
-            do { try sig.verify(key: mso.deviceKey, detachedPayload: dab) } catch { throw PresentmentError(.selfCheckFailed, "device signature does not verify with the MSO device key") }
+            do { try doc.issuerSigned.checkValueDigests(against: mso) } catch {
+                throw PresentmentError(.selfCheckFailed, "a released item does not match its MSO digest")
+            }
+            guard case .signature(let sig) = doc.deviceSigned.deviceAuth else {
+                throw PresentmentError(.selfCheckFailed, "device signature missing")
+            }
+            let dab = MdocAuthentication.deviceAuthenticationBytes(
+                sessionTranscript: sessionTranscript, docType: doc.docType,
+                deviceNameSpacesBytes: doc.deviceSigned.nameSpacesBytes)
+            do { try sig.verify(key: mso.deviceKey, detachedPayload: dab) } catch {
+                throw PresentmentError(.selfCheckFailed, "device signature does not verify with the MSO device key")
+            }
         }
     }
 }

@@ -13,7 +13,9 @@ public struct ElementID: Sendable, Hashable, Comparable, CustomStringConvertible
     /// `namespace/identifier`.
     public var description: String { "\(nameSpace)/\(identifier)" }
     /// Orders by namespace then identifier.
-    public static func < (a: ElementID, b: ElementID) -> Bool { (a.nameSpace, a.identifier) < (b.nameSpace, b.identifier) }
+    public static func < (a: ElementID, b: ElementID) -> Bool {
+        (a.nameSpace, a.identifier) < (b.nameSpace, b.identifier)
+    }
     /// Hashes the identifier only (namespaces rarely differ for one identifier; equality checks both).
     public func hash(into h: inout Hasher) { h.combine(identifier) }
 }

@@ -29,13 +29,17 @@ struct ElementIndex: Sendable {
         entries.reserveCapacity(pairs.count)
         let mask = capacity - 1
         for (id, value) in pairs {
-            let ident = Array(id.identifier.utf8), ns = Array(id.nameSpace.utf8)
+            let ident = Array(id.identifier.utf8)
+            let ns = Array(id.nameSpace.utf8)
             let h = ident.withUnsafeBufferPointer { Self.hash($0) }
             var s = Int(truncatingIfNeeded: h) & mask
             var duplicate = false
             while slots[s] != 0 {
                 let e = entries[Int(slots[s]) - 1]
-                if e.hash == h && bytes[e.identifier].elementsEqual(ident) && bytes[e.nameSpace].elementsEqual(ns) { duplicate = true; break }
+                if e.hash == h && bytes[e.identifier].elementsEqual(ident) && bytes[e.nameSpace].elementsEqual(ns) {
+                    duplicate = true
+                    break
+                }
                 s = (s + 1) & mask
             }
             if duplicate { continue }
@@ -61,18 +65,26 @@ struct ElementIndex: Sendable {
     func probe(_ ident: UnsafeBufferPointer<UInt8>, _ ns: UnsafeBufferPointer<UInt8>) -> Int? {
         let h = Self.hash(ident)
         var s = Int(truncatingIfNeeded: h) & mask
-        return bytes.withUnsafeBufferPointer { kb in slots.withUnsafeBufferPointer { sl in entries.withUnsafeBufferPointer { en in
-            while sl[s] != 0 {
-                let e = en[Int(sl[s]) - 1]
-                if e.hash == h && Self.equal(kb, e.identifier, ident) && Self.equal(kb, e.nameSpace, ns) { return e.value }
-                s = (s + 1) & mask
+        return bytes.withUnsafeBufferPointer { kb in
+            slots.withUnsafeBufferPointer { sl in
+                entries.withUnsafeBufferPointer { en in
+                    while sl[s] != 0 {
+                        let e = en[Int(sl[s]) - 1]
+                        if e.hash == h && Self.equal(kb, e.identifier, ident) && Self.equal(kb, e.nameSpace, ns) {
+                            return e.value
+                        }
+                        s = (s + 1) & mask
+                    }
+                    return nil
+                }
             }
-            return nil
-        } } }
+        }
     }
 
     @inline(__always)
-    private static func equal(_ kb: UnsafeBufferPointer<UInt8>, _ r: Range<Int>, _ x: UnsafeBufferPointer<UInt8>) -> Bool {
+    private static func equal(_ kb: UnsafeBufferPointer<UInt8>, _ r: Range<Int>, _ x: UnsafeBufferPointer<UInt8>)
+        -> Bool
+    {
         r.count == x.count && (x.count == 0 || memcmp(kb.baseAddress! + r.lowerBound, x.baseAddress!, x.count) == 0)
     }
 
@@ -90,12 +102,16 @@ struct ElementIndex: Sendable {
         }
         var tail: UInt64 = 0
         var shift: UInt64 = 0
-        while i < b.count { tail |= UInt64(p[i]) << shift; shift += 8; i += 1 }
+        while i < b.count {
+            tail |= UInt64(p[i]) << shift
+            shift += 8
+            i += 1
+        }
         h = (h ^ tail) &* 0xc4ce_b9fe_1a85_ec53
         return h ^ (h >> 32)
     }
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif

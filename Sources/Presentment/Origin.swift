@@ -1,10 +1,10 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A requesting origin in its ASCII serialization (`scheme://host[:port]`, WHATWG URL §4.2) exactly as
@@ -36,7 +36,9 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
 
     /// The byte-level parser behind `init`: one pass, no Foundation string operations. Returns nil
     /// when the input already is the serialization (the usual case: nothing is allocated).
-    private static func serialize(_ u: UnsafeBufferPointer<UInt8>, allowAppOrigins: Bool) throws(PresentmentError) -> String? {
+    private static func serialize(_ u: UnsafeBufferPointer<UInt8>, allowAppOrigins: Bool) throws(PresentmentError)
+        -> String?
+    {
         guard !u.isEmpty else { throw PresentmentError(.missingOrigin, "origin is empty") }
         guard u.count <= 2048 else { throw PresentmentError(.invalidOrigin, "origin longer than 2048 bytes") }
         for c in u where c <= 0x20 || c >= 0x7f {
@@ -46,15 +48,25 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
         if hasPrefix("android:apk-key-hash:") {
             guard allowAppOrigins else { throw PresentmentError(.invalidOrigin, "app origins are not enabled") }
             let hash = u[21...]
-            guard !hash.isEmpty, hash.allSatisfy({ c in
-                (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c == 0x2b || c == 0x2f || c == 0x2d || c == 0x5f || c == 0x3d
-            }) else { throw PresentmentError(.invalidOrigin, "app origin hash is not base64") }
+            guard !hash.isEmpty,
+                hash.allSatisfy({ c in
+                    (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c == 0x2b
+                        || c == 0x2f || c == 0x2d || c == 0x5f || c == 0x3d
+                })
+            else { throw PresentmentError(.invalidOrigin, "app origin hash is not base64") }
             // Kept as given unless the scheme prefix was not in lower case.
-            return startsWith("android:apk-key-hash:", u, ignoringCase: false) ? nil : "android:apk-key-hash:" + String(decoding: hash, as: UTF8.self)
+            return startsWith("android:apk-key-hash:", u, ignoringCase: false)
+                ? nil : "android:apk-key-hash:" + String(decoding: hash, as: UTF8.self)
         }
         let https: Bool
         var i: Int
-        if hasPrefix("https://") { https = true; i = 8 } else if hasPrefix("http://") { https = false; i = 7 } else {
+        if hasPrefix("https://") {
+            https = true
+            i = 8
+        } else if hasPrefix("http://") {
+            https = false
+            i = 7
+        } else {
             var k = 0
             while k < u.count, u[k] != UInt8(ascii: ":") { k += 1 }
             if k + 2 < u.count, u[k + 1] == UInt8(ascii: "/"), u[k + 2] == UInt8(ascii: "/") {
@@ -94,14 +106,18 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
         var rewritten = authEnd < u.count || !startsWith(https ? "https://" : "http://", u, ignoringCase: false)
         var portStart: Int?
         if auth.first == UInt8(ascii: "[") {
-            guard let close = auth.firstIndex(of: UInt8(ascii: "]")) else { throw PresentmentError(.invalidOrigin, "unterminated IPv6 host") }
+            guard let close = auth.firstIndex(of: UInt8(ascii: "]")) else {
+                throw PresentmentError(.invalidOrigin, "unterminated IPv6 host")
+            }
             guard let address = parseIPv6(UnsafeBufferPointer(rebasing: u[(auth.startIndex + 1)..<close])) else {
                 throw PresentmentError(.invalidOrigin, "invalid IPv6 host")
             }
             host = "[" + serializeIPv6(address) + "]"
             rewritten = true
             if close + 1 < authEnd {
-                guard u[close + 1] == UInt8(ascii: ":") else { throw PresentmentError(.invalidOrigin, "junk after IPv6 host") }
+                guard u[close + 1] == UInt8(ascii: ":") else {
+                    throw PresentmentError(.invalidOrigin, "junk after IPv6 host")
+                }
                 portStart = close + 2
             }
         } else {
@@ -113,17 +129,23 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
                     throw PresentmentError(.invalidOrigin, "origin host has characters outside [a-z0-9-._]")
                 }
                 // A leading dot, or two in a row (`previous` starts as a dot).
-                if c == UInt8(ascii: "."), previous == UInt8(ascii: ".") { throw PresentmentError(.invalidOrigin, "origin host has an empty label") }
+                if c == UInt8(ascii: "."), previous == UInt8(ascii: ".") {
+                    throw PresentmentError(.invalidOrigin, "origin host has an empty label")
+                }
                 if c != u[k] { rewritten = true }
                 previous = c
                 k += 1
             }
             hostEnd = k
-            guard hostEnd > auth.startIndex, hostEnd - auth.startIndex <= 253 else { throw PresentmentError(.invalidOrigin, "origin host is empty or too long") }
+            guard hostEnd > auth.startIndex, hostEnd - auth.startIndex <= 253 else {
+                throw PresentmentError(.invalidOrigin, "origin host is empty or too long")
+            }
             let name = UnsafeBufferPointer(rebasing: u[auth.startIndex..<hostEnd])
             if endsInANumber(name) {
                 // `127.1`, `0x7f.0.0.1`, `2130706433` and `127.0.0.1.` are all 127.0.0.1 to a browser.
-                guard let v4 = parseIPv4(name) else { throw PresentmentError(.invalidOrigin, "origin host ends in a number but is not an IPv4 address") }
+                guard let v4 = parseIPv4(name) else {
+                    throw PresentmentError(.invalidOrigin, "origin host ends in a number but is not an IPv4 address")
+                }
                 let dotted = "\(v4 >> 24).\((v4 >> 16) & 0xff).\((v4 >> 8) & 0xff).\(v4 & 0xff)"
                 if !dotted.utf8.elementsEqual(name) {
                     host = dotted
@@ -135,10 +157,14 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
         var port: Int?
         if let ps = portStart, ps < authEnd {
             let digits = u[ps..<authEnd]
-            guard digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { throw PresentmentError(.invalidOrigin, "origin port is not a number 0-65535") }
+            guard digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+                throw PresentmentError(.invalidOrigin, "origin port is not a number 0-65535")
+            }
             // Leading zeros are allowed (WHATWG §4.4 port state); the value must fit in 16 bits.
             let significant = digits.drop { $0 == 0x30 }
-            guard significant.count <= 5 else { throw PresentmentError(.invalidOrigin, "origin port is not a number 0-65535") }
+            guard significant.count <= 5 else {
+                throw PresentmentError(.invalidOrigin, "origin port is not a number 0-65535")
+            }
             let n = significant.reduce(0) { $0 * 10 + Int($1 - 0x30) }
             guard n <= 65535 else { throw PresentmentError(.invalidOrigin, "origin port is not a number 0-65535") }
             port = n
@@ -148,7 +174,11 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
         if portStart != nil && (!keepPort || u[portStart!] == UInt8(ascii: "0")) { rewritten = true }
         guard rewritten else { return nil }
         var out = https ? "https://" : "http://"
-        if let host { out += host } else { out += String(decoding: u[auth.startIndex..<hostEnd].lazy.map(lower), as: UTF8.self) }
+        if let host {
+            out += host
+        } else {
+            out += String(decoding: u[auth.startIndex..<hostEnd].lazy.map(lower), as: UTF8.self)
+        }
         if keepPort, let p = port { out += ":\(p)" }
         return out
     }
@@ -203,7 +233,8 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
                 compress = pieceIndex
                 continue
             }
-            var value = 0, length = 0
+            var value = 0
+            var length = 0
             while length < 4, p < n, let h = hex(input[p]) {
                 value = value * 16 + h
                 p += 1
@@ -265,11 +296,15 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
     /// or more zero pieces as `::`, never a dotted IPv4 part (`::ffff:7f00:1`, not `::ffff:127.0.0.1`).
     static func serializeIPv6(_ address: [UInt16]) -> String {
         var compress: Int?
-        var best = 1, i = 0
+        var best = 1
+        var i = 0
         while i < 8 {
             var j = i
             while j < 8 && address[j] == 0 { j += 1 }
-            if j - i > best { best = j - i; compress = i }
+            if j - i > best {
+                best = j - i
+                compress = i
+            }
             i = j == i ? i + 1 : j
         }
         var out = ""

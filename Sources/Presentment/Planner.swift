@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 import MdocCBOR
 
@@ -87,12 +87,15 @@ package struct DocumentQuery: Sendable {
         out.reserveCapacity(request.docRequests.count)
         for (index, dr) in request.docRequests.enumerated() {
             let ir = dr.itemsRequest
-            guard request.isVersion11OrLater, let entries = ir.requestInfo?.alternativeDataElements, !entries.isEmpty else {
+            guard request.isVersion11OrLater, let entries = ir.requestInfo?.alternativeDataElements, !entries.isEmpty
+            else {
                 out.append(DocumentQuery(index: index, request: ir, alternatives: [], ignored: []))
                 continue
             }
             var requested = Set<ElementID>()
-            ir.forEachElement { ns, e, _ in requested.insert(ElementID(String(decoding: ns, as: UTF8.self), String(decoding: e, as: UTF8.self))) }
+            ir.forEachElement { ns, e, _ in
+                requested.insert(ElementID(String(decoding: ns, as: UTF8.self), String(decoding: e, as: UTF8.self)))
+            }
             var alternatives = [(requested: ElementID, sets: [[ElementID]])]()
             var ignored = [IgnoredAlternative]()
             for entry in entries {
@@ -105,10 +108,16 @@ package struct DocumentQuery: Sendable {
                         if !set.contains(e) { set.append(e) }
                     }
                     let reason: IgnoredAlternative.Reason? =
-                        !requested.contains(target) ? .elementNotRequested
-                        : set.contains(where: { $0.nameSpace != target.nameSpace }) ? .leavesNamespace
-                        : set.count > maxSetSize ? .tooLarge : nil
-                    if let reason { ignored.append(IgnoredAlternative(requested: target, set: set, reason: reason)) } else { sets.append(set) }
+                        !requested.contains(target)
+                        ? .elementNotRequested
+                        : set.contains(where: { $0.nameSpace != target.nameSpace })
+                            ? .leavesNamespace
+                            : set.count > maxSetSize ? .tooLarge : nil
+                    if let reason {
+                        ignored.append(IgnoredAlternative(requested: target, set: set, reason: reason))
+                    } else {
+                        sets.append(set)
+                    }
                 }
                 alternatives.removeAll { $0.requested == target }
                 if !sets.isEmpty { alternatives.append((target, sets)) }
@@ -222,7 +231,8 @@ package enum Planner {
     }
 
     /// The best usable credential's match (only `credentialID` when given): the first of `candidates`.
-    static func best(_ q: DocumentQuery, context: CredentialContext, now: Date, credentialID: String?) -> DocumentMatch? {
+    static func best(_ q: DocumentQuery, context: CredentialContext, now: Date, credentialID: String?) -> DocumentMatch?
+    {
         var best: DocumentMatch?
         for c in context.credentials where isCandidate(c, docType: q.docType, now: now) {
             if let credentialID, c.id != credentialID { continue }
@@ -245,7 +255,8 @@ package enum Planner {
         } else {
             let items = m.credential.orderedItems
             out.removeAll { !approval.allows(items[$0].id, document: document) }
-            for s in m.substitutions where s.substitution.replacement.allSatisfy({ approval.allows($0, document: document) }) { out += s.items }
+            for s in m.substitutions
+            where s.substitution.replacement.allSatisfy({ approval.allows($0, document: document) }) { out += s.items }
         }
         sortIndices(&out)
         if !m.substitutions.isEmpty { removeAdjacentDuplicates(&out) }
@@ -254,46 +265,59 @@ package enum Planner {
 
     /// Plans one DocRequest from its chosen match under an approval; nil when nothing would be released.
     /// Every element released must lie in `consented` when the platform's summary is given.
-    static func planDocument(index: Int, docType: String, maximumResponseSize: UInt64?, match: inout DocumentMatch,
-                             approving approval: Approval, consented: Set<ElementID>?) throws(PresentmentError) -> PlannedDocument? {
+    static func planDocument(
+        index: Int, docType: String, maximumResponseSize: UInt64?, match: inout DocumentMatch,
+        approving approval: Approval, consented: Set<ElementID>?
+    ) throws(PresentmentError) -> PlannedDocument? {
         let released = release(&match, approving: approval, document: index)
         if let consented {
             let items = match.credential.orderedItems
             guard released.allSatisfy({ consented.contains(items[$0].id) }) else {
-                throw PresentmentError(.consentMismatch, "the response would release an element (a substitute) the user was not shown")
+                throw PresentmentError(
+                    .consentMismatch, "the response would release an element (a substitute) the user was not shown")
             }
         }
         guard !released.isEmpty else { return nil }
-        return PlannedDocument(index: index, docType: docType, maximumResponseSize: maximumResponseSize, credential: match.credential,
-                               released: released, missing: match.missing)
+        return PlannedDocument(
+            index: index, docType: docType, maximumResponseSize: maximumResponseSize, credential: match.credential,
+            released: released, missing: match.missing)
     }
 
     /// The plan `accept` answers with: for each DocRequest the best usable credential (only
     /// `credentialID` when given), releasing everything it shows. The same decisions as `parse`
     /// followed by `respond(approving: .allRequested)`: both go through `match` and `planDocument`.
-    package static func bestPlan(_ queries: [DocumentQuery], documentSets: [DocumentSetRule], context: CredentialContext, now: Date,
-                                 credentialID: String?) throws(PresentmentError) -> Plan {
+    package static func bestPlan(
+        _ queries: [DocumentQuery], documentSets: [DocumentSetRule], context: CredentialContext, now: Date,
+        credentialID: String?
+    ) throws(PresentmentError) -> Plan {
         var perDoc = PlannedDocument.slots(queries.count)
         for q in queries {
             guard var m = best(q, context: context, now: now, credentialID: credentialID) else { continue }
-            perDoc[q.index] = try planDocument(index: q.index, docType: q.docType, maximumResponseSize: q.maximumResponseSize, match: &m,
-                                               approving: .allRequested, consented: nil)
+            perDoc[q.index] = try planDocument(
+                index: q.index, docType: q.docType, maximumResponseSize: q.maximumResponseSize, match: &m,
+                approving: .allRequested, consented: nil)
         }
         // Only consulted to word a refusal.
-        return try settle(perDoc, documentSets: documentSets, docTypes: { queries[$0].docType }) { i in
-            let docType = queries[i].docType
-            return context.credentials.contains { isCandidate($0, docType: docType, now: now) }
-        }
+        return try settle(
+            perDoc, documentSets: documentSets, docTypes: { queries[$0].docType },
+            hasCandidates: { i in
+                let docType = queries[i].docType
+                return context.credentials.contains { isCandidate($0, docType: docType, now: now) }
+            })
     }
 
     /// The plan for a parsed request: per document the chosen candidate (`using`, else the best),
     /// narrowed by the approval and checked against the consented summary.
-    package static func plan(_ request: PresentmentRequest, context: CredentialContext, using: [Int: String], approving: Approval,
-                             consented: ConsentedRequest?) throws(PresentmentError) -> Plan {
+    package static func plan(
+        _ request: PresentmentRequest, context: CredentialContext, using: [Int: String], approving: Approval,
+        consented: ConsentedRequest?
+    ) throws(PresentmentError) -> Plan {
         if let consented {
             for d in request.documents {
-                guard let allowed = consented.documents[d.docType], d.elements.allSatisfy({ allowed.contains($0.id) }) else {
-                    throw PresentmentError(.consentMismatch, "the request asks for a document or element the user was not shown")
+                guard let allowed = consented.documents[d.docType], d.elements.allSatisfy({ allowed.contains($0.id) })
+                else {
+                    throw PresentmentError(
+                        .consentMismatch, "the request asks for a document or element the user was not shown")
                 }
             }
         }
@@ -306,29 +330,36 @@ package enum Planner {
                     // The requested credential exists but cannot answer this document: leave it unanswered.
                     continue
                 }
-                guard candidate != nil else { throw PresentmentError(.noMatchingCredential, "the chosen credential is unknown") }
+                guard candidate != nil else {
+                    throw PresentmentError(.noMatchingCredential, "the chosen credential is unknown")
+                }
             } else {
                 candidate = d.candidates.first
             }
             guard var m = candidate?.match else { continue }
-            perDoc[d.index] = try planDocument(index: d.index, docType: d.docType, maximumResponseSize: d.maximumResponseSize, match: &m,
-                                               approving: approving, consented: consented?.documents[d.docType])
+            perDoc[d.index] = try planDocument(
+                index: d.index, docType: d.docType, maximumResponseSize: d.maximumResponseSize, match: &m,
+                approving: approving, consented: consented?.documents[d.docType])
         }
-        return try settle(perDoc, documentSets: request.documentSets, docTypes: { request.documents[$0].docType }) { i in
-            !request.documents[i].candidates.isEmpty
-        }
+        return try settle(
+            perDoc, documentSets: request.documentSets, docTypes: { request.documents[$0].docType },
+            hasCandidates: { !request.documents[$0].candidates.isEmpty })
     }
 
     /// Decides which documents are answered, given each one's planned document (nil: none): with
     /// document-set rules (1.1 useCases), the first answerable set of each rule (a mandatory rule must
     /// have one); otherwise every document. `hasCandidates(i)` tells the two refusals apart. The unanswered
     /// documents' docTypes come from the planned documents' queries in `docTypes`.
-    static func settle(_ perDoc: [PlannedDocument?], documentSets: [DocumentSetRule], docTypes: (Int) -> String,
-                       hasCandidates: (Int) -> Bool) throws(PresentmentError) -> Plan {
+    static func settle(
+        _ perDoc: [PlannedDocument?], documentSets: [DocumentSetRule], docTypes: (Int) -> String,
+        hasCandidates: (Int) -> Bool
+    ) throws(PresentmentError) -> Plan {
         guard !documentSets.isEmpty else {
             for i in perDoc.indices {
                 guard perDoc[i] != nil else {
-                    if !hasCandidates(i) { throw PresentmentError(.noMatchingCredential, "no usable credential for a requested docType") }
+                    if !hasCandidates(i) {
+                        throw PresentmentError(.noMatchingCredential, "no usable credential for a requested docType")
+                    }
                     throw PresentmentError(.cannotSatisfyRequest, "nothing approved and held for a requested document")
                 }
             }
@@ -336,26 +367,36 @@ package enum Planner {
         }
         var chosen = [Bool](repeating: false, count: perDoc.count)
         for rule in documentSets {
-            if let set = rule.documentSets.first(where: { $0.allSatisfy { $0 >= 0 && $0 < perDoc.count && perDoc[$0] != nil } }) {
+            if let set = rule.documentSets.first(where: {
+                $0.allSatisfy { $0 >= 0 && $0 < perDoc.count && perDoc[$0] != nil }
+            }) {
                 for i in set { chosen[i] = true }
             } else if rule.mandatory {
-                throw PresentmentError(.cannotSatisfyRequest, "a mandatory use case has no document set the wallet can answer")
+                throw PresentmentError(
+                    .cannotSatisfyRequest, "a mandatory use case has no document set the wallet can answer")
             }
         }
         let answer = chosen.indices.filter { chosen[$0] }
         guard !answer.isEmpty else { throw PresentmentError(.cannotSatisfyRequest, "no use case can be answered") }
-        return Plan(answered: answer.map { perDoc[$0]! }, unanswered: perDoc.indices.filter { !chosen[$0] }.map(docTypes))
+        return Plan(
+            answered: answer.map { perDoc[$0]! }, unanswered: perDoc.indices.filter { !chosen[$0] }.map(docTypes))
     }
 
     /// Sorts item indices ascending: insertion sort for the usual handful (already nearly in order:
     /// requests tend to list elements in the credential's order), the standard sort beyond.
     package static func sortIndices(_ a: inout [Int]) {
-        guard a.count <= 32 else { a.sort(); return }
+        guard a.count <= 32 else {
+            a.sort()
+            return
+        }
         a.withUnsafeMutableBufferPointer { b in
             for i in b.indices.dropFirst() {
                 let v = b[i]
                 var j = i
-                while j > 0 && b[j - 1] > v { b[j] = b[j - 1]; j -= 1 }
+                while j > 0 && b[j - 1] > v {
+                    b[j] = b[j - 1]
+                    j -= 1
+                }
                 b[j] = v
             }
         }

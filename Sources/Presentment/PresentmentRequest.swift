@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 import MdocCBOR
 
@@ -70,7 +70,9 @@ public struct RequestedDocument: Sendable {
     /// The signatures covering this document (`docRequests[i].readerAuth`, `readerAuthAll[j]`).
     public let readerAuthentication: [String]
 
-    package init(_ q: DocumentQuery, candidates: [DocumentMatch], readerVerdict: ReaderVerdict, readerAuthentication: [String]) {
+    package init(
+        _ q: DocumentQuery, candidates: [DocumentMatch], readerVerdict: ReaderVerdict, readerAuthentication: [String]
+    ) {
         self.readerVerdict = readerVerdict
         self.readerAuthentication = readerAuthentication
         index = q.index
@@ -79,7 +81,10 @@ public struct RequestedDocument: Sendable {
         elements.reserveCapacity(q.request.elementCount)
         // Through `nameSpaces`: well-known names come from the interned table, not a fresh String each.
         for ns in q.request.nameSpaces {
-            for e in ns.elements { elements.append(RequestedElement(id: ElementID(ns.name, e.identifier), intentToRetain: e.intentToRetain)) }
+            for e in ns.elements {
+                elements.append(
+                    RequestedElement(id: ElementID(ns.name, e.identifier), intentToRetain: e.intentToRetain))
+            }
         }
         self.elements = elements
         var alternatives = [ElementID: [[ElementID]]]()
@@ -118,8 +123,11 @@ public struct PresentmentRequest: Sendable {
     package let frontEnd: any Sendable
 
     /// Assembles a request (front ends only).
-    package init(origin: Origin, protocolIdentifier: String, readerVerdict: ReaderVerdict, readers: [ReaderVerdict], documents: [RequestedDocument],
-                 sessionTranscriptBytes: [UInt8], documentSets: [DocumentSetRule], frontEnd: any Sendable) {
+    package init(
+        origin: Origin, protocolIdentifier: String, readerVerdict: ReaderVerdict, readers: [ReaderVerdict],
+        documents: [RequestedDocument],
+        sessionTranscriptBytes: [UInt8], documentSets: [DocumentSetRule], frontEnd: any Sendable
+    ) {
         self.origin = origin
         self.protocolIdentifier = protocolIdentifier
         self.readerVerdict = readerVerdict
@@ -139,7 +147,8 @@ extension PresentmentRequest {
         var out = [String: Set<ElementID>]()
         for d in documents {
             var shown = Set(d.elements.map(\.id))
-            let chosen = using[d.index].flatMap { id in d.candidates.first { $0.credentialID == id } } ?? d.candidates.first
+            let chosen =
+                using[d.index].flatMap { id in d.candidates.first { $0.credentialID == id } } ?? d.candidates.first
             if let chosen { for s in chosen.substitutions { shown.formUnion(s.replacement) } }
             out[d.docType, default: []].formUnion(shown)
         }

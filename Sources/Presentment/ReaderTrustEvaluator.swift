@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 import MdocCBOR
 
@@ -30,21 +30,28 @@ package struct ReaderTrustEvaluator: Sendable {
         let aki = leaf.authorityKeyIdentifier
         if case .only(let allowed) = policy.authorities, !allowed.isEmpty {
             guard let aki, allowed.contains(aki) else {
-                return .failure(PresentmentError(.untrustedReader, "reader certificate authority is not in the holder's allowed authorities"))
+                return .failure(
+                    PresentmentError(
+                        .untrustedReader, "reader certificate authority is not in the holder's allowed authorities"))
             }
         }
-        func untrusted(_ r: UntrustedReason) -> Swift.Result<ReaderVerdict, PresentmentError> { .success(.signedNotTrusted(subject: subject, reason: r)) }
+        func untrusted(_ r: UntrustedReason) -> Swift.Result<ReaderVerdict, PresentmentError> {
+            .success(.signedNotTrusted(subject: subject, reason: r))
+        }
         guard !policy.trustAnchors.isEmpty else { return untrusted(.noTrustAnchors) }
         guard now >= leaf.notBefore && now <= leaf.notAfter else { return untrusted(.outsideValidity) }
         do {
-            try Certificate.validatePath(leaf: leaf, intermediates: Array(chain.dropFirst()), anchors: policy.trustAnchors, at: now)
+            try Certificate.validatePath(
+                leaf: leaf, intermediates: Array(chain.dropFirst()), anchors: policy.trustAnchors, at: now)
         } catch {
             return untrusted(leaf.isSelfSigned ? .selfSigned : .notChainedToAnchor)
         }
         // The 18013-5 Annex B reader-authentication certificate profile.
         guard !leaf.isCA else { return untrusted(.isCertificateAuthority) }
         guard leaf.allowsDigitalSignature else { return untrusted(.lacksDigitalSignatureKeyUsage) }
-        guard leaf.hasExtendedKeyUsage(MdocKeyUsage.readerAuthentication) else { return untrusted(.lacksReaderExtendedKeyUsage) }
+        guard leaf.hasExtendedKeyUsage(MdocKeyUsage.readerAuthentication) else {
+            return untrusted(.lacksReaderExtendedKeyUsage)
+        }
         return .success(.trusted(subject: subject, authorityKeyIdentifier: aki))
     }
 }

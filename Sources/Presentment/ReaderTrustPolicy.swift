@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 import MdocCBOR
 
@@ -37,8 +37,11 @@ public struct ReaderTrustPolicy: Sendable {
     public var requireTrustedReader: Bool
 
     /// Creates a policy.
-    public init(trustAnchors: [Certificate] = [], authorities: AuthorityPolicy = .any, requireReaderAuthentication: Bool = false,
-                requireTrustedReader: Bool = false) {
+    public init(
+        trustAnchors: [Certificate] = [], authorities: AuthorityPolicy = .any,
+        requireReaderAuthentication: Bool = false,
+        requireTrustedReader: Bool = false
+    ) {
         self.trustAnchors = trustAnchors
         self.authorities = authorities
         self.requireReaderAuthentication = requireReaderAuthentication

@@ -1,11 +1,10 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 import MdocCBOR
 import Synchronization
-
 
 /// What the host app registers with the platform for one credential.
 public struct RegistrationInfo: Sendable, Hashable {
@@ -79,7 +78,9 @@ public final class StoredCredential: Sendable {
     public func element(_ id: ElementID) -> CBORItem? { items[id]?.elementValue }
 
     /// Registration metadata for the platform.
-    public var registration: RegistrationInfo { RegistrationInfo(credentialID: id, docType: docTypes[0], invalidationDate: validUntil) }
+    public var registration: RegistrationInfo {
+        RegistrationInfo(credentialID: id, docType: docTypes[0], invalidationDate: validUntil)
+    }
 
     /// True when usable at `date`: not cancelled and within the MSO validity.
     public func isUsable(at date: Date) -> Bool { !isCancelled && date >= validFrom && date <= validUntil }
@@ -90,40 +91,62 @@ public final class StoredCredential: Sendable {
     public func signer() throws(PresentmentError) -> any COSESigner {
         if let box = resolved.load() { return box.signer }
         let s = try resolver.signer(for: deviceKeyReference)
-        guard s.publicKey == mobileSecurityObject.deviceKey else { throw PresentmentError(.keyUnavailable, "device key does not match the MSO deviceKey") }
+        guard s.publicKey == mobileSecurityObject.deviceKey else {
+            throw PresentmentError(.keyUnavailable, "device key does not match the MSO deviceKey")
+        }
         // Two threads may resolve at once; the first stored wins and both use it.
         return resolved.storeIfNil(ResolvedSigner(s)).signer
     }
 
-    init(id: String, docTypes: [String]?, issuerSignedBytes: [UInt8], deviceKeyReference: String, isCancelled: Bool,
-         resolver: any DeviceKeyResolver, validatingKey: Bool) throws(PresentmentError) {
-        guard !id.isEmpty, id.utf8.count <= 128 else { throw PresentmentError(.contextCorrupt, "credential id is empty or longer than 128 bytes") }
+    init(
+        id: String, docTypes: [String]?, issuerSignedBytes: [UInt8], deviceKeyReference: String, isCancelled: Bool,
+        resolver: any DeviceKeyResolver, validatingKey: Bool
+    ) throws(PresentmentError) {
+        guard !id.isEmpty, id.utf8.count <= 128 else {
+            throw PresentmentError(.contextCorrupt, "credential id is empty or longer than 128 bytes")
+        }
         let parsed: IssuerSigned
-        do { parsed = try IssuerSigned(encoded: issuerSignedBytes) } catch { throw PresentmentError(.contextCorrupt, "credential IssuerSigned does not parse (\(error))") }
+        do { parsed = try IssuerSigned(encoded: issuerSignedBytes) } catch {
+            throw PresentmentError(.contextCorrupt, "credential IssuerSigned does not parse (\(error))")
+        }
         let mso: MobileSecurityObject
-        do { mso = try parsed.mobileSecurityObject() } catch { throw PresentmentError(.contextCorrupt, "credential MSO does not parse (\(error))") }
+        do { mso = try parsed.mobileSecurityObject() } catch {
+            throw PresentmentError(.contextCorrupt, "credential MSO does not parse (\(error))")
+        }
         // Integrity: every item matches its MSO digest, and issuerAuth verifies with its own document
         // signer certificate (trust in the issuer is the verifier's business; corruption is ours).
-        do { try parsed.checkValueDigests(against: mso) } catch { throw PresentmentError(.contextCorrupt, "a credential item does not match its MSO digest") }
+        do { try parsed.checkValueDigests(against: mso) } catch {
+            throw PresentmentError(.contextCorrupt, "a credential item does not match its MSO digest")
+        }
         if let der = try? parsed.issuerAuth.headers.x5chain().first {
-            guard let ds = try? Certificate(der: der), let key = try? ds.publicKey(), (try? parsed.issuerAuth.verify(key: key)) != nil else {
-                throw PresentmentError(.contextCorrupt, "credential issuerAuth does not verify with its document signer certificate")
+            guard let ds = try? Certificate(der: der), let key = try? ds.publicKey(),
+                (try? parsed.issuerAuth.verify(key: key)) != nil
+            else {
+                throw PresentmentError(
+                    .contextCorrupt, "credential issuerAuth does not verify with its document signer certificate")
             }
         }
         let types = docTypes ?? [mso.docType]
-        guard types.first == mso.docType else { throw PresentmentError(.contextCorrupt, "credential docTypes do not start with the MSO docType") }
+        guard types.first == mso.docType else {
+            throw PresentmentError(.contextCorrupt, "credential docTypes do not start with the MSO docType")
+        }
         var items = [ElementID: IssuerSignedItem]()
         let spaces = parsed.nameSpaces.sorted { CBORWriter.textKeyPrecedes($0.name, $1.name) }
         var ordered = [IndexedItem]()
         var index = [ElementID: Int]()
         for (nsIndex, ns) in spaces.enumerated() {
-            guard nsIndex == 0 || spaces[nsIndex - 1].name != ns.name else { throw PresentmentError(.contextCorrupt, "credential repeats a namespace") }
+            guard nsIndex == 0 || spaces[nsIndex - 1].name != ns.name else {
+                throw PresentmentError(.contextCorrupt, "credential repeats a namespace")
+            }
             for item in ns.items {
                 let key = ElementID(ns.name, item.elementIdentifier)
-                guard items[key] == nil else { throw PresentmentError(.contextCorrupt, "credential holds an element twice") }
+                guard items[key] == nil else {
+                    throw PresentmentError(.contextCorrupt, "credential holds an element twice")
+                }
                 items[key] = item
                 index[key] = ordered.count
-                ordered.append(IndexedItem(id: key, range: item.bytes.startIndex..<item.bytes.endIndex, nameSpaceIndex: nsIndex))
+                ordered.append(
+                    IndexedItem(id: key, range: item.bytes.startIndex..<item.bytes.endIndex, nameSpaceIndex: nsIndex))
             }
         }
         self.id = id

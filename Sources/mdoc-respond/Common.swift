@@ -1,11 +1,11 @@
 import AnnexC
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 import MdocCBOR
 
@@ -19,7 +19,10 @@ struct Options {
         var i = 0
         while i < args.count {
             let a = args[i]
-            if a == "-h" || a == "--help" { print(help); exit(Exit.ok) }
+            if a == "-h" || a == "--help" {
+                print(help)
+                exit(Exit.ok)
+            }
             if a.hasPrefix("--") {
                 if known.contains(a) {
                     flags.insert(a)
@@ -49,8 +52,11 @@ struct Options {
 /// the checkout this binary was built from.
 enum BuiltIn {
     static var testVectors: URL {
-        if let e = ProcessInfo.processInfo.environment["MDOC_RESPOND_TESTVECTORS"], !e.isEmpty { return URL(fileURLWithPath: e) }
-        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        if let e = ProcessInfo.processInfo.environment["MDOC_RESPOND_TESTVECTORS"], !e.isEmpty {
+            return URL(fileURLWithPath: e)
+        }
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
             .appendingPathComponent("TestVectors")
     }
     static var contextDirectory: URL { testVectors.appendingPathComponent("context") }
@@ -59,7 +65,9 @@ enum BuiltIn {
     static func context(_ dir: String?) -> CredentialContext {
         do {
             if let dir {
-                guard let c = try CredentialContext.load(from: URL(fileURLWithPath: dir)) else { fail(Exit.io, "contextUnavailable", "no context.cbor in the given directory") }
+                guard let c = try CredentialContext.load(from: URL(fileURLWithPath: dir)) else {
+                    fail(Exit.io, "contextUnavailable", "no context.cbor in the given directory")
+                }
                 return c
             }
             guard let c = try CredentialContext.load(from: contextDirectory, requirePrivateFiles: false) else {
@@ -72,22 +80,29 @@ enum BuiltIn {
     }
 
     static func certificate(_ name: String) -> Certificate {
-        guard let d = FileManager.default.contents(atPath: testVectors.appendingPathComponent("pki/\(name).der").path), let c = try? Certificate(der: Array(d)) else {
+        guard let d = FileManager.default.contents(atPath: testVectors.appendingPathComponent("pki/\(name).der").path),
+            let c = try? Certificate(der: Array(d))
+        else {
             fail(Exit.io, "io", "built-in test certificate \(name) missing")
         }
         return c
     }
 
     static func signer(_ name: String) -> SoftwareSigner {
-        guard let d = FileManager.default.contents(atPath: testVectors.appendingPathComponent("pki/\(name).key.pem").path),
-              let s = try? SoftwareSigner(encodedPrivateKey: Array(d)) else { fail(Exit.io, "io", "built-in test key \(name) missing") }
+        guard
+            let d = FileManager.default.contents(
+                atPath: testVectors.appendingPathComponent("pki/\(name).key.pem").path),
+            let s = try? SoftwareSigner(encodedPrivateKey: Array(d))
+        else { fail(Exit.io, "io", "built-in test key \(name) missing") }
         return s
     }
 }
 
 func parseClock(_ s: String?) -> Date {
     guard let s else { return Date() }
-    guard let d = MdocDate.parseDateTime(s) else { fail(Exit.usage, "usage", "--clock must be an RFC 3339 date-time like 2026-06-01T00:00:00Z") }
+    guard let d = MdocDate.parseDateTime(s) else {
+        fail(Exit.usage, "usage", "--clock must be an RFC 3339 date-time like 2026-06-01T00:00:00Z")
+    }
     return d
 }
 
@@ -130,7 +145,10 @@ func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
         var off = 0
         while off < buf.count {
             let n = Glibc.write(fd, buf.baseAddress! + off, buf.count - off)
-            if n < 0 { if errno == EINTR { continue }; return }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return
+            }
             off += n
         }
     }
@@ -147,21 +165,28 @@ func fixed(_ x: Double, _ decimals: Int) -> String {
 }
 
 /// Left-aligned padding to `width` characters.
-func padded(_ s: String, _ width: Int) -> String { s.count >= width ? s : s + String(repeating: " ", count: width - s.count) }
+func padded(_ s: String, _ width: Int) -> String {
+    s.count >= width ? s : s + String(repeating: " ", count: width - s.count)
+}
 
 func writeOutput(_ data: Data, to path: String?) {
     if path == nil || path == "-" {
         writeStdout(data)
         return
     }
-    guard FileManager.default.createFile(atPath: path!, contents: data) else { fail(Exit.io, "io", "cannot write the output file") }
+    guard FileManager.default.createFile(atPath: path!, contents: data) else {
+        fail(Exit.io, "io", "cannot write the output file")
+    }
 }
 
 func hex<C: Collection<UInt8>>(_ b: C) -> String {
     let digits = Array("0123456789abcdef")
     var s = ""
     s.reserveCapacity(b.count * 2)
-    for x in b { s.append(digits[Int(x >> 4)]); s.append(digits[Int(x & 15)]) }
+    for x in b {
+        s.append(digits[Int(x >> 4)])
+        s.append(digits[Int(x & 15)])
+    }
     return s
 }
 
@@ -174,7 +199,8 @@ func safe(_ s: String) -> String {
     for u in s.unicodeScalars {
         let v = u.value
         if v < 0x20 || v == 0x7f || (v >= 0x80 && v < 0xa0) || v == 0x5c || v == 0x2028 || v == 0x2029
-            || (v >= 0x202a && v <= 0x202e) || (v >= 0x2066 && v <= 0x2069) || v == 0x200e || v == 0x200f {
+            || (v >= 0x202a && v <= 0x202e) || (v >= 0x2066 && v <= 0x2069) || v == 0x200e || v == 0x200f
+        {
             out += "\\u{\(String(v, radix: 16))}"
         } else {
             out.unicodeScalars.append(u)

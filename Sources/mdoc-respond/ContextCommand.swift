@@ -1,57 +1,71 @@
 import AnnexC
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import MdocCBOR
 
 /// `mdoc-respond context`: the host app's side of the credential context.
 enum ContextCommand {
     static let help = """
-    usage: mdoc-respond context <action> --context DIR [options]
+        usage: mdoc-respond context <action> --context DIR [options]
 
-      init                                   create an empty context in DIR
-      import --issuer-signed FILE --device-key FILE [--id ID] [--doctype D]...
-                                             add a credential; the key is copied to DIR/keys/ (0600)
-      list [--json]                          credentials with their registration metadata
-      remove ID | cancel ID | reinstate ID   change one credential
-      policy [--allow-authority SKI_HEX ... | --any] [--require-reader-auth | --no-require-reader-auth]
-             [--require-trusted-reader | --no-require-trusted-reader]
-                                             who may ask: by default any reader, trusted or not (the
-                                             verdict is reported); --allow-authority refuses readers of
-                                             other authorities; --require-trusted-reader refuses signed
-                                             requests from untrusted readers; --require-reader-auth
-                                             refuses any DocRequest not signed by a trusted reader
-      trust add FILE | trust remove FILE     add or remove a reader trust anchor (PEM or DER)
+          init                                   create an empty context in DIR
+          import --issuer-signed FILE --device-key FILE [--id ID] [--doctype D]...
+                                                 add a credential; the key is copied to DIR/keys/ (0600)
+          list [--json]                          credentials with their registration metadata
+          remove ID | cancel ID | reinstate ID   change one credential
+          policy [--allow-authority SKI_HEX ... | --any] [--require-reader-auth | --no-require-reader-auth]
+                 [--require-trusted-reader | --no-require-trusted-reader]
+                                                 who may ask: by default any reader, trusted or not (the
+                                                 verdict is reported); --allow-authority refuses readers of
+                                                 other authorities; --require-trusted-reader refuses signed
+                                                 requests from untrusted readers; --require-reader-auth
+                                                 refuses any DocRequest not signed by a trusted reader
+          trust add FILE | trust remove FILE     add or remove a reader trust anchor (PEM or DER)
 
-    Every change is made under the context's writer lock (one writer at a time, across processes;
-    --lock-timeout SECONDS, default 10, then error[contextBusy]), validates all credentials and
-    device keys, and rewrites context.cbor atomically (mode 0600). Key files are created 0600 from
-    their first byte; key files no credential references are removed. A default id (credential-N)
-    is never reused. Success is printed only once the change is on disk.
-    exit codes: 0 ok, 1 refused (invalid credential, key or id), 2 usage, 3 I/O, lock or context problem
-    """
+        Every change is made under the context's writer lock (one writer at a time, across processes;
+        --lock-timeout SECONDS, default 10, then error[contextBusy]), validates all credentials and
+        device keys, and rewrites context.cbor atomically (mode 0600). Key files are created 0600 from
+        their first byte; key files no credential references are removed. A default id (credential-N)
+        is never reused. Success is printed only once the change is on disk.
+        exit codes: 0 ok, 1 refused (invalid credential, key or id), 2 usage, 3 I/O, lock or context problem
+        """
 
     static func run(_ args: [String]) {
         guard let action = args.first, !action.hasPrefix("-") else {
-            if args.contains("--help") || args.contains("-h") { print(help); exit(Exit.ok) }
+            if args.contains("--help") || args.contains("-h") {
+                print(help)
+                exit(Exit.ok)
+            }
             fail(Exit.usage, "usage", "context needs an action; see 'mdoc-respond context --help'")
         }
-        let o = Options(Array(args.dropFirst()), flags: ["--json", "--any", "--require-reader-auth", "--no-require-reader-auth",
-                                                                   "--require-trusted-reader", "--no-require-trusted-reader"], help: help)
-        o.check(allowed: ["--context", "--issuer-signed", "--device-key", "--id", "--doctype", "--allow-authority", "--lock-timeout"])
+        let o = Options(
+            Array(args.dropFirst()),
+            flags: [
+                "--json", "--any", "--require-reader-auth", "--no-require-reader-auth",
+                "--require-trusted-reader", "--no-require-trusted-reader",
+            ], help: help)
+        o.check(allowed: [
+            "--context", "--issuer-signed", "--device-key", "--id", "--doctype", "--allow-authority", "--lock-timeout",
+        ])
         let dir = URL(fileURLWithPath: o.require("--context"))
         var lockTimeout = CredentialContext.defaultLockTimeout
         if let t = o.value("--lock-timeout") {
-            guard let v = Double(t), v >= 0, v <= 3600 else { fail(Exit.usage, "usage", "--lock-timeout takes seconds (0-3600)") }
+            guard let v = Double(t), v >= 0, v <= 3600 else {
+                fail(Exit.usage, "usage", "--lock-timeout takes seconds (0-3600)")
+            }
             lockTimeout = v
         }
         /// One change under the writer lock; prints `message` only once the new snapshot is on disk.
-        func change(_ message: @autoclosure () -> String, create: Bool = false, _ body: (inout CredentialContext.Transaction) throws(AnnexCError) -> Void) {
+        func change(
+            _ message: @autoclosure () -> String, create: Bool = false,
+            _ body: (inout CredentialContext.Transaction) throws(AnnexCError) -> Void
+        ) {
             do {
                 try CredentialContext.update(at: dir, create: create, lockTimeout: lockTimeout, body)
                 print(message())
@@ -61,14 +75,20 @@ enum ContextCommand {
             }
         }
         func index(_ entries: [CredentialContext.Entry], _ id: String?) throws(AnnexCError) -> Int {
-            guard let id, let i = entries.firstIndex(where: { $0.id == id }) else { throw AnnexCError(.unknownCredential, "no credential with that id") }
+            guard let id, let i = entries.firstIndex(where: { $0.id == id }) else {
+                throw AnnexCError(.unknownCredential, "no credential with that id")
+            }
             return i
         }
         switch action {
         case "init":
-            if (try? CredentialContext.load(from: dir)) != nil { fail(Exit.refused, "contextExists", "a context already exists in that directory") }
+            if (try? CredentialContext.load(from: dir)) != nil {
+                fail(Exit.refused, "contextExists", "a context already exists in that directory")
+            }
             change("initialized an empty context", create: true) { tx throws(AnnexCError) in
-                guard tx.entries.isEmpty else { throw AnnexCError(.duplicateCredential, "a context already exists in that directory") }
+                guard tx.entries.isEmpty else {
+                    throw AnnexCError(.duplicateCredential, "a context already exists in that directory")
+                }
             }
         case "import":
             let issuerSigned = Input.read(o.require("--issuer-signed"))
@@ -83,17 +103,24 @@ enum ContextCommand {
             var imported = ""
             change("imported \(imported)") { tx throws(AnnexCError) in
                 let id = o.value("--id") ?? tx.newCredentialID()
-                guard !tx.entries.contains(where: { $0.id == id }) else { throw AnnexCError(.duplicateCredential, "a credential with that id exists already") }
+                guard !tx.entries.contains(where: { $0.id == id }) else {
+                    throw AnnexCError(.duplicateCredential, "a credential with that id exists already")
+                }
                 var pemBytes = Array(pem.utf8)
                 defer { for i in pemBytes.indices { pemBytes[i] = 0 } }
                 let reference = try tx.storeDeviceKey(pemBytes, name: id)
-                tx.entries.append(.init(id: id, docTypes: o.values["--doctype"], issuerSigned: issuerSigned, deviceKeyReference: reference))
+                tx.entries.append(
+                    .init(
+                        id: id, docTypes: o.values["--doctype"], issuerSigned: issuerSigned,
+                        deviceKeyReference: reference))
                 imported = id
             }
         case "list":
             let current: CredentialContext
             do {
-                guard let c = try CredentialContext.load(from: dir) else { fail(Exit.io, "contextUnavailable", "no context in that directory (run context init)") }
+                guard let c = try CredentialContext.load(from: dir) else {
+                    fail(Exit.io, "contextUnavailable", "no context in that directory (run context init)")
+                }
                 current = c
             } catch { fail(Exit.io, error.code.rawValue, error.detail) }
             let trust = current.readerTrust
@@ -108,11 +135,18 @@ enum ContextCommand {
                 print("[" + items.joined(separator: ",") + "]")
             } else {
                 for c in regs {
-                    print("\(safe(c.id))\t\(c.docTypes.map(safe).joined(separator: ","))\t\(c.elements.count) elements\tvalid \(MdocDate.formatDateTime(c.validFrom)) … \(MdocDate.formatDateTime(c.validUntil))\(c.isCancelled ? "\tCANCELLED" : "")")
+                    print(
+                        "\(safe(c.id))\t\(c.docTypes.map(safe).joined(separator: ","))\t\(c.elements.count) elements\tvalid \(MdocDate.formatDateTime(c.validFrom)) … \(MdocDate.formatDateTime(c.validUntil))\(c.isCancelled ? "\tCANCELLED" : "")"
+                    )
                 }
                 let auth: String
-                switch trust.authorities { case .any: auth = "any"; case .only(let l): auth = l.isEmpty ? "any" : l.map { hex($0) }.joined(separator: ",") }
-                print("reader trust: \(trust.trustAnchors.count) anchor(s); authorities: \(auth); trusted reader required: \(trust.requireTrustedReader); reader authentication required: \(trust.requireReaderAuthentication)")
+                switch trust.authorities {
+                case .any: auth = "any"
+                case .only(let l): auth = l.isEmpty ? "any" : l.map { hex($0) }.joined(separator: ",")
+                }
+                print(
+                    "reader trust: \(trust.trustAnchors.count) anchor(s); authorities: \(auth); trusted reader required: \(trust.requireTrustedReader); reader authentication required: \(trust.requireReaderAuthentication)"
+                )
             }
         case "remove":
             change("removed") { tx throws(AnnexCError) in
@@ -129,7 +163,9 @@ enum ContextCommand {
             } else if let list = o.values["--allow-authority"] {
                 var skis = [[UInt8]]()
                 for h in list {
-                    guard let b = Input.hexBytes(h), !b.isEmpty else { fail(Exit.usage, "usage", "--allow-authority takes a hex key identifier") }
+                    guard let b = Input.hexBytes(h), !b.isEmpty else {
+                        fail(Exit.usage, "usage", "--allow-authority takes a hex key identifier")
+                    }
                     skis.append(b)
                 }
                 authorities = .only(skis)
@@ -146,7 +182,9 @@ enum ContextCommand {
             let cert = Input.certificate(Input.read(o.positionals[1]))
             if o.positionals[0] == "add" {
                 change("trust anchor added: \(safe(cert.subject))") { tx in
-                    if !tx.readerTrust.trustAnchors.contains(where: { $0.der == cert.der }) { tx.readerTrust.trustAnchors.append(cert) }
+                    if !tx.readerTrust.trustAnchors.contains(where: { $0.der == cert.der }) {
+                        tx.readerTrust.trustAnchors.append(cert)
+                    }
                 }
             } else if o.positionals[0] == "remove" {
                 change("trust anchor removed") { tx in tx.readerTrust.trustAnchors.removeAll { $0.der == cert.der } }

@@ -1,11 +1,11 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 import MdocCBOR
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Reads a file or standard input (`-`), bounded in size.
@@ -24,8 +24,13 @@ enum Input {
         var bytes = [UInt8]()
         var buf = [UInt8](repeating: 0, count: 65536)
         while true {
-            let n = buf.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, min($0.count, limit + 1 - bytes.count)) }
-            if n < 0 { if errno == EINTR { continue }; fail(Exit.io, "io", path == "-" ? "cannot read standard input" : "cannot read input file") }
+            let n = buf.withUnsafeMutableBytes {
+                Glibc.read(fd, $0.baseAddress, min($0.count, limit + 1 - bytes.count))
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                fail(Exit.io, "io", path == "-" ? "cannot read standard input" : "cannot read input file")
+            }
             if n == 0 { break }
             bytes.append(contentsOf: buf[0..<n])
             if bytes.count > limit {
@@ -56,10 +61,14 @@ enum Input {
         let text = String(decoding: bytes, as: UTF8.self)
         if text.contains("-----BEGIN CERTIFICATE-----") {
             let body = text.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
-            guard let d = Data(base64Encoded: body) else { fail(Exit.refused, "invalidCertificate", "PEM certificate is not base64") }
+            guard let d = Data(base64Encoded: body) else {
+                fail(Exit.refused, "invalidCertificate", "PEM certificate is not base64")
+            }
             der = Array(d)
         }
-        guard let c = try? Certificate(der: der) else { fail(Exit.refused, "invalidCertificate", "not an X.509 certificate") }
+        guard let c = try? Certificate(der: der) else {
+            fail(Exit.refused, "invalidCertificate", "not an X.509 certificate")
+        }
         return c
     }
 
@@ -74,7 +83,10 @@ enum Input {
         out.reserveCapacity(stripped.count / 2)
         func v(_ c: UInt8) -> UInt8 { c <= 0x39 ? c - 0x30 : (c | 0x20) - 0x61 + 10 }
         var i = 0
-        while i < stripped.count { out.append(v(stripped[i]) << 4 | v(stripped[i + 1])); i += 2 }
+        while i < stripped.count {
+            out.append(v(stripped[i]) << 4 | v(stripped[i + 1]))
+            i += 2
+        }
         return out
     }
 }

@@ -1,47 +1,56 @@
 import AnnexC
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import MdocCBOR
 
 /// `mdoc-respond inspect`: diagnostic notation of any CBOR file, plus what mdoc structure it is.
 enum Inspect {
     static let help = """
-    usage: mdoc-respond inspect [--hex] [--no-expand] [--indent N] FILE|-
-           mdoc-respond inspect --request FILE|- --origin ORIGIN [--context DIR] [--clock RFC3339] [--json]
+        usage: mdoc-respond inspect [--hex] [--no-expand] [--indent N] FILE|-
+               mdoc-respond inspect --request FILE|- --origin ORIGIN [--context DIR] [--clock RFC3339] [--json]
 
-    With --request: explains what the engine does with a raw request — the framing found, the origin
-    used, dcapiInfo and its hash, the SessionTranscript (hex and diagnostic notation), the
-    DeviceRequest with tag-24 contents expanded, every reader signature check and the verdict, and
-    which stored credentials could answer and what each would release. Exit 1 if the engine refuses.
+        With --request: explains what the engine does with a raw request — the framing found, the origin
+        used, dcapiInfo and its hash, the SessionTranscript (hex and diagnostic notation), the
+        DeviceRequest with tag-24 contents expanded, every reader signature check and the verdict, and
+        which stored credentials could answer and what each would release. Exit 1 if the engine refuses.
 
-    Prints the CBOR item in FILE (binary, or hex text) in RFC 8949 diagnostic notation, with the
-    contents of tag-24 byte strings expanded as << ... >>, then names the ISO 18013-5 structure it
-    parses as (DeviceRequest, DeviceResponse, IssuerSigned, COSE_Sign1, COSE_Key), if any.
+        Prints the CBOR item in FILE (binary, or hex text) in RFC 8949 diagnostic notation, with the
+        contents of tag-24 byte strings expanded as << ... >>, then names the ISO 18013-5 structure it
+        parses as (DeviceRequest, DeviceResponse, IssuerSigned, COSE_Sign1, COSE_Key), if any.
 
-      --hex         treat the input as hex text even if it could be binary
-      --no-expand   do not expand tag-24 contents
-      --indent N    indent nested containers by N spaces (default 2; 0 = one line)
-    """
+          --hex         treat the input as hex text even if it could be binary
+          --no-expand   do not expand tag-24 contents
+          --indent N    indent nested containers by N spaces (default 2; 0 = one line)
+        """
 
     static func run(_ args: [String]) {
-        if args.contains("--request") { explain(args); return }
-        var forceHex = false, expand = true, indent = 2
+        if args.contains("--request") {
+            explain(args)
+            return
+        }
+        var forceHex = false
+        var expand = true
+        var indent = 2
         var path: String?
         var i = 0
         while i < args.count {
             switch args[i] {
-            case "-h", "--help": print(help); exit(Exit.ok)
+            case "-h", "--help":
+                print(help)
+                exit(Exit.ok)
             case "--hex": forceHex = true
             case "--no-expand": expand = false
             case "--indent":
                 i += 1
-                guard i < args.count, let n = Int(args[i]), n >= 0, n <= 8 else { fail(Exit.usage, "usage", "--indent needs a number 0-8") }
+                guard i < args.count, let n = Int(args[i]), n >= 0, n <= 8 else {
+                    fail(Exit.usage, "usage", "--indent needs a number 0-8")
+                }
                 indent = n
             default:
                 guard path == nil else { fail(Exit.usage, "usage", "more than one input given") }
@@ -67,12 +76,15 @@ enum Inspect {
         let o = Options(args, flags: ["--json"], help: help)
         o.check(allowed: ["--request", "--origin", "--context", "--clock"])
         // Read no more than the engine accepts: a larger request is refused without being held.
-        let raw = Data(Input.read(o.require("--request"), limit: AnnexCEngine.Configuration().maxRequestBytes) {
-            fail(Exit.refused, AnnexCError.Code.limitExceeded.rawValue, "request larger than the configured maximum")
-        })
+        let raw = Data(
+            Input.read(o.require("--request"), limit: AnnexCEngine.Configuration().maxRequestBytes) {
+                fail(
+                    Exit.refused, AnnexCError.Code.limitExceeded.rawValue, "request larger than the configured maximum")
+            })
         let origin = o.require("--origin")
         let clock = parseClock(o.value("--clock"))
-        let engine = AnnexCEngine(context: BuiltIn.context(o.value("--context")), configuration: .init(clock: { clock }))
+        let engine = AnnexCEngine(
+            context: BuiltIn.context(o.value("--context")), configuration: .init(clock: { clock }))
         let e = engine.explain(rawRequest: raw, origin: origin)
         let st = e.sessionTranscript.flatMap { try? CBORDocument(decoding: $0) }
         let dr = e.deviceRequest.flatMap { try? CBORDocument(decoding: $0) }
@@ -83,17 +95,23 @@ enum Inspect {
             fields.append("\"dcapiInfo\":\(e.dcapiInfo.map { jsonString(hex($0)) } ?? "null")")
             fields.append("\"dcapiInfoHash\":\(e.dcapiInfoHash.map { jsonString(hex($0)) } ?? "null")")
             fields.append("\"sessionTranscript\":\(e.sessionTranscript.map { jsonString(hex($0)) } ?? "null")")
-            fields.append("\"deviceRequest\":\(dr.map { jsonString(CBORDiagnostic.describe($0.root, options: .init(expandEmbedded: true))) } ?? "null")")
-            fields.append("\"readerChecks\":[" + e.readerChecks.map { c in
-                "{\"label\":\(jsonString(c.label)),\"algorithm\":\(c.algorithm.rawValue),\"verified\":\(c.verified),\"certificates\":[\(c.certificateSubjects.map(jsonString).joined(separator: ","))],"
-                    + "\"trust\":\(verdictJSON(c.trust)),\"refusal\":\(c.refusal.map(jsonString) ?? "null"),\"signedBytes\":\(jsonString(hex(c.signedBytes)))}"
-            }.joined(separator: ",") + "]")
+            fields.append(
+                "\"deviceRequest\":\(dr.map { jsonString(CBORDiagnostic.describe($0.root, options: .init(expandEmbedded: true))) } ?? "null")"
+            )
+            fields.append(
+                "\"readerChecks\":["
+                    + e.readerChecks.map { c in
+                        "{\"label\":\(jsonString(c.label)),\"algorithm\":\(c.algorithm.rawValue),\"verified\":\(c.verified),\"certificates\":[\(c.certificateSubjects.map(jsonString).joined(separator: ","))],"
+                            + "\"trust\":\(verdictJSON(c.trust)),\"refusal\":\(c.refusal.map(jsonString) ?? "null"),\"signedBytes\":\(jsonString(hex(c.signedBytes)))}"
+                    }.joined(separator: ",") + "]")
             fields.append("\"readerVerdict\":\(e.readerVerdict.map(verdictJSON) ?? "null")")
             fields.append("\"documentVerdicts\":[\(e.documentVerdicts.map(verdictJSON).joined(separator: ","))]")
             fields.append("\"readers\":[\(e.readers.map(verdictJSON).joined(separator: ","))]")
             fields.append("\"selection\":[\(e.selection.map(jsonString).joined(separator: ","))]")
             fields.append("\"documents\":[" + e.documents.map(documentJSON).joined(separator: ",") + "]")
-            fields.append("\"error\":\(e.error.map { "{\"code\":\(jsonString($0.code.rawValue)),\"detail\":\(jsonString($0.detail))}" } ?? "null")")
+            fields.append(
+                "\"error\":\(e.error.map { "{\"code\":\(jsonString($0.code.rawValue)),\"detail\":\(jsonString($0.detail))}" } ?? "null")"
+            )
             print("{" + fields.joined(separator: ",") + "}")
         } else {
             print("framing:            \(e.framing?.rawValue ?? "-")")
@@ -104,15 +122,22 @@ enum Inspect {
                 print("SessionTranscript:  \(hex(t))")
                 print("                    \(CBORDiagnostic.describe(st.root))")
             }
-            if let dr { print("DeviceRequest:\n" + CBORDiagnostic.describe(dr.root, options: .init(expandEmbedded: true, indent: 2))) }
+            if let dr {
+                print(
+                    "DeviceRequest:\n"
+                        + CBORDiagnostic.describe(dr.root, options: .init(expandEmbedded: true, indent: 2)))
+            }
             for c in e.readerChecks {
-                print("reader check \(safe(c.label)): alg \(c.algorithm.rawValue), \(c.verified ? "signature verified" : "FAILED"); chain: \(c.certificateSubjects.map(safe).joined(separator: " <- "))")
+                print(
+                    "reader check \(safe(c.label)): alg \(c.algorithm.rawValue), \(c.verified ? "signature verified" : "FAILED"); chain: \(c.certificateSubjects.map(safe).joined(separator: " <- "))"
+                )
                 print("                    trust: \(c.refusal.map { "refused: " + safe($0) } ?? verdict(c.trust))")
             }
             print("reader verdict:     \(verdict(e.readerVerdict))")
             if e.readers.count > 1 {
-                print("readers:            \(e.readers.count) different reader certificates signed parts of this request: "
-                      + e.readers.map { safe($0.subject ?? "-") }.joined(separator: "; "))
+                print(
+                    "readers:            \(e.readers.count) different reader certificates signed parts of this request: "
+                        + e.readers.map { safe($0.subject ?? "-") }.joined(separator: "; "))
             }
             for d in e.documents { printDocument(d) }
             if let err = e.error { print("refused:            \(err.code.rawValue): \(safe(err.detail))") }
@@ -123,14 +148,23 @@ enum Inspect {
     /// One requested document as the consent model has it, in JSON (element ids only, never values).
     static func documentJSON(_ d: RequestedDocument) -> String {
         func ids(_ l: [ElementID]) -> String { "[" + l.map { jsonString($0.description) }.joined(separator: ",") + "]" }
-        let alternatives = d.elements.compactMap { e in d.alternatives[e.id].map { "{\"requested\":\(jsonString(e.id.description)),\"sets\":[\($0.map(ids).joined(separator: ","))]}" } }
-        let ignored = d.ignoredAlternatives.map { "{\"requested\":\(jsonString($0.requested.description)),\"set\":\(ids($0.set)),\"reason\":\(jsonString($0.reason.rawValue))}" }
+        let alternatives = d.elements.compactMap { e in
+            d.alternatives[e.id].map {
+                "{\"requested\":\(jsonString(e.id.description)),\"sets\":[\($0.map(ids).joined(separator: ","))]}"
+            }
+        }
+        let ignored = d.ignoredAlternatives.map {
+            "{\"requested\":\(jsonString($0.requested.description)),\"set\":\(ids($0.set)),\"reason\":\(jsonString($0.reason.rawValue))}"
+        }
         let candidates = d.candidates.map { c in
             "{\"credential\":\(jsonString(c.credentialID)),\"releasable\":\(ids(c.releasable)),\"substitutions\":["
-                + c.substitutions.map { "{\"requested\":\(jsonString($0.requested.description)),\"replacement\":\(ids($0.replacement))}" }.joined(separator: ",")
+                + c.substitutions.map {
+                    "{\"requested\":\(jsonString($0.requested.description)),\"replacement\":\(ids($0.replacement))}"
+                }.joined(separator: ",")
                 + "],\"missing\":\(ids(c.missing)),\"wouldRelease\":\(ids(c.shownElements))}"
         }
-        return "{\"index\":\(d.index),\"docType\":\(jsonString(d.docType)),\"readerVerdict\":\(verdictJSON(d.readerVerdict)),"
+        return
+            "{\"index\":\(d.index),\"docType\":\(jsonString(d.docType)),\"readerVerdict\":\(verdictJSON(d.readerVerdict)),"
             + "\"readerAuthentication\":[\(d.readerAuthentication.map(jsonString).joined(separator: ","))],\"requested\":\(ids(d.elements.map(\.id))),"
             + "\"alternatives\":[\(alternatives.joined(separator: ","))],\"ignoredAlternatives\":[\(ignored.joined(separator: ","))],"
             + "\"candidates\":[\(candidates.joined(separator: ","))]}"
@@ -140,15 +174,26 @@ enum Inspect {
     /// device. Request-controlled strings (docType, element names, subjects) are escaped.
     static func printDocument(_ d: RequestedDocument) {
         func list(_ ids: [ElementID]) -> String { ids.map { safe($0.description) }.joined(separator: ", ") }
-        print("document \(d.index):         \(safe(d.docType)): \(d.elements.count) element(s) requested: \(list(d.elements.map(\.id)))")
-        print("  reader:           \(verdict(d.readerVerdict))" + (d.readerAuthentication.isEmpty ? "" : " (signed by \(d.readerAuthentication.joined(separator: ", ")))"))
+        print(
+            "document \(d.index):         \(safe(d.docType)): \(d.elements.count) element(s) requested: \(list(d.elements.map(\.id)))"
+        )
+        print(
+            "  reader:           \(verdict(d.readerVerdict))"
+                + (d.readerAuthentication.isEmpty
+                    ? "" : " (signed by \(d.readerAuthentication.joined(separator: ", ")))"))
         for i in d.ignoredAlternatives {
-            print("  alternative not honoured (\(i.reason.rawValue)): \(safe(i.requested.description)) -> [\(list(i.set))]")
+            print(
+                "  alternative not honoured (\(i.reason.rawValue)): \(safe(i.requested.description)) -> [\(list(i.set))]"
+            )
         }
         if d.candidates.isEmpty { print("  no usable credential") }
         for c in d.candidates {
             print("  candidate \(safe(c.credentialID)): would release \(c.shownElements.count): \(list(c.releasable))")
-            for s in c.substitutions { print("    substitutes \(safe(s.requested.description)) -> [\(list(s.replacement))] (released only if each is approved)") }
+            for s in c.substitutions {
+                print(
+                    "    substitutes \(safe(s.requested.description)) -> [\(list(s.replacement))] (released only if each is approved)"
+                )
+            }
             if !c.missing.isEmpty { print("    lacks \(list(c.missing))") }
         }
     }
@@ -175,18 +220,26 @@ enum Inspect {
 
     static func identify(_ root: CBORItem) -> String {
         if let r = try? DeviceRequest(root) {
-            let docs = r.docRequests.map { "\($0.itemsRequest.docType) (\($0.itemsRequest.elementCount) elements\($0.readerAuth != nil ? ", readerAuth" : ""))" }
-            return "DeviceRequest \(r.version): " + docs.joined(separator: "; ") + (r.readerAuthAll.isEmpty ? "" : "; readerAuthAll ×\(r.readerAuthAll.count)")
+            let docs = r.docRequests.map {
+                "\($0.itemsRequest.docType) (\($0.itemsRequest.elementCount) elements\($0.readerAuth != nil ? ", readerAuth" : ""))"
+            }
+            return "DeviceRequest \(r.version): " + docs.joined(separator: "; ")
+                + (r.readerAuthAll.isEmpty ? "" : "; readerAuthAll ×\(r.readerAuthAll.count)")
         }
         if let r = try? DeviceResponse(root) {
-            return "DeviceResponse \(r.version), status \(r.status), documents: " + r.documents.map(\.docType).joined(separator: ", ")
+            return "DeviceResponse \(r.version), status \(r.status), documents: "
+                + r.documents.map(\.docType).joined(separator: ", ")
         }
         if let s = try? IssuerSigned(root) {
             let mso = try? s.mobileSecurityObject()
-            return "IssuerSigned: \(s.nameSpaces.reduce(0) { $0 + $1.items.count }) items" + (mso.map { ", MSO for \($0.docType), valid until \(MdocDate.formatDateTime($0.validityInfo.validUntil))" } ?? "")
+            return "IssuerSigned: \(s.nameSpaces.reduce(0) { $0 + $1.items.count }) items"
+                + (mso.map {
+                    ", MSO for \($0.docType), valid until \(MdocDate.formatDateTime($0.validityInfo.validUntil))"
+                } ?? "")
         }
         if let m = try? COSESign1(root) {
-            return "COSE_Sign1 (\((try? m.algorithm()).map { "\($0)" } ?? "unknown alg"), payload \(m.payload == nil ? "detached" : "attached"))"
+            return
+                "COSE_Sign1 (\((try? m.algorithm()).map { "\($0)" } ?? "unknown alg"), payload \(m.payload == nil ? "detached" : "attached"))"
         }
         if let k = try? COSEKey(root) {
             return "COSE_Key \(k.curve)"

@@ -1,12 +1,12 @@
 import AnnexC
 import AnnexCReader
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import HPKE
 import MdocCBOR
@@ -14,22 +14,25 @@ import MdocCBOR
 /// `mdoc-respond reader`: a verifier for testing wallets.
 enum ReaderCommand {
     static let help = """
-    usage: mdoc-respond reader request --origin ORIGIN --doctype D --elements ns/elem,... [--doctype D --elements ...]
-                                      [--retain] [--framing data|protocol|requests|digital] [--version 1.0|1.1]
-                                      [--reader-auth per-document|all --reader-key PEM --reader-chain DER[,DER...]]
-                                      [--builtin-reader] --out-request FILE --out-state FILE
-           mdoc-respond reader open --response FILE|- --state FILE [--iaca DER]... [--builtin-iaca] [--clock RFC3339] [--json]
+        usage: mdoc-respond reader request --origin ORIGIN --doctype D --elements ns/elem,... [--doctype D --elements ...]
+                                          [--retain] [--framing data|protocol|requests|digital] [--version 1.0|1.1]
+                                          [--reader-auth per-document|all --reader-key PEM --reader-chain DER[,DER...]]
+                                          [--builtin-reader] --out-request FILE --out-state FILE
+               mdoc-respond reader open --response FILE|- --state FILE [--iaca DER]... [--builtin-iaca] [--clock RFC3339] [--json]
 
-    request: builds a request like a web page and writes it, plus a state file holding the reader's
-             HPKE private key (a test key) and what was asked.
-    open:    decrypts a response and verifies it as a verifier would: HPKE, issuer signature and chain to
-             an IACA, digests, validity, device signature, only requested elements. Prints what was
-             disclosed; exits 1 on any failure.
-    """
+        request: builds a request like a web page and writes it, plus a state file holding the reader's
+                 HPKE private key (a test key) and what was asked.
+        open:    decrypts a response and verifies it as a verifier would: HPKE, issuer signature and chain to
+                 an IACA, digests, validity, device signature, only requested elements. Prints what was
+                 disclosed; exits 1 on any failure.
+        """
 
     static func run(_ args: [String]) {
         guard let action = args.first, !action.hasPrefix("-") else {
-            if args.contains("--help") || args.contains("-h") { print(help); exit(Exit.ok) }
+            if args.contains("--help") || args.contains("-h") {
+                print(help)
+                exit(Exit.ok)
+            }
             fail(Exit.usage, "usage", "reader needs 'request' or 'open'; see --help")
         }
         let rest = Array(args.dropFirst())
@@ -42,16 +45,28 @@ enum ReaderCommand {
 
     static func request(_ args: [String]) {
         let o = Options(args, flags: ["--retain", "--builtin-reader"], help: help)
-        o.check(allowed: ["--origin", "--doctype", "--elements", "--framing", "--version", "--reader-auth", "--reader-key", "--reader-chain", "--out-request", "--out-state"])
+        o.check(allowed: [
+            "--origin", "--doctype", "--elements", "--framing", "--version", "--reader-auth", "--reader-key",
+            "--reader-chain", "--out-request", "--out-state",
+        ])
         let origin: Origin
         do { origin = try Origin(o.require("--origin")) } catch { fail(Exit.usage, error.code.rawValue, error.detail) }
-        let types = o.values["--doctype"] ?? [], lists = o.values["--elements"] ?? []
-        guard !types.isEmpty, types.count == lists.count else { fail(Exit.usage, "usage", "give one --elements per --doctype") }
+        let types = o.values["--doctype"] ?? []
+        let lists = o.values["--elements"] ?? []
+        guard !types.isEmpty, types.count == lists.count else {
+            fail(Exit.usage, "usage", "give one --elements per --doctype")
+        }
         let docs: [AnnexCReader.DocumentRequest] = zip(types, lists).map { t, l in
-            .init(docType: t, elements: l.split(separator: ",").map { item in
-                guard let slash = item.lastIndex(of: "/") else { fail(Exit.usage, "usage", "--elements takes namespace/element items") }
-                return .init(ElementID(String(item[..<slash]), String(item[item.index(after: slash)...])), intentToRetain: o.flags.contains("--retain"))
-            })
+            .init(
+                docType: t,
+                elements: l.split(separator: ",").map { item in
+                    guard let slash = item.lastIndex(of: "/") else {
+                        fail(Exit.usage, "usage", "--elements takes namespace/element items")
+                    }
+                    return .init(
+                        ElementID(String(item[..<slash]), String(item[item.index(after: slash)...])),
+                        intentToRetain: o.flags.contains("--retain"))
+                })
         }
         let framing: RequestFraming
         switch o.value("--framing") ?? "digital" {
@@ -63,14 +78,19 @@ enum ReaderCommand {
         }
         var signing = AnnexCReader.Signing.none
         if let mode = o.value("--reader-auth") {
-            let signer: SoftwareSigner, chain: [Certificate]
+            let signer: SoftwareSigner
+            let chain: [Certificate]
             if o.flags.contains("--builtin-reader") {
                 signer = BuiltIn.signer("reader")
                 chain = [BuiltIn.certificate("reader")]
             } else {
-                guard let s = try? SoftwareSigner(encodedPrivateKey: Input.read(o.require("--reader-key"))) else { fail(Exit.refused, "keyUnavailable", "reader key unreadable") }
+                guard let s = try? SoftwareSigner(encodedPrivateKey: Input.read(o.require("--reader-key"))) else {
+                    fail(Exit.refused, "keyUnavailable", "reader key unreadable")
+                }
                 signer = s
-                chain = o.require("--reader-chain").split(separator: ",").map { Input.certificate(Input.read(String($0))) }
+                chain = o.require("--reader-chain").split(separator: ",").map {
+                    Input.certificate(Input.read(String($0)))
+                }
             }
             switch mode {
             case "per-document": signing = .perDocument(signer: signer, chain: chain)
@@ -79,11 +99,15 @@ enum ReaderCommand {
             }
         }
         let versionText = o.value("--version") ?? (o.value("--reader-auth") == "all" ? "1.1" : "1.0")
-        guard let version = AnnexCReader.Version(rawValue: versionText) else { fail(Exit.usage, "usage", "--version must be 1.0 or 1.1") }
+        guard let version = AnnexCReader.Version(rawValue: versionText) else {
+            fail(Exit.usage, "usage", "--version must be 1.0 or 1.1")
+        }
         do {
-            let built = try AnnexCReader.makeRequest(documents: docs, origin: origin, framing: framing, signing: signing, version: version)
+            let built = try AnnexCReader.makeRequest(
+                documents: docs, origin: origin, framing: framing, signing: signing, version: version)
             writeOutput(built.rawRequest, to: o.require("--out-request"))
-            let state = "{\"origin\":\(jsonString(origin.serialized)),\"encryptionInfo\":\(jsonString(built.encryptionInfo)),\"deviceRequest\":\(jsonString(built.deviceRequest)),"
+            let state =
+                "{\"origin\":\(jsonString(origin.serialized)),\"encryptionInfo\":\(jsonString(built.encryptionInfo)),\"deviceRequest\":\(jsonString(built.deviceRequest)),"
                 + "\"readerKey\":\(jsonString(hex(try built.recipientKey.serialized()))),\"documents\":["
                 + docs.map { d in
                     let elements = d.elements.map { jsonString($0.element.description) }.joined(separator: ",")
@@ -91,7 +115,10 @@ enum ReaderCommand {
                 }.joined(separator: ",")
                 + "],\"note\":\"readerKey is a freshly generated test key for this request\"}\n"
             let path = o.require("--out-state")
-            guard FileManager.default.createFile(atPath: path, contents: Data(state.utf8), attributes: [.posixPermissions: 0o600]) else { fail(Exit.io, "io", "cannot write the state file") }
+            guard
+                FileManager.default.createFile(
+                    atPath: path, contents: Data(state.utf8), attributes: [.posixPermissions: 0o600])
+            else { fail(Exit.io, "io", "cannot write the state file") }
         } catch let e as AnnexCError {
             fail(Exit.refused, e.code.rawValue, e.detail)
         } catch {
@@ -101,7 +128,10 @@ enum ReaderCommand {
 
     /// Reads a state file written by `reader request`.
     struct State: Decodable {
-        struct Doc: Decodable { let docType: String; let elements: [String] }
+        struct Doc: Decodable {
+            let docType: String
+            let elements: [String]
+        }
         let origin: String
         let encryptionInfo: String
         let deviceRequest: String
@@ -110,11 +140,15 @@ enum ReaderCommand {
     }
 
     static func loadState(_ path: String) -> AnnexCReader.BuiltRequest {
-        guard let j = try? JSONDecoder().decode(State.self, from: Data(Input.read(path))), let keyBytes = Input.hexBytes(j.readerKey),
-              let origin = try? Origin(j.origin), let key = try? HPKE.PrivateKey(serialized: keyBytes, kem: .p256HKDFSHA256) else {
+        guard let j = try? JSONDecoder().decode(State.self, from: Data(Input.read(path))),
+            let keyBytes = Input.hexBytes(j.readerKey),
+            let origin = try? Origin(j.origin),
+            let key = try? HPKE.PrivateKey(serialized: keyBytes, kem: .p256HKDFSHA256)
+        else {
             fail(Exit.io, "state", "the state file is not one written by 'reader request'")
         }
-        let ei = j.encryptionInfo, dr = j.deviceRequest
+        let ei = j.encryptionInfo
+        let dr = j.deviceRequest
         let documents: [AnnexCReader.DocumentRequest] = j.documents.map { d in
             let elems = d.elements.compactMap { e -> AnnexCReader.ElementRequest? in
                 guard let slash = e.lastIndex(of: "/") else { return nil }
@@ -122,7 +156,9 @@ enum ReaderCommand {
             }
             return .init(docType: d.docType, elements: elems)
         }
-        return AnnexCReader.BuiltRequest(rawRequest: Data(), recipientKey: key, encryptionInfo: ei, deviceRequest: dr, origin: origin, documents: documents)
+        return AnnexCReader.BuiltRequest(
+            rawRequest: Data(), recipientKey: key, encryptionInfo: ei, deviceRequest: dr, origin: origin,
+            documents: documents)
     }
 
     static func open(_ args: [String]) {
@@ -133,20 +169,30 @@ enum ReaderCommand {
         if o.flags.contains("--builtin-iaca") { roots.append(BuiltIn.certificate("iaca")) }
         let response = Data(Input.read(o.require("--response")))
         do {
-            let v = try AnnexCReader.openResponse(response, for: state, issuerRoots: roots, at: parseClock(o.value("--clock")))
+            let v = try AnnexCReader.openResponse(
+                response, for: state, issuerRoots: roots, at: parseClock(o.value("--clock")))
             if o.flags.contains("--json") {
                 let docs = v.documents.map { d in
                     "{\"docType\":\(jsonString(d.docType)),\"documentSigner\":\(jsonString(d.documentSigner)),\"elements\":{"
-                        + d.elements.map { "\(jsonString($0.element.description)):\(jsonString(CBORDiagnostic.describe($0.value)))" }.joined(separator: ",") + "}}"
+                        + d.elements.map {
+                            "\(jsonString($0.element.description)):\(jsonString(CBORDiagnostic.describe($0.value)))"
+                        }.joined(separator: ",") + "}}"
                 }
-                print("{\"verified\":true,\"issuerChainChecked\":\(!roots.isEmpty),\"documents\":[\(docs.joined(separator: ","))]}")
+                print(
+                    "{\"verified\":true,\"issuerChainChecked\":\(!roots.isEmpty),\"documents\":[\(docs.joined(separator: ","))]}"
+                )
             } else {
-                print("response verified (HPKE, issuer signature\(roots.isEmpty ? "" : " and chain"), digests, validity, device signature, only requested elements)")
+                print(
+                    "response verified (HPKE, issuer signature\(roots.isEmpty ? "" : " and chain"), digests, validity, device signature, only requested elements)"
+                )
                 for d in v.documents {
                     print("\(d.docType) signed by \(d.documentSigner):")
                     for e in d.elements {
-                        let id = e.element, value = e.value
-                        let shown = value.type == .byteString ? "<\(value.byteStringSlice?.count ?? 0) bytes>" : CBORDiagnostic.describe(value)
+                        let id = e.element
+                        let value = e.value
+                        let shown =
+                            value.type == .byteString
+                            ? "<\(value.byteStringSlice?.count ?? 0) bytes>" : CBORDiagnostic.describe(value)
                         print("  \(id) = \(shown)")
                     }
                 }

@@ -1,34 +1,34 @@
 import AnnexC
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import MdocCBOR
 
 /// `mdoc-respond respond`: answer a raw request.
 enum Respond {
     static let help = """
-    usage: mdoc-respond respond --request FILE|- --origin ORIGIN [--context DIR] [--credential ID]
-                                [--approve all|ns/elem,...] [--format auto|cbor|json|android]
-                                [--missing omit|report] [--out FILE|-] [--clock RFC3339] [--repeat N] [--report]
+        usage: mdoc-respond respond --request FILE|- --origin ORIGIN [--context DIR] [--credential ID]
+                                    [--approve all|ns/elem,...] [--format auto|cbor|json|android]
+                                    [--missing omit|report] [--out FILE|-] [--clock RFC3339] [--repeat N] [--report]
 
-    Answers an ISO 18013-7 Annex C request (any framing) from ORIGIN with the credentials of the
-    context (default: the built-in test context in TestVectors/context) and writes the sealed response.
+        Answers an ISO 18013-7 Annex C request (any framing) from ORIGIN with the credentials of the
+        context (default: the built-in test context in TestVectors/context) and writes the sealed response.
 
-      --format    auto (raw CBOR for a data-object request, the Android envelope otherwise),
-                  cbor (iOS responseData), json ({"response": ...}), android ({"protocol","data"})
-      --approve   all (default) or the comma-separated elements the user approved
-      --missing   omit (default) leaves out requested elements the credential lacks; report lists them
-                  as errors (code 0) and unanswered optional documents as documentErrors
-      --repeat N  answer the same request N times in-process and report throughput on stderr
-      --report    print a one-line summary on stderr, also on refusal, with the process's peak
-                  memory: never element values, the origin or the reader's subject
-    exit codes: 0 answered, 1 refused (error code on stderr), 2 usage, 3 I/O or context problem
-    """
+          --format    auto (raw CBOR for a data-object request, the Android envelope otherwise),
+                      cbor (iOS responseData), json ({"response": ...}), android ({"protocol","data"})
+          --approve   all (default) or the comma-separated elements the user approved
+          --missing   omit (default) leaves out requested elements the credential lacks; report lists them
+                      as errors (code 0) and unanswered optional documents as documentErrors
+          --repeat N  answer the same request N times in-process and report throughput on stderr
+          --report    print a one-line summary on stderr, also on refusal, with the process's peak
+                      memory: never element values, the origin or the reader's subject
+        exit codes: 0 answered, 1 refused (error code on stderr), 2 usage, 3 I/O or context problem
+        """
 
     static func run(_ args: [String]) {
         let o = Options(args, flags: ["--report"], help: help)
@@ -37,12 +37,16 @@ enum Respond {
             if report { writeStderr("mdoc-respond: refused (\(code))\(peakMemoryNote())\n") }
             fail(Exit.refused, code, detail)
         }
-        o.check(allowed: ["--request", "--origin", "--context", "--credential", "--approve", "--format", "--out", "--clock", "--repeat", "--missing"])
+        o.check(allowed: [
+            "--request", "--origin", "--context", "--credential", "--approve", "--format", "--out", "--clock",
+            "--repeat", "--missing",
+        ])
         // Read no more than the engine accepts: a larger request is refused without being held.
         let limit = AnnexCEngine.Configuration().maxRequestBytes
-        let raw = Data(Input.read(o.require("--request"), limit: limit) {
-            refuse(AnnexCError.Code.limitExceeded.rawValue, "request larger than the configured maximum")
-        })
+        let raw = Data(
+            Input.read(o.require("--request"), limit: limit) {
+                refuse(AnnexCError.Code.limitExceeded.rawValue, "request larger than the configured maximum")
+            })
         let origin = o.require("--origin")
         let context = BuiltIn.context(o.value("--context"))
         let clock = parseClock(o.value("--clock"))
@@ -66,7 +70,9 @@ enum Respond {
         if let a = o.value("--approve"), a != "all" {
             var set = Set<ElementID>()
             for item in a.split(separator: ",") {
-                guard let slash = item.lastIndex(of: "/") else { fail(Exit.usage, "usage", "--approve takes namespace/element items") }
+                guard let slash = item.lastIndex(of: "/") else {
+                    fail(Exit.usage, "usage", "--approve takes namespace/element items")
+                }
                 set.insert(ElementID(String(item[..<slash]), String(item[item.index(after: slash)...])))
             }
             approval = .elements(set)
@@ -85,18 +91,23 @@ enum Respond {
             for _ in 1..<repeatCount { (out, request) = try once() }
             let elapsed = Date().timeIntervalSince(start)
             if repeatCount > 1 {
-                writeStderr("mdoc-respond: \(repeatCount) responses in \(fixed(elapsed, 3)) s: \(fixed(elapsed / Double(repeatCount) * 1e6, 1)) µs each, \(fixed(Double(repeatCount) / elapsed, 0)) per second\n")
+                writeStderr(
+                    "mdoc-respond: \(repeatCount) responses in \(fixed(elapsed, 3)) s: \(fixed(elapsed / Double(repeatCount) * 1e6, 1)) µs each, \(fixed(Double(repeatCount) / elapsed, 0)) per second\n"
+                )
             }
             writeOutput(out, to: o.value("--out"))
             if report {
                 // No origin, no reader subject, no value; the docType comes from the request, so it is escaped.
-                let docs = request.documents.map { "\(safe($0.docType)) (\($0.elements.count) asked)" }.joined(separator: ", ")
-                let reader: String = switch request.readerVerdict {
-                case .notAuthenticated: "not authenticated"
-                case .trusted: "trusted"
-                case .signedNotTrusted(_, let reason): "signed, not trusted (\(reason.rawValue))"
-                }
-                writeStderr("mdoc-respond: answered: \(docs); reader \(reader); \(out.count) bytes\(peakMemoryNote())\n")
+                let docs = request.documents.map { "\(safe($0.docType)) (\($0.elements.count) asked)" }.joined(
+                    separator: ", ")
+                let reader: String =
+                    switch request.readerVerdict {
+                    case .notAuthenticated: "not authenticated"
+                    case .trusted: "trusted"
+                    case .signedNotTrusted(_, let reason): "signed, not trusted (\(reason.rawValue))"
+                    }
+                writeStderr(
+                    "mdoc-respond: answered: \(docs); reader \(reader); \(out.count) bytes\(peakMemoryNote())\n")
             }
         } catch {
             refuse(error.code.rawValue, error.detail)

@@ -1,12 +1,12 @@
 // mdoc-respond: command-line front end.
 // Exit codes: 0 ok, 1 refused/invalid input, 2 usage, 3 I/O problem.
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import MdocCBOR
 
@@ -23,18 +23,18 @@ func fail(_ code: Int32, _ id: String, _ reason: String) -> Never {
 }
 
 let usageText = """
-usage: mdoc-respond <command> [options]
+    usage: mdoc-respond <command> [options]
 
-commands:
-  respond    answer a raw request (file or stdin) from an origin; writes the sealed response
-  inspect    explain a request (--request/--origin), or print any CBOR file in diagnostic notation
-  context    manage a credential context: init, import, list, remove, cancel, reinstate, policy, trust
-  reader     a verifier for testing wallets: 'reader request' builds one, 'reader open' verifies an answer
-  demo       the whole flow on the built-in test data, with a readable summary
+    commands:
+      respond    answer a raw request (file or stdin) from an origin; writes the sealed response
+      inspect    explain a request (--request/--origin), or print any CBOR file in diagnostic notation
+      context    manage a credential context: init, import, list, remove, cancel, reinstate, policy, trust
+      reader     a verifier for testing wallets: 'reader request' builds one, 'reader open' verifies an answer
+      demo       the whole flow on the built-in test data, with a readable summary
 
-run 'mdoc-respond <command> --help' for a command's options.
-exit codes: 0 ok, 1 invalid or refused input, 2 usage, 3 I/O problem
-"""
+    run 'mdoc-respond <command> --help' for a command's options.
+    exit codes: 0 ok, 1 invalid or refused input, 2 usage, 3 I/O problem
+    """
 
 var args = Array(CommandLine.arguments.dropFirst())
 guard let command = args.first else {

@@ -7,7 +7,8 @@ import TestSupport
 @Suite("base64url")
 struct Base64URLTests {
     static func reference(_ b: [UInt8]) -> String {
-        Data(b).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        Data(b).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
     }
 
     @Test("Encoding matches Foundation (URL alphabet, no padding) for every length 0…300, and decodes back")
@@ -27,7 +28,7 @@ struct Base64URLTests {
 
     @Test("Decoding refuses bad alphabet, bad padding, impossible lengths and non-canonical trailing bits")
     func refusals() {
-        #expect(Base64URL.decode("AQ==") == [1])      // padding tolerated
+        #expect(Base64URL.decode("AQ==") == [1])  // padding tolerated
         #expect(Base64URL.decode("AQ") == [1])
         for bad in ["A", "AQ=", "AQ===", "A=Q=", "+/8", "AB", "AQ#", "AQID\n", "====", "AR"] {
             #expect(Base64URL.decode(bad) == nil, "\(bad)")

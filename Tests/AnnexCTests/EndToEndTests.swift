@@ -23,30 +23,50 @@ struct EndToEndTests {
         var out = [Combo]()
         for f in RequestFraming.allCases {
             for v in AnnexCReader.Version.allCases {
-                for s in SigningMode.allCases where !(s == .all && v == .v1_0) { out.append(Combo(framing: f, version: v, signing: s)) }
+                for s in SigningMode.allCases where !(s == .all && v == .v1_0) {
+                    out.append(Combo(framing: f, version: v, signing: s))
+                }
             }
         }
         return out
     }
 
-    @Test("accept answers every framing, 1.0 and 1.1, with and without reader authentication; the reader verifies it", arguments: combos)
+    @Test(
+        "accept answers every framing, 1.0 and 1.1, with and without reader authentication; the reader verifies it",
+        arguments: combos)
     func matrix(_ c: Combo) throws {
         let world = try TestWorld()
         let entry = try world.entry(id: "mdl")
         let engine = world.engine(try world.context([entry], trust: world.trusted))
-        let signing: AnnexCReader.Signing = switch c.signing { case .none: .none; case .perDocument: world.perDocumentSigning; case .all: world.allSigning }
+        let signing: AnnexCReader.Signing =
+            switch c.signing {
+            case .none: .none
+            case .perDocument: world.perDocumentSigning
+            case .all: world.allSigning
+            }
         let asked = ["family_name", "given_name", "birth_date", "portrait", "age_over_18", "document_number"]
-        let req = try AnnexCReader.makeRequest(documents: [TestWorld.ask(asked)], origin: TestWorld.origin, framing: c.framing, signing: signing, version: c.version)
+        let req = try AnnexCReader.makeRequest(
+            documents: [TestWorld.ask(asked)], origin: TestWorld.origin, framing: c.framing, signing: signing,
+            version: c.version)
         let parsed = try engine.parse(rawRequest: req.rawRequest, origin: "https://verifier.example")
         #expect(parsed.framing == c.framing)
-        if c.signing == .none { #expect(parsed.readerVerdict == ReaderVerdict.notAuthenticated) } else {
-            guard case .trusted(let subject, let aki) = parsed.readerVerdict else { Issue.record("expected a trusted reader"); return }
+        if c.signing == .none {
+            #expect(parsed.readerVerdict == ReaderVerdict.notAuthenticated)
+        } else {
+            guard case .trusted(let subject, let aki) = parsed.readerVerdict else {
+                Issue.record("expected a trusted reader")
+                return
+            }
             #expect(subject.contains("Test Reader"))
             #expect(aki == world.readerRoot.subjectKeyIdentifier)
         }
         let response = try engine.accept(rawRequest: req.rawRequest, origin: "https://verifier.example")
         // Framing of the answer: raw CBOR for the data object, the Android envelope otherwise.
-        if c.framing == .dataObject { #expect(response.first == 0x82) } else { #expect(String(decoding: response.prefix(12), as: UTF8.self) == "{\"protocol\":") }
+        if c.framing == .dataObject {
+            #expect(response.first == 0x82)
+        } else {
+            #expect(String(decoding: response.prefix(12), as: UTF8.self) == "{\"protocol\":")
+        }
         let verified = try AnnexCReader.openResponse(response, for: req, issuerRoots: [world.iaca], at: TestWorld.now)
         #expect(verified.documents.count == 1)
         #expect(Set(verified.documents[0].elements.map(\.element.identifier)) == Set(asked))
@@ -57,10 +77,15 @@ struct EndToEndTests {
         let dr = try DeviceResponse(encoded: verified.deviceResponse)
         for ns in dr.documents[0].issuerSigned.nameSpaces {
             for item in ns.items {
-                #expect(Array(item.bytes) == Array(stored.issuerSignedBytes[stored.itemRange(ElementID(ns.name, item.elementIdentifier))!]))
+                #expect(
+                    Array(item.bytes)
+                        == Array(
+                            stored.issuerSignedBytes[stored.itemRange(ElementID(ns.name, item.elementIdentifier))!]))
             }
         }
-        #expect(Array(dr.documents[0].issuerSigned.issuerAuth.item.encodedBytes) == Array(stored.issuerSignedBytes[stored.issuerAuthRange]))
+        #expect(
+            Array(dr.documents[0].issuerSigned.issuerAuth.item.encodedBytes)
+                == Array(stored.issuerSignedBytes[stored.issuerAuthRange]))
         // Deterministic encoding of everything we wrote.
         _ = try CBORDocument(decoding: verified.deviceResponse, options: .init(requirePreferredEncoding: true))
     }
@@ -70,12 +95,17 @@ struct EndToEndTests {
         let world = try TestWorld()
         let engine = world.engine(try world.context([try world.entry(id: "mdl")]))
         let req = try AnnexCReader.makeRequest(documents: [TestWorld.ask(["age_over_18"])], origin: TestWorld.origin)
-        let v = try AnnexCReader.openResponse(try engine.accept(rawRequest: req.rawRequest, origin: "https://verifier.example"), for: req, issuerRoots: [world.iaca], at: TestWorld.now)
+        let v = try AnnexCReader.openResponse(
+            try engine.accept(rawRequest: req.rawRequest, origin: "https://verifier.example"), for: req,
+            issuerRoots: [world.iaca], at: TestWorld.now)
         let dr = try DeviceResponse(encoded: v.deviceResponse)
         #expect(dr.version == "1.0" && dr.status == 0)
         let doc = dr.documents[0]
         #expect(Array(doc.deviceSigned.nameSpacesBytes) == [0xd8, 0x18, 0x41, 0xa0])
-        guard case .signature(let sig) = doc.deviceSigned.deviceAuth else { Issue.record("no signature"); return }
+        guard case .signature(let sig) = doc.deviceSigned.deviceAuth else {
+            Issue.record("no signature")
+            return
+        }
         #expect(Array(sig.headers.protectedBytes) == [0xa1, 0x01, 0x26])
         #expect(sig.headers.unprotected.count == 0)
         #expect(sig.payload == nil)
@@ -84,34 +114,59 @@ struct EndToEndTests {
         #expect(Array(v.deviceResponse.prefix(head.count)) == head)
     }
 
-    @Test("Two documents (mDL and EU PID), 1.1 use cases: mandatory sets answered, unsatisfiable mandatory refused, optional dropped")
+    @Test(
+        "Two documents (mDL and EU PID), 1.1 use cases: mandatory sets answered, unsatisfiable mandatory refused, optional dropped"
+    )
     func multiDocument() throws {
         let world = try TestWorld()
-        let engine = world.engine(try world.context([try world.entry(id: "mdl"), try world.entry(id: "pid", docType: TestWorld.pid)]))
-        let docs = [TestWorld.ask(["family_name", "age_over_21"]), TestWorld.ask(TestWorld.pid, ["nationality", "age_over_18"])]
+        let engine = world.engine(
+            try world.context([try world.entry(id: "mdl"), try world.entry(id: "pid", docType: TestWorld.pid)]))
+        let docs = [
+            TestWorld.ask(["family_name", "age_over_21"]),
+            TestWorld.ask(TestWorld.pid, ["nationality", "age_over_18"]),
+        ]
         // Both mandatory in one set.
-        let r1 = try AnnexCReader.makeRequest(documents: docs, origin: TestWorld.origin, version: .v1_1, useCases: [.init(mandatory: true, documentSets: [[0, 1]])])
-        let v1 = try AnnexCReader.openResponse(try engine.accept(rawRequest: r1.rawRequest, origin: "https://verifier.example"), for: r1, issuerRoots: [world.iaca], at: TestWorld.now)
+        let r1 = try AnnexCReader.makeRequest(
+            documents: docs, origin: TestWorld.origin, version: .v1_1,
+            useCases: [.init(mandatory: true, documentSets: [[0, 1]])])
+        let v1 = try AnnexCReader.openResponse(
+            try engine.accept(rawRequest: r1.rawRequest, origin: "https://verifier.example"), for: r1,
+            issuerRoots: [world.iaca], at: TestWorld.now)
         #expect(v1.documents.map(\.docType) == [TestWorld.mDL, TestWorld.pid])
         // 1.0 with two DocRequests: both answered.
         let r0 = try AnnexCReader.makeRequest(documents: docs, origin: TestWorld.origin, version: .v1_0)
-        #expect(try AnnexCReader.openResponse(try engine.accept(rawRequest: r0.rawRequest, origin: "https://verifier.example"), for: r0, issuerRoots: [world.iaca], at: TestWorld.now).documents.count == 2)
+        #expect(
+            try AnnexCReader.openResponse(
+                try engine.accept(rawRequest: r0.rawRequest, origin: "https://verifier.example"), for: r0,
+                issuerRoots: [world.iaca], at: TestWorld.now
+            ).documents.count == 2)
         // A photo ID nobody holds: mandatory alone → refused; offered as an alternative set → the held one is used.
         let withPhoto = docs + [TestWorld.ask("org.iso.23220.photoid.1", ["family_name"], nameSpace: "org.iso.23220.1")]
-        let r2 = try AnnexCReader.makeRequest(documents: withPhoto, origin: TestWorld.origin, version: .v1_1, useCases: [.init(mandatory: true, documentSets: [[2]])])
+        let r2 = try AnnexCReader.makeRequest(
+            documents: withPhoto, origin: TestWorld.origin, version: .v1_1,
+            useCases: [.init(mandatory: true, documentSets: [[2]])])
         expectRefusal(.cannotSatisfyRequest, "a mandatory use case has no document set the wallet can answer") {
             try engine.accept(rawRequest: r2.rawRequest, origin: "https://verifier.example")
         }
-        let r3 = try AnnexCReader.makeRequest(documents: withPhoto, origin: TestWorld.origin, version: .v1_1,
-                                              useCases: [.init(mandatory: true, documentSets: [[2], [0]]), .init(mandatory: false, documentSets: [[1, 2]])])
-        let v3 = try AnnexCReader.openResponse(try engine.accept(rawRequest: r3.rawRequest, origin: "https://verifier.example"), for: r3, issuerRoots: [world.iaca], at: TestWorld.now)
+        let r3 = try AnnexCReader.makeRequest(
+            documents: withPhoto, origin: TestWorld.origin, version: .v1_1,
+            useCases: [
+                .init(mandatory: true, documentSets: [[2], [0]]), .init(mandatory: false, documentSets: [[1, 2]]),
+            ])
+        let v3 = try AnnexCReader.openResponse(
+            try engine.accept(rawRequest: r3.rawRequest, origin: "https://verifier.example"), for: r3,
+            issuerRoots: [world.iaca], at: TestWorld.now)
         #expect(v3.documents.map(\.docType) == [TestWorld.mDL])
         // 1.0 with an unheld docType: no matching credential.
         let r4 = try AnnexCReader.makeRequest(documents: withPhoto, origin: TestWorld.origin, version: .v1_0)
-        expectRefusal(.noMatchingCredential, "no usable credential for a requested docType") { try engine.accept(rawRequest: r4.rawRequest, origin: "https://verifier.example") }
+        expectRefusal(.noMatchingCredential, "no usable credential for a requested docType") {
+            try engine.accept(rawRequest: r4.rawRequest, origin: "https://verifier.example")
+        }
         // The report policy lists the unanswered optional document in documentErrors.
         let reporting = world.engine(engine.context) { $0.missingElements = .report }
-        let v5 = try AnnexCReader.openResponse(try reporting.accept(rawRequest: r3.rawRequest, origin: "https://verifier.example"), for: r3, issuerRoots: [world.iaca], at: TestWorld.now)
+        let v5 = try AnnexCReader.openResponse(
+            try reporting.accept(rawRequest: r3.rawRequest, origin: "https://verifier.example"), for: r3,
+            issuerRoots: [world.iaca], at: TestWorld.now)
         #expect(v5.documentErrors.map(\.docType).sorted() == [TestWorld.pid, "org.iso.23220.photoid.1"].sorted())
     }
 
@@ -119,43 +174,69 @@ struct EndToEndTests {
     func partial() throws {
         let world = try TestWorld()
         let ctx = try world.context([try world.entry(id: "mdl")])
-        let req = try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name", "resident_address", "age_over_65"])], origin: TestWorld.origin)
+        let req = try AnnexCReader.makeRequest(
+            documents: [TestWorld.ask(["family_name", "resident_address", "age_over_65"])], origin: TestWorld.origin)
         let parsed = try world.engine(ctx).parse(rawRequest: req.rawRequest, origin: "https://verifier.example")
         #expect(parsed.documents[0].candidates[0].releasable.map(\.identifier) == ["family_name"])
         #expect(parsed.documents[0].candidates[0].missing.map(\.identifier) == ["age_over_65", "resident_address"])
-        let v = try AnnexCReader.openResponse(try world.engine(ctx).accept(rawRequest: req.rawRequest, origin: "https://verifier.example"), for: req, issuerRoots: [], at: TestWorld.now)
+        let v = try AnnexCReader.openResponse(
+            try world.engine(ctx).accept(rawRequest: req.rawRequest, origin: "https://verifier.example"), for: req,
+            issuerRoots: [], at: TestWorld.now)
         #expect(v.documents[0].elements.map(\.element.identifier) == ["family_name"])
         #expect(try DeviceResponse(encoded: v.deviceResponse).documents[0].errors.isEmpty)
         let reporting = world.engine(ctx) { $0.missingElements = .report }
-        let v2 = try AnnexCReader.openResponse(try reporting.accept(rawRequest: req.rawRequest, origin: "https://verifier.example"), for: req, issuerRoots: [], at: TestWorld.now)
+        let v2 = try AnnexCReader.openResponse(
+            try reporting.accept(rawRequest: req.rawRequest, origin: "https://verifier.example"), for: req,
+            issuerRoots: [], at: TestWorld.now)
         let errors = try DeviceResponse(encoded: v2.deviceResponse).documents[0].errors
         #expect(errors.map(\.element).sorted() == ["age_over_65", "resident_address"])
         #expect(errors.allSatisfy { $0.code == 0 })
         // Nothing held at all: refused, never an empty response.
-        let none = try AnnexCReader.makeRequest(documents: [TestWorld.ask(["resident_address"])], origin: TestWorld.origin)
+        let none = try AnnexCReader.makeRequest(
+            documents: [TestWorld.ask(["resident_address"])], origin: TestWorld.origin)
         expectRefusal(.cannotSatisfyRequest, "nothing approved and held for a requested document") {
             try world.engine(ctx).accept(rawRequest: none.rawRequest, origin: "https://verifier.example")
         }
     }
 
-    @Test("Per-element approval releases only what the user approved; a consent summary narrower than the request refuses")
+    @Test(
+        "Per-element approval releases only what the user approved; a consent summary narrower than the request refuses"
+    )
     func approval() throws {
         let world = try TestWorld()
         let engine = world.engine(try world.context([try world.entry(id: "mdl")]))
-        let req = try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name", "birth_date", "portrait"])], origin: TestWorld.origin)
+        let req = try AnnexCReader.makeRequest(
+            documents: [TestWorld.ask(["family_name", "birth_date", "portrait"])], origin: TestWorld.origin)
         let parsed = try engine.parse(rawRequest: req.rawRequest, origin: "https://verifier.example")
         let only = try engine.respond(to: parsed, approving: .elements([ElementID(TestWorld.mDLNS, "family_name")]))
         let v = try AnnexCReader.openResponse(only, for: req, issuerRoots: [world.iaca], at: TestWorld.now)
         #expect(v.documents[0].elements.map(\.element.identifier) == ["family_name"])
-        let per = try engine.respond(to: parsed, approving: .perDocument([0: [ElementID(TestWorld.mDLNS, "portrait"), ElementID(TestWorld.mDLNS, "birth_date")]]))
-        #expect(Set(try AnnexCReader.openResponse(per, for: req, issuerRoots: [world.iaca], at: TestWorld.now).documents[0].elements.map(\.element.identifier)) == ["portrait", "birth_date"])
+        let per = try engine.respond(
+            to: parsed,
+            approving: .perDocument([
+                0: [ElementID(TestWorld.mDLNS, "portrait"), ElementID(TestWorld.mDLNS, "birth_date")]
+            ]))
+        #expect(
+            Set(
+                try AnnexCReader.openResponse(per, for: req, issuerRoots: [world.iaca], at: TestWorld.now).documents[0]
+                    .elements.map(\.element.identifier)) == ["portrait", "birth_date"])
         // Approving something not requested releases nothing extra.
-        let extra = try engine.respond(to: parsed, approving: .elements([ElementID(TestWorld.mDLNS, "family_name"), ElementID(TestWorld.mDLNS, "document_number")]))
-        #expect(try AnnexCReader.openResponse(extra, for: req, issuerRoots: [world.iaca], at: TestWorld.now).documents[0].elements.map(\.element.identifier) == ["family_name"])
+        let extra = try engine.respond(
+            to: parsed,
+            approving: .elements([
+                ElementID(TestWorld.mDLNS, "family_name"), ElementID(TestWorld.mDLNS, "document_number"),
+            ]))
+        #expect(
+            try AnnexCReader.openResponse(extra, for: req, issuerRoots: [world.iaca], at: TestWorld.now).documents[0]
+                .elements.map(\.element.identifier) == ["family_name"])
         // Nothing approved: refused.
-        expectRefusal(.cannotSatisfyRequest, "nothing approved and held for a requested document") { try engine.respond(to: parsed, approving: .elements([])) }
+        expectRefusal(.cannotSatisfyRequest, "nothing approved and held for a requested document") {
+            try engine.respond(to: parsed, approving: .elements([]))
+        }
         // Consent summary.
-        let shown = ConsentedRequest(documents: [TestWorld.mDL: [ElementID(TestWorld.mDLNS, "family_name"), ElementID(TestWorld.mDLNS, "birth_date")]])
+        let shown = ConsentedRequest(documents: [
+            TestWorld.mDL: [ElementID(TestWorld.mDLNS, "family_name"), ElementID(TestWorld.mDLNS, "birth_date")]
+        ])
         expectRefusal(.consentMismatch, "the request asks for a document or element the user was not shown") {
             try engine.respond(to: parsed, consented: shown)
         }
@@ -164,7 +245,9 @@ struct EndToEndTests {
         _ = try engine.respond(to: parsed, consented: all)
     }
 
-    @Test("Credential selection never uses a cancelled, expired or not-yet-valid credential, and honours an explicit choice")
+    @Test(
+        "Credential selection never uses a cancelled, expired or not-yet-valid credential, and honours an explicit choice"
+    )
     func selection() throws {
         let world = try TestWorld()
         let day: TimeInterval = 86400
@@ -175,7 +258,9 @@ struct EndToEndTests {
         ]
         let engine = world.engine(try world.context(entries))
         let req = try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin)
-        #expect(try engine.parse(rawRequest: req.rawRequest, origin: "https://verifier.example").documents[0].candidates.isEmpty)
+        #expect(
+            try engine.parse(rawRequest: req.rawRequest, origin: "https://verifier.example").documents[0].candidates
+                .isEmpty)
         expectRefusal(.noMatchingCredential, "no usable credential for a requested docType") {
             try engine.accept(rawRequest: req.rawRequest, origin: "https://verifier.example")
         }
@@ -187,7 +272,9 @@ struct EndToEndTests {
         let viaB = try engine2.accept(rawRequest: req.rawRequest, origin: "https://verifier.example", credentialID: "b")
         let v = try AnnexCReader.openResponse(viaB, for: req, issuerRoots: [world.iaca], at: TestWorld.now)
         #expect(v.documents[0].elements[0].value.stringValue == "Mustermann")
-        expectRefusal(.noMatchingCredential, "no credential with the given id") { try engine2.accept(rawRequest: req.rawRequest, origin: "https://verifier.example", credentialID: "nope") }
+        expectRefusal(.noMatchingCredential, "no credential with the given id") {
+            try engine2.accept(rawRequest: req.rawRequest, origin: "https://verifier.example", credentialID: "nope")
+        }
     }
 
     @Test("alternativeDataElements (1.1): a missing element is replaced by a fully held alternative set")
@@ -195,14 +282,21 @@ struct EndToEndTests {
         let world = try TestWorld()
         let engine = world.engine(try world.context([try world.entry(id: "mdl")]))
         let ns = TestWorld.mDLNS
-        let doc = AnnexCReader.DocumentRequest(docType: TestWorld.mDL, elements: [.init(ElementID(ns, "age_over_16"), intentToRetain: false)],
-                                               alternatives: [.init(ElementID(ns, "age_over_16"), [[ElementID(ns, "age_in_years")], [ElementID(ns, "birth_date")]])])
+        let doc = AnnexCReader.DocumentRequest(
+            docType: TestWorld.mDL, elements: [.init(ElementID(ns, "age_over_16"), intentToRetain: false)],
+            alternatives: [
+                .init(ElementID(ns, "age_over_16"), [[ElementID(ns, "age_in_years")], [ElementID(ns, "birth_date")]])
+            ])
         let req = try AnnexCReader.makeRequest(documents: [doc], origin: TestWorld.origin, version: .v1_1)
-        let v = try AnnexCReader.openResponse(try engine.accept(rawRequest: req.rawRequest, origin: "https://verifier.example"), for: req, issuerRoots: [world.iaca], at: TestWorld.now)
+        let v = try AnnexCReader.openResponse(
+            try engine.accept(rawRequest: req.rawRequest, origin: "https://verifier.example"), for: req,
+            issuerRoots: [world.iaca], at: TestWorld.now)
         #expect(v.documents[0].elements.map(\.element.identifier) == ["birth_date"])
         // In a 1.0 request the same requestInfo is not honoured.
         let req0 = try AnnexCReader.makeRequest(documents: [doc], origin: TestWorld.origin, version: .v1_0)
-        expectRefusal(.cannotSatisfyRequest, "nothing approved and held for a requested document") { try engine.accept(rawRequest: req0.rawRequest, origin: "https://verifier.example") }
+        expectRefusal(.cannotSatisfyRequest, "nothing approved and held for a requested document") {
+            try engine.accept(rawRequest: req0.rawRequest, origin: "https://verifier.example")
+        }
     }
 
     /// The DeviceResponse with every device signature zeroed (ECDSA signatures differ run to run).
@@ -211,143 +305,245 @@ struct EndToEndTests {
         for doc in try DeviceResponse(encoded: plaintext).documents {
             guard case .signature(let sig) = doc.deviceSigned.deviceAuth else { continue }
             let s = Array(sig.signature)
-            guard let at = (0...(out.count - s.count)).first(where: { out[$0..<($0 + s.count)].elementsEqual(s) }) else { continue }
+            guard let at = (0...(out.count - s.count)).first(where: { out[$0..<($0 + s.count)].elementsEqual(s) })
+            else { continue }
             out.replaceSubrange(at..<(at + s.count), with: [UInt8](repeating: 0, count: s.count))
         }
         return out
     }
 
-    @Test("accept and respond(to: parse(…)) answer alike (documents, items, errors, refusals, alternatives); consent summaries and narrowed approvals release exactly what is computed")
+    @Test(
+        "accept and respond(to: parse(…)) answer alike (documents, items, errors, refusals, alternatives); consent summaries and narrowed approvals release exactly what is computed"
+    )
     func directPlanMatchesTwoPhases() throws {
         let world = try TestWorld()
         let day: TimeInterval = 86400
         let ns = TestWorld.mDLNS
-        let context = try world.context([
-            try world.entry(id: "cancelled", cancelled: true),
-            try world.entry(id: "expired", validFrom: TestWorld.now - 400 * day, validUntil: TestWorld.now - day),
-            try world.entry(id: "a", elements: [.init("family_name", .text("A")), .init("age_in_years", .int(40))]),
-            try world.entry(id: "b"),
-            try world.entry(id: "pid", docType: TestWorld.pid),
-            try world.entry(id: "b2"),
-        ], trust: world.trusted)
+        let context = try world.context(
+            [
+                try world.entry(id: "cancelled", cancelled: true),
+                try world.entry(id: "expired", validFrom: TestWorld.now - 400 * day, validUntil: TestWorld.now - day),
+                try world.entry(
+                    id: "a", elements: [.init("family_name", .text("A")), .init("age_in_years", .int(40))]),
+                try world.entry(id: "b"),
+                try world.entry(id: "pid", docType: TestWorld.pid),
+                try world.entry(id: "b2"),
+            ], trust: world.trusted)
         let photo = TestWorld.ask("org.iso.23220.photoid.1", ["family_name"], nameSpace: "org.iso.23220.1")
-        let docs = [TestWorld.ask(["family_name", "age_over_21"]), TestWorld.ask(TestWorld.pid, ["nationality", "age_over_18"])]
-        let alt = AnnexCReader.DocumentRequest(docType: TestWorld.mDL, elements: [.init(ElementID(ns, "age_over_16"), intentToRetain: false), .init(ElementID(ns, "family_name"), intentToRetain: true)],
-                                               alternatives: [.init(ElementID(ns, "age_over_16"), [[ElementID(ns, "age_over_99")], [ElementID(ns, "age_in_years")],
-                                                                                              [ElementID(ns, "birth_date")]])])
+        let docs = [
+            TestWorld.ask(["family_name", "age_over_21"]),
+            TestWorld.ask(TestWorld.pid, ["nationality", "age_over_18"]),
+        ]
+        let alt = AnnexCReader.DocumentRequest(
+            docType: TestWorld.mDL,
+            elements: [
+                .init(ElementID(ns, "age_over_16"), intentToRetain: false),
+                .init(ElementID(ns, "family_name"), intentToRetain: true),
+            ],
+            alternatives: [
+                .init(
+                    ElementID(ns, "age_over_16"),
+                    [
+                        [ElementID(ns, "age_over_99")], [ElementID(ns, "age_in_years")],
+                        [ElementID(ns, "birth_date")],
+                    ])
+            ])
         let overlapping = AnnexCReader.DocumentRequest(
-            docType: TestWorld.mDL, elements: ["age_over_16", "age_over_17", "age_over_19", "age_over_20", "birth_date"].map { .init(ElementID(ns, $0), intentToRetain: false) },
-            alternatives: [.init(ElementID(ns, "age_over_16"), [[ElementID(ns, "birth_date"), ElementID(ns, "issue_date")]]),
-                           .init(ElementID(ns, "age_over_17"), [[ElementID("org.iso.18013.5.1.aamva", "DHS_compliance")], [ElementID(ns, "age_in_years")]]),
-                           .init(ElementID(ns, "age_over_19"), [(0..<9).map { ElementID(ns, "e\($0)") }, [ElementID(ns, "issue_date"), ElementID(ns, "expiry_date")]]),
-                           .init(ElementID(ns, "age_over_99"), [[ElementID(ns, "portrait")]])])
+            docType: TestWorld.mDL,
+            elements: ["age_over_16", "age_over_17", "age_over_19", "age_over_20", "birth_date"].map {
+                .init(ElementID(ns, $0), intentToRetain: false)
+            },
+            alternatives: [
+                .init(ElementID(ns, "age_over_16"), [[ElementID(ns, "birth_date"), ElementID(ns, "issue_date")]]),
+                .init(
+                    ElementID(ns, "age_over_17"),
+                    [[ElementID("org.iso.18013.5.1.aamva", "DHS_compliance")], [ElementID(ns, "age_in_years")]]),
+                .init(
+                    ElementID(ns, "age_over_19"),
+                    [
+                        (0..<9).map { ElementID(ns, "e\($0)") },
+                        [ElementID(ns, "issue_date"), ElementID(ns, "expiry_date")],
+                    ]),
+                .init(ElementID(ns, "age_over_99"), [[ElementID(ns, "portrait")]]),
+            ])
         var requests: [AnnexCReader.BuiltRequest] = [
             try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin),
-            try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name", "birth_date", "portrait", "resident_address"])], origin: TestWorld.origin),
+            try AnnexCReader.makeRequest(
+                documents: [TestWorld.ask(["family_name", "birth_date", "portrait", "resident_address"])],
+                origin: TestWorld.origin),
             try AnnexCReader.makeRequest(documents: [TestWorld.ask(["age_in_years"])], origin: TestWorld.origin),
             try AnnexCReader.makeRequest(documents: [TestWorld.ask(["resident_address"])], origin: TestWorld.origin),
             try AnnexCReader.makeRequest(documents: docs, origin: TestWorld.origin, version: .v1_0),
             try AnnexCReader.makeRequest(documents: docs + [photo], origin: TestWorld.origin, version: .v1_0),
-            try AnnexCReader.makeRequest(documents: docs + [photo], origin: TestWorld.origin, version: .v1_1,
-                                         useCases: [.init(mandatory: true, documentSets: [[2], [0]]), .init(mandatory: false, documentSets: [[1, 2]])]),
-            try AnnexCReader.makeRequest(documents: docs + [photo], origin: TestWorld.origin, version: .v1_1,
-                                         useCases: [.init(mandatory: false, documentSets: [[2]]), .init(mandatory: false, documentSets: [[1]])]),
-            try AnnexCReader.makeRequest(documents: docs + [photo], origin: TestWorld.origin, version: .v1_1, useCases: [.init(mandatory: true, documentSets: [[2]])]),
+            try AnnexCReader.makeRequest(
+                documents: docs + [photo], origin: TestWorld.origin, version: .v1_1,
+                useCases: [
+                    .init(mandatory: true, documentSets: [[2], [0]]), .init(mandatory: false, documentSets: [[1, 2]]),
+                ]),
+            try AnnexCReader.makeRequest(
+                documents: docs + [photo], origin: TestWorld.origin, version: .v1_1,
+                useCases: [.init(mandatory: false, documentSets: [[2]]), .init(mandatory: false, documentSets: [[1]])]),
+            try AnnexCReader.makeRequest(
+                documents: docs + [photo], origin: TestWorld.origin, version: .v1_1,
+                useCases: [.init(mandatory: true, documentSets: [[2]])]),
             try AnnexCReader.makeRequest(documents: [alt], origin: TestWorld.origin, version: .v1_1),
             try AnnexCReader.makeRequest(documents: [alt], origin: TestWorld.origin, version: .v1_0),
             try AnnexCReader.makeRequest(documents: [photo], origin: TestWorld.origin),
             // Alternatives that overlap requested elements and each other, a two-element set, and sets
             // the engine must ignore (outside the namespace, too large, for an element not requested).
             try AnnexCReader.makeRequest(documents: [overlapping], origin: TestWorld.origin, version: .v1_1),
-            try AnnexCReader.makeRequest(documents: [overlapping, TestWorld.ask(TestWorld.pid, ["age_over_18"])], origin: TestWorld.origin, version: .v1_1,
-                                         useCases: [.init(mandatory: true, documentSets: [[0, 1]])]),
+            try AnnexCReader.makeRequest(
+                documents: [overlapping, TestWorld.ask(TestWorld.pid, ["age_over_18"])], origin: TestWorld.origin,
+                version: .v1_1,
+                useCases: [.init(mandatory: true, documentSets: [[0, 1]])]),
             // The same docType asked twice, each answered by its own best credential.
-            try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name"]), TestWorld.ask(["age_in_years", "portrait"])], origin: TestWorld.origin),
+            try AnnexCReader.makeRequest(
+                documents: [TestWorld.ask(["family_name"]), TestWorld.ask(["age_in_years", "portrait"])],
+                origin: TestWorld.origin),
             // maximumResponseSize: one too small for the portrait, one ample.
-            try AnnexCReader.makeRequest(documents: [.init(docType: TestWorld.mDL, elements: [.init(ElementID(ns, "portrait"))], maximumResponseSize: 4000)],
-                                         origin: TestWorld.origin, version: .v1_1),
-            try AnnexCReader.makeRequest(documents: [.init(docType: TestWorld.mDL, elements: [.init(ElementID(ns, "portrait")), .init(ElementID(ns, "family_name"))],
-                                                           maximumResponseSize: 60000)], origin: TestWorld.origin, version: .v1_1),
+            try AnnexCReader.makeRequest(
+                documents: [
+                    .init(
+                        docType: TestWorld.mDL, elements: [.init(ElementID(ns, "portrait"))], maximumResponseSize: 4000)
+                ],
+                origin: TestWorld.origin, version: .v1_1),
+            try AnnexCReader.makeRequest(
+                documents: [
+                    .init(
+                        docType: TestWorld.mDL,
+                        elements: [.init(ElementID(ns, "portrait")), .init(ElementID(ns, "family_name"))],
+                        maximumResponseSize: 60000)
+                ], origin: TestWorld.origin, version: .v1_1),
         ]
         // Every framing, signed per document, signed with readerAuthAll, and by a reader the holder does
         // not trust (answered with its verdict).
         let otherKey = try SoftwareSigner.generate()
-        let selfSigned = try Certificate.issue(subject: .init(commonName: "Unanchored Reader"), publicKey: otherKey.publicKey, issuer: nil, issuerKey: otherKey,
-                                               serial: 3, notBefore: TestWorld.now - 86400, notAfter: TestWorld.now + 86400, profile: .readerAuthentication)
+        let selfSigned = try Certificate.issue(
+            subject: .init(commonName: "Unanchored Reader"), publicKey: otherKey.publicKey, issuer: nil,
+            issuerKey: otherKey,
+            serial: 3, notBefore: TestWorld.now - 86400, notAfter: TestWorld.now + 86400, profile: .readerAuthentication
+        )
         for framing in RequestFraming.allCases {
-            requests.append(try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name", "age_over_21"])], origin: TestWorld.origin, framing: framing,
-                                                         signing: world.perDocumentSigning))
-            requests.append(try AnnexCReader.makeRequest(documents: docs, origin: TestWorld.origin, framing: framing, signing: world.allSigning, version: .v1_1))
-            requests.append(try AnnexCReader.makeRequest(documents: [alt], origin: TestWorld.origin, framing: framing,
-                                                         signing: .perDocument(signer: otherKey, chain: [selfSigned]), version: .v1_1))
+            requests.append(
+                try AnnexCReader.makeRequest(
+                    documents: [TestWorld.ask(["family_name", "age_over_21"])], origin: TestWorld.origin,
+                    framing: framing,
+                    signing: world.perDocumentSigning))
+            requests.append(
+                try AnnexCReader.makeRequest(
+                    documents: docs, origin: TestWorld.origin, framing: framing, signing: world.allSigning,
+                    version: .v1_1))
+            requests.append(
+                try AnnexCReader.makeRequest(
+                    documents: [alt], origin: TestWorld.origin, framing: framing,
+                    signing: .perDocument(signer: otherKey, chain: [selfSigned]), version: .v1_1))
         }
         let key = try HPKE.PrivateKey.generate(kem: .p256HKDFSHA256)
-        var compared = 0, refusals = 0, narrowedApprovals = 0
+        var compared = 0
+        var refusals = 0
+        var narrowedApprovals = 0
         for policy in [MissingElementPolicy.omit, .report] {
-            let engine = world.engine(context) { $0.missingElements = policy; $0.ephemeralKeySource = { key } }
+            let engine = world.engine(context) {
+                $0.missingElements = policy
+                $0.ephemeralKeySource = { key }
+            }
             for (r, request) in requests.enumerated() {
                 for id in [nil, "a", "b", "pid", "expired", "nope"] as [String?] {
                     let label = "request \(r), credential \(id ?? "any"), \(policy)"
-                    let direct = Result { () throws(AnnexCError) in try engine.accept(rawRequest: request.rawRequest, origin: "https://verifier.example", credentialID: id) }
+                    let direct = Result { () throws(AnnexCError) in
+                        try engine.accept(
+                            rawRequest: request.rawRequest, origin: "https://verifier.example", credentialID: id)
+                    }
                     // The two-phase reference, as accept used to run it.
                     let reference = Result { () throws(AnnexCError) -> Data in
-                        let parsed = try engine.parse(rawRequest: request.rawRequest, origin: "https://verifier.example")
+                        let parsed = try engine.parse(
+                            rawRequest: request.rawRequest, origin: "https://verifier.example")
                         var using = [Int: String]()
                         if let id {
-                            guard engine.context.credential(id: id) != nil else { throw AnnexCError(.noMatchingCredential, "no credential with the given id") }
+                            guard engine.context.credential(id: id) != nil else {
+                                throw AnnexCError(.noMatchingCredential, "no credential with the given id")
+                            }
                             for d in parsed.documents { using[d.index] = id }
                         }
                         return try engine.respond(to: parsed, using: using)
                     }
                     switch (direct, reference) {
                     case (.success(let a), .success(let b)):
-                        let pa = try AnnexCReader.openResponse(a, for: request, issuerRoots: [world.iaca], at: TestWorld.now).deviceResponse
-                        let pb = try AnnexCReader.openResponse(b, for: request, issuerRoots: [world.iaca], at: TestWorld.now).deviceResponse
+                        let pa = try AnnexCReader.openResponse(
+                            a, for: request, issuerRoots: [world.iaca], at: TestWorld.now
+                        ).deviceResponse
+                        let pb = try AnnexCReader.openResponse(
+                            b, for: request, issuerRoots: [world.iaca], at: TestWorld.now
+                        ).deviceResponse
                         #expect(try Self.unsigned(pa) == Self.unsigned(pb), "\(label)")
                         compared += 1
                         // The consent path with the model's own summary answers the same; with one element
                         // of a substitution withheld, exactly that whole substitution disappears.
-                        let parsed = try engine.parse(rawRequest: request.rawRequest, origin: "https://verifier.example")
+                        let parsed = try engine.parse(
+                            rawRequest: request.rawRequest, origin: "https://verifier.example")
                         var using = [Int: String]()
                         if let id { for d in parsed.documents { using[d.index] = id } }
                         let summary = parsed.consentSummary(using: using)
                         let viaSummary = try engine.respond(to: parsed, using: using, consented: summary)
-                        let pc = try AnnexCReader.openResponse(viaSummary, for: request, issuerRoots: [world.iaca], at: TestWorld.now).deviceResponse
+                        let pc = try AnnexCReader.openResponse(
+                            viaSummary, for: request, issuerRoots: [world.iaca], at: TestWorld.now
+                        ).deviceResponse
                         #expect(try Self.unsigned(pa) == Self.unsigned(pc), "\(label): consented summary")
                         for d in parsed.documents {
-                            guard let chosen = using[d.index].flatMap({ id in d.candidates.first { $0.credentialID == id } }) ?? d.candidates.first else { continue }
+                            let byID = using[d.index].flatMap { id in d.candidates.first { $0.credentialID == id } }
+                            guard let chosen = byID ?? d.candidates.first else { continue }
                             let direct = Set(chosen.releasable)
                             for sub in chosen.substitutions {
-                                guard let withheld = sub.replacement.first(where: { !direct.contains($0) }) else { continue }
+                                guard let withheld = sub.replacement.first(where: { !direct.contains($0) }) else {
+                                    continue
+                                }
                                 var approved = [Int: Set<ElementID>]()
                                 for other in parsed.documents {
-                                    let c = using[other.index].flatMap { id in other.candidates.first { $0.credentialID == id } } ?? other.candidates.first
+                                    let c =
+                                        using[other.index].flatMap { id in
+                                            other.candidates.first { $0.credentialID == id }
+                                        } ?? other.candidates.first
                                     approved[other.index] = Set(c?.shownElements ?? [])
                                 }
                                 approved[d.index]!.remove(withheld)
                                 // Expected, computed here: everything shown but the withheld element's whole set
                                 // (elements of that set also held directly or in another substitution stay).
                                 var expected = direct
-                                for other in chosen.substitutions where other != sub && other.replacement.allSatisfy({ approved[d.index]!.contains($0) }) {
+                                for other in chosen.substitutions
+                                where other != sub && other.replacement.allSatisfy({ approved[d.index]!.contains($0) })
+                                {
                                     expected.formUnion(other.replacement)
                                 }
                                 if expected.isEmpty {
-                                    #expect(throws: AnnexCError.self, "\(label): withholding \(withheld) leaves nothing") {
-                                        try engine.respond(to: parsed, using: using, approving: .perDocument(approved), consented: summary)
+                                    #expect(
+                                        throws: AnnexCError.self, "\(label): withholding \(withheld) leaves nothing"
+                                    ) {
+                                        try engine.respond(
+                                            to: parsed, using: using, approving: .perDocument(approved),
+                                            consented: summary)
                                     }
                                     narrowedApprovals += 1
                                     continue
                                 }
-                                let narrowed = try engine.respond(to: parsed, using: using, approving: .perDocument(approved), consented: summary)
-                                var heldByType = [String: Set<ElementID>](), approvedByType = [String: Set<ElementID>]()
+                                let narrowed = try engine.respond(
+                                    to: parsed, using: using, approving: .perDocument(approved), consented: summary)
+                                var heldByType = [String: Set<ElementID>]()
+                                var approvedByType = [String: Set<ElementID>]()
                                 for other in parsed.documents {
-                                    let c = using[other.index].flatMap { id in other.candidates.first { $0.credentialID == id } } ?? other.candidates.first
-                                    heldByType[other.docType] = Set(c.map { engine.context.credential(id: $0.credentialID)!.elements } ?? [])
+                                    let c =
+                                        using[other.index].flatMap { id in
+                                            other.candidates.first { $0.credentialID == id }
+                                        } ?? other.candidates.first
+                                    heldByType[other.docType] = Set(
+                                        c.map { engine.context.credential(id: $0.credentialID)!.elements } ?? [])
                                     approvedByType[other.docType] = approved[other.index]
                                 }
                                 let consent = AnnexCReader.HolderConsent(held: heldByType, approved: approvedByType)
-                                let v = try AnnexCReader.openResponse(narrowed, for: request, issuerRoots: [world.iaca], at: TestWorld.now, consent: consent)
-                                let got = Set(v.documents.first { $0.docType == d.docType }?.elements.map(\.element) ?? [])
+                                let v = try AnnexCReader.openResponse(
+                                    narrowed, for: request, issuerRoots: [world.iaca], at: TestWorld.now,
+                                    consent: consent)
+                                let got = Set(
+                                    v.documents.first { $0.docType == d.docType }?.elements.map(\.element) ?? [])
                                 #expect(got == expected, "\(label): withholding \(withheld)")
                                 narrowedApprovals += 1
                             }
@@ -362,38 +558,53 @@ struct EndToEndTests {
             }
         }
         // The scenarios exercise both outcomes.
-        #expect(compared >= 100 && refusals >= 60 && narrowedApprovals >= 10, "compared \(compared), refusals \(refusals), narrowed \(narrowedApprovals)")
-        print("accept vs respond(to: parse): \(requests.count) requests × 6 credential choices × 2 policies: \(compared) answers compared, \(refusals) refusals compared, "
-              + "\(narrowedApprovals) narrowed approvals checked")
+        #expect(
+            compared >= 100 && refusals >= 60 && narrowedApprovals >= 10,
+            "compared \(compared), refusals \(refusals), narrowed \(narrowedApprovals)")
+        print(
+            "accept vs respond(to: parse): \(requests.count) requests × 6 credential choices × 2 policies: \(compared) answers compared, \(refusals) refusals compared, "
+                + "\(narrowedApprovals) narrowed approvals checked")
     }
 
     @Test("maximumResponseSize is enforced; the self-check passes on good credentials")
     func limitsAndSelfCheck() throws {
         let world = try TestWorld()
         let engine = world.engine(try world.context([try world.entry(id: "mdl")])) { $0.selfCheck = true }
-        let small = AnnexCReader.DocumentRequest(docType: TestWorld.mDL, elements: [.init(ElementID(TestWorld.mDLNS, "portrait"), intentToRetain: false)], maximumResponseSize: 4000)
+        let small = AnnexCReader.DocumentRequest(
+            docType: TestWorld.mDL, elements: [.init(ElementID(TestWorld.mDLNS, "portrait"), intentToRetain: false)],
+            maximumResponseSize: 4000)
         let req = try AnnexCReader.makeRequest(documents: [small], origin: TestWorld.origin, version: .v1_1)
         expectRefusal(.responseTooLarge, "the DeviceResponse exceeds the reader's maximumResponseSize") {
             try engine.accept(rawRequest: req.rawRequest, origin: "https://verifier.example")
         }
-        let big = AnnexCReader.DocumentRequest(docType: TestWorld.mDL, elements: [.init(ElementID(TestWorld.mDLNS, "portrait"), intentToRetain: false)], maximumResponseSize: 20000)
+        let big = AnnexCReader.DocumentRequest(
+            docType: TestWorld.mDL, elements: [.init(ElementID(TestWorld.mDLNS, "portrait"), intentToRetain: false)],
+            maximumResponseSize: 20000)
         let req2 = try AnnexCReader.makeRequest(documents: [big], origin: TestWorld.origin, version: .v1_1)
-        _ = try AnnexCReader.openResponse(try engine.accept(rawRequest: req2.rawRequest, origin: "https://verifier.example"), for: req2, issuerRoots: [world.iaca], at: TestWorld.now)
+        _ = try AnnexCReader.openResponse(
+            try engine.accept(rawRequest: req2.rawRequest, origin: "https://verifier.example"), for: req2,
+            issuerRoots: [world.iaca], at: TestWorld.now)
     }
 
     @Test("One engine serves concurrent accepts from several threads")
     func concurrency() async throws {
         let world = try TestWorld()
-        let engine = world.engine(try world.context([try world.entry(id: "mdl"), try world.entry(id: "pid", docType: TestWorld.pid)]))
+        let engine = world.engine(
+            try world.context([try world.entry(id: "mdl"), try world.entry(id: "pid", docType: TestWorld.pid)]))
         let iaca = world.iaca
         try await withThrowingTaskGroup(of: Int.self) { group in
             for t in 0..<4 {
                 group.addTask {
                     var n = 0
                     for i in 0..<25 {
-                        let doc = (t + i) % 2 == 0 ? TestWorld.ask(["family_name", "portrait"]) : TestWorld.ask(TestWorld.pid, ["age_over_18"])
-                        let req = try AnnexCReader.makeRequest(documents: [doc], origin: TestWorld.origin, framing: RequestFraming.allCases[i % 4])
-                        let v = try AnnexCReader.openResponse(try engine.accept(rawRequest: req.rawRequest, origin: "https://verifier.example"), for: req, issuerRoots: [iaca], at: TestWorld.now)
+                        let doc =
+                            (t + i) % 2 == 0
+                            ? TestWorld.ask(["family_name", "portrait"]) : TestWorld.ask(TestWorld.pid, ["age_over_18"])
+                        let req = try AnnexCReader.makeRequest(
+                            documents: [doc], origin: TestWorld.origin, framing: RequestFraming.allCases[i % 4])
+                        let v = try AnnexCReader.openResponse(
+                            try engine.accept(rawRequest: req.rawRequest, origin: "https://verifier.example"), for: req,
+                            issuerRoots: [iaca], at: TestWorld.now)
                         if v.documents[0].docType == doc.docType { n += 1 }
                     }
                     return n

@@ -8,7 +8,7 @@ import TestWorld
 import HPKE
 import MdocCBOR
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The hostile-input catalogue: every case must be refused with its exact error code, and `accept`
@@ -35,49 +35,73 @@ struct HostileCatalogueTests {
             } catch {
                 #expect(error.code == c.code, "\(c.name): \(error)")
                 #expect(error.detail.contains(c.detail), "\(c.name): refused by another rule: \(error)")
-                #expect(!error.detail.contains("verifier.example") && !error.detail.contains("other.example"), "\(c.name): message echoes the origin")
+                #expect(
+                    !error.detail.contains("verifier.example") && !error.detail.contains("other.example"),
+                    "\(c.name): message echoes the origin")
                 refused += 1
             }
             #expect(produced == nil, "\(c.name): produced bytes")
         }
         // Truncation of a valid signed request at every byte of its DeviceRequest: never accepted.
-        let good = try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name", "portrait"])], origin: TestWorld.origin, framing: .dataObject, signing: world.perDocumentSigning)
+        let good = try AnnexCReader.makeRequest(
+            documents: [TestWorld.ask(["family_name", "portrait"])], origin: TestWorld.origin, framing: .dataObject,
+            signing: world.perDocumentSigning)
         let drBytes = Base64URL.decode(good.deviceRequest)!
         var truncations = 0
         for cut in 0..<drBytes.count {
             let raw = Data(Self.data(Base64URL.encode(drBytes.prefix(cut)), good.encryptionInfo))
-            expectRefusal(cut == 0 ? .malformedRequest : .invalidDeviceRequest) { try engine.accept(rawRequest: raw, origin: Self.origin) }
+            expectRefusal(cut == 0 ? .malformedRequest : .invalidDeviceRequest) {
+                try engine.accept(rawRequest: raw, origin: Self.origin)
+            }
             truncations += 1
         }
-        print("hostile catalogue: \(refused) named cases refused with the expected code; \(truncations) truncations of a valid request refused")
+        print(
+            "hostile catalogue: \(refused) named cases refused with the expected code; \(truncations) truncations of a valid request refused"
+        )
     }
 
-    @Test("COSE header controls: a readerAuth with alg protected and crit naming a protected x5chain is accepted (the rows above fail on their fault alone)")
+    @Test(
+        "COSE header controls: a readerAuth with alg protected and crit naming a protected x5chain is accepted (the rows above fail on their fault alone)"
+    )
     func criticalHeaderControl() throws {
         let world = try TestWorld()
         let engine = world.engine(try world.context([try world.entry(id: "mdl")], trust: world.trusted))
-        let req = try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin, framing: .dataObject)
+        let req = try AnnexCReader.makeRequest(
+            documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin, framing: .dataObject)
         let dr = try DeviceRequest(encoded: Base64URL.decode(req.deviceRequest)!)
         let items = dr.docRequests[0].itemsRequestBytes
         let transcript = SessionTranscript(encryptionInfo: req.encryptionInfo, origin: TestWorld.origin)
-        let rab = MdocAuthentication.readerAuthenticationBytes(sessionTranscript: transcript.bytes, itemsRequestBytes: items)
+        let rab = MdocAuthentication.readerAuthenticationBytes(
+            sessionTranscript: transcript.bytes, itemsRequestBytes: items)
         func request(protected: [CBORValue.MapEntry], unprotected: [CBORValue.MapEntry]) throws -> Data {
             let p = CBORValue.map(protected).encoded()
-            let sig = try world.readerKey.sign(COSESign1.signatureStructure(protected: p, externalAAD: [UInt8](), payload: rab))
+            let sig = try world.readerKey.sign(
+                COSESign1.signatureStructure(protected: p, externalAAD: [UInt8](), payload: rab))
             var w = CBORWriter(capacity: 4096)
             w.writeMapHeader(count: 2)
-            w.writeText("version"); w.writeText("1.0")
-            w.writeText("docRequests"); w.writeArrayHeader(count: 1); w.writeMapHeader(count: 2)
-            w.writeText("itemsRequest"); w.writeRaw(Array(items))
+            w.writeText("version")
+            w.writeText("1.0")
+            w.writeText("docRequests")
+            w.writeArrayHeader(count: 1)
+            w.writeMapHeader(count: 2)
+            w.writeText("itemsRequest")
+            w.writeRaw(Array(items))
             w.writeText("readerAuth")
             w.write(.array([.bytes(p), .map(unprotected), .null, .bytes(sig)]))
             return Data(Self.data(Base64URL.encode(w.bytes), req.encryptionInfo))
         }
         let x5: CBORValue.MapEntry = .init(.int(33), .bytes(world.readerCert.der))
-        let ok = try request(protected: [.init(.int(1), .int(-7)), .init(.int(2), .array([.int(33)])), x5], unprotected: [])
-        guard case .trusted = try engine.parse(rawRequest: ok, origin: Self.origin).readerVerdict else { Issue.record("crit [33] with x5chain protected refused"); return }
+        let ok = try request(
+            protected: [.init(.int(1), .int(-7)), .init(.int(2), .array([.int(33)])), x5], unprotected: [])
+        guard case .trusted = try engine.parse(rawRequest: ok, origin: Self.origin).readerVerdict else {
+            Issue.record("crit [33] with x5chain protected refused")
+            return
+        }
         let plain = try request(protected: [.init(.int(1), .int(-7))], unprotected: [x5])
-        guard case .trusted = try engine.parse(rawRequest: plain, origin: Self.origin).readerVerdict else { Issue.record("plain readerAuth refused"); return }
+        guard case .trusted = try engine.parse(rawRequest: plain, origin: Self.origin).readerVerdict else {
+            Issue.record("plain readerAuth refused")
+            return
+        }
     }
 
     /// Hostile `alternativeDataElements` that must still be answered, releasing exactly the requested
@@ -89,32 +113,56 @@ struct HostileCatalogueTests {
         return [
             ("every mDL element as one set for a missing element", [.init(e("age_over_25"), [everything])]),
             ("seven elements, one over the default bound", [.init(e("age_over_25"), [Array(everything.prefix(7))])]),
-            ("a set in another namespace naming mDL element names", [.init(e("age_over_25"), [[e("portrait", "org.iso.18013.5.1.aamva")], [e("portrait", "")]])]),
-            ("a set mixing the namespace with another", [.init(e("age_over_25"), [[e("birth_date"), e("portrait", "x")]])]),
+            (
+                "a set in another namespace naming mDL element names",
+                [.init(e("age_over_25"), [[e("portrait", "org.iso.18013.5.1.aamva")], [e("portrait", "")]])]
+            ),
+            (
+                "a set mixing the namespace with another",
+                [.init(e("age_over_25"), [[e("birth_date"), e("portrait", "x")]])]
+            ),
             ("an alternative for an element not requested", [.init(e("age_over_99"), [[e("portrait")]])]),
             ("an alternative for the held element itself", [.init(e("family_name"), [[e("portrait")]])]),
-            ("an alternative entry repeated, the last one hostile", [.init(e("age_over_25"), [[e("document_number")]]), .init(e("age_over_25"), [everything])]),
+            (
+                "an alternative entry repeated, the last one hostile",
+                [.init(e("age_over_25"), [[e("document_number")]]), .init(e("age_over_25"), [everything])]
+            ),
         ]
     }
 
-    @Test("Hostile alternativeDataElements rows: answered, and nothing beyond the requested held element leaves the device (accept and with a narrow approval)")
+    @Test(
+        "Hostile alternativeDataElements rows: answered, and nothing beyond the requested held element leaves the device (accept and with a narrow approval)"
+    )
     func alternativeCatalogue() throws {
         let world = try TestWorld()
         let engine = world.engine(try world.context([try world.entry(id: "mdl")]))
         let held = [TestWorld.mDL: Set(engine.context.credentials[0].elements)]
         var rows = 0
         for row in Self.alternativeRows() {
-            let doc = AnnexCReader.DocumentRequest(docType: TestWorld.mDL, elements: [.init(ElementID(TestWorld.mDLNS, "age_over_25"), intentToRetain: false), .init(ElementID(TestWorld.mDLNS, "family_name"), intentToRetain: false)],
-                                                   alternatives: row.alternatives)
+            let doc = AnnexCReader.DocumentRequest(
+                docType: TestWorld.mDL,
+                elements: [
+                    .init(ElementID(TestWorld.mDLNS, "age_over_25"), intentToRetain: false),
+                    .init(ElementID(TestWorld.mDLNS, "family_name"), intentToRetain: false),
+                ],
+                alternatives: row.alternatives)
             let req = try AnnexCReader.makeRequest(documents: [doc], origin: TestWorld.origin, version: .v1_1)
-            let all = try AnnexCReader.openResponse(try engine.accept(rawRequest: req.rawRequest, origin: Self.origin), for: req, issuerRoots: [world.iaca],
-                                                    at: TestWorld.now, consent: .init(held: held))
+            let all = try AnnexCReader.openResponse(
+                try engine.accept(rawRequest: req.rawRequest, origin: Self.origin), for: req, issuerRoots: [world.iaca],
+                at: TestWorld.now, consent: .init(held: held))
             // (A repeated entry is answered by its last one, which is not honoured: the earlier harmless set is not used either.)
             #expect(all.documents[0].elements.map(\.element.identifier) == ["family_name"], "\(row.name)")
             let parsed = try engine.parse(rawRequest: req.rawRequest, origin: Self.origin)
-            let narrow = try engine.respond(to: parsed, approving: .elements([ElementID(TestWorld.mDLNS, "age_over_25"), ElementID(TestWorld.mDLNS, "family_name")]))
-            let v = try AnnexCReader.openResponse(narrow, for: req, issuerRoots: [world.iaca], at: TestWorld.now, consent: .init(held: held))
-            #expect(v.documents[0].elements.map(\.element.identifier) == ["family_name"], "\(row.name): approving the requested elements released a substitute")
+            let narrow = try engine.respond(
+                to: parsed,
+                approving: .elements([
+                    ElementID(TestWorld.mDLNS, "age_over_25"), ElementID(TestWorld.mDLNS, "family_name"),
+                ]))
+            let v = try AnnexCReader.openResponse(
+                narrow, for: req, issuerRoots: [world.iaca], at: TestWorld.now, consent: .init(held: held))
+            #expect(
+                v.documents[0].elements.map(\.element.identifier) == ["family_name"],
+                "\(row.name): approving the requested elements released a substitute")
             rows += 1
         }
         print("hostile alternatives: \(rows) rows answered with nothing beyond what was shown and approved")
@@ -137,7 +185,9 @@ struct HostileCatalogueTests {
             let path = keys.appendingPathComponent("mdl.pem").path
             unlink(path)
             guard let signer else { return }
-            #expect(FileManager.default.createFile(atPath: path, contents: Data(try signer.pkcs8PEM().utf8), attributes: [.posixPermissions: mode]))
+            #expect(
+                FileManager.default.createFile(
+                    atPath: path, contents: Data(try signer.pkcs8PEM().utf8), attributes: [.posixPermissions: mode]))
             chmod(path, mode_t(mode))
         }
         try writeKey(key)
@@ -146,7 +196,8 @@ struct HostileCatalogueTests {
         func load(_ bytes: [UInt8]?, mode: Int = 0o600) -> Result<CredentialContext?, AnnexCError> {
             unlink(file)
             if let bytes {
-                _ = FileManager.default.createFile(atPath: file, contents: Data(bytes), attributes: [.posixPermissions: mode])
+                _ = FileManager.default.createFile(
+                    atPath: file, contents: Data(bytes), attributes: [.posixPermissions: mode])
                 chmod(file, mode_t(mode))
             }
             do { return .success(try CredentialContext.load(from: dir)) } catch { return .failure(error) }
@@ -155,7 +206,13 @@ struct HostileCatalogueTests {
         func expectLoad(_ name: String, _ bytes: [UInt8]?, mode: Int = 0o600, _ code: AnnexCError.Code?) {
             switch load(bytes, mode: mode) {
             case .success(let ctx):
-                if let code { Issue.record("\(name): loaded, expected \(code)") } else if bytes != nil { #expect(ctx != nil, "\(name)") } else { #expect(ctx == nil, "\(name): missing snapshot must load as nil") }
+                if let code {
+                    Issue.record("\(name): loaded, expected \(code)")
+                } else if bytes != nil {
+                    #expect(ctx != nil, "\(name)")
+                } else {
+                    #expect(ctx == nil, "\(name): missing snapshot must load as nil")
+                }
             case .failure(let e):
                 #expect(e.code == code, "\(name): \(e)")
             }
@@ -163,11 +220,15 @@ struct HostileCatalogueTests {
         }
         // A value inside an issuer-signed item (its digest then fails), located by its bytes.
         let marker = Array("Mustermann".utf8)
-        let at = try #require((0...(good.count - marker.count)).first { Array(good[$0..<($0 + marker.count)]) == marker })
-        var valueFlipped = good; valueFlipped[at] ^= 0x20
+        let at = try #require(
+            (0...(good.count - marker.count)).first { Array(good[$0..<($0 + marker.count)]) == marker })
+        var valueFlipped = good
+        valueFlipped[at] ^= 0x20
         var formatRenamed = good
         let fmt = Array("mdoc-respond-context".utf8)
-        if let f = (0...(good.count - fmt.count)).first(where: { Array(good[$0..<($0 + fmt.count)]) == fmt }) { formatRenamed[f] = UInt8(ascii: "x") }
+        if let f = (0...(good.count - fmt.count)).first(where: { Array(good[$0..<($0 + fmt.count)]) == fmt }) {
+            formatRenamed[f] = UInt8(ascii: "x")
+        }
         expectLoad("context: the good snapshot", good, nil)
         expectLoad("context: missing (no snapshot yet)", nil, nil)
         expectLoad("context: empty file", [], .contextCorrupt)
@@ -178,7 +239,11 @@ struct HostileCatalogueTests {
         expectLoad("context: not CBOR", Array("{\"credentials\": []}".utf8), .contextCorrupt)
         expectLoad("context: an element value altered", valueFlipped, .contextCorrupt)
         expectLoad("context: format name altered", formatRenamed, .contextCorrupt)
-        expectLoad("context: wrong version", CBORValue.map([.init(.text("format"), .text("mdoc-respond-context")), .init(.text("version"), .unsigned(2))]).encoded(), .contextCorrupt)
+        expectLoad(
+            "context: wrong version",
+            CBORValue.map([
+                .init(.text("format"), .text("mdoc-respond-context")), .init(.text("version"), .unsigned(2)),
+            ]).encoded(), .contextCorrupt)
         expectLoad("context: world-readable file", good, mode: 0o644, .contextInsecure)
         expectLoad("context: group-readable file", good, mode: 0o640, .contextInsecure)
         expectLoad("context: world-writable file", good, mode: 0o602, .contextInsecure)
@@ -195,7 +260,8 @@ struct HostileCatalogueTests {
         }
         // Device keys are resolved when their credential signs: the snapshot loads, and `accept` refuses
         // with keyUnavailable and no bytes.
-        let keyRequest = try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin)
+        let keyRequest = try AnnexCReader.makeRequest(
+            documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin)
         func expectSigningRefused(_ name: String) {
             do {
                 let ctx = try #require(try CredentialContext.load(from: dir))
@@ -218,11 +284,22 @@ struct HostileCatalogueTests {
         expectSigningRefused("context: device key file missing")
         try writeKey(key)
         // Unusable credentials: the engine refuses, with no response bytes.
-        let request = try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin)
+        let request = try AnnexCReader.makeRequest(
+            documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin)
         let day: TimeInterval = 86400
         let unusable: [(String, CredentialContext.Entry)] = [
-            ("credential: expired", try world.entry(id: "old", validFrom: TestWorld.now.addingTimeInterval(-400 * day), validUntil: TestWorld.now.addingTimeInterval(-day))),
-            ("credential: not yet valid", try world.entry(id: "future", validFrom: TestWorld.now.addingTimeInterval(day), validUntil: TestWorld.now.addingTimeInterval(400 * day))),
+            (
+                "credential: expired",
+                try world.entry(
+                    id: "old", validFrom: TestWorld.now.addingTimeInterval(-400 * day),
+                    validUntil: TestWorld.now.addingTimeInterval(-day))
+            ),
+            (
+                "credential: not yet valid",
+                try world.entry(
+                    id: "future", validFrom: TestWorld.now.addingTimeInterval(day),
+                    validUntil: TestWorld.now.addingTimeInterval(400 * day))
+            ),
             ("credential: cancelled", try world.entry(id: "gone", cancelled: true)),
             ("credential: other docType only", try world.entry(id: "pid", docType: TestWorld.pid)),
         ]

@@ -12,7 +12,7 @@ import MdocCBOR
 struct RequestRuleTests {
     struct OriginCase: CustomTestStringConvertible, Sendable {
         let input: String
-        let expected: String?   // nil = refused
+        let expected: String?  // nil = refused
         var code: AnnexCError.Code = .invalidOrigin
         var testDescription: String { input.isEmpty ? "(empty)" : input }
     }
@@ -112,7 +112,9 @@ struct RequestRuleTests {
         .init(input: "https://a.example:00000000000000000443", expected: "https://a.example"),
     ]
 
-    @Test("Origins serialize exactly as a browser's URL parser does (IPv6 pieces, IPv4 numeric forms, ports with leading zeros)", arguments: whatwgOrigins)
+    @Test(
+        "Origins serialize exactly as a browser's URL parser does (IPv6 pieces, IPv4 numeric forms, ports with leading zeros)",
+        arguments: whatwgOrigins)
     func whatwgOrigin(_ c: OriginCase) {
         // Origins with a zone identifier contain '%', which the engine refuses for any host.
         do {
@@ -126,7 +128,9 @@ struct RequestRuleTests {
         }
     }
 
-    @Test("Origin serialization: lower case, default port dropped, no path or slash, IPv6 canonical; refusals", arguments: origins)
+    @Test(
+        "Origin serialization: lower case, default port dropped, no path or slash, IPv6 canonical; refusals",
+        arguments: origins)
     func origin(_ c: OriginCase) {
         do {
             let o = try Origin(c.input)
@@ -140,15 +144,26 @@ struct RequestRuleTests {
 
     @Test("App origins only when enabled")
     func appOrigins() throws {
-        #expect(try Origin("android:apk-key-hash:Z2l0aHVi_-A", allowAppOrigins: true).serialized == "android:apk-key-hash:Z2l0aHVi_-A")
-        #expect(try Origin("Android:APK-Key-Hash:Z2l0aHVi_-A", allowAppOrigins: true).serialized == "android:apk-key-hash:Z2l0aHVi_-A")
-        expectRefusal(.invalidOrigin, "app origin hash is not base64") { try Origin("android:apk-key-hash:", allowAppOrigins: true) }
+        #expect(
+            try Origin("android:apk-key-hash:Z2l0aHVi_-A", allowAppOrigins: true).serialized
+                == "android:apk-key-hash:Z2l0aHVi_-A")
+        #expect(
+            try Origin("Android:APK-Key-Hash:Z2l0aHVi_-A", allowAppOrigins: true).serialized
+                == "android:apk-key-hash:Z2l0aHVi_-A")
+        expectRefusal(.invalidOrigin, "app origin hash is not base64") {
+            try Origin("android:apk-key-hash:", allowAppOrigins: true)
+        }
     }
 
-    static let ei = "gmVkY2FwaaJlbm9uY2VQAAECAwQFBgcICQoLDA0OD3JyZWNpcGllbnRQdWJsaWNLZXmkAQIgASFYILO0LJXwA8VAp7-rI9YIJvj1wfEQ122YdEjwxUFeYAFEIlgg0u68CgTFZk_nslWFmYhDMQQ6vdBNf2vwy3QHKI_80Js"
-    static let dr = "omd2ZXJzaW9uYzEuMGtkb2NSZXF1ZXN0c4GhbGl0ZW1zUmVxdWVzdNgYWEuiZ2RvY1R5cGV1b3JnLmlzby4xODAxMy41LjEubURMam5hbWVTcGFjZXOhcW9yZy5pc28uMTgwMTMuNS4xoWthZ2Vfb3Zlcl8xOPQ"
+    static let ei =
+        "gmVkY2FwaaJlbm9uY2VQAAECAwQFBgcICQoLDA0OD3JyZWNpcGllbnRQdWJsaWNLZXmkAQIgASFYILO0LJXwA8VAp7-rI9YIJvj1wfEQ122YdEjwxUFeYAFEIlgg0u68CgTFZk_nslWFmYhDMQQ6vdBNf2vwy3QHKI_80Js"
+    static let dr =
+        "omd2ZXJzaW9uYzEuMGtkb2NSZXF1ZXN0c4GhbGl0ZW1zUmVxdWVzdNgYWEuiZ2RvY1R5cGV1b3JnLmlzby4xODAxMy41LjEubURMam5hbWVTcGFjZXOhcW9yZy5pc28uMTgwMTMuNS4xoWthZ2Vfb3Zlcl8xOPQ"
 
-    enum Outcome: Sendable { case success(RequestFraming), failure(AnnexCError.Code) }
+    enum Outcome: Sendable {
+        case success(RequestFraming)
+        case failure(AnnexCError.Code)
+    }
 
     struct EnvelopeCase: CustomTestStringConvertible, Sendable {
         let name: String
@@ -161,61 +176,122 @@ struct RequestRuleTests {
     /// metadata with a JWK set and format filters, and a DCQL query with claim sets, credential sets,
     /// trusted authorities and nested `meta`. Its deepest value sits 17 containers down from the envelope.
     static let openID4VPEntry = """
-    {"protocol":"openid4vp-v1-unsigned","data":{"response_type":"vp_token","response_mode":"dc_api.jwt","nonce":"bUhNMUhYRjlQS1RkcUZHdQ",
-    "client_metadata":{"jwks":{"keys":[{"kty":"EC","crv":"P-256","use":"enc","alg":"ECDH-ES","kid":"k1",
-    "x":"hZ0Vbs2LcxYEbOVpFOHJ4L3fX5xKmzVwPs0xiGmQp3o","y":"Qx0V6wq0sbbnN3pOXqx3h0oL0HKL1Kq7aJ3yAQZHvTI"}]},
-    "encrypted_response_enc_values_supported":["A128GCM","A256GCM"],
-    "vp_formats_supported":{"mso_mdoc":{"issuerauth_alg_values":[-7,-9,-35],"deviceauth_alg_values":[-7,-9]}}},
-    "dcql_query":{"credentials":[{"id":"mdl","format":"mso_mdoc","multiple":false,"meta":{"doctype_value":"org.iso.18013.5.1.mDL"},
-    "trusted_authorities":[{"type":"aki","values":["s9tIpPmhxdiuNkHMEWNpYim8S8Y"]}],
-    "claims":[{"id":"a","path":["org.iso.18013.5.1","family_name"],"intent_to_retain":false},
-    {"id":"b","path":["org.iso.18013.5.1","age_over_18"],"values":[true]},
-    {"id":"c","path":["org.iso.18013.5.1","driving_privileges"]}],
-    "claim_sets":[["a","b"],["b"]]},
-    {"id":"pid","format":"mso_mdoc","meta":{"doctype_value":"eu.europa.ec.eudi.pid.1","x":{"y":{"z":{"w":{"v":{"u":{"t":[[["deep"]]]}}}}}}},
-    "claims":[{"path":["eu.europa.ec.eudi.pid.1","age_over_18"]}]}],
-    "credential_sets":[{"options":[["mdl"],["pid"]],"required":true}]}}}
-    """.replacingOccurrences(of: "\n", with: "")
+        {"protocol":"openid4vp-v1-unsigned","data":{"response_type":"vp_token","response_mode":"dc_api.jwt","nonce":"bUhNMUhYRjlQS1RkcUZHdQ",
+        "client_metadata":{"jwks":{"keys":[{"kty":"EC","crv":"P-256","use":"enc","alg":"ECDH-ES","kid":"k1",
+        "x":"hZ0Vbs2LcxYEbOVpFOHJ4L3fX5xKmzVwPs0xiGmQp3o","y":"Qx0V6wq0sbbnN3pOXqx3h0oL0HKL1Kq7aJ3yAQZHvTI"}]},
+        "encrypted_response_enc_values_supported":["A128GCM","A256GCM"],
+        "vp_formats_supported":{"mso_mdoc":{"issuerauth_alg_values":[-7,-9,-35],"deviceauth_alg_values":[-7,-9]}}},
+        "dcql_query":{"credentials":[{"id":"mdl","format":"mso_mdoc","multiple":false,"meta":{"doctype_value":"org.iso.18013.5.1.mDL"},
+        "trusted_authorities":[{"type":"aki","values":["s9tIpPmhxdiuNkHMEWNpYim8S8Y"]}],
+        "claims":[{"id":"a","path":["org.iso.18013.5.1","family_name"],"intent_to_retain":false},
+        {"id":"b","path":["org.iso.18013.5.1","age_over_18"],"values":[true]},
+        {"id":"c","path":["org.iso.18013.5.1","driving_privileges"]}],
+        "claim_sets":[["a","b"],["b"]]},
+        {"id":"pid","format":"mso_mdoc","meta":{"doctype_value":"eu.europa.ec.eudi.pid.1","x":{"y":{"z":{"w":{"v":{"u":{"t":[[["deep"]]]}}}}}}},
+        "claims":[{"path":["eu.europa.ec.eudi.pid.1","age_over_18"]}]}],
+        "credential_sets":[{"options":[["mdl"],["pid"]],"required":true}]}}}
+        """.replacingOccurrences(of: "\n", with: "")
 
     static var envelopes: [EnvelopeCase] {
         let data = "{\"deviceRequest\":\"\(dr)\",\"encryptionInfo\":\"\(ei)\"}"
         let deepData = "{\"deviceRequest\":\"\(dr)\",\"encryptionInfo\":\"\(ei)\",\"x\":[[[[1]]]]}"
-        let wideData = "{\"deviceRequest\":\"\(dr)\",\"encryptionInfo\":\"\(ei)\"" + (0..<63).map { ",\"m\($0)\":1" }.joined() + "}"
+        let wideData =
+            "{\"deviceRequest\":\"\(dr)\",\"encryptionInfo\":\"\(ei)\"" + (0..<63).map { ",\"m\($0)\":1" }.joined()
+            + "}"
         return [
-            .init(name: "a realistic OpenID4VP DCQL entry (17 levels deep) first in requests", json: "{\"requests\":[\(openID4VPEntry),{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}]}",
-                  result: .success(.requestList)),
-            .init(name: "the same entry first in digital.requests", json: "{\"digital\":{\"requests\":[\(openID4VPEntry),{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}]}}",
-                  result: .success(.digitalRequestList)),
-            .init(name: "an entry of another protocol nested 55 deep", json: "{\"requests\":[{\"protocol\":\"x\",\"data\":" + String(repeating: "[", count: 55)
-                  + String(repeating: "]", count: 55) + "},{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}]}", result: .success(.requestList)),
-            .init(name: "an entry of another protocol with 500 claims", json: "{\"requests\":[{\"protocol\":\"x\",\"data\":{\"claims\":["
-                  + (0..<500).map { "{\"path\":[\"ns\",\"e\($0)\"]}" }.joined(separator: ",") + "]}},{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}]}", result: .success(.requestList)),
-            .init(name: "entries that are not objects are skipped", json: "{\"requests\":[1,\"x\",null,{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}]}", result: .success(.requestList)),
-            .init(name: "the envelope nested 65 deep", json: "{\"requests\":[{\"protocol\":\"x\",\"data\":" + String(repeating: "[", count: 63)
-                  + String(repeating: "]", count: 63) + "},{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}]}", result: .failure(.malformedRequest)),
-            .init(name: "org-iso-mdoc data nested 5 deep (strict on the entry itself)", json: "{\"requests\":[{\"protocol\":\"org-iso-mdoc\",\"data\":\(deepData)}]}",
-                  result: .failure(.malformedRequest)),
-            .init(name: "org-iso-mdoc data with 65 members", json: "{\"protocol\":\"org-iso-mdoc\",\"data\":\(wideData)}", result: .failure(.malformedRequest)),
+            .init(
+                name: "a realistic OpenID4VP DCQL entry (17 levels deep) first in requests",
+                json: "{\"requests\":[\(openID4VPEntry),{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}]}",
+                result: .success(.requestList)),
+            .init(
+                name: "the same entry first in digital.requests",
+                json:
+                    "{\"digital\":{\"requests\":[\(openID4VPEntry),{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}]}}",
+                result: .success(.digitalRequestList)),
+            .init(
+                name: "an entry of another protocol nested 55 deep",
+                json: "{\"requests\":[{\"protocol\":\"x\",\"data\":" + String(repeating: "[", count: 55)
+                    + String(repeating: "]", count: 55) + "},{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}]}",
+                result: .success(.requestList)),
+            .init(
+                name: "an entry of another protocol with 500 claims",
+                json: "{\"requests\":[{\"protocol\":\"x\",\"data\":{\"claims\":["
+                    + (0..<500).map { "{\"path\":[\"ns\",\"e\($0)\"]}" }.joined(separator: ",")
+                    + "]}},{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}]}", result: .success(.requestList)),
+            .init(
+                name: "entries that are not objects are skipped",
+                json: "{\"requests\":[1,\"x\",null,{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}]}",
+                result: .success(.requestList)),
+            .init(
+                name: "the envelope nested 65 deep",
+                json: "{\"requests\":[{\"protocol\":\"x\",\"data\":" + String(repeating: "[", count: 63)
+                    + String(repeating: "]", count: 63) + "},{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}]}",
+                result: .failure(.malformedRequest)),
+            .init(
+                name: "org-iso-mdoc data nested 5 deep (strict on the entry itself)",
+                json: "{\"requests\":[{\"protocol\":\"org-iso-mdoc\",\"data\":\(deepData)}]}",
+                result: .failure(.malformedRequest)),
+            .init(
+                name: "org-iso-mdoc data with 65 members", json: "{\"protocol\":\"org-iso-mdoc\",\"data\":\(wideData)}",
+                result: .failure(.malformedRequest)),
             .init(name: "data object", json: data, result: .success(.dataObject)),
-            .init(name: "protocol and data", json: "{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}", result: .success(.protocolAndData)),
-            .init(name: "legacy alias", json: "{\"protocol\":\"org.iso.mdoc\",\"data\":\(data)}", result: .success(.protocolAndData)),
-            .init(name: "data as a JSON string", json: "{\"protocol\":\"org-iso-mdoc\",\"data\":\(CBORDiagnostic.quoted(data))}", result: .success(.protocolAndData)),
-            .init(name: "requests list with openid4vp first", json: "{\"requests\":[{\"protocol\":\"openid4vp-v1-signed\",\"data\":{\"request\":\"x\"}},{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}]}", result: .success(.requestList)),
-            .init(name: "digital requests", json: "{\"mediation\":\"required\",\"digital\":{\"requests\":[{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}]}}", result: .success(.digitalRequestList)),
-            .init(name: "trailing = tolerated", json: "{\"deviceRequest\":\"\(dr)\",\"encryptionInfo\":\"\(ei)=\"}", result: .success(.dataObject)),
-            .init(name: "only openid4vp", json: "{\"requests\":[{\"protocol\":\"openid4vp-v1-unsigned\",\"data\":{}}]}", result: .failure(.unsupportedProtocol)),
-            .init(name: "unknown protocol", json: "{\"protocol\":\"preview\",\"data\":\(data)}", result: .failure(.unsupportedProtocol)),
+            .init(
+                name: "protocol and data", json: "{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}",
+                result: .success(.protocolAndData)),
+            .init(
+                name: "legacy alias", json: "{\"protocol\":\"org.iso.mdoc\",\"data\":\(data)}",
+                result: .success(.protocolAndData)),
+            .init(
+                name: "data as a JSON string",
+                json: "{\"protocol\":\"org-iso-mdoc\",\"data\":\(CBORDiagnostic.quoted(data))}",
+                result: .success(.protocolAndData)),
+            .init(
+                name: "requests list with openid4vp first",
+                json:
+                    "{\"requests\":[{\"protocol\":\"openid4vp-v1-signed\",\"data\":{\"request\":\"x\"}},{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}]}",
+                result: .success(.requestList)),
+            .init(
+                name: "digital requests",
+                json:
+                    "{\"mediation\":\"required\",\"digital\":{\"requests\":[{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}]}}",
+                result: .success(.digitalRequestList)),
+            .init(
+                name: "trailing = tolerated", json: "{\"deviceRequest\":\"\(dr)\",\"encryptionInfo\":\"\(ei)=\"}",
+                result: .success(.dataObject)),
+            .init(
+                name: "only openid4vp", json: "{\"requests\":[{\"protocol\":\"openid4vp-v1-unsigned\",\"data\":{}}]}",
+                result: .failure(.unsupportedProtocol)),
+            .init(
+                name: "unknown protocol", json: "{\"protocol\":\"preview\",\"data\":\(data)}",
+                result: .failure(.unsupportedProtocol)),
             .init(name: "empty requests", json: "{\"requests\":[]}", result: .failure(.unsupportedProtocol)),
             .init(name: "not JSON", json: "deviceRequest=1", result: .failure(.malformedRequest)),
             .init(name: "JSON array", json: "[1,2]", result: .failure(.malformedRequest)),
-            .init(name: "missing encryptionInfo", json: "{\"deviceRequest\":\"\(dr)\"}", result: .failure(.malformedRequest)),
-            .init(name: "missing deviceRequest", json: "{\"encryptionInfo\":\"\(ei)\"}", result: .failure(.malformedRequest)),
-            .init(name: "numeric deviceRequest", json: "{\"deviceRequest\":1,\"encryptionInfo\":\"\(ei)\"}", result: .failure(.malformedRequest)),
-            .init(name: "empty encryptionInfo", json: "{\"deviceRequest\":\"\(dr)\",\"encryptionInfo\":\"\"}", result: .failure(.malformedRequest)),
-            .init(name: "duplicate keys", json: "{\"deviceRequest\":\"\(dr)\",\"deviceRequest\":\"\(dr)\",\"encryptionInfo\":\"\(ei)\"}", result: .failure(.malformedRequest)),
-            .init(name: "standard base64 characters", json: "{\"deviceRequest\":\"+\(dr.dropFirst())\",\"encryptionInfo\":\"\(ei)\"}", result: .failure(.malformedRequest)),
-            .init(name: "padding in the middle", json: "{\"deviceRequest\":\"om=d2\(dr)\",\"encryptionInfo\":\"\(ei)\"}", result: .failure(.malformedRequest)),
-            .init(name: "deep nesting", json: String(repeating: "[", count: 100_000), result: .failure(.malformedRequest)),
+            .init(
+                name: "missing encryptionInfo", json: "{\"deviceRequest\":\"\(dr)\"}",
+                result: .failure(.malformedRequest)),
+            .init(
+                name: "missing deviceRequest", json: "{\"encryptionInfo\":\"\(ei)\"}",
+                result: .failure(.malformedRequest)),
+            .init(
+                name: "numeric deviceRequest", json: "{\"deviceRequest\":1,\"encryptionInfo\":\"\(ei)\"}",
+                result: .failure(.malformedRequest)),
+            .init(
+                name: "empty encryptionInfo", json: "{\"deviceRequest\":\"\(dr)\",\"encryptionInfo\":\"\"}",
+                result: .failure(.malformedRequest)),
+            .init(
+                name: "duplicate keys",
+                json: "{\"deviceRequest\":\"\(dr)\",\"deviceRequest\":\"\(dr)\",\"encryptionInfo\":\"\(ei)\"}",
+                result: .failure(.malformedRequest)),
+            .init(
+                name: "standard base64 characters",
+                json: "{\"deviceRequest\":\"+\(dr.dropFirst())\",\"encryptionInfo\":\"\(ei)\"}",
+                result: .failure(.malformedRequest)),
+            .init(
+                name: "padding in the middle", json: "{\"deviceRequest\":\"om=d2\(dr)\",\"encryptionInfo\":\"\(ei)\"}",
+                result: .failure(.malformedRequest)),
+            .init(
+                name: "deep nesting", json: String(repeating: "[", count: 100_000), result: .failure(.malformedRequest)),
             .init(name: "trailing garbage", json: data + "x", result: .failure(.malformedRequest)),
             .init(name: "no framing", json: "{\"foo\":1}", result: .failure(.malformedRequest)),
         ]
@@ -226,11 +302,17 @@ struct RequestRuleTests {
         let engine = AnnexCEngine(context: try CredentialContext(entries: [], keyResolver: InMemoryKeyResolver([:])))
         do {
             let r = try engine.parse(rawRequest: Data(c.json.utf8), origin: "https://verifier.example")
-            guard case .success(let f) = c.result else { Issue.record("\(c.name): accepted"); return }
+            guard case .success(let f) = c.result else {
+                Issue.record("\(c.name): accepted")
+                return
+            }
             #expect(r.framing == f)
             #expect(r.documents.first?.docType == "org.iso.18013.5.1.mDL")
         } catch {
-            guard case .failure(let code) = c.result else { Issue.record("\(c.name): \(error)"); return }
+            guard case .failure(let code) = c.result else {
+                Issue.record("\(c.name): \(error)")
+                return
+            }
             #expect(error.code == code, "\(c.name): \(error)")
         }
     }
@@ -238,8 +320,12 @@ struct RequestRuleTests {
     @Test("The transcript hashes the encryptionInfo string exactly as received (with its tolerated padding)")
     func transcriptUsesReceivedString() throws {
         let engine = AnnexCEngine(context: try CredentialContext(entries: [], keyResolver: InMemoryKeyResolver([:])))
-        let a = try engine.parse(rawRequest: Data("{\"deviceRequest\":\"\(Self.dr)\",\"encryptionInfo\":\"\(Self.ei)\"}".utf8), origin: "https://verifier.example")
-        let b = try engine.parse(rawRequest: Data("{\"deviceRequest\":\"\(Self.dr)\",\"encryptionInfo\":\"\(Self.ei)=\"}".utf8), origin: "https://verifier.example")
+        let a = try engine.parse(
+            rawRequest: Data("{\"deviceRequest\":\"\(Self.dr)\",\"encryptionInfo\":\"\(Self.ei)\"}".utf8),
+            origin: "https://verifier.example")
+        let b = try engine.parse(
+            rawRequest: Data("{\"deviceRequest\":\"\(Self.dr)\",\"encryptionInfo\":\"\(Self.ei)=\"}".utf8),
+            origin: "https://verifier.example")
         #expect(a.sessionTranscript != b.sessionTranscript)
         #expect(a.sessionTranscriptBytes.count == 44)
         #expect(Array(a.sessionTranscriptBytes.prefix(12)) == h("83 f6 f6 82 65 6463617069 58 20"))
@@ -247,31 +333,78 @@ struct RequestRuleTests {
 
     static func eiText(_ v: CBORValue) -> String { Base64URL.encode(v.encoded()) }
 
-    @Test("EncryptionInfo: wrong label, missing nonce or key, wrong kty/crv, wrong lengths, off-curve, infinity, compressed")
+    @Test(
+        "EncryptionInfo: wrong label, missing nonce or key, wrong kty/crv, wrong lengths, off-curve, infinity, compressed"
+    )
     func encryptionInfo() throws {
         let good = try HPKE.PrivateKey.generate(kem: .p256HKDFSHA256).publicKey.serialized
-        let x = Array(good[1..<33]), y = Array(good[33...])
+        let x = Array(good[1..<33])
+        let y = Array(good[33...])
         func key(_ entries: [CBORValue.MapEntry]) -> CBORValue { .map(entries) }
-        let ok: [CBORValue.MapEntry] = [.init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(x)), .init(.int(-3), .bytes(y))]
-        func info(label: String = "dcapi", nonce: CBORValue? = .bytes([1, 2, 3]), key k: CBORValue? = key(ok)) -> String {
+        let ok: [CBORValue.MapEntry] = [
+            .init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(x)), .init(.int(-3), .bytes(y)),
+        ]
+        func info(label: String = "dcapi", nonce: CBORValue? = .bytes([1, 2, 3]), key k: CBORValue? = key(ok)) -> String
+        {
             var m = [CBORValue.MapEntry]()
             if let nonce { m.append(.init(.text("nonce"), nonce)) }
             if let k { m.append(.init(.text("recipientPublicKey"), k)) }
             return Self.eiText(.array([.text(label), .map(m)]))
         }
-        var offY = y; offY[31] ^= 1
+        var offY = y
+        offY[31] ^= 1
         let cases: [(String, String, AnnexCError.Code)] = [
             ("wrong label", info(label: "ARFEncryptionv2"), .invalidEncryptionInfo),
             ("missing nonce", info(nonce: nil), .invalidEncryptionInfo),
             ("nonce not bstr", info(nonce: .text("n")), .invalidEncryptionInfo),
             ("missing key", info(key: nil), .invalidEncryptionInfo),
             ("key not a map", info(key: .bytes(good)), .invalidEncryptionInfo),
-            ("OKP key", info(key: key([.init(.int(1), .int(1)), .init(.int(-1), .int(4)), .init(.int(-2), .bytes(x))])), .unsupportedRecipientKey),
-            ("P-384 key", info(key: key([.init(.int(1), .int(2)), .init(.int(-1), .int(2)), .init(.int(-2), .bytes(x)), .init(.int(-3), .bytes(y))])), .unsupportedRecipientKey),
-            ("short x", info(key: key([.init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(Array(x.dropFirst()))), .init(.int(-3), .bytes(y))])), .unsupportedRecipientKey),
-            ("off-curve", info(key: key([.init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(x)), .init(.int(-3), .bytes(offY))])), .unsupportedRecipientKey),
-            ("infinity (zeros)", info(key: key([.init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes([UInt8](repeating: 0, count: 32))), .init(.int(-3), .bytes([UInt8](repeating: 0, count: 32)))])), .unsupportedRecipientKey),
-            ("compressed", info(key: key([.init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(x)), .init(.int(-3), .bool(true))])), .unsupportedRecipientKey),
+            (
+                "OKP key",
+                info(key: key([.init(.int(1), .int(1)), .init(.int(-1), .int(4)), .init(.int(-2), .bytes(x))])),
+                .unsupportedRecipientKey
+            ),
+            (
+                "P-384 key",
+                info(
+                    key: key([
+                        .init(.int(1), .int(2)), .init(.int(-1), .int(2)), .init(.int(-2), .bytes(x)),
+                        .init(.int(-3), .bytes(y)),
+                    ])), .unsupportedRecipientKey
+            ),
+            (
+                "short x",
+                info(
+                    key: key([
+                        .init(.int(1), .int(2)), .init(.int(-1), .int(1)),
+                        .init(.int(-2), .bytes(Array(x.dropFirst()))), .init(.int(-3), .bytes(y)),
+                    ])), .unsupportedRecipientKey
+            ),
+            (
+                "off-curve",
+                info(
+                    key: key([
+                        .init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(x)),
+                        .init(.int(-3), .bytes(offY)),
+                    ])), .unsupportedRecipientKey
+            ),
+            (
+                "infinity (zeros)",
+                info(
+                    key: key([
+                        .init(.int(1), .int(2)), .init(.int(-1), .int(1)),
+                        .init(.int(-2), .bytes([UInt8](repeating: 0, count: 32))),
+                        .init(.int(-3), .bytes([UInt8](repeating: 0, count: 32))),
+                    ])), .unsupportedRecipientKey
+            ),
+            (
+                "compressed",
+                info(
+                    key: key([
+                        .init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(x)),
+                        .init(.int(-3), .bool(true)),
+                    ])), .unsupportedRecipientKey
+            ),
             ("not an array", Self.eiText(.map([])), .invalidEncryptionInfo),
             ("array of 3", Self.eiText(.array([.text("dcapi"), .map([]), .null])), .invalidEncryptionInfo),
             ("not CBOR", Base64URL.encode([0xff, 0x00]), .invalidEncryptionInfo),
@@ -279,18 +412,27 @@ struct RequestRuleTests {
         let engine = AnnexCEngine(context: try CredentialContext(entries: [], keyResolver: InMemoryKeyResolver([:])))
         for (name, text, code) in cases {
             let raw = Data("{\"deviceRequest\":\"\(Self.dr)\",\"encryptionInfo\":\"\(text)\"}".utf8)
-            #expect(throws: AnnexCError.self, "\(name)") { try engine.parse(rawRequest: raw, origin: "https://verifier.example") }
-            do { _ = try engine.parse(rawRequest: raw, origin: "https://verifier.example") } catch { #expect(error.code == code, "\(name): \(error)") }
+            #expect(throws: AnnexCError.self, "\(name)") {
+                try engine.parse(rawRequest: raw, origin: "https://verifier.example")
+            }
+            do { _ = try engine.parse(rawRequest: raw, origin: "https://verifier.example") } catch {
+                #expect(error.code == code, "\(name): \(error)")
+            }
         }
         // The good one parses.
-        _ = try engine.parse(rawRequest: Data("{\"deviceRequest\":\"\(Self.dr)\",\"encryptionInfo\":\"\(info())\"}".utf8), origin: "https://verifier.example")
+        _ = try engine.parse(
+            rawRequest: Data("{\"deviceRequest\":\"\(Self.dr)\",\"encryptionInfo\":\"\(info())\"}".utf8),
+            origin: "https://verifier.example")
     }
 
     @Test("The planner's index sort matches the standard sort at every size, in order, reversed and shuffled")
     func indexSort() {
         var rng = SystemRandomNumberGenerator()
         for n in 0...40 {
-            for input in [Array(0..<n), Array((0..<n).reversed()), (0..<n).map { _ in Int.random(in: 0..<8, using: &rng) }, Array(0..<n).shuffled(using: &rng)] {
+            for input in [
+                Array(0..<n), Array((0..<n).reversed()), (0..<n).map { _ in Int.random(in: 0..<8, using: &rng) },
+                Array(0..<n).shuffled(using: &rng),
+            ] {
                 var a = input
                 Planner.sortIndices(&a)
                 #expect(a == input.sorted(), "n = \(n)")
@@ -300,22 +442,52 @@ struct RequestRuleTests {
 
     @Test("Limits: request size, DocRequest count, element count (alternatives included)")
     func limits() throws {
-        let engine = AnnexCEngine(context: try CredentialContext(entries: [], keyResolver: InMemoryKeyResolver([:])),
-                                  configuration: .init(maxRequestBytes: 4096, maxDocRequests: 2, maxRequestedElements: 10))
-        let huge = Data(("{\"deviceRequest\":\"" + String(repeating: "A", count: 5000) + "\",\"encryptionInfo\":\"\(Self.ei)\"}").utf8)
-        expectRefusal(.limitExceeded, "request larger than the configured maximum") { try engine.parse(rawRequest: huge, origin: "https://v.example") }
+        let engine = AnnexCEngine(
+            context: try CredentialContext(entries: [], keyResolver: InMemoryKeyResolver([:])),
+            configuration: .init(maxRequestBytes: 4096, maxDocRequests: 2, maxRequestedElements: 10))
+        let huge = Data(
+            ("{\"deviceRequest\":\"" + String(repeating: "A", count: 5000) + "\",\"encryptionInfo\":\"\(Self.ei)\"}")
+                .utf8)
+        expectRefusal(.limitExceeded, "request larger than the configured maximum") {
+            try engine.parse(rawRequest: huge, origin: "https://v.example")
+        }
         let elements = (0..<11).map { AnnexCReader.ElementRequest(ElementID("ns", "e\($0)")) }
-        let many = try AnnexCReader.makeRequest(documents: [.init(docType: "d", elements: elements)], origin: try Origin("https://v.example"))
-        expectRefusal(.limitExceeded, "more requested and alternative elements than the configured limit") { try engine.parse(rawRequest: many.rawRequest, origin: "https://v.example") }
+        let many = try AnnexCReader.makeRequest(
+            documents: [.init(docType: "d", elements: elements)], origin: try Origin("https://v.example"))
+        expectRefusal(.limitExceeded, "more requested and alternative elements than the configured limit") {
+            try engine.parse(rawRequest: many.rawRequest, origin: "https://v.example")
+        }
         // Alternatives count against the same limit: 2 requested + 1 entry naming 2 sets of 4 = 11 references.
         let alts = (0..<2).map { k in (0..<4).map { ElementID("ns", "a\(k)\($0)") } }
-        let substituted = try AnnexCReader.makeRequest(documents: [.init(docType: "d", elements: [.init(ElementID("ns", "x"), intentToRetain: false), .init(ElementID("ns", "y"), intentToRetain: false)],
-                                                                           alternatives: [.init(ElementID("ns", "x"), alts)])], origin: try Origin("https://v.example"), version: .v1_1)
-        expectRefusal(.limitExceeded, "more requested and alternative elements than the configured limit") { try engine.parse(rawRequest: substituted.rawRequest, origin: "https://v.example") }
-        let fewer = try AnnexCReader.makeRequest(documents: [.init(docType: "d", elements: [.init(ElementID("ns", "x"), intentToRetain: false)], alternatives: [.init(ElementID("ns", "x"), [alts[0]])])],
-                                                 origin: try Origin("https://v.example"), version: .v1_1)
-        #expect(try engine.parse(rawRequest: fewer.rawRequest, origin: "https://v.example").documents[0].alternatives.count == 1)
-        let docs = try AnnexCReader.makeRequest(documents: Array(repeating: .init(docType: "d", elements: [.init(ElementID("ns", "e"), intentToRetain: false)]), count: 3), origin: try Origin("https://v.example"))
-        expectRefusal(.limitExceeded, "more DocRequests than the configured limit") { try engine.parse(rawRequest: docs.rawRequest, origin: "https://v.example") }
+        let substituted = try AnnexCReader.makeRequest(
+            documents: [
+                .init(
+                    docType: "d",
+                    elements: [
+                        .init(ElementID("ns", "x"), intentToRetain: false),
+                        .init(ElementID("ns", "y"), intentToRetain: false),
+                    ],
+                    alternatives: [.init(ElementID("ns", "x"), alts)])
+            ], origin: try Origin("https://v.example"), version: .v1_1)
+        expectRefusal(.limitExceeded, "more requested and alternative elements than the configured limit") {
+            try engine.parse(rawRequest: substituted.rawRequest, origin: "https://v.example")
+        }
+        let fewer = try AnnexCReader.makeRequest(
+            documents: [
+                .init(
+                    docType: "d", elements: [.init(ElementID("ns", "x"), intentToRetain: false)],
+                    alternatives: [.init(ElementID("ns", "x"), [alts[0]])])
+            ],
+            origin: try Origin("https://v.example"), version: .v1_1)
+        #expect(
+            try engine.parse(rawRequest: fewer.rawRequest, origin: "https://v.example").documents[0].alternatives.count
+                == 1)
+        let docs = try AnnexCReader.makeRequest(
+            documents: Array(
+                repeating: .init(docType: "d", elements: [.init(ElementID("ns", "e"), intentToRetain: false)]), count: 3
+            ), origin: try Origin("https://v.example"))
+        expectRefusal(.limitExceeded, "more DocRequests than the configured limit") {
+            try engine.parse(rawRequest: docs.rawRequest, origin: "https://v.example")
+        }
     }
 }

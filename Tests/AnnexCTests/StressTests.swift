@@ -44,10 +44,14 @@ struct StressTests {
         var cases = [Case]()
         for framing in RequestFraming.allCases {
             for version in AnnexCReader.Version.allCases {
-                let signings: [AnnexCReader.Signing] = version == .v1_1 ? [.none, world.perDocumentSigning, world.allSigning] : [.none, world.perDocumentSigning]
+                let signings: [AnnexCReader.Signing] =
+                    version == .v1_1
+                    ? [.none, world.perDocumentSigning, world.allSigning] : [.none, world.perDocumentSigning]
                 for signing in signings {
                     for docs in documentSets {
-                        let req = try AnnexCReader.makeRequest(documents: docs, origin: TestWorld.origin, framing: framing, signing: signing, version: version)
+                        let req = try AnnexCReader.makeRequest(
+                            documents: docs, origin: TestWorld.origin, framing: framing, signing: signing,
+                            version: version)
                         var expected = [String: Set<String>]()
                         for d in docs { expected[d.docType] = Set(d.elements.map { $0.element.identifier }) }
                         cases.append(Case(request: req, expected: expected))
@@ -64,7 +68,9 @@ struct StressTests {
         let total = env["MDOC_STRESS_ACCEPTS"].flatMap(Int.init) ?? 20_000
         let threads = max(2, env["MDOC_STRESS_THREADS"].flatMap(Int.init) ?? 2)
         let world = try TestWorld()
-        let engine = world.engine(try world.context([try world.entry(id: "mdl"), try world.entry(id: "pid", docType: TestWorld.pid)], trust: world.trusted))
+        let engine = world.engine(
+            try world.context(
+                [try world.entry(id: "mdl"), try world.entry(id: "pid", docType: TestWorld.pid)], trust: world.trusted))
         let cases = try Self.pool(world)
         #expect(cases.count == 60)
         let iaca = world.iaca
@@ -79,13 +85,21 @@ struct StressTests {
             for i in 0..<share {
                 let c = cases[(i * threads + t) % cases.count]
                 do {
-                    let response = try engine.accept(rawRequest: c.request.rawRequest, origin: "https://verifier.example")
-                    let verified = try AnnexCReader.openResponse(response, for: c.request, issuerRoots: [iaca], at: TestWorld.now)
+                    let response = try engine.accept(
+                        rawRequest: c.request.rawRequest, origin: "https://verifier.example")
+                    let verified = try AnnexCReader.openResponse(
+                        response, for: c.request, issuerRoots: [iaca], at: TestWorld.now)
                     var got = [String: Set<String>]()
                     for d in verified.documents { got[d.docType] = Set(d.elements.map { $0.element.identifier }) }
-                    guard got == c.expected else { failures.append("case \(i): released \(got) instead of \(c.expected)"); continue }
+                    guard got == c.expected else {
+                        failures.append("case \(i): released \(got) instead of \(c.expected)")
+                        continue
+                    }
                     let enc = try EncryptedResponse(response: response).enc
-                    guard enc.count == 65 else { failures.append("case \(i): no enc"); continue }
+                    guard enc.count == 65 else {
+                        failures.append("case \(i): no enc")
+                        continue
+                    }
                     keys.append(enc)
                     ok += 1
                 } catch {
@@ -95,8 +109,10 @@ struct StressTests {
             tally.add(verified: ok, failures: failures, keys: keys)
         }
         let seconds = Date().timeIntervalSince(start)
-        print("stress: \(tally.verified)/\(total) accepts verified on \(threads) threads in \(String(format: "%.1f", seconds)) s "
-              + "(\(Int(Double(total) / seconds)) accept+verify per second), \(tally.ephemeralKeys.count) distinct ephemeral keys")
+        print(
+            "stress: \(tally.verified)/\(total) accepts verified on \(threads) threads in \(String(format: "%.1f", seconds)) s "
+                + "(\(Int(Double(total) / seconds)) accept+verify per second), \(tally.ephemeralKeys.count) distinct ephemeral keys"
+        )
         #expect(tally.failures.isEmpty, "\(tally.failures)")
         #expect(tally.verified == total)
         #expect(tally.ephemeralKeys.count == total)
@@ -109,12 +125,15 @@ struct StressTests {
     @Test("Certificate cache: distinct certificates parsed from several threads past the cache capacity")
     func certificateCacheContention() throws {
         let rootKey = try SoftwareSigner.generate()
-        let root = try Certificate.issue(subject: .init(commonName: "Cache Root"), publicKey: rootKey.publicKey, issuer: nil, issuerKey: rootKey,
-                                         serial: 1, notBefore: TestWorld.now - 86400, notAfter: TestWorld.now + 86400, profile: .readerRoot)
+        let root = try Certificate.issue(
+            subject: .init(commonName: "Cache Root"), publicKey: rootKey.publicKey, issuer: nil, issuerKey: rootKey,
+            serial: 1, notBefore: TestWorld.now - 86400, notAfter: TestWorld.now + 86400, profile: .readerRoot)
         let ders = try (0..<300).map { serial in
-            try Certificate.issue(subject: .init(commonName: "Cache Reader \(serial)"), publicKey: rootKey.publicKey,
-                                          issuer: root, issuerKey: rootKey, serial: UInt64(serial + 2),
-                                          notBefore: TestWorld.now - 86400, notAfter: TestWorld.now + 86400, profile: .readerAuthentication).der
+            try Certificate.issue(
+                subject: .init(commonName: "Cache Reader \(serial)"), publicKey: rootKey.publicKey,
+                issuer: root, issuerKey: rootKey, serial: UInt64(serial + 2),
+                notBefore: TestWorld.now - 86400, notAfter: TestWorld.now + 86400, profile: .readerAuthentication
+            ).der
         }
         let tally = Tally()
         DispatchQueue.concurrentPerform(iterations: 2) { t in
@@ -125,7 +144,11 @@ struct StressTests {
                     let k = t == 0 ? i : ders.count - 1 - i
                     do {
                         let c = try Certificate(der: ders[k])
-                        if c.der == ders[k] { ok += 1 } else { failures.append("round \(round) cert \(k): different bytes") }
+                        if c.der == ders[k] {
+                            ok += 1
+                        } else {
+                            failures.append("round \(round) cert \(k): different bytes")
+                        }
                     } catch {
                         failures.append("round \(round) cert \(k): \(error)")
                     }

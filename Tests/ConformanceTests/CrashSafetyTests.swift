@@ -11,7 +11,9 @@ import MdocCBOR
 /// of killed writers are removed by the next write.
 @Suite("Conformance: context crash safety")
 struct CrashSafetyTests {
-    @Test("SIGKILL during context rewrites never leaves a partial snapshot", .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
+    @Test(
+        "SIGKILL during context rewrites never leaves a partial snapshot",
+        .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
     func killDuringWrites() throws {
         let binary = try #require(ConformanceTests.cliBinary, "the CLI binary is required here")
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-crash-\(UUID().uuidString)")
@@ -26,9 +28,14 @@ struct CrashSafetyTests {
             try p.run()
             return p
         }
-        let setup = [["context", "init", "--context", dir.path],
-                     ["context", "import", "--context", dir.path, "--issuer-signed", vectors.appendingPathComponent("credentials/pid.issuer-signed.cbor").path,
-                      "--device-key", vectors.appendingPathComponent("context/keys/pid.pem").path, "--id", "pid"]]
+        let setup = [
+            ["context", "init", "--context", dir.path],
+            [
+                "context", "import", "--context", dir.path, "--issuer-signed",
+                vectors.appendingPathComponent("credentials/pid.issuer-signed.cbor").path,
+                "--device-key", vectors.appendingPathComponent("context/keys/pid.pem").path, "--id", "pid",
+            ],
+        ]
         for a in setup {
             let p = try run(a)
             p.waitUntilExit()
@@ -44,7 +51,9 @@ struct CrashSafetyTests {
         let readerDir = dir
         Thread.detachNewThread {
             while true {
-                reader.lock.lock(); let stop = reader.stop; reader.lock.unlock()
+                reader.lock.lock()
+                let stop = reader.stop
+                reader.lock.unlock()
                 if stop { break }
                 var problem: String?
                 do {
@@ -64,14 +73,23 @@ struct CrashSafetyTests {
             readerDone.signal()
         }
         var rng = SystemRandomNumberGenerator()
-        var kills = 0, completed = 0, cancelledSeen = 0, activeSeen = 0, leftovers = 0, maxLeftovers = 0
+        var kills = 0
+        var completed = 0
+        var cancelledSeen = 0
+        var activeSeen = 0
+        var leftovers = 0
+        var maxLeftovers = 0
         func temporaries() throws -> [String] {
-            try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix(".context.cbor.") && $0.hasSuffix(".tmp") }
+            try FileManager.default.contentsOfDirectory(atPath: dir.path).filter {
+                $0.hasPrefix(".context.cbor.") && $0.hasSuffix(".tmp")
+            }
         }
         // Until the run has proved what it claims (writes completed, writers killed mid-write leaving a
         // temporary, both the old and the new snapshot seen), within a bound.
         var i = 0
-        while i < 2000 && !(i >= 200 && completed >= 5 && kills >= 5 && leftovers >= 1 && cancelledSeen >= 1 && activeSeen >= 1) {
+        while i < 2000
+            && !(i >= 200 && completed >= 5 && kills >= 5 && leftovers >= 1 && cancelledSeen >= 1 && activeSeen >= 1)
+        {
             defer { i += 1 }
             let p = try run(["context", i % 2 == 0 ? "cancel" : "reinstate", "pid", "--context", dir.path])
             usleep(UInt32.random(in: 0...40_000, using: &rng))
@@ -91,10 +109,14 @@ struct CrashSafetyTests {
             let ctx = try #require(try CredentialContext.load(from: dir))
             #expect(ctx.credentials.count == 1)
             if ctx.credentials[0].isCancelled { cancelledSeen += 1 } else { activeSeen += 1 }
-            let mode = (try FileManager.default.attributesOfItem(atPath: dir.appendingPathComponent("context.cbor").path)[.posixPermissions] as! NSNumber).intValue
+            let mode =
+                (try FileManager.default.attributesOfItem(atPath: dir.appendingPathComponent("context.cbor").path)[
+                    .posixPermissions] as! NSNumber).intValue
             #expect(mode & 0o777 == 0o600)
         }
-        reader.lock.lock(); reader.stop = true; reader.lock.unlock()
+        reader.lock.lock()
+        reader.stop = true
+        reader.lock.unlock()
         readerDone.wait()
         #expect(reader.bad.isEmpty, "\(reader.bad)")
         #expect(reader.loads > 0)
@@ -105,8 +127,10 @@ struct CrashSafetyTests {
         #expect(last.terminationStatus == 0)
         let remaining = try temporaries()
         #expect(remaining.isEmpty, "stale temporaries remain: \(remaining)")
-        print("crash safety: \(i) rewrites, \(kills) killed mid-way, \(completed) completed; every load complete (cancelled \(cancelledSeen), active \(activeSeen)); "
-              + "\(reader.loads) concurrent loads all complete; \(leftovers) temporaries left by killed writers, each removed by the next write")
+        print(
+            "crash safety: \(i) rewrites, \(kills) killed mid-way, \(completed) completed; every load complete (cancelled \(cancelledSeen), active \(activeSeen)); "
+                + "\(reader.loads) concurrent loads all complete; \(leftovers) temporaries left by killed writers, each removed by the next write"
+        )
         #expect(kills >= 5, "no writer was killed mid-way")
         #expect(completed >= 5, "no write completed")
         #expect(leftovers >= 1, "no kill left a temporary behind, so its removal was not tested")

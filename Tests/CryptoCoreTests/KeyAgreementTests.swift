@@ -6,12 +6,14 @@ import Testing
 /// that key agreement uses — must agree with each other in every direction.
 @Suite("CryptoCore: key-agreement keys (bare scalar and point) against EVP key pairs")
 struct KeyAgreementTests {
-    @Test("ECDH between the two forms gives one secret; the point is d·G; export, re-import and signing still work",
-          arguments: [Curve.p256, .p384, .p521])
+    @Test(
+        "ECDH between the two forms gives one secret; the point is d·G; export, re-import and signing still work",
+        arguments: [Curve.p256, .p384, .p521])
     func formsAgree(curve: Curve) throws {
-        let agreement = try PrivateKey.generateForAgreement(.ec(curve))   // scalar + point
-        let evp = try PrivateKey.generate(.ec(curve))                     // EVP_PKEY key pair
-        guard agreement.storage.bareBox != nil, agreement.publicKey.storage.bareBox != nil, evp.storage.evpBox != nil else {
+        let agreement = try PrivateKey.generateForAgreement(.ec(curve))  // scalar + point
+        let evp = try PrivateKey.generate(.ec(curve))  // EVP_PKEY key pair
+        guard agreement.storage.bareBox != nil, agreement.publicKey.storage.bareBox != nil, evp.storage.evpBox != nil
+        else {
             Issue.record("unexpected key storage")
             return
         }
@@ -46,15 +48,20 @@ struct KeyAgreementTests {
         #expect(try other.sharedSecret(with: evp.publicKey) != s1)
     }
 
-    @Test("Point import refuses the wrong curve's size, a flipped y, x or y not below the prime, and non-uncompressed forms",
-          arguments: [Curve.p256, .p384, .p521])
+    @Test(
+        "Point import refuses the wrong curve's size, a flipped y, x or y not below the prime, and non-uncompressed forms",
+        arguments: [Curve.p256, .p384, .p521])
     func pointValidation(curve: Curve) throws {
         let good = try PrivateKey.generateForAgreement(.ec(curve)).publicKey.rawRepresentation
         let n = curve.coordinateSize
-        var flippedY = good; flippedY[2 * n] ^= 1
-        var compressed = Array(good[0...n]); compressed[0] = 2
+        var flippedY = good
+        flippedY[2 * n] ^= 1
+        var compressed = Array(good[0...n])
+        compressed[0] = 2
         let allOnes = [4] + [UInt8](repeating: 0xff, count: 2 * n)
-        for bad in [flippedY, compressed, allOnes, [0x00], Array(good.dropLast()), good + [0], [0x06] + Array(good.dropFirst())] {
+        for bad in [
+            flippedY, compressed, allOnes, [0x00], Array(good.dropLast()), good + [0], [0x06] + Array(good.dropFirst()),
+        ] {
             #expect(throws: CryptoError.invalidPublicKey) { try PublicKey(curve: curve, uncompressedPoint: bad) }
         }
         for other in Curve.allCases where other != curve {
@@ -72,33 +79,50 @@ struct KeyAgreementTests {
 /// Signing and verifying contexts are pooled per key and lent to one caller at a time.
 @Suite("CryptoCore: pooled ECDSA signing and verifying contexts")
 struct PooledContextTests {
-    @Test("One key signing and verifying from two threads: every signature verifies, nonces are fresh, a wrong signature leaves the context usable")
+    @Test(
+        "One key signing and verifying from two threads: every signature verifies, nonces are fresh, a wrong signature leaves the context usable"
+    )
     func concurrentSignAndVerify() throws {
         let key = try PrivateKey.generate(.ec(.p256))
         let other = try PrivateKey.generate(.ec(.p256))
         let message = Array("pooled".utf8)
         let collected = LockedValue<(signatures: [[UInt8]], failures: [String])>(([], []))
         DispatchQueue.concurrentPerform(iterations: 2) { t in
-            var mine = [[UInt8]](), bad = [String]()
+            var mine = [[UInt8]]()
+            var bad = [String]()
             for i in 0..<150 {
                 do {
                     let sig = try key.signECDSA(message: message + [UInt8(t), UInt8(i)], digest: .sha256)
-                    if try !key.publicKey.verifyECDSA(signature: sig, message: message + [UInt8(t), UInt8(i)], digest: .sha256) { bad.append("thread \(t) #\(i) did not verify") }
+                    if try !key.publicKey.verifyECDSA(
+                        signature: sig, message: message + [UInt8(t), UInt8(i)], digest: .sha256)
+                    {
+                        bad.append("thread \(t) #\(i) did not verify")
+                    }
                     // A wrong message, then a wrong key: false, and the pooled contexts stay usable.
-                    if try key.publicKey.verifyECDSA(signature: sig, message: message, digest: .sha256) { bad.append("wrong message verified") }
-                    if try other.publicKey.verifyECDSA(signature: sig, message: message + [UInt8(t), UInt8(i)], digest: .sha256) { bad.append("wrong key verified") }
+                    if try key.publicKey.verifyECDSA(signature: sig, message: message, digest: .sha256) {
+                        bad.append("wrong message verified")
+                    }
+                    if try other.publicKey.verifyECDSA(
+                        signature: sig, message: message + [UInt8(t), UInt8(i)], digest: .sha256)
+                    {
+                        bad.append("wrong key verified")
+                    }
                     mine.append(sig)
                 } catch {
                     bad.append("thread \(t) #\(i): \(error)")
                 }
             }
-            collected.withLock { $0.signatures += mine; $0.failures += bad }
+            collected.withLock {
+                $0.signatures += mine
+                $0.failures += bad
+            }
         }
         let (signatures, failures) = collected.withLock { $0 }
         #expect(failures.isEmpty, "\(failures.prefix(3))")
         #expect(signatures.count == 300)
         // Two signatures of one message differ (a fresh nonce per call on a reused context).
-        let a = try key.signECDSA(message: message, digest: .sha256), b = try key.signECDSA(message: message, digest: .sha256)
+        let a = try key.signECDSA(message: message, digest: .sha256)
+        let b = try key.signECDSA(message: message, digest: .sha256)
         #expect(a != b)
         #expect(try key.publicKey.verifyECDSA(signature: a, message: message, digest: .sha256))
         #expect(try key.publicKey.verifyECDSA(signature: b, message: message, digest: .sha256))

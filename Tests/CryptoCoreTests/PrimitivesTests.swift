@@ -4,10 +4,13 @@ import Testing
 
 @Suite("CryptoCore: random bytes and constant-time compare")
 struct SecureBytesTests {
-    @Test("random(count:) returns the length asked for, differs between calls, refuses negative counts; constantTimeEqual compares")
+    @Test(
+        "random(count:) returns the length asked for, differs between calls, refuses negative counts; constantTimeEqual compares"
+    )
     func randomAndCompare() throws {
         #expect(try SecureBytes.random(count: 0).isEmpty)
-        let a = try SecureBytes.random(count: 32), b = try SecureBytes.random(count: 32)
+        let a = try SecureBytes.random(count: 32)
+        let b = try SecureBytes.random(count: 32)
         #expect(a.count == 32 && b.count == 32 && a != b)
         #expect(throws: CryptoError.invalidLength) { try SecureBytes.random(count: -1) }
         #expect(SecureBytes.constantTimeEqual(a, a))
@@ -21,7 +24,9 @@ struct SecureBytesTests {
 
 @Suite("CryptoCore: byte arrays written in place")
 struct ByteArraysTests {
-    @Test("make(count:) returns exactly what the writer wrote, through the stack buffer and past it; zeros(count:) is zeros")
+    @Test(
+        "make(count:) returns exactly what the writer wrote, through the stack buffer and past it; zeros(count:) is zeros"
+    )
     func makeAndZeros() {
         for count in [0, 1, 31, 32, ByteArrays.stackLimit - 1, ByteArrays.stackLimit, ByteArrays.stackLimit + 1, 4096] {
             var calls = 0
@@ -39,11 +44,14 @@ struct ByteArraysTests {
 
 @Suite("CryptoCore: PKCS#8 EC private keys without OpenSSL's generic decoder")
 struct PKCS8FastPathTests {
-    @Test("P-256/384/521 keys in PEM and DER load through the fast path with the same public key; damage is refused or left to OpenSSL")
+    @Test(
+        "P-256/384/521 keys in PEM and DER load through the fast path with the same public key; damage is refused or left to OpenSSL"
+    )
     func fastPath() throws {
         for curve in [Curve.p256, .p384, .p521] {
             let key = try PrivateKey.generate(.ec(curve))
-            let der = try key.pkcs8DER(), pem = Array(try key.pkcs8PEM().utf8)
+            let der = try key.pkcs8DER()
+            let pem = Array(try key.pkcs8PEM().utf8)
             for encoded in [der, pem] {
                 let parsed = try #require(ECPKCS8.parse(encoded), "\(curve) not parsed by the fast path")
                 #expect(parsed.curve == curve)
@@ -67,12 +75,15 @@ struct PKCS8FastPathTests {
         // Non-EC keys are not the fast path's business: OpenSSL's decoder still loads them.
         let ed = try PrivateKey.generate(.ed25519)
         #expect(ECPKCS8.parse(try ed.pkcs8DER()) == nil)
-        #expect(try PrivateKey(encoded: try ed.pkcs8DER()).publicKey.rawRepresentation == ed.publicKey.rawRepresentation)
+        #expect(
+            try PrivateKey(encoded: try ed.pkcs8DER()).publicKey.rawRepresentation == ed.publicKey.rawRepresentation)
         // The committed test keys load.
-        let keys = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let keys = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
             .appendingPathComponent("TestVectors/context/keys")
         var n = 0
-        for f in try FileManager.default.contentsOfDirectory(at: keys, includingPropertiesForKeys: nil) where f.pathExtension == "pem" {
+        for f in try FileManager.default.contentsOfDirectory(at: keys, includingPropertiesForKeys: nil)
+        where f.pathExtension == "pem" {
             let bytes = Array(try Data(contentsOf: f))
             #expect(ECPKCS8.parse(bytes) != nil, "\(f.lastPathComponent)")
             _ = try PrivateKey(encoded: bytes)

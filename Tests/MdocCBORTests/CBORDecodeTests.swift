@@ -36,25 +36,44 @@ struct CBORDecodeTests {
         .init(name: "truncated UTF-8 sequence", hex: "62 61 e2", code: .invalidUTF8, offset: 0),
         .init(name: "invalid UTF-8 in an indefinite chunk", hex: "7f 61 61 61 ff ff", code: .invalidUTF8, offset: 3),
         .init(name: "duplicate text key", hex: "a2 61 61 01 61 61 02", code: .duplicateMapKey, offset: 4),
-        .init(name: "duplicate int key in non-preferred form", hex: "a2 01 00 18 01 00", code: .duplicateMapKey, offset: 3),
+        .init(
+            name: "duplicate int key in non-preferred form", hex: "a2 01 00 18 01 00", code: .duplicateMapKey, offset: 3
+        ),
         .init(name: "duplicate key in indefinite map", hex: "bf 02 00 02 00 ff", code: .duplicateMapKey, offset: 3),
         // Found by FuzzCBOR: an indefinite-length "" key and a definite "" key were taken as different
         // keys, and the map re-encoded with a duplicate. Chunked strings compare by content.
-        .init(name: "indefinite and definite empty text keys (FuzzCBOR crash fd1397ad)", hex: "bf 2c 00 00 00 7f ff 00 69 01 00 00 00 00 00 60 60 60 60 60 60 40 00 ff",
-              code: .duplicateMapKey, offset: 19),
+        .init(
+            name: "indefinite and definite empty text keys (FuzzCBOR crash fd1397ad)",
+            hex: "bf 2c 00 00 00 7f ff 00 69 01 00 00 00 00 00 60 60 60 60 60 60 40 00 ff",
+            code: .duplicateMapKey, offset: 19),
         // Found by FuzzCBOR in CI: two NaN keys with different payloads; the writer emits one canonical NaN.
-        .init(name: "NaN keys with different payloads (FuzzCBOR crash 3159d67c)",
-              hex: "bf fb 7f f8 00 00 00 61 cb cb cb cb 01 fb 7f f8 00 00 00 61 01 cb cb cb cb db cb cb cb cb cb 2c cb cb 25 ff",
-              code: .duplicateMapKey, offset: 13),
-        .init(name: "1.0 as half and as single are the same key", hex: "a2 f9 3c 00 00 fa 3f 80 00 00 01", code: .duplicateMapKey, offset: 5),
-        .init(name: "a tag key in preferred and non-preferred form", hex: "a2 c1 00 00 d8 01 00 01", code: .duplicateMapKey, offset: 4),
-        .init(name: "array keys, definite and indefinite", hex: "a2 81 00 00 9f 00 ff 01", code: .duplicateMapKey, offset: 4),
-        .init(name: "chunked text key equal to a definite one", hex: "a2 7f 61 61 61 62 ff 00 62 61 62 01", code: .duplicateMapKey, offset: 8),
-        .init(name: "two chunked byte-string keys with the same content", hex: "a2 5f 41 01 41 02 ff 00 5f 42 01 02 ff 01", code: .duplicateMapKey, offset: 8),
+        .init(
+            name: "NaN keys with different payloads (FuzzCBOR crash 3159d67c)",
+            hex:
+                "bf fb 7f f8 00 00 00 61 cb cb cb cb 01 fb 7f f8 00 00 00 61 01 cb cb cb cb db cb cb cb cb cb 2c cb cb 25 ff",
+            code: .duplicateMapKey, offset: 13),
+        .init(
+            name: "1.0 as half and as single are the same key", hex: "a2 f9 3c 00 00 fa 3f 80 00 00 01",
+            code: .duplicateMapKey, offset: 5),
+        .init(
+            name: "a tag key in preferred and non-preferred form", hex: "a2 c1 00 00 d8 01 00 01",
+            code: .duplicateMapKey, offset: 4),
+        .init(
+            name: "array keys, definite and indefinite", hex: "a2 81 00 00 9f 00 ff 01", code: .duplicateMapKey,
+            offset: 4),
+        .init(
+            name: "chunked text key equal to a definite one", hex: "a2 7f 61 61 61 62 ff 00 62 61 62 01",
+            code: .duplicateMapKey, offset: 8),
+        .init(
+            name: "two chunked byte-string keys with the same content",
+            hex: "a2 5f 41 01 41 02 ff 00 5f 42 01 02 ff 01", code: .duplicateMapKey, offset: 8),
         .init(name: "trailing byte", hex: "00 00", code: .trailingBytes, offset: 1),
-        .init(name: "array count beyond input", hex: "9b 00 00 00 01 00 00 00 00", code: .lengthExceedsInput, offset: 0),
+        .init(
+            name: "array count beyond input", hex: "9b 00 00 00 01 00 00 00 00", code: .lengthExceedsInput, offset: 0),
         .init(name: "array count 2^64-1", hex: "9b ff ff ff ff ff ff ff ff", code: .lengthExceedsInput, offset: 0),
-        .init(name: "map count whose doubling overflows", hex: "bb 80 00 00 00 00 00 00 00", code: .lengthExceedsInput, offset: 0),
+        .init(
+            name: "map count whose doubling overflows", hex: "bb 80 00 00 00 00 00 00 00", code: .lengthExceedsInput,
+            offset: 0),
         .init(name: "map count beyond input", hex: "a3 01 02", code: .lengthExceedsInput, offset: 0),
         .init(name: "byte string length 2^64-1", hex: "5b ff ff ff ff ff ff ff ff 00", code: .truncated, offset: 0),
         .init(name: "text length beyond input", hex: "7a 00 01 00 00 41", code: .truncated, offset: 0),
@@ -62,14 +81,28 @@ struct CBORDecodeTests {
         .init(name: "tag 24 over an integer", hex: "d8 18 01", code: .invalidTagContent, offset: 2),
         .init(name: "tag 24 over text", hex: "d8 18 61 61", code: .invalidTagContent, offset: 2),
         .init(name: "reserved 0xfc", hex: "fc", code: .malformedHead, offset: 0),
-        .init(name: "depth limit", hex: "81 81 81 81 00", code: .depthLimitExceeded, offset: 3, options: .init(maxDepth: 3)),
-        .init(name: "depth limit through tags", hex: "c1 c1 c1 00", code: .depthLimitExceeded, offset: 2, options: .init(maxDepth: 2)),
+        .init(
+            name: "depth limit", hex: "81 81 81 81 00", code: .depthLimitExceeded, offset: 3,
+            options: .init(maxDepth: 3)),
+        .init(
+            name: "depth limit through tags", hex: "c1 c1 c1 00", code: .depthLimitExceeded, offset: 2,
+            options: .init(maxDepth: 2)),
         .init(name: "item limit", hex: "83 01 02 03", code: .itemLimitExceeded, offset: 3, options: .init(maxItems: 3)),
-        .init(name: "input size limit", hex: "43 01 02 03", code: .inputTooLarge, offset: 0, options: .init(maxInputSize: 3)),
-        .init(name: "non-preferred uint head (strict)", hex: "18 17", code: .nonPreferredEncoding, offset: 0, options: .init(requirePreferredEncoding: true)),
-        .init(name: "non-preferred length head (strict)", hex: "59 00 01 00", code: .nonPreferredEncoding, offset: 0, options: .init(requirePreferredEncoding: true)),
-        .init(name: "indefinite array (strict)", hex: "9f ff", code: .nonPreferredEncoding, offset: 0, options: .init(requirePreferredEncoding: true)),
-        .init(name: "single float that fits half (strict)", hex: "fa 3f 80 00 00", code: .nonPreferredEncoding, offset: 0, options: .init(requirePreferredEncoding: true)),
+        .init(
+            name: "input size limit", hex: "43 01 02 03", code: .inputTooLarge, offset: 0,
+            options: .init(maxInputSize: 3)),
+        .init(
+            name: "non-preferred uint head (strict)", hex: "18 17", code: .nonPreferredEncoding, offset: 0,
+            options: .init(requirePreferredEncoding: true)),
+        .init(
+            name: "non-preferred length head (strict)", hex: "59 00 01 00", code: .nonPreferredEncoding, offset: 0,
+            options: .init(requirePreferredEncoding: true)),
+        .init(
+            name: "indefinite array (strict)", hex: "9f ff", code: .nonPreferredEncoding, offset: 0,
+            options: .init(requirePreferredEncoding: true)),
+        .init(
+            name: "single float that fits half (strict)", hex: "fa 3f 80 00 00", code: .nonPreferredEncoding, offset: 0,
+            options: .init(requirePreferredEncoding: true)),
     ]
 
     @Test("Malformed and over-limit inputs fail with the expected code and offset", arguments: failures)
@@ -96,13 +129,15 @@ struct CBORDecodeTests {
         }
     }
 
-    @Test("Maps of more than 16 pairs (the sorted path): float, tag, array and chunked-string keys compare as the writer would encode them")
+    @Test(
+        "Maps of more than 16 pairs (the sorted path): float, tag, array and chunked-string keys compare as the writer would encode them"
+    )
     func largeMapExoticKeys() throws {
         // 20 distinct keys of every kind that is compared through an encoding.
-        var keys: [[UInt8]] = (0..<8).map { [0xfa, 0x3f, 0x80, 0x00, UInt8($0)] }            // floats (single)
-        keys += (0..<4).map { [0xc1, UInt8($0)] }                                             // tags
-        keys += (0..<4).map { [0x82, 0x00, UInt8($0)] }                                       // arrays
-        keys += (0..<4).map { [0x7f, 0x61, 0x61, 0x61, 0x61 + UInt8($0), 0xff] }             // chunked text
+        var keys: [[UInt8]] = (0..<8).map { [0xfa, 0x3f, 0x80, 0x00, UInt8($0)] }  // floats (single)
+        keys += (0..<4).map { [0xc1, UInt8($0)] }  // tags
+        keys += (0..<4).map { [0x82, 0x00, UInt8($0)] }  // arrays
+        keys += (0..<4).map { [0x7f, 0x61, 0x61, 0x61, 0x61 + UInt8($0), 0xff] }  // chunked text
         func map(_ ks: [[UInt8]]) -> [UInt8] { [0xb8, UInt8(ks.count)] + ks.flatMap { $0 + [0x00] } }
         let ok = try CBORDocument(decoding: map(keys))
         #expect(ok.root.count == 20)
@@ -153,27 +188,40 @@ struct CBORDecodeTests {
         }
         // Integer keys: 1 and 0x18 0x01 are the same key; -1 (0x20) and 1 are not.
         #expect(throws: CBORError.self) { try CBORDocument(decoding: map([[0x01], [0x20], [0x18, 0x01]])) }
-        #expect(try CBORDocument(decoding: map([[0x01], [0x20], [0x21], [0x41, 0x01], [0x61, 0x01]])).root.count == 5)
+        #expect(
+            try CBORDocument(decoding: map([[0x01], [0x20], [0x21], [0x41, 0x01], [0x61, 0x01]])).root.count == 5)
         // A chunked key among definite ones is compared by content, in either order.
-        #expect(throws: CBORError.self) { try CBORDocument(decoding: map([[0x62, 0x61, 0x62], [0x01], [0x7f, 0x61, 0x61, 0x61, 0x62, 0xff]])) }
-        #expect(throws: CBORError.self) { try CBORDocument(decoding: map([[0x7f, 0x61, 0x61, 0x61, 0x62, 0xff], [0x01], [0x62, 0x61, 0x62]])) }
+        #expect(throws: CBORError.self) {
+            try CBORDocument(decoding: map([[0x62, 0x61, 0x62], [0x01], [0x7f, 0x61, 0x61, 0x61, 0x62, 0xff]]))
+        }
+        #expect(throws: CBORError.self) {
+            try CBORDocument(decoding: map([[0x7f, 0x61, 0x61, 0x61, 0x62, 0xff], [0x01], [0x62, 0x61, 0x62]]))
+        }
     }
 
-    @Test("Interned text: well-known identifiers decode to the literal, look-alikes and unknown strings to their own bytes")
+    @Test(
+        "Interned text: well-known identifiers decode to the literal, look-alikes and unknown strings to their own bytes"
+    )
     func internedText() throws {
         // Same lengths as interned entries, one byte different; an unknown long string; a chunked one.
-        let texts = ["org.iso.18013.5.1.mDL", "org.iso.18013.5.1.mDM", "org.iso.18013.5.1", "org.iso.18013.5.2",
-                     "issuing_authority", "issuing_authoritz", "driving_privileges", "an_unknown_long_identifier", "short"]
+        let texts = [
+            "org.iso.18013.5.1.mDL", "org.iso.18013.5.1.mDM", "org.iso.18013.5.1", "org.iso.18013.5.2",
+            "issuing_authority", "issuing_authoritz", "driving_privileges", "an_unknown_long_identifier", "short",
+        ]
         for t in texts {
             let doc = try CBORDocument(decoding: CBORValue.text(t).encoded())
             #expect(doc.root.stringValue == t)
         }
-        #expect(InternedText.known.allSatisfy { $0.utf8.count > 15 && $0.utf8.count < InternedText.maxLength },
-                "entries of 15 bytes or fewer, or of maxLength or more, are never looked up")
+        #expect(
+            InternedText.known.allSatisfy { $0.utf8.count > 15 && $0.utf8.count < InternedText.maxLength },
+            "entries of 15 bytes or fewer, or of maxLength or more, are never looked up")
         // The lookup itself: every entry found, and look-alikes differing in the first word, the middle
         // or the last byte (each a full or overlapping 8-byte compare) not found.
         for k in InternedText.known { #expect(Array(k.utf8).withUnsafeBytes { InternedText.lookup($0) } == k) }
-        for miss in ["xrg.iso.18013.5.1.mDL", "org.iso.18X13.5.1.mDL", "org.iso.18013.5.1.mDM", "issuing_authoritz", "org.iso.18013.5.1.mD"] {
+        for miss in [
+            "xrg.iso.18013.5.1.mDL", "org.iso.18X13.5.1.mDL", "org.iso.18013.5.1.mDM", "issuing_authoritz",
+            "org.iso.18013.5.1.mD",
+        ] {
             #expect(Array(miss.utf8).withUnsafeBytes { InternedText.lookup($0) } == nil, "\(miss)")
         }
         #expect(Set(InternedText.known).count == InternedText.known.count)
@@ -182,7 +230,8 @@ struct CBORDecodeTests {
             #expect(doc.root.stringValue == k)
         }
         // (_ "org.iso.18013.5" ".1.mDL"): chunked, so assembled from its chunks.
-        let chunked = try CBORDocument(decoding: [0x7f, 0x6f] + Array("org.iso.18013.5".utf8) + [0x66] + Array(".1.mDL".utf8) + [0xff])
+        let chunked = try CBORDocument(
+            decoding: [0x7f, 0x6f] + Array("org.iso.18013.5".utf8) + [0x66] + Array(".1.mDL".utf8) + [0xff])
         #expect(chunked.root.stringValue == "org.iso.18013.5.1.mDL")
     }
 
@@ -198,7 +247,9 @@ struct CBORDecodeTests {
     func itemBomb() {
         var bytes: [UInt8] = [0x9a, 0x00, 0x0f, 0xff, 0xff]
         bytes += [UInt8](repeating: 0, count: 0x0fffff)
-        #expect(throws: CBORError(.itemLimitExceeded, at: 5 + 999)) { try CBORDocument(decoding: bytes, options: .init(maxItems: 1000)) }
+        #expect(throws: CBORError(.itemLimitExceeded, at: 5 + 999)) {
+            try CBORDocument(decoding: bytes, options: .init(maxItems: 1000))
+        }
         #expect(throws: Never.self) { try CBORDocument(decoding: bytes) }
     }
 
@@ -211,7 +262,9 @@ struct CBORDecodeTests {
             w.writeArrayHeader(count: 2)
             w.writeArrayHeader(count: n)
             for i in 0..<n { w.writeUnsigned(UInt64(i % 24)) }
-            w.writeMapHeader(count: 1); w.writeText("k"); w.writeBool(true)
+            w.writeMapHeader(count: 1)
+            w.writeText("k")
+            w.writeBool(true)
             let doc = try CBORDocument(decoding: w.bytes)
             #expect(doc.itemCount == n + 5, "n = \(n)")
             let inner = try #require(doc.root[0])
@@ -262,14 +315,22 @@ struct CBORDecodeTests {
             .init(.text("status"), .unsigned(0)),
             .init(.int(-1), .int(1)),
             .init(.int(10), .bytes([UInt8](repeating: 1, count: 24))),
-            .init(.text("a"), .array([.unsigned(23), .unsigned(24), .unsigned(255), .unsigned(256), .unsigned(65535), .unsigned(65536), .unsigned(UInt64(UInt32.max) + 1)])),
+            .init(
+                .text("a"),
+                .array([
+                    .unsigned(23), .unsigned(24), .unsigned(255), .unsigned(256), .unsigned(65535), .unsigned(65536),
+                    .unsigned(UInt64(UInt32.max) + 1),
+                ])),
         ])
         let bytes = v.encoded()
         let doc = try CBORDocument(decoding: bytes, options: .init(requirePreferredEncoding: true))
         let keys = doc.root.mapEntries.map { Array($0.key.encodedBytes) }
         #expect(keys == keys.sorted { $0.lexicographicallyPrecedes($1) })
         #expect(keys.first == h("0a"))
-        #expect(Hex.encode(doc.root["a"]!.encodedBytes) == "87 17 1818 18ff 190100 19ffff 1a00010000 1b0000000100000000".replacingOccurrences(of: " ", with: ""))
+        #expect(
+            Hex.encode(doc.root["a"]!.encodedBytes)
+                == "87 17 1818 18ff 190100 19ffff 1a00010000 1b0000000100000000".replacingOccurrences(of: " ", with: "")
+        )
         // Encoding is a pure function of the value.
         #expect(CBORValue(doc.root).encoded() == bytes)
         // Floats take the shortest exact width.
@@ -284,7 +345,7 @@ struct CBORDecodeTests {
     func splicing() throws {
         var w = CBORWriter()
         w.writeArrayHeader(count: 2)
-        w.writeRaw(h("d8 18 58 03 a1 01 02"))   // non-preferred length head, as an issuer might send
+        w.writeRaw(h("d8 18 58 03 a1 01 02"))  // non-preferred length head, as an issuer might send
         w.writeEmbedded(h("a0"))
         #expect(w.bytes == h("82 d8 18 58 03 a1 01 02 d8 18 41 a0"))
         let doc = try CBORDocument(decoding: w.bytes)
@@ -295,10 +356,11 @@ struct CBORDecodeTests {
     func lookup() throws {
         let doc = try CBORDocument(decoding: h("a2 63 6b6579 01 7f 61 6b ff 02"))
         #expect(doc.root["key"]?.unsignedValue == 1)
-        #expect(doc.root["k"] == nil)   // the indefinite "k" key is not matched by the byte compare
+        #expect(doc.root["k"] == nil)  // the indefinite "k" key is not matched by the byte compare
         #expect(doc.root["missing"] == nil)
         // Keys are skipped whole, however deep their values: the match is found after nested entries.
-        let nested = try CBORDocument(decoding: h("a4 61 61 a1 61 62 82 01 02 20 03 1b 7fffffffffffffff 04 3b 7fffffffffffffff 05"))
+        let nested = try CBORDocument(
+            decoding: h("a4 61 61 a1 61 62 82 01 02 20 03 1b 7fffffffffffffff 04 3b 7fffffffffffffff 05"))
         #expect(nested.root["b"] == nil)
         #expect(nested.root["a"]?["b"]?.count == 2)
         #expect(doc.root[""] == nil && doc.root.tagContent == nil)
@@ -308,7 +370,8 @@ struct CBORDecodeTests {
         #expect(nested.root[intKey: Int64.max]?.unsignedValue == 4)
         #expect(nested.root[intKey: Int64.min]?.unsignedValue == 5)
         #expect(nested.root[intKey: 1] == nil && nested.root[intKey: 0] == nil)
-        #expect(try CBORDocument(decoding: h("a1 18 01 09")).root[intKey: 1]?.unsignedValue == 9)   // non-preferred head, same value
+        // A non-preferred head, the same value.
+        #expect(try CBORDocument(decoding: h("a1 18 01 09")).root[intKey: 1]?.unsignedValue == 9)
         #expect(try CBORDocument(decoding: h("a1 61 31 09")).root[intKey: 1] == nil)
         #expect(try CBORDocument(decoding: h("82 01 02")).root[intKey: 1] == nil)
         #expect(try CBORDocument(decoding: h("82 01 02")).root["a"] == nil)
@@ -318,7 +381,8 @@ struct CBORDecodeTests {
     func diagnostic() throws {
         let d = try CBORDocument(decoding: h("83 9f 01 ff bf 61 61 f5 ff 62 0a 22")).root
         #expect(CBORDiagnostic.describe(d) == #"[[_ 1], {_ "a": true}, "\n\""]"#)
-        let pretty = CBORDiagnostic.describe(try CBORDocument(decoding: h("a1 01 82 02 03")).root, options: .init(indent: 2))
+        let pretty = CBORDiagnostic.describe(
+            try CBORDocument(decoding: h("a1 01 82 02 03")).root, options: .init(indent: 2))
         #expect(pretty == "{\n  1: [\n    2,\n    3\n  ]\n}")
         #expect(CBORDiagnostic.describe(try CBORDocument(decoding: h("fb 7e37e43c8800759c")).root) == "1.0e+300")
     }
@@ -326,7 +390,8 @@ struct CBORDecodeTests {
     @Test("Dates: tdate and full-date parsing, and formatting")
     func dates() throws {
         #expect(MdocDate.parseDateTime("2024-02-29T23:59:59Z").map(MdocDate.formatDateTime) == "2024-02-29T23:59:59Z")
-        #expect(MdocDate.parseDateTime("2024-01-01T01:00:00+01:00").map(MdocDate.formatDateTime) == "2024-01-01T00:00:00Z")
+        #expect(
+            MdocDate.parseDateTime("2024-01-01T01:00:00+01:00").map(MdocDate.formatDateTime) == "2024-01-01T00:00:00Z")
         #expect(MdocDate.parseDateTime("2023-02-29T00:00:00Z") == nil)
         #expect(MdocDate.parseDateTime("2023-01-01 00:00:00Z") == nil)
         #expect(MdocDate.parseDateTime("2023-01-01T00:00:00") == nil)
@@ -338,7 +403,9 @@ struct CBORDecodeTests {
 
 @Suite("CBOR: heads written into caller buffers")
 struct CBORHeadWriterTests {
-    @Test("writeHead(at:) and writeText(at:) produce the same bytes and lengths as the array writer, at every length boundary")
+    @Test(
+        "writeHead(at:) and writeText(at:) produce the same bytes and lengths as the array writer, at every length boundary"
+    )
     func heads() {
         let values: [UInt64] = [0, 1, 23, 24, 255, 256, 65535, 65536, 0xffff_ffff, 0x1_0000_0000, UInt64.max]
         for major: UInt8 in [0, 2, 3, 4, 5, 6] {
@@ -346,7 +413,9 @@ struct CBORHeadWriterTests {
                 var w = CBORWriter()
                 w.writeHead(major: major, argument: v)
                 var buf = [UInt8](repeating: 0xee, count: 12)
-                let n = buf.withUnsafeMutableBufferPointer { CBORWriter.writeHead(major: major, argument: v, at: $0.baseAddress!) }
+                let n = buf.withUnsafeMutableBufferPointer {
+                    CBORWriter.writeHead(major: major, argument: v, at: $0.baseAddress!)
+                }
                 #expect(n == w.bytes.count && n == CBORWriter.headLength(v), "major \(major) value \(v)")
                 #expect(Array(buf[..<n]) == w.bytes, "major \(major) value \(v)")
                 #expect(buf[n...].allSatisfy { $0 == 0xee }, "wrote past the head: major \(major) value \(v)")
@@ -357,7 +426,9 @@ struct CBORHeadWriterTests {
             w.writeText(text)
             var buf = [UInt8](repeating: 0, count: w.bytes.count)
             let utf8 = Array(text.utf8)
-            let n = buf.withUnsafeMutableBufferPointer { out in utf8.withUnsafeBufferPointer { CBORWriter.writeText($0, at: out.baseAddress!) } }
+            let n = buf.withUnsafeMutableBufferPointer { out in
+                utf8.withUnsafeBufferPointer { CBORWriter.writeText($0, at: out.baseAddress!) }
+            }
             #expect(n == w.bytes.count && buf == w.bytes)
         }
     }

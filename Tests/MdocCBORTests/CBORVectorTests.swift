@@ -14,7 +14,11 @@ struct CBORVectorTests {
 
     static func appendixA() throws -> [AppendixAEntry] {
         let arr = try SharedVectors.json("cbor/appendix_a.json") as! [[String: Any]]
-        return arr.map { AppendixAEntry(hex: $0["hex"] as! String, roundtrip: $0["roundtrip"] as! Bool, decoded: $0["decoded"], diagnostic: $0["diagnostic"] as? String) }
+        return arr.map {
+            AppendixAEntry(
+                hex: $0["hex"] as! String, roundtrip: $0["roundtrip"] as! Bool, decoded: $0["decoded"],
+                diagnostic: $0["diagnostic"] as? String)
+        }
     }
 
     /// Compares a decoded item with the JSON value from the vector file.
@@ -35,13 +39,16 @@ struct CBORVectorTests {
             if item.type == .simple { return item.boolValue != nil && item.boolValue == n.boolValue }
             if item.type == .float {
                 // JSON readers may round long decimals; compare floats to 1e-15 relative.
-                let a = item.doubleValue!, b = n.doubleValue
+                let a = item.doubleValue!
+                let b = n.doubleValue
                 return a == b || abs(a - b) <= 1e-15 * abs(a)
             }
             // Integers: JSON parsing may widen large ones to Double; compare exactly through the
             // textual form where possible.
             if item.type == .unsignedInt {
-                if let u = UInt64(exactly: n.doubleValue), n.doubleValue < 1.8e19, Double(item.argument) == Double(u) { return true }
+                if let u = UInt64(exactly: n.doubleValue), n.doubleValue < 1.8e19, Double(item.argument) == Double(u) {
+                    return true
+                }
                 return n.stringValue == String(item.argument) || Double(item.argument) == n.doubleValue
             }
             if item.type == .negativeInt {
@@ -53,10 +60,14 @@ struct CBORVectorTests {
         }
     }
 
-    @Test("Appendix A: every example decodes to its value; preferred ones re-encode byte for byte; diagnostics match", .enabled(if: SharedVectors.runnable, SharedVectors.skipNote))
+    @Test(
+        "Appendix A: every example decodes to its value; preferred ones re-encode byte for byte; diagnostics match",
+        .enabled(if: SharedVectors.runnable, SharedVectors.skipNote))
     func appendixAExamples() throws {
         let entries = try Self.appendixA()
-        var decodedCount = 0, roundTrips = 0, diags = 0
+        var decodedCount = 0
+        var roundTrips = 0
+        var diags = 0
         for e in entries {
             let bytes = try Hex.decode(e.hex)
             if e.hex == "f818" {
@@ -80,23 +91,33 @@ struct CBORVectorTests {
             if e.roundtrip {
                 #expect(Hex.encode(reencoded) == e.hex, "re-encoding of \(e.hex)")
                 // Preferred-form examples must also pass the strict decoder.
-                #expect(throws: Never.self) { try CBORDocument(decoding: bytes, options: .init(requirePreferredEncoding: true)) }
+                #expect(throws: Never.self) {
+                    try CBORDocument(decoding: bytes, options: .init(requirePreferredEncoding: true))
+                }
                 roundTrips += 1
             } else {
                 // Non-preferred examples: the re-encoding differs, is preferred, and means the same.
                 #expect(Hex.encode(reencoded) != e.hex)
                 let again = try CBORDocument(decoding: reencoded, options: .init(requirePreferredEncoding: true))
-                let same = CBORValue(again.root).encoded() == CBORValue(doc.root).encoded() || (doc.root.doubleValue?.isNaN ?? false)
+                let same =
+                    CBORValue(again.root).encoded() == CBORValue(doc.root).encoded()
+                    || (doc.root.doubleValue?.isNaN ?? false)
                 #expect(same, "meaning changed for \(e.hex)")
-                #expect(throws: CBORError.self) { try CBORDocument(decoding: bytes, options: .init(requirePreferredEncoding: true)) }
+                #expect(throws: CBORError.self) {
+                    try CBORDocument(decoding: bytes, options: .init(requirePreferredEncoding: true))
+                }
             }
             decodedCount += 1
         }
-        print("Appendix A: \(decodedCount) decoded, \(roundTrips) re-encoded byte for byte, \(diags) diagnostics compared, 1 (f818) rejected per RFC 8949")
+        print(
+            "Appendix A: \(decodedCount) decoded, \(roundTrips) re-encoded byte for byte, \(diags) diagnostics compared, 1 (f818) rejected per RFC 8949"
+        )
         #expect(decodedCount == 81)
     }
 
-    @Test("Appendix F.1: all 94 not-well-formed inputs are rejected with the right error kind", .enabled(if: SharedVectors.runnable, SharedVectors.skipNote))
+    @Test(
+        "Appendix F.1: all 94 not-well-formed inputs are rejected with the right error kind",
+        .enabled(if: SharedVectors.runnable, SharedVectors.skipNote))
     func appendixF1() throws {
         let root = try SharedVectors.json("cbor/rfc8949_appendix_f1_not_well_formed.json") as! [String: Any]
         let cats = root["categories"] as! [[String: Any]]
@@ -122,7 +143,9 @@ struct CBORVectorTests {
         #expect(n == 94)
     }
 
-    @Test("Every truncation of every Appendix A example is rejected; every one-byte extension is trailing data", .enabled(if: SharedVectors.runnable, SharedVectors.skipNote))
+    @Test(
+        "Every truncation of every Appendix A example is rejected; every one-byte extension is trailing data",
+        .enabled(if: SharedVectors.runnable, SharedVectors.skipNote))
     func truncationsAndTrailing() throws {
         var n = 0
         for e in try Self.appendixA() where e.hex != "f818" {

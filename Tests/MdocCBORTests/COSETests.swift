@@ -21,13 +21,21 @@ struct COSETests {
     ]
 
     static func key(_ jwk: [String: Any]) throws -> COSEKey {
-        let crv: COSEKey.Curve = switch jwk["crv"] as! String { case "P-256": .p256; case "P-384": .p384; default: .p521 }
+        let crv: COSEKey.Curve =
+            switch jwk["crv"] as! String {
+            case "P-256": .p256
+            case "P-384": .p384
+            default: .p521
+            }
         return try COSEKey(curve: crv, x: base64url(jwk["x"] as! String), y: base64url(jwk["y"] as! String))
     }
 
-    @Test("Every Sign1 pass case verifies over a Sig_structure equal to ToBeSign; every fail case fails", .enabled(if: SharedVectors.runnable, SharedVectors.skipNote))
+    @Test(
+        "Every Sign1 pass case verifies over a Sig_structure equal to ToBeSign; every fail case fails",
+        .enabled(if: SharedVectors.runnable, SharedVectors.skipNote))
     func coseWGSign1() throws {
-        var pass = 0, fail = 0
+        var pass = 0
+        var fail = 0
         for file in Self.sign1Files {
             let j = try SharedVectors.json("cose/" + file) as! [String: Any]
             let input = j["input"] as! [String: Any]
@@ -65,7 +73,9 @@ struct COSETests {
         #expect(pass == 8 && fail == 6)
     }
 
-    @Test("Sign and verify round trip on every curve, attached and detached, tagged and untagged", arguments: [COSEKey.Curve.p256, .p384, .p521, .ed25519])
+    @Test(
+        "Sign and verify round trip on every curve, attached and detached, tagged and untagged",
+        arguments: [COSEKey.Curve.p256, .p384, .p521, .ed25519])
     func roundTrip(curve: COSEKey.Curve) throws {
         let signer = try SoftwareSigner.generate(curve: curve)
         let payload = Array("payload".utf8)
@@ -78,12 +88,16 @@ struct COSETests {
                 try m.verify(key: signer.publicKey, detachedPayload: detached ? payload : nil)
                 // Tampered payload fails.
                 if detached {
-                    #expect(throws: COSEError.verificationFailed) { try m.verify(key: signer.publicKey, detachedPayload: payload + [0]) }
+                    #expect(throws: COSEError.verificationFailed) {
+                        try m.verify(key: signer.publicKey, detachedPayload: payload + [0])
+                    }
                     #expect(throws: COSEError.payloadMismatch) { try m.verify(key: signer.publicKey) }
                 }
                 // Wrong key fails.
                 let other = try SoftwareSigner.generate(curve: curve)
-                #expect(throws: COSEError.verificationFailed) { try m.verify(key: other.publicKey, detachedPayload: detached ? payload : nil) }
+                #expect(throws: COSEError.verificationFailed) {
+                    try m.verify(key: other.publicKey, detachedPayload: detached ? payload : nil)
+                }
             }
         }
     }
@@ -103,23 +117,43 @@ struct COSETests {
         // Cut the signature to 63 bytes: re-encode the last bstr.
         let m = try COSESign1(encoded: bytes)
         var w = CBORWriter()
-        w.writeArrayHeader(count: 4); w.writeBytes(m.headers.protectedBytes); w.writeMapHeader(count: 0); w.writeBytes([1]); w.writeBytes(m.signature.dropLast())
-        #expect(throws: COSEError.invalidSignatureLength) { try COSESign1(encoded: w.bytes).verify(key: signer.publicKey) }
+        w.writeArrayHeader(count: 4)
+        w.writeBytes(m.headers.protectedBytes)
+        w.writeMapHeader(count: 0)
+        w.writeBytes([1])
+        w.writeBytes(m.signature.dropLast())
+        #expect(throws: COSEError.invalidSignatureLength) {
+            try COSESign1(encoded: w.bytes).verify(key: signer.publicKey)
+        }
         // Unknown alg (-999) in the protected header.
         var w2 = CBORWriter()
-        w2.writeArrayHeader(count: 4); w2.writeBytes(h("a1 01 3903e6")); w2.writeMapHeader(count: 0); w2.writeBytes([1]); w2.writeBytes(m.signature)
-        #expect(throws: COSEError.unsupportedAlgorithm) { try COSESign1(encoded: w2.bytes).verify(key: signer.publicKey) }
+        w2.writeArrayHeader(count: 4)
+        w2.writeBytes(h("a1 01 3903e6"))
+        w2.writeMapHeader(count: 0)
+        w2.writeBytes([1])
+        w2.writeBytes(m.signature)
+        #expect(throws: COSEError.unsupportedAlgorithm) {
+            try COSESign1(encoded: w2.bytes).verify(key: signer.publicKey)
+        }
         // ESP256 with a P-384 key: mismatch.
         let p384 = try SoftwareSigner.generate(curve: .p384)
         var w3 = CBORWriter()
-        w3.writeArrayHeader(count: 4); w3.writeBytes(h("a1 01 28")); w3.writeMapHeader(count: 0); w3.writeBytes([1]); w3.writeBytes(m.signature)
+        w3.writeArrayHeader(count: 4)
+        w3.writeBytes(h("a1 01 28"))
+        w3.writeMapHeader(count: 0)
+        w3.writeBytes([1])
+        w3.writeBytes(m.signature)
         #expect(throws: COSEError.keyAlgorithmMismatch) { try COSESign1(encoded: w3.bytes).verify(key: p384.publicKey) }
         // Not an array of 4.
-        #expect(throws: COSEError.malformed("COSE_Sign1 is not an array of 4")) { try COSESign1(encoded: h("83 40 a0 f6")) }
+        #expect(throws: COSEError.malformed("COSE_Sign1 is not an array of 4")) {
+            try COSESign1(encoded: h("83 40 a0 f6"))
+        }
         // Wrong tag.
         #expect(throws: COSEError.self) { try COSESign1(encoded: h("d1 84 40 a0 f6 40")) }
         // Label in both buckets.
-        #expect(throws: COSEError.malformed("header label in both buckets")) { try COSESign1(encoded: h("84 43 a10126 a10126 f6 40")) }
+        #expect(throws: COSEError.malformed("header label in both buckets")) {
+            try COSESign1(encoded: h("84 43 a10126 a10126 f6 40"))
+        }
         bytes[bytes.count - 1] ^= 1
         #expect(throws: COSEError.verificationFailed) { try COSESign1(encoded: bytes).verify(key: signer.publicKey) }
     }
@@ -146,7 +180,9 @@ struct COSETests {
         let m = try COSEMac0(doc.root)
         try m.verify(key: key, detachedPayload: [9, 9])
         #expect(throws: COSEError.verificationFailed) { try m.verify(key: key, detachedPayload: [9, 8]) }
-        #expect(throws: COSEError.verificationFailed) { try m.verify(key: [UInt8](repeating: 8, count: 32), detachedPayload: [9, 9]) }
+        #expect(throws: COSEError.verificationFailed) {
+            try m.verify(key: [UInt8](repeating: 8, count: 32), detachedPayload: [9, 9])
+        }
     }
 
     @Test("COSE_Key: validation of lengths, curves, off-curve points, compressed form and private material")
@@ -156,18 +192,34 @@ struct COSETests {
         let round = try COSEKey(encoded: k.encoded())
         #expect(round == k)
         #expect(throws: COSEError.self) { try COSEKey(curve: .p256, x: Array(k.x.dropLast()), y: k.y!) }
-        var badY = k.y!; badY[31] ^= 1
+        var badY = k.y!
+        badY[31] ^= 1
         #expect(throws: COSEError.invalidKey("point not on curve")) { try COSEKey(curve: .p256, x: k.x, y: badY) }
-        #expect(throws: COSEError.self) { try COSEKey(curve: .p256, x: [UInt8](repeating: 0, count: 32), y: [UInt8](repeating: 0, count: 32)) }
+        #expect(throws: COSEError.self) {
+            try COSEKey(curve: .p256, x: [UInt8](repeating: 0, count: 32), y: [UInt8](repeating: 0, count: 32))
+        }
         // Coordinates ≥ p are rejected.
         #expect(throws: COSEError.self) { try COSEKey(curve: .p256, x: [UInt8](repeating: 0xff, count: 32), y: k.y!) }
         // Compressed form (y = true) and private key material.
-        var w = CBORWriter(); w.write(.map([.init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(k.x)), .init(.int(-3), .bool(true))]))
+        var w = CBORWriter()
+        w.write(
+            .map([
+                .init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(k.x)),
+                .init(.int(-3), .bool(true)),
+            ]))
         #expect(throws: COSEError.invalidKey("compressed point")) { try COSEKey(encoded: w.bytes) }
-        var w2 = CBORWriter(); w2.write(.map([.init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(k.x)), .init(.int(-3), .bytes(k.y!)), .init(.int(-4), .bytes([1]))]))
-        #expect(throws: COSEError.invalidKey("private key material in a public COSE_Key")) { try COSEKey(encoded: w2.bytes) }
+        var w2 = CBORWriter()
+        w2.write(
+            .map([
+                .init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(k.x)),
+                .init(.int(-3), .bytes(k.y!)), .init(.int(-4), .bytes([1])),
+            ]))
+        #expect(throws: COSEError.invalidKey("private key material in a public COSE_Key")) {
+            try COSEKey(encoded: w2.bytes)
+        }
         // Wrong kty/crv pairing.
-        var w3 = CBORWriter(); w3.write(.map([.init(.int(1), .int(1)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(k.x))]))
+        var w3 = CBORWriter()
+        w3.write(.map([.init(.int(1), .int(1)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(k.x))]))
         #expect(throws: COSEError.invalidKey("unsupported crv")) { try COSEKey(encoded: w3.bytes) }
         // PKCS#8 PEM round trip of the signer.
         let pem = try signer.pkcs8PEM()
@@ -178,7 +230,9 @@ struct COSETests {
 
 @Suite("COSE: software signer key loading")
 struct SignerLoadingTests {
-    @Test("PKCS#8 PEM and DER load on P-256, P-384, P-521 and Ed25519; garbage is refused", arguments: [COSEKey.Curve.p256, .p384, .p521, .ed25519])
+    @Test(
+        "PKCS#8 PEM and DER load on P-256, P-384, P-521 and Ed25519; garbage is refused",
+        arguments: [COSEKey.Curve.p256, .p384, .p521, .ed25519])
     func loads(curve: COSEKey.Curve) throws {
         let s = try SoftwareSigner.generate(curve: curve)
         let pem = try s.pkcs8PEM()
@@ -194,7 +248,10 @@ struct SignerLoadingTests {
         }
         #expect(throws: COSEError.self) { try SoftwareSigner(encodedPrivateKey: der + [0]) }
         #expect(throws: COSEError.self) { try SoftwareSigner(encodedPrivateKey: Array(der.dropLast())) }
-        #expect(throws: COSEError.self) { try SoftwareSigner(encodedPrivateKey: Array("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n".utf8)) }
+        #expect(throws: COSEError.self) {
+            try SoftwareSigner(
+                encodedPrivateKey: Array("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n".utf8))
+        }
         if curve != .ed25519 {
             // An explicit fully specified algorithm is accepted when it matches the curve.
             let esp: COSEAlgorithm = curve == .p256 ? .esp256 : curve == .p384 ? .esp384 : .esp512
@@ -202,7 +259,9 @@ struct SignerLoadingTests {
             let m = try COSESign1.sign(payload: [4], detached: false, signer: s2)
             #expect(try COSESign1(encoded: m).algorithm() == esp)
             try COSESign1(encoded: m).verify(key: s.publicKey)
-            #expect(throws: COSEError.keyAlgorithmMismatch) { try SoftwareSigner(encodedPrivateKey: der, algorithm: .edDSA) }
+            #expect(throws: COSEError.keyAlgorithmMismatch) {
+                try SoftwareSigner(encodedPrivateKey: der, algorithm: .edDSA)
+            }
         }
     }
 }
@@ -212,7 +271,8 @@ struct CertificateCacheTests {
     @Test("Cache keys hash only the length and the last 32 bytes but compare the whole DER; empty input never crashes")
     func keys() throws {
         let tail = [UInt8](repeating: 0xab, count: 32)
-        let a = CertificateCache.Key(der: [1, 2, 3] + tail), b = CertificateCache.Key(der: [1, 2, 4] + tail)
+        let a = CertificateCache.Key(der: [1, 2, 3] + tail)
+        let b = CertificateCache.Key(der: [1, 2, 4] + tail)
         #expect(a.hashValue == b.hashValue)
         #expect(a != b)
         #expect(a == CertificateCache.Key(der: [1, 2, 3] + tail))
@@ -224,15 +284,20 @@ struct CertificateCacheTests {
         #expect(throws: COSEError.self) { try Certificate(der: []) }
     }
 
-    @Test("A certificate from the cache reports the same subject, validity, AKI and EKU as a fresh parse; a look-alike DER is not confused with it")
+    @Test(
+        "A certificate from the cache reports the same subject, validity, AKI and EKU as a fresh parse; a look-alike DER is not confused with it"
+    )
     func facts() throws {
         let now = Date(timeIntervalSince1970: 1_780_000_000)
-        let rootKey = try SoftwareSigner.generate(), leafKey = try SoftwareSigner.generate()
+        let rootKey = try SoftwareSigner.generate()
+        let leafKey = try SoftwareSigner.generate()
         let rootName = DistinguishedName(commonName: "Cache Root", country: "UT")
-        let root = try Certificate.issue(subject: rootName, publicKey: rootKey.publicKey, issuer: nil, issuerKey: rootKey, serial: 1,
-                                         notBefore: now - 86400, notAfter: now + 86400, profile: .readerRoot)
-        let leaf = try Certificate.issue(subject: .init(commonName: "Cache Reader"), publicKey: leafKey.publicKey, issuer: root, issuerKey: rootKey,
-                                         serial: 2, notBefore: now - 3600, notAfter: now + 3600, profile: .readerAuthentication)
+        let root = try Certificate.issue(
+            subject: rootName, publicKey: rootKey.publicKey, issuer: nil, issuerKey: rootKey, serial: 1,
+            notBefore: now - 86400, notAfter: now + 86400, profile: .readerRoot)
+        let leaf = try Certificate.issue(
+            subject: .init(commonName: "Cache Reader"), publicKey: leafKey.publicKey, issuer: root, issuerKey: rootKey,
+            serial: 2, notBefore: now - 3600, notAfter: now + 3600, profile: .readerAuthentication)
         let again = try Certificate(der: leaf.der)
         let fresh = try X509CertificateFacts.fresh(leaf.der)
         #expect(again.subject == fresh.subject && again.subject.contains("Cache Reader"))

@@ -9,43 +9,66 @@ struct DataModelTests {
     static let ns = "org.iso.18013.5.1"
 
     static func itemsRequest(_ elements: [String] = ["family_name"], extra: [CBORValue.MapEntry] = []) -> [UInt8] {
-        CBORValue.embedded(.map([
-            .init(.text("docType"), .text(docType)),
-            .init(.text("nameSpaces"), .map([.init(.text(ns), .map(elements.map { .init(.text($0), .bool(true)) }))])),
-        ] + extra)).encoded()
+        CBORValue.embedded(
+            .map(
+                [
+                    .init(.text("docType"), .text(docType)),
+                    .init(
+                        .text("nameSpaces"),
+                        .map([.init(.text(ns), .map(elements.map { .init(.text($0), .bool(true)) }))])),
+                ] + extra)
+        ).encoded()
     }
 
     /// Builds a DeviceRequest with the given top-level entries (values pre-encoded).
     static func request(version: String, docRequests: [[UInt8]], extra: [(String, [UInt8])] = []) -> [UInt8] {
         var w = CBORWriter()
         w.writeMapHeader(count: 2 + extra.count)
-        w.writeText("version"); w.writeText(version)
-        w.writeText("docRequests"); w.writeArrayHeader(count: docRequests.count)
+        w.writeText("version")
+        w.writeText(version)
+        w.writeText("docRequests")
+        w.writeArrayHeader(count: docRequests.count)
         for d in docRequests {
-            w.writeMapHeader(count: 1); w.writeText("itemsRequest"); w.writeRaw(d)
+            w.writeMapHeader(count: 1)
+            w.writeText("itemsRequest")
+            w.writeRaw(d)
         }
-        for (k, v) in extra { w.writeText(k); w.writeRaw(v) }
+        for (k, v) in extra {
+            w.writeText(k)
+            w.writeRaw(v)
+        }
         return w.bytes
     }
 
-    static let deviceRequestInfo = CBORValue.embedded(.map([
-        .init(.text("useCases"), .array([.map([
-            .init(.text("mandatory"), .bool(true)),
-            .init(.text("documentSets"), .array([.array([.unsigned(0)]), .array([.unsigned(1)])])),
-            .init(.text("purposeHints"), .map([.init(.text("org.iso.jtc1.sc17"), .int(2))])),
-        ])])),
-        .init(.text("futureKey"), .text("kept")),
-    ])).encoded()
+    static let deviceRequestInfo = CBORValue.embedded(
+        .map([
+            .init(
+                .text("useCases"),
+                .array([
+                    .map([
+                        .init(.text("mandatory"), .bool(true)),
+                        .init(.text("documentSets"), .array([.array([.unsigned(0)]), .array([.unsigned(1)])])),
+                        .init(.text("purposeHints"), .map([.init(.text("org.iso.jtc1.sc17"), .int(2))])),
+                    ])
+                ])),
+            .init(.text("futureKey"), .text("kept")),
+        ])
+    ).encoded()
 
     @Test("Version 1.1 honours deviceRequestInfo and readerAuthAll; 1.0 ignores them and says so")
     func versions() throws {
         let signer = try SoftwareSigner.generate()
         let items = [Self.itemsRequest(), Self.itemsRequest(["age_over_18"])]
-        let transcript = CBORValue.array([.null, .null, .array([.text("dcapi"), .bytes([UInt8](repeating: 1, count: 32))])]).encoded()
+        let transcript = CBORValue.array([
+            .null, .null, .array([.text("dcapi"), .bytes([UInt8](repeating: 1, count: 32))]),
+        ]).encoded()
         let info = try CBORDocument(decoding: Self.deviceRequestInfo).root.encodedBytes
-        let rab = MdocAuthentication.readerAuthenticationAllBytes(sessionTranscript: transcript, itemsRequestBytes: items.map { $0[...] }, deviceRequestInfoBytes: info)
+        let rab = MdocAuthentication.readerAuthenticationAllBytes(
+            sessionTranscript: transcript, itemsRequestBytes: items.map { $0[...] }, deviceRequestInfoBytes: info)
         let auth = try COSESign1.sign(payload: rab, detached: true, signer: signer)
-        var all = CBORWriter(); all.writeArrayHeader(count: 1); all.writeRaw(auth)
+        var all = CBORWriter()
+        all.writeArrayHeader(count: 1)
+        all.writeRaw(auth)
         let extra = [("deviceRequestInfo", Self.deviceRequestInfo), ("readerAuthAll", all.bytes)]
 
         let r11 = try DeviceRequest(encoded: Self.request(version: "1.1", docRequests: items, extra: extra))
@@ -57,14 +80,21 @@ struct DataModelTests {
         #expect(dri.item["futureKey"]?.stringValue == "kept")
         #expect(r11.readerAuthAll.count == 1)
         // readerAuthAll verifies over ReaderAuthenticationAll rebuilt from the exact received bytes.
-        let rebuilt = MdocAuthentication.readerAuthenticationAllBytes(sessionTranscript: transcript, itemsRequestBytes: r11.docRequests.map(\.itemsRequestBytes),
-                                                                      deviceRequestInfoBytes: dri.bytes)
+        let rebuilt = MdocAuthentication.readerAuthenticationAllBytes(
+            sessionTranscript: transcript, itemsRequestBytes: r11.docRequests.map(\.itemsRequestBytes),
+            deviceRequestInfoBytes: dri.bytes)
         try r11.readerAuthAll[0].verify(key: signer.publicKey, detachedPayload: rebuilt)
         // Covering the wrong items (only the first) fails.
-        let partial = MdocAuthentication.readerAuthenticationAllBytes(sessionTranscript: transcript, itemsRequestBytes: [r11.docRequests[0].itemsRequestBytes], deviceRequestInfoBytes: dri.bytes)
-        #expect(throws: COSEError.verificationFailed) { try r11.readerAuthAll[0].verify(key: signer.publicKey, detachedPayload: partial) }
+        let partial = MdocAuthentication.readerAuthenticationAllBytes(
+            sessionTranscript: transcript, itemsRequestBytes: [r11.docRequests[0].itemsRequestBytes],
+            deviceRequestInfoBytes: dri.bytes)
+        #expect(throws: COSEError.verificationFailed) {
+            try r11.readerAuthAll[0].verify(key: signer.publicKey, detachedPayload: partial)
+        }
         // With null instead of DeviceRequestInfoBytes the payload differs too.
-        let withNull = MdocAuthentication.readerAuthenticationAllBytes(sessionTranscript: transcript, itemsRequestBytes: r11.docRequests.map(\.itemsRequestBytes), deviceRequestInfoBytes: nil)
+        let withNull = MdocAuthentication.readerAuthenticationAllBytes(
+            sessionTranscript: transcript, itemsRequestBytes: r11.docRequests.map(\.itemsRequestBytes),
+            deviceRequestInfoBytes: nil)
         #expect(withNull != rebuilt)
 
         let r10 = try DeviceRequest(encoded: Self.request(version: "1.0", docRequests: items, extra: extra))
@@ -83,28 +113,91 @@ struct DataModelTests {
     static var badRequests: [BadRequest] {
         let ok = itemsRequest()
         func raw(_ v: CBORValue) -> [UInt8] { v.encoded() }
-        let outOfRange = CBORValue.embedded(.map([.init(.text("useCases"), .array([.map([
-            .init(.text("mandatory"), .bool(true)), .init(.text("documentSets"), .array([.array([.unsigned(5)])])),
-        ])]))])).encoded()
+        let outOfRange = CBORValue.embedded(
+            .map([
+                .init(
+                    .text("useCases"),
+                    .array([
+                        .map([
+                            .init(.text("mandatory"), .bool(true)),
+                            .init(.text("documentSets"), .array([.array([.unsigned(5)])])),
+                        ])
+                    ]))
+            ])
+        ).encoded()
         return [
             .init(name: "not a map", bytes: raw(.array([])), code: .wrongType, field: "DeviceRequest"),
-            .init(name: "missing version", bytes: raw(.map([.init(.text("docRequests"), .array([]))])), code: .missingField, field: "DeviceRequest.version"),
-            .init(name: "version 2.0", bytes: request(version: "2.0", docRequests: [ok]), code: .unsupportedVersion, field: "DeviceRequest.version"),
-            .init(name: "version garbage", bytes: request(version: "1.0-beta", docRequests: [ok]), code: .unsupportedVersion, field: "DeviceRequest.version"),
-            .init(name: "version as number", bytes: raw(.map([.init(.text("version"), .float(1.0)), .init(.text("docRequests"), .array([]))])), code: .wrongType, field: "DeviceRequest.version"),
-            .init(name: "empty docRequests", bytes: request(version: "1.0", docRequests: []), code: .invalidValue, field: "DeviceRequest.docRequests"),
-            .init(name: "itemsRequest not tag 24", bytes: request(version: "1.0", docRequests: [raw(.bytes([0xa0]))]), code: .wrongType, field: "DocRequest.itemsRequest"),
-            .init(name: "itemsRequest embeds malformed CBOR", bytes: request(version: "1.0", docRequests: [raw(.tagged(24, .bytes([0xa1, 0x01])))]), code: .cbor, field: "DocRequest.itemsRequest"),
-            .init(name: "docType missing", bytes: request(version: "1.0", docRequests: [raw(.embedded(.map([.init(.text("nameSpaces"), .map([]))])))]), code: .missingField, field: "ItemsRequest.docType"),
-            .init(name: "empty nameSpaces", bytes: request(version: "1.0", docRequests: [raw(.embedded(.map([.init(.text("docType"), .text("x")), .init(.text("nameSpaces"), .map([]))])))]), code: .invalidValue, field: "ItemsRequest.nameSpaces"),
-            .init(name: "intentToRetain not bool", bytes: request(version: "1.0", docRequests: [raw(.embedded(.map([.init(.text("docType"), .text("x")), .init(.text("nameSpaces"), .map([.init(.text("n"), .map([.init(.text("e"), .unsigned(1))]))]))])))]), code: .wrongType, field: "IntentToRetain"),
-            .init(name: "useCases pointing outside docRequests", bytes: request(version: "1.1", docRequests: [ok], extra: [("deviceRequestInfo", outOfRange)]), code: .invalidValue, field: "UseCase.documentSets"),
-            .init(name: "readerAuth not COSE_Sign1", bytes: {
-                var w = CBORWriter(); w.writeMapHeader(count: 2); w.writeText("version"); w.writeText("1.0")
-                w.writeText("docRequests"); w.writeArrayHeader(count: 1); w.writeMapHeader(count: 2)
-                w.writeText("itemsRequest"); w.writeRaw(ok); w.writeText("readerAuth"); w.writeArrayHeader(count: 0)
-                return w.bytes
-            }(), code: .cose, field: "DocRequest.readerAuth"),
+            .init(
+                name: "missing version", bytes: raw(.map([.init(.text("docRequests"), .array([]))])),
+                code: .missingField, field: "DeviceRequest.version"),
+            .init(
+                name: "version 2.0", bytes: request(version: "2.0", docRequests: [ok]), code: .unsupportedVersion,
+                field: "DeviceRequest.version"),
+            .init(
+                name: "version garbage", bytes: request(version: "1.0-beta", docRequests: [ok]),
+                code: .unsupportedVersion, field: "DeviceRequest.version"),
+            .init(
+                name: "version as number",
+                bytes: raw(.map([.init(.text("version"), .float(1.0)), .init(.text("docRequests"), .array([]))])),
+                code: .wrongType, field: "DeviceRequest.version"),
+            .init(
+                name: "empty docRequests", bytes: request(version: "1.0", docRequests: []), code: .invalidValue,
+                field: "DeviceRequest.docRequests"),
+            .init(
+                name: "itemsRequest not tag 24", bytes: request(version: "1.0", docRequests: [raw(.bytes([0xa0]))]),
+                code: .wrongType, field: "DocRequest.itemsRequest"),
+            .init(
+                name: "itemsRequest embeds malformed CBOR",
+                bytes: request(version: "1.0", docRequests: [raw(.tagged(24, .bytes([0xa1, 0x01])))]), code: .cbor,
+                field: "DocRequest.itemsRequest"),
+            .init(
+                name: "docType missing",
+                bytes: request(
+                    version: "1.0", docRequests: [raw(.embedded(.map([.init(.text("nameSpaces"), .map([]))])))]),
+                code: .missingField, field: "ItemsRequest.docType"),
+            .init(
+                name: "empty nameSpaces",
+                bytes: request(
+                    version: "1.0",
+                    docRequests: [
+                        raw(
+                            .embedded(
+                                .map([.init(.text("docType"), .text("x")), .init(.text("nameSpaces"), .map([]))])))
+                    ]), code: .invalidValue, field: "ItemsRequest.nameSpaces"),
+            .init(
+                name: "intentToRetain not bool",
+                bytes: request(
+                    version: "1.0",
+                    docRequests: [
+                        raw(
+                            .embedded(
+                                .map([
+                                    .init(.text("docType"), .text("x")),
+                                    .init(
+                                        .text("nameSpaces"),
+                                        .map([.init(.text("n"), .map([.init(.text("e"), .unsigned(1))]))])),
+                                ])))
+                    ]), code: .wrongType, field: "IntentToRetain"),
+            .init(
+                name: "useCases pointing outside docRequests",
+                bytes: request(version: "1.1", docRequests: [ok], extra: [("deviceRequestInfo", outOfRange)]),
+                code: .invalidValue, field: "UseCase.documentSets"),
+            .init(
+                name: "readerAuth not COSE_Sign1",
+                bytes: {
+                    var w = CBORWriter()
+                    w.writeMapHeader(count: 2)
+                    w.writeText("version")
+                    w.writeText("1.0")
+                    w.writeText("docRequests")
+                    w.writeArrayHeader(count: 1)
+                    w.writeMapHeader(count: 2)
+                    w.writeText("itemsRequest")
+                    w.writeRaw(ok)
+                    w.writeText("readerAuth")
+                    w.writeArrayHeader(count: 0)
+                    return w.bytes
+                }(), code: .cose, field: "DocRequest.readerAuth"),
         ]
     }
 
@@ -122,17 +215,25 @@ struct DataModelTests {
     @Test("Unknown keys are tolerated and kept; requestInfo (DocRequestInfo) is parsed")
     func unknownKeysAndRequestInfo() throws {
         let info: CBORValue = .map([
-            .init(.text("alternativeDataElements"), .array([.map([
-                .init(.text("requestedElement"), .array([.text(Self.ns), .text("age_over_18")])),
-                .init(.text("alternativeElementSets"), .array([.array([.array([.text(Self.ns), .text("birth_date")])])])),
-            ])])),
+            .init(
+                .text("alternativeDataElements"),
+                .array([
+                    .map([
+                        .init(.text("requestedElement"), .array([.text(Self.ns), .text("age_over_18")])),
+                        .init(
+                            .text("alternativeElementSets"),
+                            .array([.array([.array([.text(Self.ns), .text("birth_date")])])])),
+                    ])
+                ])),
             .init(.text("issuerIdentifiers"), .array([.bytes([1, 2, 3])])),
             .init(.text("uniqueDocSetRequired"), .bool(true)),
             .init(.text("maximumResponseSize"), .unsigned(65536)),
             .init(.text("somethingNew"), .unsigned(7)),
         ])
-        let items = Self.itemsRequest(["age_over_18"], extra: [.init(.text("requestInfo"), info), .init(.text("vendorKey"), .null)])
-        let r = try DeviceRequest(encoded: Self.request(version: "1.0", docRequests: [items], extra: [("unknownTop", [0xf5])]))
+        let items = Self.itemsRequest(
+            ["age_over_18"], extra: [.init(.text("requestInfo"), info), .init(.text("vendorKey"), .null)])
+        let r = try DeviceRequest(
+            encoded: Self.request(version: "1.0", docRequests: [items], extra: [("unknownTop", [0xf5])]))
         let ri = try #require(r.docRequests[0].itemsRequest.requestInfo)
         #expect(ri.alternativeDataElements.count == 1)
         #expect(ri.alternativeDataElements[0].requestedElement.identifier == "age_over_18")
@@ -149,145 +250,274 @@ struct DataModelTests {
     @Test("IssuerSigned: digest mismatch and unknown digestID are detected")
     func digestMismatch() throws {
         let signer = try SoftwareSigner.generate()
-        let item = CBORValue.embedded(.map([
-            .init(.text("digestID"), .unsigned(7)), .init(.text("random"), .bytes([1, 2])),
-            .init(.text("elementIdentifier"), .text("family_name")), .init(.text("elementValue"), .text("X")),
-        ])).encoded()
+        let item = CBORValue.embedded(
+            .map([
+                .init(.text("digestID"), .unsigned(7)), .init(.text("random"), .bytes([1, 2])),
+                .init(.text("elementIdentifier"), .text("family_name")), .init(.text("elementValue"), .text("X")),
+            ])
+        ).encoded()
         func issuerSigned(digest: [UInt8], id: UInt64) throws -> IssuerSigned {
             let mso: CBORValue = .map([
-                .init(.text("version"), .text("1.0")), .init(.text("digestAlgorithm"), .text("SHA-256")), .init(.text("docType"), .text(Self.docType)),
-                .init(.text("valueDigests"), .map([.init(.text(Self.ns), .map([.init(.unsigned(id), .bytes(digest))]))])),
+                .init(.text("version"), .text("1.0")), .init(.text("digestAlgorithm"), .text("SHA-256")),
+                .init(.text("docType"), .text(Self.docType)),
+                .init(
+                    .text("valueDigests"), .map([.init(.text(Self.ns), .map([.init(.unsigned(id), .bytes(digest))]))])),
                 .init(.text("deviceKeyInfo"), .map([.init(.text("deviceKey"), signer.publicKey.cborValue)])),
-                .init(.text("validityInfo"), .map([
-                    .init(.text("signed"), .tagged(0, .text("2026-01-01T00:00:00Z"))), .init(.text("validFrom"), .tagged(0, .text("2026-01-01T00:00:00Z"))),
-                    .init(.text("validUntil"), .tagged(0, .text("2027-01-01T00:00:00Z"))),
-                ])),
+                .init(
+                    .text("validityInfo"),
+                    .map([
+                        .init(.text("signed"), .tagged(0, .text("2026-01-01T00:00:00Z"))),
+                        .init(.text("validFrom"), .tagged(0, .text("2026-01-01T00:00:00Z"))),
+                        .init(.text("validUntil"), .tagged(0, .text("2027-01-01T00:00:00Z"))),
+                    ])),
             ])
             let auth = try COSESign1.sign(payload: CBORValue.embedded(mso).encoded(), detached: false, signer: signer)
             var w = CBORWriter()
-            w.writeMapHeader(count: 2); w.writeText("nameSpaces"); w.writeMapHeader(count: 1); w.writeText(Self.ns)
-            w.writeArrayHeader(count: 1); w.writeRaw(item); w.writeText("issuerAuth"); w.writeRaw(auth)
+            w.writeMapHeader(count: 2)
+            w.writeText("nameSpaces")
+            w.writeMapHeader(count: 1)
+            w.writeText(Self.ns)
+            w.writeArrayHeader(count: 1)
+            w.writeRaw(item)
+            w.writeText("issuerAuth")
+            w.writeRaw(auth)
             return try IssuerSigned(encoded: w.bytes)
         }
         let good = try issuerSigned(digest: MdocDigest.sha256(item), id: 7)
         try good.checkValueDigests(against: try good.mobileSecurityObject())
         let bad = try issuerSigned(digest: [UInt8](repeating: 0, count: 32), id: 7)
-        #expect(throws: MdocDataError(.digestMismatch, "IssuerSignedItemBytes")) { try bad.checkValueDigests(against: try bad.mobileSecurityObject()) }
+        #expect(throws: MdocDataError(.digestMismatch, "IssuerSignedItemBytes")) {
+            try bad.checkValueDigests(against: try bad.mobileSecurityObject())
+        }
         let missing = try issuerSigned(digest: MdocDigest.sha256(item), id: 8)
-        #expect(throws: MdocDataError(.digestMismatch, "IssuerSignedItem.digestID")) { try missing.checkValueDigests(against: try missing.mobileSecurityObject()) }
+        #expect(throws: MdocDataError(.digestMismatch, "IssuerSignedItem.digestID")) {
+            try missing.checkValueDigests(against: try missing.mobileSecurityObject())
+        }
         // The MSO's validity and device key are exposed.
         let mso = try good.mobileSecurityObject()
         #expect(mso.deviceKey == signer.publicKey)
         #expect(!mso.validityInfo.contains(MdocDate.parseDateTime("2025-06-01T00:00:00Z")!))
     }
 
-    @Test("DeviceResponse: deviceSignature and deviceMac forms, documentErrors, errors; both auth forms at once is refused")
+    @Test(
+        "DeviceResponse: deviceSignature and deviceMac forms, documentErrors, errors; both auth forms at once is refused"
+    )
     func deviceResponseForms() throws {
         func response(deviceAuth: CBORValue) -> [UInt8] {
             CBORValue.map([
                 .init(.text("version"), .text("1.0")), .init(.text("status"), .unsigned(0)),
                 .init(.text("documentErrors"), .array([.map([.init(.text("org.example.other"), .int(0))])])),
-                .init(.text("documents"), .array([.map([
-                    .init(.text("docType"), .text(Self.docType)),
-                    .init(.text("issuerSigned"), .map([.init(.text("issuerAuth"), .array([.bytes([0xa1, 0x01, 0x26]), .map([]), .bytes([0xa0]), .bytes([UInt8](repeating: 0, count: 64))]))])),
-                    .init(.text("deviceSigned"), .map([.init(.text("nameSpaces"), .tagged(24, .bytes([0xa0]))), .init(.text("deviceAuth"), deviceAuth)])),
-                    .init(.text("errors"), .map([.init(.text(Self.ns), .map([.init(.text("portrait"), .int(0))]))])),
-                ])])),
+                .init(
+                    .text("documents"),
+                    .array([
+                        .map([
+                            .init(.text("docType"), .text(Self.docType)),
+                            .init(
+                                .text("issuerSigned"),
+                                .map([
+                                    .init(
+                                        .text("issuerAuth"),
+                                        .array([
+                                            .bytes([0xa1, 0x01, 0x26]), .map([]), .bytes([0xa0]),
+                                            .bytes([UInt8](repeating: 0, count: 64)),
+                                        ]))
+                                ])),
+                            .init(
+                                .text("deviceSigned"),
+                                .map([
+                                    .init(.text("nameSpaces"), .tagged(24, .bytes([0xa0]))),
+                                    .init(.text("deviceAuth"), deviceAuth),
+                                ])),
+                            .init(
+                                .text("errors"),
+                                .map([.init(.text(Self.ns), .map([.init(.text("portrait"), .int(0))]))])),
+                        ])
+                    ])),
             ]).encoded()
         }
-        let sig = CBORValue.array([.bytes([0xa1, 0x01, 0x26]), .map([]), .null, .bytes([UInt8](repeating: 1, count: 64))])
-        let mac = CBORValue.array([.bytes([0xa1, 0x01, 0x05]), .map([]), .null, .bytes([UInt8](repeating: 1, count: 32))])
+        let sig = CBORValue.array([
+            .bytes([0xa1, 0x01, 0x26]), .map([]), .null, .bytes([UInt8](repeating: 1, count: 64)),
+        ])
+        let mac = CBORValue.array([
+            .bytes([0xa1, 0x01, 0x05]), .map([]), .null, .bytes([UInt8](repeating: 1, count: 32)),
+        ])
         let r1 = try DeviceResponse(encoded: response(deviceAuth: .map([.init(.text("deviceSignature"), sig)])))
-        guard case .signature = r1.documents[0].deviceSigned.deviceAuth else { Issue.record("expected signature"); return }
+        guard case .signature = r1.documents[0].deviceSigned.deviceAuth else {
+            Issue.record("expected signature")
+            return
+        }
         #expect(r1.documentErrors.first?.first?.docType == "org.example.other")
         #expect(r1.documents[0].errors.first?.element == "portrait")
         let r2 = try DeviceResponse(encoded: response(deviceAuth: .map([.init(.text("deviceMac"), mac)])))
-        guard case .mac = r2.documents[0].deviceSigned.deviceAuth else { Issue.record("expected mac"); return }
+        guard case .mac = r2.documents[0].deviceSigned.deviceAuth else {
+            Issue.record("expected mac")
+            return
+        }
         #expect(throws: MdocDataError(.invalidValue, "DeviceAuth")) {
-            try DeviceResponse(encoded: response(deviceAuth: .map([.init(.text("deviceSignature"), sig), .init(.text("deviceMac"), mac)])))
+            try DeviceResponse(
+                encoded: response(
+                    deviceAuth: .map([.init(.text("deviceSignature"), sig), .init(.text("deviceMac"), mac)])))
         }
     }
 
     @Test("DeviceRequest versions: \"<major>.<minor>\", ASCII digits only, one to four each")
     func versionStrings() {
-        let good: [(String, Int, Int)] = [("1.0", 1, 0), ("1.1", 1, 1), ("10.25", 10, 25), ("0001.0001", 1, 1), ("9999.9999", 9999, 9999)]
+        let good: [(String, Int, Int)] = [
+            ("1.0", 1, 0), ("1.1", 1, 1), ("10.25", 10, 25), ("0001.0001", 1, 1), ("9999.9999", 9999, 9999),
+        ]
         for (s, major, minor) in good {
             let v = DeviceRequest.parseVersion(s)
             #expect(v?.major == major && v?.minor == minor, "\(s)")
         }
-        for s in ["", "1", "1.", ".1", "1..0", "1.0.0", "+1.0", "-1.0", "1.-0", "1.0 ", " 1.0", "12345.0", "1.12345", "1,0", "\u{661}.\u{660}", "1.0\u{0}"] {
+        for s in [
+            "", "1", "1.", ".1", "1..0", "1.0.0", "+1.0", "-1.0", "1.-0", "1.0 ", " 1.0", "12345.0", "1.12345", "1,0",
+            "\u{661}.\u{660}", "1.0\u{0}",
+        ] {
             #expect(DeviceRequest.parseVersion(s) == nil, "\(s.debugDescription)")
         }
     }
-    @Test("ItemsRequest's element table: received order, namespaces grouped, chunked keys joined, same view from nameSpaces and forEachElement")
+    @Test(
+        "ItemsRequest's element table: received order, namespaces grouped, chunked keys joined, same view from nameSpaces and forEachElement"
+    )
     func itemsRequestElementTable() throws {
         // Hand-encoded so that keys can be indefinite-length text: "org.iso.18013.5.1" (definite) with
         // family_name (definite, true) and a chunked "age_" "over_18" (false); a chunked namespace
         // "x." "ns" with one chunked element "e" "1" (true).
         var w = CBORWriter()
         w.writeMapHeader(count: 2)
-        w.writeText("docType"); w.writeText(Self.docType)
-        w.writeText("nameSpaces"); w.writeMapHeader(count: 2)
-        w.writeText(Self.ns); w.writeMapHeader(count: 2)
-        w.writeText("family_name"); w.writeBool(true)
-        w.writeRaw([0x7f]); w.writeText("age_"); w.writeText("over_18"); w.writeRaw([0xff]); w.writeBool(false)
-        w.writeRaw([0x7f]); w.writeText("x."); w.writeText("ns"); w.writeRaw([0xff]); w.writeMapHeader(count: 1)
-        w.writeRaw([0x7f]); w.writeText("e"); w.writeText("1"); w.writeRaw([0xff]); w.writeBool(true)
+        w.writeText("docType")
+        w.writeText(Self.docType)
+        w.writeText("nameSpaces")
+        w.writeMapHeader(count: 2)
+        w.writeText(Self.ns)
+        w.writeMapHeader(count: 2)
+        w.writeText("family_name")
+        w.writeBool(true)
+        w.writeRaw([0x7f])
+        w.writeText("age_")
+        w.writeText("over_18")
+        w.writeRaw([0xff])
+        w.writeBool(false)
+        w.writeRaw([0x7f])
+        w.writeText("x.")
+        w.writeText("ns")
+        w.writeRaw([0xff])
+        w.writeMapHeader(count: 1)
+        w.writeRaw([0x7f])
+        w.writeText("e")
+        w.writeText("1")
+        w.writeRaw([0xff])
+        w.writeBool(true)
         let items = CBORValue.tagged(24, .bytes(w.bytes)).encoded()
         let r = try DeviceRequest(encoded: Self.request(version: "1.0", docRequests: [items]))
         let ir = r.docRequests[0].itemsRequest
         #expect(ir.elementCount == 3)
         let spaces = ir.nameSpaces
         #expect(spaces.map(\.name) == [Self.ns, "x.ns"])
-        #expect(spaces[0].elements == [.init(identifier: "family_name", intentToRetain: true), .init(identifier: "age_over_18", intentToRetain: false)])
+        #expect(
+            spaces[0].elements == [
+                .init(identifier: "family_name", intentToRetain: true),
+                .init(identifier: "age_over_18", intentToRetain: false),
+            ])
         #expect(spaces[1].elements == [.init(identifier: "e1", intentToRetain: true)])
         var seen = [(String, String, Bool)]()
-        ir.forEachElement { ns, id, retain in seen.append((String(decoding: ns, as: UTF8.self), String(decoding: id, as: UTF8.self), retain)) }
-        #expect(seen.map { "\($0.0)/\($0.1)/\($0.2)" } == ["\(Self.ns)/family_name/true", "\(Self.ns)/age_over_18/false", "x.ns/e1/true"])
+        ir.forEachElement { ns, id, retain in
+            seen.append((String(decoding: ns, as: UTF8.self), String(decoding: id, as: UTF8.self), retain))
+        }
+        #expect(
+            seen.map { "\($0.0)/\($0.1)/\($0.2)" } == [
+                "\(Self.ns)/family_name/true", "\(Self.ns)/age_over_18/false", "x.ns/e1/true",
+            ])
         // Definite keys only: the table points into the request's own buffer (no copy).
-        let plain = try DeviceRequest(encoded: Self.request(version: "1.0", docRequests: [Self.itemsRequest(["a", "b", "c"])]))
+        let plain = try DeviceRequest(
+            encoded: Self.request(version: "1.0", docRequests: [Self.itemsRequest(["a", "b", "c"])]))
         let pir = plain.docRequests[0].itemsRequest
-        #expect(pir.names.withUnsafeBufferPointer { $0.baseAddress } == pir.item.buffer.withUnsafeBufferPointer { $0.baseAddress })
+        #expect(
+            pir.names.withUnsafeBufferPointer { $0.baseAddress }
+                == pir.item.buffer.withUnsafeBufferPointer { $0.baseAddress })
         #expect(pir.nameSpaces.flatMap(\.elements).map(\.identifier) == ["a", "b", "c"])
     }
 
     @Test("ItemsRequest nameSpaces rules: text keys, non-empty maps of text keys to booleans")
     func itemsRequestRules() {
         func attempt(_ nameSpaces: CBORValue) -> MdocDataError? {
-            let items = CBORValue.embedded(.map([.init(.text("docType"), .text("d")), .init(.text("nameSpaces"), nameSpaces)])).encoded()
-            do { _ = try DeviceRequest(encoded: Self.request(version: "1.0", docRequests: [items])); return nil } catch { return error }
+            let items = CBORValue.embedded(
+                .map([.init(.text("docType"), .text("d")), .init(.text("nameSpaces"), nameSpaces)])
+            ).encoded()
+            do {
+                _ = try DeviceRequest(encoded: Self.request(version: "1.0", docRequests: [items]))
+                return nil
+            } catch { return error }
         }
-        #expect(attempt(.map([.init(.unsigned(1), .map([.init(.text("e"), .bool(true))]))])) == MdocDataError(.wrongType, "ItemsRequest.nameSpaces key"))
-        #expect(attempt(.map([.init(.text("n"), .array([]))])) == MdocDataError(.wrongType, "ItemsRequest.nameSpaces value"))
-        #expect(attempt(.map([.init(.text("n"), .map([]))])) == MdocDataError(.invalidValue, "ItemsRequest.nameSpaces value"))
-        #expect(attempt(.map([.init(.text("n"), .map([.init(.bytes([0x65]), .bool(true))]))])) == MdocDataError(.wrongType, "DataElementIdentifier"))
-        #expect(attempt(.map([.init(.text("n"), .map([.init(.text("e"), .null)]))])) == MdocDataError(.wrongType, "IntentToRetain"))
+        #expect(
+            attempt(.map([.init(.unsigned(1), .map([.init(.text("e"), .bool(true))]))]))
+                == MdocDataError(.wrongType, "ItemsRequest.nameSpaces key"))
+        #expect(
+            attempt(.map([.init(.text("n"), .array([]))])) == MdocDataError(.wrongType, "ItemsRequest.nameSpaces value")
+        )
+        #expect(
+            attempt(.map([.init(.text("n"), .map([]))]))
+                == MdocDataError(.invalidValue, "ItemsRequest.nameSpaces value"))
+        #expect(
+            attempt(.map([.init(.text("n"), .map([.init(.bytes([0x65]), .bool(true))]))]))
+                == MdocDataError(.wrongType, "DataElementIdentifier"))
+        #expect(
+            attempt(.map([.init(.text("n"), .map([.init(.text("e"), .null)]))]))
+                == MdocDataError(.wrongType, "IntentToRetain"))
         #expect(attempt(.array([])) == MdocDataError(.wrongType, "ItemsRequest.nameSpaces"))
         // The first rule broken, in received order, is the one reported (the encoder sorts keys: the
         // text key comes before the array key).
-        #expect(attempt(.map([.init(.text("n"), .map([.init(.text("e"), .unsigned(0))])), .init(.array([]), .map([]))])) == MdocDataError(.wrongType, "IntentToRetain"))
-        #expect(attempt(.map([.init(.text("n"), .map([.init(.text("e"), .bool(true))])), .init(.array([]), .map([]))])) == MdocDataError(.wrongType, "ItemsRequest.nameSpaces key"))
-        #expect(attempt(.map([.init(.text("n"), .map([.init(.text("e"), .bool(true))])), .init(.text("m"), .map([.init(.text("f"), .bool(false))]))])) == nil)
+        #expect(
+            attempt(.map([.init(.text("n"), .map([.init(.text("e"), .unsigned(0))])), .init(.array([]), .map([]))]))
+                == MdocDataError(.wrongType, "IntentToRetain"))
+        #expect(
+            attempt(.map([.init(.text("n"), .map([.init(.text("e"), .bool(true))])), .init(.array([]), .map([]))]))
+                == MdocDataError(.wrongType, "ItemsRequest.nameSpaces key"))
+        #expect(
+            attempt(
+                .map([
+                    .init(.text("n"), .map([.init(.text("e"), .bool(true))])),
+                    .init(.text("m"), .map([.init(.text("f"), .bool(false))])),
+                ])) == nil)
     }
 
-    @Test("One error shape: data-model and COSE errors carry a closed code, the rule, and the byte offset of what broke it")
+    @Test(
+        "One error shape: data-model and COSE errors carry a closed code, the rule, and the byte offset of what broke it"
+    )
     func errorOffsets() throws {
         // {"version": "1.0", "docRequests": {}}: docRequests' value (a map, not an array) starts at byte 25.
-        let bytes: [UInt8] = [0xa2, 0x67] + Array("version".utf8) + [0x63] + Array("1.0".utf8) + [0x6b] + Array("docRequests".utf8) + [0xa0]
-        do { _ = try DeviceRequest(encoded: bytes); Issue.record("accepted") } catch {
-            #expect(error.code == .wrongType && error.field == "DeviceRequest.docRequests" && error.offset == 25, "\(error)")
+        let bytes: [UInt8] =
+            [0xa2, 0x67] + Array("version".utf8) + [0x63] + Array("1.0".utf8) + [0x6b] + Array("docRequests".utf8) + [
+                0xa0
+            ]
+        do {
+            _ = try DeviceRequest(encoded: bytes)
+            Issue.record("accepted")
+        } catch {
+            #expect(
+                error.code == .wrongType && error.field == "DeviceRequest.docRequests" && error.offset == 25, "\(error)"
+            )
             #expect(error.description == "DeviceRequest.docRequests: wrongType at byte 25")
         }
         // A missing field names the map that lacks it (at byte 0).
-        do { _ = try DeviceRequest(encoded: [0xa0]); Issue.record("accepted") } catch {
+        do {
+            _ = try DeviceRequest(encoded: [0xa0])
+            Issue.record("accepted")
+        } catch {
             #expect(error.code == .missingField && error.offset == 0, "\(error)")
         }
         // A COSE_Sign1 cut short: the CBOR error's offset travels up.
         let sign1: [UInt8] = [0x84, 0x43, 0xa1, 0x01, 0x26, 0xa0, 0xf6, 0x58, 0x40, 0x01]
-        do { _ = try COSESign1(encoded: sign1); Issue.record("accepted") } catch {
+        do {
+            _ = try COSESign1(encoded: sign1)
+            Issue.record("accepted")
+        } catch {
             #expect(error.code == .cbor && error.cbor?.code == .truncated && error.offset != nil, "\(error)")
         }
-        do { _ = try COSESign1(encoded: [0x83, 0x40, 0xa0, 0xf6]); Issue.record("accepted") } catch {
+        do {
+            _ = try COSESign1(encoded: [0x83, 0x40, 0xa0, 0xf6])
+            Issue.record("accepted")
+        } catch {
             #expect(error == .malformed("COSE_Sign1 is not an array of 4") && error.code == .malformed)
         }
     }

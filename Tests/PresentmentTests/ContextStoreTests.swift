@@ -7,7 +7,7 @@ import TestSupport
 import TestWorld
 import MdocCBOR
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The credential context on disk: one writer at a time, nothing lost, keys private from their first
@@ -16,7 +16,8 @@ import Glibc
 struct ContextStoreTests {
     static func tempDir() throws -> URL {
         let u = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-store-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: u, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            at: u, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         return u
     }
 
@@ -26,7 +27,9 @@ struct ContextStoreTests {
     }
 
     /// Imports `entry` with its device key through a transaction, as the CLI does.
-    static func importEntry(_ world: TestWorld, _ entry: CredentialContext.Entry, into dir: URL, id: String? = nil) throws -> String {
+    static func importEntry(_ world: TestWorld, _ entry: CredentialContext.Entry, into dir: URL, id: String? = nil)
+        throws -> String
+    {
         var pem = Array(try world.deviceKeys[entry.deviceKeyReference]!.pkcs8PEM().utf8)
         var assigned = ""
         try CredentialContext.update(at: dir, create: true) { tx throws(AnnexCError) in
@@ -61,7 +64,9 @@ struct ContextStoreTests {
         #expect(try CredentialContext.load(from: dir)?.credentials.count == 4)
     }
 
-    @Test("A failed change leaves the snapshot untouched, removes only the keys it stored, and never a key another credential references")
+    @Test(
+        "A failed change leaves the snapshot untouched, removes only the keys it stored, and never a key another credential references"
+    )
     func failedImport() throws {
         let world = try TestWorld()
         let dir = try Self.tempDir()
@@ -80,7 +85,9 @@ struct ContextStoreTests {
                 tx.entries.append(.init(id: "b", issuerSigned: good.issuerSigned, deviceKeyReference: stored))
             }
         }
-        #expect(stored.hasPrefix("keys/a-") && stored.hasSuffix(".pem"), "an existing key file is never replaced: \(stored)")
+        #expect(
+            stored.hasPrefix("keys/a-") && stored.hasSuffix(".pem"), "an existing key file is never replaced: \(stored)"
+        )
         #expect(access(dir.appendingPathComponent(stored).path, F_OK) != 0, "the failed change's own key is removed")
         #expect(try Data(contentsOf: dir.appendingPathComponent("keys/a.pem")) == keyA)
         #expect(try Data(contentsOf: dir.appendingPathComponent("context.cbor")) == before)
@@ -96,7 +103,9 @@ struct ContextStoreTests {
         #expect(access(dir.appendingPathComponent("keys/c.pem").path, F_OK) != 0)
     }
 
-    @Test("Key files are created 0600 from the first byte; keys no snapshot references and temporaries of killed writers are removed by the next writer")
+    @Test(
+        "Key files are created 0600 from the first byte; keys no snapshot references and temporaries of killed writers are removed by the next writer"
+    )
     func keyFilesAndGarbage() throws {
         let world = try TestWorld()
         let dir = try Self.tempDir()
@@ -111,14 +120,22 @@ struct ContextStoreTests {
         #expect(Self.mode(dir.appendingPathComponent(".lock").path) == 0o600)
         // What killed writers leave: temporaries (with a dead pid) in both directories, an orphaned key.
         let deadPID = 999_999
-        let leftovers = [keys + "/.three.pem.\(deadPID).17.tmp", dir.path + "/.context.cbor.\(deadPID).42.tmp", keys + "/orphan.pem"]
-        for p in leftovers { #expect(FileManager.default.createFile(atPath: p, contents: Data("-----BEGIN PRIVATE KEY-----".utf8), attributes: [.posixPermissions: 0o600])) }
+        let leftovers = [
+            keys + "/.three.pem.\(deadPID).17.tmp", dir.path + "/.context.cbor.\(deadPID).42.tmp", keys + "/orphan.pem",
+        ]
+        for p in leftovers {
+            #expect(
+                FileManager.default.createFile(
+                    atPath: p, contents: Data("-----BEGIN PRIVATE KEY-----".utf8),
+                    attributes: [.posixPermissions: 0o600]))
+        }
         // Removing a credential removes its key once the snapshot no longer references it.
         try CredentialContext.update(at: dir) { tx in tx.entries.removeAll { $0.id == "one" } }
         for p in leftovers { #expect(access(p, F_OK) != 0, "\(p) survived") }
         #expect(access(keys + "/one.pem", F_OK) != 0)
         #expect(try FileManager.default.contentsOfDirectory(atPath: keys) == ["two.pem"])
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == [".lock", "context.cbor", "keys"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == [".lock", "context.cbor", "keys"])
         // A live writer's temporary (this process) is left alone.
         let mine = keys + "/.x.pem.\(getpid()).5.tmp"
         _ = FileManager.default.createFile(atPath: mine, contents: Data(), attributes: [.posixPermissions: 0o600])
@@ -127,7 +144,9 @@ struct ContextStoreTests {
         unlink(mine)
     }
 
-    @Test("The context directory must be the user's own and not writable by group or others; files are checked through their descriptor")
+    @Test(
+        "The context directory must be the user's own and not writable by group or others; files are checked through their descriptor"
+    )
     func directoryRules() throws {
         let world = try TestWorld()
         let dir = try Self.tempDir()
@@ -135,8 +154,12 @@ struct ContextStoreTests {
         _ = try Self.importEntry(world, try world.entry(id: "x"), into: dir, id: "x")
         for mode in [0o770, 0o702, 0o777] {
             chmod(dir.path, mode_t(mode))
-            expectRefusal(.contextInsecure, "context directory is writable by group or others") { try CredentialContext.load(from: dir) }
-            expectRefusal(.contextInsecure, "context directory is writable by group or others") { try CredentialContext.update(at: dir) { _ in } }
+            expectRefusal(.contextInsecure, "context directory is writable by group or others") {
+                try CredentialContext.load(from: dir)
+            }
+            expectRefusal(.contextInsecure, "context directory is writable by group or others") {
+                try CredentialContext.update(at: dir) { _ in }
+            }
         }
         chmod(dir.path, 0o755)
         #expect(try CredentialContext.load(from: dir)?.credentials.count == 1)
@@ -144,7 +167,9 @@ struct ContextStoreTests {
         if geteuid() == 0 {
             // Owned by another user (root can hand it over to nobody).
             chown(dir.path, 65534, 65534)
-            expectRefusal(.contextInsecure, "context directory is not owned by this user") { try CredentialContext.load(from: dir) }
+            expectRefusal(.contextInsecure, "context directory is not owned by this user") {
+                try CredentialContext.load(from: dir)
+            }
             chown(dir.path, 0, 0)
         }
         // A symbolic link in place of the snapshot is not followed.
@@ -154,7 +179,9 @@ struct ContextStoreTests {
         expectRefusal(.contextCorrupt, "context path is a symbolic link") { try CredentialContext.load(from: dir) }
     }
 
-    @Test("One writer at a time: a held lock makes a writer wait, then fail with contextBusy after its bound; it never proceeds unlocked")
+    @Test(
+        "One writer at a time: a held lock makes a writer wait, then fail with contextBusy after its bound; it never proceeds unlocked"
+    )
     func busyLock() throws {
         let world = try TestWorld()
         let dir = try Self.tempDir()
@@ -173,11 +200,14 @@ struct ContextStoreTests {
         let box = Box()
         let d = dir
         Thread.detachNewThread {
-            do { try CredentialContext.update(at: d, lockTimeout: 10) { tx in tx.entries[0].isCancelled = true } } catch { box.error = error }
+            do { try CredentialContext.update(at: d, lockTimeout: 10) { tx in tx.entries[0].isCancelled = true } } catch
+            { box.error = error }
             done.signal()
         }
         usleep(200_000)
-        #expect(try CredentialContext.load(from: dir)?.credentials[0].isCancelled == false, "the waiting writer must not proceed while the lock is held")
+        #expect(
+            try CredentialContext.load(from: dir)?.credentials[0].isCancelled == false,
+            "the waiting writer must not proceed while the lock is held")
         held.release()
         done.wait()
         #expect(box.error == nil)
@@ -197,9 +227,14 @@ struct ContextStoreTests {
         let ctx = try #require(try CredentialContext.load(from: dir))
         let engine = AnnexCEngine(context: ctx, configuration: .init(clock: { TestWorld.now }))
         let mdl = try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin)
-        _ = try AnnexCReader.openResponse(try engine.accept(rawRequest: mdl.rawRequest, origin: "https://verifier.example"), for: mdl, issuerRoots: [world.iaca], at: TestWorld.now)
-        let pid = try AnnexCReader.makeRequest(documents: [TestWorld.ask(TestWorld.pid, ["age_over_18"])], origin: TestWorld.origin)
-        expectRefusal(.keyUnavailable, "device key file not found") { try engine.accept(rawRequest: pid.rawRequest, origin: "https://verifier.example") }
+        _ = try AnnexCReader.openResponse(
+            try engine.accept(rawRequest: mdl.rawRequest, origin: "https://verifier.example"), for: mdl,
+            issuerRoots: [world.iaca], at: TestWorld.now)
+        let pid = try AnnexCReader.makeRequest(
+            documents: [TestWorld.ask(TestWorld.pid, ["age_over_18"])], origin: TestWorld.origin)
+        expectRefusal(.keyUnavailable, "device key file not found") {
+            try engine.accept(rawRequest: pid.rawRequest, origin: "https://verifier.example")
+        }
         // Once resolved, a key is kept for the snapshot's life.
         unlink(dir.appendingPathComponent("keys/m.pem").path)
         _ = try engine.accept(rawRequest: mdl.rawRequest, origin: "https://verifier.example")
@@ -213,11 +248,16 @@ struct ContextStoreTests {
         for id in ["a", "b", "c", "d"] { _ = try Self.importEntry(world, try world.entry(id: id), into: dir, id: id) }
         let anchors = try (0..<8).map { i -> Certificate in
             let k = try SoftwareSigner.generate()
-            return try Certificate.issue(subject: .init(commonName: "Root \(i)"), publicKey: k.publicKey, issuer: nil, issuerKey: k, serial: UInt64(i + 1),
-                                         notBefore: TestWorld.now - 86400, notAfter: TestWorld.now + 86400, profile: .readerRoot)
+            return try Certificate.issue(
+                subject: .init(commonName: "Root \(i)"), publicKey: k.publicKey, issuer: nil, issuerKey: k,
+                serial: UInt64(i + 1),
+                notBefore: TestWorld.now - 86400, notAfter: TestWorld.now + 86400, profile: .readerRoot)
         }
         let group = DispatchGroup()
-        final class Failures: @unchecked Sendable { let lock = NSLock(); var list = [String]() }
+        final class Failures: @unchecked Sendable {
+            let lock = NSLock()
+            var list = [String]()
+        }
         let failures = Failures()
         let d = dir
         for t in 0..<8 {
@@ -228,7 +268,9 @@ struct ContextStoreTests {
                     try CredentialContext.update(at: d) { tx in tx.readerTrust.trustAnchors.append(anchors[t]) }
                     if t < 4 { try CredentialContext.update(at: d) { tx in tx.entries[t].isCancelled = true } }
                 } catch {
-                    failures.lock.lock(); failures.list.append("\(t): \(error)"); failures.lock.unlock()
+                    failures.lock.lock()
+                    failures.list.append("\(t): \(error)")
+                    failures.lock.unlock()
                 }
                 group.leave()
             }

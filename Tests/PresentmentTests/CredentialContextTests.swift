@@ -20,7 +20,9 @@ struct CredentialContextTests {
         let keys = dir.appendingPathComponent("keys")
         try FileManager.default.createDirectory(at: keys, withIntermediateDirectories: true)
         let path = keys.appendingPathComponent(name).path
-        #expect(FileManager.default.createFile(atPath: path, contents: Data(try signer.pkcs8PEM().utf8), attributes: [.posixPermissions: mode]))
+        #expect(
+            FileManager.default.createFile(
+                atPath: path, contents: Data(try signer.pkcs8PEM().utf8), attributes: [.posixPermissions: mode]))
     }
 
     @Test("Write and load round trip through files: 0600, atomic, registration metadata, key files resolved")
@@ -29,11 +31,15 @@ struct CredentialContextTests {
         let dir = try Self.tempDir()
         defer { try? FileManager.default.removeItem(at: dir) }
         #expect(try CredentialContext.load(from: dir) == nil)
-        let e1 = try world.entry(id: "mdl"), e2 = try world.entry(id: "pid", docType: TestWorld.pid, cancelled: true)
+        let e1 = try world.entry(id: "mdl")
+        let e2 = try world.entry(id: "pid", docType: TestWorld.pid, cancelled: true)
         try Self.writeKey(world.deviceKeys["keys/mdl.pem"]!, to: dir, name: "mdl.pem")
         try Self.writeKey(world.deviceKeys["keys/pid.pem"]!, to: dir, name: "pid.pem")
-        let ctx = try CredentialContext(entries: [e1, e2], readerTrust: ReaderTrustPolicy(trustAnchors: [world.readerRoot], authorities: .only([[9, 9]]), requireReaderAuthentication: true),
-                                        keyResolver: FileKeyResolver(directory: dir))
+        let ctx = try CredentialContext(
+            entries: [e1, e2],
+            readerTrust: ReaderTrustPolicy(
+                trustAnchors: [world.readerRoot], authorities: .only([[9, 9]]), requireReaderAuthentication: true),
+            keyResolver: FileKeyResolver(directory: dir))
         try ctx.write(to: dir)
         let attrs = try FileManager.default.attributesOfItem(atPath: dir.appendingPathComponent("context.cbor").path)
         #expect((attrs[.posixPermissions] as! NSNumber).intValue & 0o777 == 0o600)
@@ -50,8 +56,15 @@ struct CredentialContextTests {
         #expect(loaded.credentials[0].element(ElementID(TestWorld.mDLNS, "family_name"))?.stringValue == "Mustermann")
         // A file-backed engine answers.
         let engine = AnnexCEngine(context: loaded, configuration: .init(clock: { TestWorld.now }))
-        let req = try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin, signing: world.perDocumentSigning)
-        expectRefusal(.untrustedReader, "docRequests[0].readerAuth: reader certificate authority is not in the holder's allowed authorities") { try engine.accept(rawRequest: req.rawRequest, origin: "https://verifier.example") }  // authority [9,9] refuses
+        let req = try AnnexCReader.makeRequest(
+            documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin, signing: world.perDocumentSigning)
+        expectRefusal(
+            .untrustedReader,
+            "docRequests[0].readerAuth: reader certificate authority is not in the holder's allowed authorities"
+        ) {
+            // Authority [9, 9] refuses.
+            try engine.accept(rawRequest: req.rawRequest, origin: "https://verifier.example")
+        }
         // Rewriting replaces the file whole.
         let again = try CredentialContext(entries: [e1], keyResolver: FileKeyResolver(directory: dir))
         try again.write(to: dir)
@@ -69,21 +82,33 @@ struct CredentialContextTests {
         let good = ctx.encoded()
         let file = dir.appendingPathComponent("context.cbor").path
         func load(_ bytes: [UInt8], mode: Int = 0o600) -> AnnexCError.Code? {
-            _ = FileManager.default.createFile(atPath: file, contents: Data(bytes), attributes: [.posixPermissions: mode])
+            _ = FileManager.default.createFile(
+                atPath: file, contents: Data(bytes), attributes: [.posixPermissions: mode])
             chmod(file, mode_t(mode))
-            do { _ = try CredentialContext.load(from: dir); return nil } catch { return error.code }
+            do {
+                _ = try CredentialContext.load(from: dir)
+                return nil
+            } catch { return error.code }
         }
         #expect(load(good) == nil)
         #expect(load(Array(good.prefix(good.count / 2))) == .contextCorrupt)
-        var flipped = good; flipped[good.count / 2] ^= 0xff
+        var flipped = good
+        flipped[good.count / 2] ^= 0xff
         #expect(load(flipped) != nil)
         #expect(load([]) == .contextCorrupt)
-        #expect(load(CBORValue.map([.init(.text("format"), .text("mdoc-respond-context")), .init(.text("version"), .unsigned(2))]).encoded()) == .contextCorrupt)
+        #expect(
+            load(
+                CBORValue.map([
+                    .init(.text("format"), .text("mdoc-respond-context")), .init(.text("version"), .unsigned(2)),
+                ]).encoded()) == .contextCorrupt)
         #expect(load(good, mode: 0o644) == .contextInsecure)
         // Keys are resolved when a credential first signs, not at load: a context with a bad key
         // loads, and only that credential refuses (keyUnavailable).
         func signing() -> AnnexCError.Code? {
-            do { _ = try CredentialContext.load(from: dir)?.credentials[0].signer(); return nil } catch { return error.code }
+            do {
+                _ = try CredentialContext.load(from: dir)?.credentials[0].signer()
+                return nil
+            } catch { return error.code }
         }
         // A device key that does not match the MSO.
         try Self.writeKey(try SoftwareSigner.generate(), to: dir, name: "mdl.pem")
@@ -102,15 +127,28 @@ struct CredentialContextTests {
         try Self.writeKey(world.deviceKeys["keys/mdl.pem"]!, to: dir, name: "mdl.pem")
         #expect(signing() == nil)
         // Key references must stay inside the context directory.
-        expectRefusal(.keyUnavailable, "device key reference must be a relative path inside the context directory") { try FileKeyResolver(directory: dir).signer(for: "../etc/key.pem") }
-        expectRefusal(.keyUnavailable, "device key reference must be a relative path inside the context directory") { try FileKeyResolver(directory: dir).signer(for: "/etc/key.pem") }
+        expectRefusal(.keyUnavailable, "device key reference must be a relative path inside the context directory") {
+            try FileKeyResolver(directory: dir).signer(for: "../etc/key.pem")
+        }
+        expectRefusal(.keyUnavailable, "device key reference must be a relative path inside the context directory") {
+            try FileKeyResolver(directory: dir).signer(for: "/etc/key.pem")
+        }
         // Validation before writing: an MSO docType mismatch and duplicate ids.
         expectRefusal(.contextCorrupt, "credential docTypes do not start with the MSO docType") {
-            try CredentialContext(entries: [.init(id: "x", docTypes: ["other"], issuerSigned: e1.issuerSigned, deviceKeyReference: e1.deviceKeyReference)], keyResolver: world.resolver)
+            try CredentialContext(
+                entries: [
+                    .init(
+                        id: "x", docTypes: ["other"], issuerSigned: e1.issuerSigned,
+                        deviceKeyReference: e1.deviceKeyReference)
+                ], keyResolver: world.resolver)
         }
-        expectRefusal(.contextCorrupt, "duplicate credential id") { try CredentialContext(entries: [e1, e1], keyResolver: world.resolver) }
+        expectRefusal(.contextCorrupt, "duplicate credential id") {
+            try CredentialContext(entries: [e1, e1], keyResolver: world.resolver)
+        }
         expectRefusal(.contextCorrupt) {
-            try CredentialContext(entries: [.init(id: "x", issuerSigned: [0xa0], deviceKeyReference: e1.deviceKeyReference)], keyResolver: world.resolver)
+            try CredentialContext(
+                entries: [.init(id: "x", issuerSigned: [0xa0], deviceKeyReference: e1.deviceKeyReference)],
+                keyResolver: world.resolver)
         }
     }
 }

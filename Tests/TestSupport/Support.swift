@@ -6,7 +6,9 @@ import Testing
 public enum Prerequisites {
     static let environment = ProcessInfo.processInfo.environment
     /// True under CI or `MDOC_REQUIRE_SHARED_VECTORS`.
-    public static let required: Bool = ["CI", "MDOC_REQUIRE_SHARED_VECTORS"].contains { !(environment[$0] ?? "").isEmpty }
+    public static let required: Bool = ["CI", "MDOC_REQUIRE_SHARED_VECTORS"].contains {
+        !(environment[$0] ?? "").isEmpty
+    }
 }
 
 /// Locates the third-party vectors: `$MDOC_SHARED_VECTORS`, else `../shared/vectors` beside the repo.
@@ -19,7 +21,8 @@ public enum SharedVectors {
             let u = URL(fileURLWithPath: configured)
             return FileManager.default.fileExists(atPath: u.path) ? u : nil
         }
-        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         let u = repo.deletingLastPathComponent().appendingPathComponent("shared/vectors")
         return FileManager.default.fileExists(atPath: u.path) ? u : nil
     }()
@@ -29,7 +32,8 @@ public enum SharedVectors {
     public static var runnable: Bool { root != nil || Prerequisites.required || configured != nil }
 
     /// Why a vector test is skipped.
-    public static let skipNote: Comment = "third-party vectors absent: place them at ../shared/vectors or set MDOC_SHARED_VECTORS"
+    public static let skipNote: Comment =
+        "third-party vectors absent: place them at ../shared/vectors or set MDOC_SHARED_VECTORS"
 
     public static func data(_ path: String) throws -> Data {
         guard let root else { throw VectorMissing(path: path) }
@@ -65,7 +69,10 @@ public enum Hex {
             }
         }
         var i = 0
-        while i < chars.count { out.append(try v(chars[i]) << 4 | v(chars[i + 1])); i += 2 }
+        while i < chars.count {
+            out.append(try v(chars[i]) << 4 | v(chars[i + 1]))
+            i += 2
+        }
         return out
     }
 

@@ -22,22 +22,43 @@ public enum HostileCatalogue {
 
     static func b64(_ v: CBORValue) -> String { Base64URL.encode(v.encoded()) }
     static func b64raw(_ b: [UInt8]) -> String { Base64URL.encode(b) }
-    public static func data(_ dr: String, _ ei: String) -> [UInt8] { Array("{\"deviceRequest\":\"\(dr)\",\"encryptionInfo\":\"\(ei)\"}".utf8) }
+    public static func data(_ dr: String, _ ei: String) -> [UInt8] {
+        Array("{\"deviceRequest\":\"\(dr)\",\"encryptionInfo\":\"\(ei)\"}".utf8)
+    }
 
     public static func requests(world: TestWorld) throws -> [Case] {
         let key = try HPKE.PrivateKey.generate(kem: .p256HKDFSHA256).publicKey.serialized
-        let x = Array(key[1..<33]), y = Array(key[33...])
-        let goodKey: CBORValue = .map([.init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(x)), .init(.int(-3), .bytes(y))])
-        let ei = b64(.array([.text("dcapi"), .map([.init(.text("nonce"), .bytes([1, 2, 3])), .init(.text("recipientPublicKey"), goodKey)])]))
-        let items: CBORValue = .embedded(.map([.init(.text("docType"), .text(TestWorld.mDL)),
-                                               .init(.text("nameSpaces"), .map([.init(.text(TestWorld.mDLNS), .map([.init(.text("family_name"), .bool(true))]))]))]))
+        let x = Array(key[1..<33])
+        let y = Array(key[33...])
+        let goodKey: CBORValue = .map([
+            .init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(x)), .init(.int(-3), .bytes(y)),
+        ])
+        let ei = b64(
+            .array([
+                .text("dcapi"),
+                .map([.init(.text("nonce"), .bytes([1, 2, 3])), .init(.text("recipientPublicKey"), goodKey)]),
+            ]))
+        let items: CBORValue = .embedded(
+            .map([
+                .init(.text("docType"), .text(TestWorld.mDL)),
+                .init(
+                    .text("nameSpaces"),
+                    .map([.init(.text(TestWorld.mDLNS), .map([.init(.text("family_name"), .bool(true))]))])),
+            ]))
         func dr(_ entries: [CBORValue.MapEntry]) -> String { b64(.map(entries)) }
-        let goodDR = dr([.init(.text("version"), .text("1.0")), .init(.text("docRequests"), .array([.map([.init(.text("itemsRequest"), items)])]))])
+        let goodDR = dr([
+            .init(.text("version"), .text("1.0")),
+            .init(.text("docRequests"), .array([.map([.init(.text("itemsRequest"), items)])])),
+        ])
         var cases = [Case]()
-        func add(_ name: String, _ json: [UInt8], _ code: AnnexCError.Code, origin: String = Self.origin, detail: String) {
+        func add(
+            _ name: String, _ json: [UInt8], _ code: AnnexCError.Code, origin: String = Self.origin, detail: String
+        ) {
             cases.append(Case(name: name, json: json, origin: origin, code: code, detail: detail))
         }
-        func addData(_ name: String, dr: String = goodDR, ei: String = ei, _ code: AnnexCError.Code, detail: String) { add(name, data(dr, ei), code, detail: detail) }
+        func addData(_ name: String, dr: String = goodDR, ei: String = ei, _ code: AnnexCError.Code, detail: String) {
+            add(name, data(dr, ei), code, detail: detail)
+        }
 
         // Envelope / JSON.
         add("empty input", [], .malformedRequest, detail: "JSON ends early")
@@ -47,187 +68,566 @@ public enum HostileCatalogue {
         add("JSON string", Array("\"x\"".utf8), .malformedRequest, detail: "request is not a JSON object")
         add("JSON number", Array("42".utf8), .malformedRequest, detail: "request is not a JSON object")
         add("unterminated object", Array("{\"deviceRequest\":".utf8), .malformedRequest, detail: "JSON ends early")
-        add("trailing garbage", data(goodDR, ei) + Array(" x".utf8), .malformedRequest, detail: "trailing bytes after the JSON value")
-        add("duplicate deviceRequest", Array("{\"deviceRequest\":\"\(goodDR)\",\"deviceRequest\":\"\(goodDR)\",\"encryptionInfo\":\"\(ei)\"}".utf8), .malformedRequest, detail: "duplicate JSON object key")
-        add("deep nesting 100000", Array(String(repeating: "[", count: 100_000).utf8), .malformedRequest, detail: "JSON nested too deeply")
-        add("deep object nesting (65 levels)", Array((String(repeating: "{\"a\":", count: 65) + "1" + String(repeating: "}", count: 65)).utf8), .malformedRequest,
+        add(
+            "trailing garbage", data(goodDR, ei) + Array(" x".utf8), .malformedRequest,
+            detail: "trailing bytes after the JSON value")
+        add(
+            "duplicate deviceRequest",
+            Array(
+                "{\"deviceRequest\":\"\(goodDR)\",\"deviceRequest\":\"\(goodDR)\",\"encryptionInfo\":\"\(ei)\"}".utf8),
+            .malformedRequest, detail: "duplicate JSON object key")
+        add(
+            "deep nesting 100000", Array(String(repeating: "[", count: 100_000).utf8), .malformedRequest,
+            detail: "JSON nested too deeply")
+        add(
+            "deep object nesting (65 levels)",
+            Array((String(repeating: "{\"a\":", count: 65) + "1" + String(repeating: "}", count: 65)).utf8),
+            .malformedRequest,
             detail: "nested too deeply")
-        add("org-iso-mdoc data nested 5 deep", Array("{\"protocol\":\"org-iso-mdoc\",\"data\":{\"deviceRequest\":\"\(goodDR)\",\"encryptionInfo\":\"\(ei)\",\"x\":[[[[0]]]]}}".utf8),
+        add(
+            "org-iso-mdoc data nested 5 deep",
+            Array(
+                "{\"protocol\":\"org-iso-mdoc\",\"data\":{\"deviceRequest\":\"\(goodDR)\",\"encryptionInfo\":\"\(ei)\",\"x\":[[[[0]]]]}}"
+                    .utf8),
             .malformedRequest, detail: "data nested too deeply")
-        add("org-iso-mdoc data with 65 members", Array(("{\"deviceRequest\":\"\(goodDR)\",\"encryptionInfo\":\"\(ei)\"" + (0..<63).map { ",\"m\($0)\":[0]" }.joined() + "}").utf8),
+        add(
+            "org-iso-mdoc data with 65 members",
+            Array(
+                ("{\"deviceRequest\":\"\(goodDR)\",\"encryptionInfo\":\"\(ei)\""
+                    + (0..<63).map { ",\"m\($0)\":[0]" }.joined() + "}").utf8),
             .malformedRequest, detail: "too many members")
-        add("requests with 1025 entries", Array(("{\"requests\":[" + Array(repeating: "0", count: 1025).joined(separator: ",") + "]}").utf8), .malformedRequest,
+        add(
+            "requests with 1025 entries",
+            Array(("{\"requests\":[" + Array(repeating: "0", count: 1025).joined(separator: ",") + "]}").utf8),
+            .malformedRequest,
             detail: "too many JSON array elements")
-        add("huge string", Array(("{\"deviceRequest\":\"" + String(repeating: "A", count: 300_000) + "\",\"encryptionInfo\":\"\(ei)\"}").utf8), .limitExceeded, detail: "request larger than the configured maximum")
-        add("invalid UTF-8 in JSON", [0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d], .malformedRequest, detail: "invalid UTF-8 in JSON string")
-        add("lone surrogate escape", Array("{\"deviceRequest\":\"\\ud800\",\"encryptionInfo\":\"\(ei)\"}".utf8), .malformedRequest, detail: "lone surrogate in JSON string")
-        add("control character in string", Array("{\"deviceRequest\":\"a\u{1}b\",\"encryptionInfo\":\"\(ei)\"}".utf8), .malformedRequest, detail: "control character in JSON string")
-        add("missing deviceRequest", Array("{\"encryptionInfo\":\"\(ei)\"}".utf8), .malformedRequest, detail: "data.deviceRequest missing")
-        add("missing encryptionInfo", Array("{\"deviceRequest\":\"\(goodDR)\"}".utf8), .malformedRequest, detail: "data.encryptionInfo missing")
-        add("deviceRequest is a number", Array("{\"deviceRequest\":1,\"encryptionInfo\":\"\(ei)\"}".utf8), .malformedRequest, detail: "data.deviceRequest is not a string")
-        add("deviceRequest is null", Array("{\"deviceRequest\":null,\"encryptionInfo\":\"\(ei)\"}".utf8), .malformedRequest, detail: "data.deviceRequest is not a string")
-        add("encryptionInfo is an object", Array("{\"deviceRequest\":\"\(goodDR)\",\"encryptionInfo\":{}}".utf8), .malformedRequest, detail: "data.encryptionInfo is not a string")
-        add("empty deviceRequest", Array("{\"deviceRequest\":\"\",\"encryptionInfo\":\"\(ei)\"}".utf8), .malformedRequest, detail: "data.deviceRequest is empty")
-        add("empty encryptionInfo", Array("{\"deviceRequest\":\"\(goodDR)\",\"encryptionInfo\":\"\"}".utf8), .malformedRequest, detail: "data.encryptionInfo is empty")
-        add("no org-iso-mdoc entry", Array("{\"requests\":[{\"protocol\":\"openid4vp-v1-signed\",\"data\":{}}]}".utf8), .unsupportedProtocol, detail: "no org-iso-mdoc entry in requests")
-        add("empty requests", Array("{\"requests\":[]}".utf8), .unsupportedProtocol, detail: "no org-iso-mdoc entry in requests")
+        add(
+            "huge string",
+            Array(
+                ("{\"deviceRequest\":\"" + String(repeating: "A", count: 300_000) + "\",\"encryptionInfo\":\"\(ei)\"}")
+                    .utf8), .limitExceeded, detail: "request larger than the configured maximum")
+        add(
+            "invalid UTF-8 in JSON", [0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d], .malformedRequest,
+            detail: "invalid UTF-8 in JSON string")
+        add(
+            "lone surrogate escape", Array("{\"deviceRequest\":\"\\ud800\",\"encryptionInfo\":\"\(ei)\"}".utf8),
+            .malformedRequest, detail: "lone surrogate in JSON string")
+        add(
+            "control character in string", Array("{\"deviceRequest\":\"a\u{1}b\",\"encryptionInfo\":\"\(ei)\"}".utf8),
+            .malformedRequest, detail: "control character in JSON string")
+        add(
+            "missing deviceRequest", Array("{\"encryptionInfo\":\"\(ei)\"}".utf8), .malformedRequest,
+            detail: "data.deviceRequest missing")
+        add(
+            "missing encryptionInfo", Array("{\"deviceRequest\":\"\(goodDR)\"}".utf8), .malformedRequest,
+            detail: "data.encryptionInfo missing")
+        add(
+            "deviceRequest is a number", Array("{\"deviceRequest\":1,\"encryptionInfo\":\"\(ei)\"}".utf8),
+            .malformedRequest, detail: "data.deviceRequest is not a string")
+        add(
+            "deviceRequest is null", Array("{\"deviceRequest\":null,\"encryptionInfo\":\"\(ei)\"}".utf8),
+            .malformedRequest, detail: "data.deviceRequest is not a string")
+        add(
+            "encryptionInfo is an object", Array("{\"deviceRequest\":\"\(goodDR)\",\"encryptionInfo\":{}}".utf8),
+            .malformedRequest, detail: "data.encryptionInfo is not a string")
+        add(
+            "empty deviceRequest", Array("{\"deviceRequest\":\"\",\"encryptionInfo\":\"\(ei)\"}".utf8),
+            .malformedRequest, detail: "data.deviceRequest is empty")
+        add(
+            "empty encryptionInfo", Array("{\"deviceRequest\":\"\(goodDR)\",\"encryptionInfo\":\"\"}".utf8),
+            .malformedRequest, detail: "data.encryptionInfo is empty")
+        add(
+            "no org-iso-mdoc entry", Array("{\"requests\":[{\"protocol\":\"openid4vp-v1-signed\",\"data\":{}}]}".utf8),
+            .unsupportedProtocol, detail: "no org-iso-mdoc entry in requests")
+        add(
+            "empty requests", Array("{\"requests\":[]}".utf8), .unsupportedProtocol,
+            detail: "no org-iso-mdoc entry in requests")
         add("unknown framing", Array("{\"foo\":1}".utf8), .malformedRequest, detail: "no recognised request framing")
-        add("requests entry without data", Array("{\"requests\":[{\"protocol\":\"org-iso-mdoc\"}]}".utf8), .malformedRequest, detail: "requests entry lacks data")
-        add("requests entry not an object (skipped: no org-iso-mdoc entry)", Array("{\"requests\":[1]}".utf8), .unsupportedProtocol, detail: "no org-iso-mdoc entry in requests")
-        add("requests not an array", Array("{\"requests\":{}}".utf8), .malformedRequest, detail: "requests is not an array")
-        add("digital not an object", Array("{\"digital\":[]}".utf8), .malformedRequest, detail: "digital is not an object")
-        add("protocol preview", Array("{\"protocol\":\"preview\",\"data\":{}}".utf8), .unsupportedProtocol, detail: "protocol is not org-iso-mdoc")
-        add("protocol with different case", Array("{\"protocol\":\"ORG-ISO-MDOC\",\"data\":\(String(decoding: data(goodDR, ei), as: UTF8.self))}".utf8), .unsupportedProtocol, detail: "protocol is not org-iso-mdoc")
+        add(
+            "requests entry without data", Array("{\"requests\":[{\"protocol\":\"org-iso-mdoc\"}]}".utf8),
+            .malformedRequest, detail: "requests entry lacks data")
+        add(
+            "requests entry not an object (skipped: no org-iso-mdoc entry)", Array("{\"requests\":[1]}".utf8),
+            .unsupportedProtocol, detail: "no org-iso-mdoc entry in requests")
+        add(
+            "requests not an array", Array("{\"requests\":{}}".utf8), .malformedRequest,
+            detail: "requests is not an array")
+        add(
+            "digital not an object", Array("{\"digital\":[]}".utf8), .malformedRequest,
+            detail: "digital is not an object")
+        add(
+            "protocol preview", Array("{\"protocol\":\"preview\",\"data\":{}}".utf8), .unsupportedProtocol,
+            detail: "protocol is not org-iso-mdoc")
+        add(
+            "protocol with different case",
+            Array("{\"protocol\":\"ORG-ISO-MDOC\",\"data\":\(String(decoding: data(goodDR, ei), as: UTF8.self))}".utf8),
+            .unsupportedProtocol, detail: "protocol is not org-iso-mdoc")
         add("data missing", Array("{\"protocol\":\"org-iso-mdoc\"}".utf8), .malformedRequest, detail: "data missing")
-        add("data not JSON string", Array("{\"protocol\":\"org-iso-mdoc\",\"data\":\"{nope\"}".utf8), .malformedRequest, detail: "data string is not JSON")
-        addData("non-base64url characters", dr: "+" + goodDR.dropFirst(), .malformedRequest, detail: "deviceRequest is not base64url")
-        addData("padding in the middle", dr: "ab=c" + goodDR, .malformedRequest, detail: "deviceRequest is not base64url")
+        add(
+            "data not JSON string", Array("{\"protocol\":\"org-iso-mdoc\",\"data\":\"{nope\"}".utf8), .malformedRequest,
+            detail: "data string is not JSON")
+        addData(
+            "non-base64url characters", dr: "+" + goodDR.dropFirst(), .malformedRequest,
+            detail: "deviceRequest is not base64url")
+        addData(
+            "padding in the middle", dr: "ab=c" + goodDR, .malformedRequest, detail: "deviceRequest is not base64url")
         addData("too much padding", dr: goodDR + "===", .malformedRequest, detail: "deviceRequest is not base64url")
         addData("impossible base64 length", dr: "A", .malformedRequest, detail: "deviceRequest is not base64url")
-        addData("encryptionInfo not base64url", ei: "!!!!", .malformedRequest, detail: "encryptionInfo is not base64url")
+        addData(
+            "encryptionInfo not base64url", ei: "!!!!", .malformedRequest, detail: "encryptionInfo is not base64url")
 
         // EncryptionInfo.
         func eiWith(_ v: CBORValue) -> String { b64(v) }
-        addData("EncryptionInfo wrong label", ei: eiWith(.array([.text("ARFEncryptionv2"), .map([.init(.text("nonce"), .bytes([1])), .init(.text("recipientPublicKey"), goodKey)])])), .invalidEncryptionInfo, detail: "EncryptionInfo[0] is not \"dcapi\"")
-        addData("EncryptionInfo missing nonce", ei: eiWith(.array([.text("dcapi"), .map([.init(.text("recipientPublicKey"), goodKey)])])), .invalidEncryptionInfo, detail: "nonce missing")
-        addData("EncryptionInfo missing key", ei: eiWith(.array([.text("dcapi"), .map([.init(.text("nonce"), .bytes([1]))])])), .invalidEncryptionInfo, detail: "recipientPublicKey missing")
-        addData("EncryptionInfo not an array", ei: eiWith(.map([])), .invalidEncryptionInfo, detail: "EncryptionInfo is not an array of 2")
-        addData("EncryptionInfo array of 1", ei: eiWith(.array([.text("dcapi")])), .invalidEncryptionInfo, detail: "EncryptionInfo is not an array of 2")
-        addData("EncryptionInfo not CBOR", ei: b64raw([0x1c]), .invalidEncryptionInfo, detail: "EncryptionInfo is not well-formed CBOR (malformedHead)")
-        addData("EncryptionInfo trailing bytes", ei: b64raw(CBORValue.array([.text("dcapi"), .map([])]).encoded() + [0]), .invalidEncryptionInfo, detail: "EncryptionInfo is not well-formed CBOR (trailingBytes)")
+        addData(
+            "EncryptionInfo wrong label",
+            ei: eiWith(
+                .array([
+                    .text("ARFEncryptionv2"),
+                    .map([.init(.text("nonce"), .bytes([1])), .init(.text("recipientPublicKey"), goodKey)]),
+                ])), .invalidEncryptionInfo, detail: "EncryptionInfo[0] is not \"dcapi\"")
+        addData(
+            "EncryptionInfo missing nonce",
+            ei: eiWith(.array([.text("dcapi"), .map([.init(.text("recipientPublicKey"), goodKey)])])),
+            .invalidEncryptionInfo, detail: "nonce missing")
+        addData(
+            "EncryptionInfo missing key",
+            ei: eiWith(.array([.text("dcapi"), .map([.init(.text("nonce"), .bytes([1]))])])), .invalidEncryptionInfo,
+            detail: "recipientPublicKey missing")
+        addData(
+            "EncryptionInfo not an array", ei: eiWith(.map([])), .invalidEncryptionInfo,
+            detail: "EncryptionInfo is not an array of 2")
+        addData(
+            "EncryptionInfo array of 1", ei: eiWith(.array([.text("dcapi")])), .invalidEncryptionInfo,
+            detail: "EncryptionInfo is not an array of 2")
+        addData(
+            "EncryptionInfo not CBOR", ei: b64raw([0x1c]), .invalidEncryptionInfo,
+            detail: "EncryptionInfo is not well-formed CBOR (malformedHead)")
+        addData(
+            "EncryptionInfo trailing bytes", ei: b64raw(CBORValue.array([.text("dcapi"), .map([])]).encoded() + [0]),
+            .invalidEncryptionInfo, detail: "EncryptionInfo is not well-formed CBOR (trailingBytes)")
         func keyCase(_ name: String, _ k: CBORValue, _ detail: String) {
-            addData("recipient key: \(name)", ei: eiWith(.array([.text("dcapi"), .map([.init(.text("nonce"), .bytes([1])), .init(.text("recipientPublicKey"), k)])])), .unsupportedRecipientKey,
-                    detail: detail)
+            addData(
+                "recipient key: \(name)",
+                ei: eiWith(
+                    .array([
+                        .text("dcapi"),
+                        .map([.init(.text("nonce"), .bytes([1])), .init(.text("recipientPublicKey"), k)]),
+                    ])), .unsupportedRecipientKey,
+                detail: detail)
         }
-        var offY = y; offY[31] ^= 1
-        keyCase("OKP X25519", .map([.init(.int(1), .int(1)), .init(.int(-1), .int(4)), .init(.int(-2), .bytes(x))]), "recipientPublicKey kty is not EC2")
-        keyCase("P-384", .map([.init(.int(1), .int(2)), .init(.int(-1), .int(2)), .init(.int(-2), .bytes(x)), .init(.int(-3), .bytes(y))]), "recipientPublicKey curve is not P-256")
-        keyCase("missing kty", .map([.init(.int(-1), .int(1)), .init(.int(-2), .bytes(x)), .init(.int(-3), .bytes(y))]), "recipientPublicKey kty is not EC2")
-        keyCase("x of 31 bytes", .map([.init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(Array(x.dropFirst()))), .init(.int(-3), .bytes(y))]), "recipientPublicKey is not a valid P-256 point (coordinate length)")
-        keyCase("y of 33 bytes", .map([.init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(x)), .init(.int(-3), .bytes(y + [0]))]), "recipientPublicKey is not a valid P-256 point (coordinate length)")
-        keyCase("off-curve point", .map([.init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(x)), .init(.int(-3), .bytes(offY))]), "recipientPublicKey is not a valid P-256 point (point not on curve)")
-        keyCase("point at infinity (zeros)", .map([.init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes([UInt8](repeating: 0, count: 32))), .init(.int(-3), .bytes([UInt8](repeating: 0, count: 32)))]), "recipientPublicKey is not a valid P-256 point (point not on curve)")
-        keyCase("compressed point", .map([.init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(x)), .init(.int(-3), .bool(false))]), "recipientPublicKey is not a valid P-256 point (compressed point)")
-        keyCase("coordinates ≥ p", .map([.init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes([UInt8](repeating: 0xff, count: 32))), .init(.int(-3), .bytes(y))]), "recipientPublicKey is not a valid P-256 point (point not on curve)")
-        keyCase("private key included", .map([.init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(x)), .init(.int(-3), .bytes(y)), .init(.int(-4), .bytes([1]))]), "recipientPublicKey is not a valid P-256 point (private key material in a public COSE_Key)")
+        var offY = y
+        offY[31] ^= 1
+        keyCase(
+            "OKP X25519", .map([.init(.int(1), .int(1)), .init(.int(-1), .int(4)), .init(.int(-2), .bytes(x))]),
+            "recipientPublicKey kty is not EC2")
+        keyCase(
+            "P-384",
+            .map([
+                .init(.int(1), .int(2)), .init(.int(-1), .int(2)), .init(.int(-2), .bytes(x)),
+                .init(.int(-3), .bytes(y)),
+            ]), "recipientPublicKey curve is not P-256")
+        keyCase(
+            "missing kty", .map([.init(.int(-1), .int(1)), .init(.int(-2), .bytes(x)), .init(.int(-3), .bytes(y))]),
+            "recipientPublicKey kty is not EC2")
+        keyCase(
+            "x of 31 bytes",
+            .map([
+                .init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(Array(x.dropFirst()))),
+                .init(.int(-3), .bytes(y)),
+            ]), "recipientPublicKey is not a valid P-256 point (coordinate length)")
+        keyCase(
+            "y of 33 bytes",
+            .map([
+                .init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(x)),
+                .init(.int(-3), .bytes(y + [0])),
+            ]), "recipientPublicKey is not a valid P-256 point (coordinate length)")
+        keyCase(
+            "off-curve point",
+            .map([
+                .init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(x)),
+                .init(.int(-3), .bytes(offY)),
+            ]), "recipientPublicKey is not a valid P-256 point (point not on curve)")
+        keyCase(
+            "point at infinity (zeros)",
+            .map([
+                .init(.int(1), .int(2)), .init(.int(-1), .int(1)),
+                .init(.int(-2), .bytes([UInt8](repeating: 0, count: 32))),
+                .init(.int(-3), .bytes([UInt8](repeating: 0, count: 32))),
+            ]), "recipientPublicKey is not a valid P-256 point (point not on curve)")
+        keyCase(
+            "compressed point",
+            .map([
+                .init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(x)),
+                .init(.int(-3), .bool(false)),
+            ]), "recipientPublicKey is not a valid P-256 point (compressed point)")
+        keyCase(
+            "coordinates ≥ p",
+            .map([
+                .init(.int(1), .int(2)), .init(.int(-1), .int(1)),
+                .init(.int(-2), .bytes([UInt8](repeating: 0xff, count: 32))), .init(.int(-3), .bytes(y)),
+            ]), "recipientPublicKey is not a valid P-256 point (point not on curve)")
+        keyCase(
+            "private key included",
+            .map([
+                .init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(x)),
+                .init(.int(-3), .bytes(y)), .init(.int(-4), .bytes([1])),
+            ]), "recipientPublicKey is not a valid P-256 point (private key material in a public COSE_Key)")
 
         // DeviceRequest / CBOR.
         let docReq: CBORValue = .array([.map([.init(.text("itemsRequest"), items)])])
-        addData("DeviceRequest not CBOR", dr: b64raw([0xff]), .invalidDeviceRequest, detail: "DeviceRequest: cbor (CBOR unexpectedBreak at byte 0)")
-        addData("DeviceRequest trailing bytes", dr: b64raw(Base64URL.decode(goodDR)! + [0]), .invalidDeviceRequest, detail: "DeviceRequest: cbor (CBOR trailingBytes at byte 119)")
-        addData("DeviceRequest unknown version 2.0", dr: dr([.init(.text("version"), .text("2.0")), .init(.text("docRequests"), docReq)]), .invalidDeviceRequest, detail: "DeviceRequest.version: unsupportedVersion")
-        addData("DeviceRequest version garbage", dr: dr([.init(.text("version"), .text("one")), .init(.text("docRequests"), docReq)]), .invalidDeviceRequest, detail: "DeviceRequest.version: unsupportedVersion")
-        addData("DeviceRequest version number", dr: dr([.init(.text("version"), .unsigned(1)), .init(.text("docRequests"), docReq)]), .invalidDeviceRequest, detail: "DeviceRequest.version: wrongType at byte 9")
-        addData("DeviceRequest empty docRequests", dr: dr([.init(.text("version"), .text("1.0")), .init(.text("docRequests"), .array([]))]), .invalidDeviceRequest, detail: "DeviceRequest.docRequests: invalidValue at byte 25")
-        addData("DeviceRequest docRequests not array", dr: dr([.init(.text("version"), .text("1.0")), .init(.text("docRequests"), .map([]))]), .invalidDeviceRequest, detail: "DeviceRequest.docRequests: wrongType at byte 25")
-        addData("itemsRequest not tag 24", dr: dr([.init(.text("version"), .text("1.0")), .init(.text("docRequests"), .array([.map([.init(.text("itemsRequest"), .bytes([0xa0]))])]))]), .invalidDeviceRequest, detail: "DocRequest.itemsRequest: wrongType at byte 40")
-        addData("tag 24 over text", dr: dr([.init(.text("version"), .text("1.0")), .init(.text("docRequests"), .array([.map([.init(.text("itemsRequest"), .tagged(24, .text("x")))])]))]), .invalidDeviceRequest, detail: "DeviceRequest: cbor (CBOR invalidTagContent at byte 42)")
-        addData("tag 24 over non-CBOR bytes", dr: dr([.init(.text("version"), .text("1.0")), .init(.text("docRequests"), .array([.map([.init(.text("itemsRequest"), .tagged(24, .bytes([0x9f])))])]))]), .invalidDeviceRequest, detail: "DocRequest.itemsRequest: cbor (CBOR truncated at byte 44)")
-        addData("IntentToRetain not bool", dr: dr([.init(.text("version"), .text("1.0")), .init(.text("docRequests"), .array([.map([.init(.text("itemsRequest"), .embedded(.map([
-            .init(.text("docType"), .text("d")), .init(.text("nameSpaces"), .map([.init(.text("n"), .map([.init(.text("e"), .unsigned(1))]))]))])))])]))]), .invalidDeviceRequest, detail: "IntentToRetain: wrongType")
-        addData("useCases pointing outside docRequests", dr: dr([.init(.text("version"), .text("1.1")), .init(.text("docRequests"), docReq),
-            .init(.text("deviceRequestInfo"), .embedded(.map([.init(.text("useCases"), .array([.map([.init(.text("mandatory"), .bool(true)), .init(.text("documentSets"), .array([.array([.unsigned(9)])]))])]))])))]), .invalidDeviceRequest, detail: "UseCase.documentSets: invalidValue")
-        addData("declared array length 2^64-1", dr: b64raw([0xa2, 0x67] + Array("version".utf8) + [0x63] + Array("1.0".utf8) + [0x6b] + Array("docRequests".utf8) + [0x9b] + [UInt8](repeating: 0xff, count: 8)), .invalidDeviceRequest, detail: "DeviceRequest: cbor (CBOR lengthExceedsInput at byte 25)")
-        addData("declared bstr length 2^63", dr: b64raw([0x5b, 0x80, 0, 0, 0, 0, 0, 0, 0, 1]), .invalidDeviceRequest, detail: "DeviceRequest: cbor (CBOR truncated at byte 0)")
-        addData("indefinite-length bomb", dr: b64raw([UInt8](repeating: 0x9f, count: 20_000)), .limitExceeded, detail: "DeviceRequest exceeds the configured CBOR limits (depthLimitExceeded)")
-        addData("nesting 100000 deep", dr: b64raw([UInt8](repeating: 0x81, count: 100_000) + [0]), .limitExceeded, detail: "DeviceRequest exceeds the configured CBOR limits (depthLimitExceeded)")
-        addData("invalid UTF-8 text", dr: b64raw([0xa1, 0x62, 0xc3, 0x28, 0x00]), .invalidDeviceRequest, detail: "DeviceRequest: cbor (CBOR invalidUTF8 at byte 1)")
-        addData("duplicate map keys", dr: b64raw([0xa2, 0x61, 0x61, 0x00, 0x61, 0x61, 0x01]), .invalidDeviceRequest, detail: "DeviceRequest: cbor (CBOR duplicateMapKey at byte 4)")
+        addData(
+            "DeviceRequest not CBOR", dr: b64raw([0xff]), .invalidDeviceRequest,
+            detail: "DeviceRequest: cbor (CBOR unexpectedBreak at byte 0)")
+        addData(
+            "DeviceRequest trailing bytes", dr: b64raw(Base64URL.decode(goodDR)! + [0]), .invalidDeviceRequest,
+            detail: "DeviceRequest: cbor (CBOR trailingBytes at byte 119)")
+        addData(
+            "DeviceRequest unknown version 2.0",
+            dr: dr([.init(.text("version"), .text("2.0")), .init(.text("docRequests"), docReq)]), .invalidDeviceRequest,
+            detail: "DeviceRequest.version: unsupportedVersion")
+        addData(
+            "DeviceRequest version garbage",
+            dr: dr([.init(.text("version"), .text("one")), .init(.text("docRequests"), docReq)]), .invalidDeviceRequest,
+            detail: "DeviceRequest.version: unsupportedVersion")
+        addData(
+            "DeviceRequest version number",
+            dr: dr([.init(.text("version"), .unsigned(1)), .init(.text("docRequests"), docReq)]), .invalidDeviceRequest,
+            detail: "DeviceRequest.version: wrongType at byte 9")
+        addData(
+            "DeviceRequest empty docRequests",
+            dr: dr([.init(.text("version"), .text("1.0")), .init(.text("docRequests"), .array([]))]),
+            .invalidDeviceRequest, detail: "DeviceRequest.docRequests: invalidValue at byte 25")
+        addData(
+            "DeviceRequest docRequests not array",
+            dr: dr([.init(.text("version"), .text("1.0")), .init(.text("docRequests"), .map([]))]),
+            .invalidDeviceRequest, detail: "DeviceRequest.docRequests: wrongType at byte 25")
+        addData(
+            "itemsRequest not tag 24",
+            dr: dr([
+                .init(.text("version"), .text("1.0")),
+                .init(.text("docRequests"), .array([.map([.init(.text("itemsRequest"), .bytes([0xa0]))])])),
+            ]), .invalidDeviceRequest, detail: "DocRequest.itemsRequest: wrongType at byte 40")
+        addData(
+            "tag 24 over text",
+            dr: dr([
+                .init(.text("version"), .text("1.0")),
+                .init(.text("docRequests"), .array([.map([.init(.text("itemsRequest"), .tagged(24, .text("x")))])])),
+            ]), .invalidDeviceRequest, detail: "DeviceRequest: cbor (CBOR invalidTagContent at byte 42)")
+        addData(
+            "tag 24 over non-CBOR bytes",
+            dr: dr([
+                .init(.text("version"), .text("1.0")),
+                .init(
+                    .text("docRequests"), .array([.map([.init(.text("itemsRequest"), .tagged(24, .bytes([0x9f])))])])),
+            ]), .invalidDeviceRequest, detail: "DocRequest.itemsRequest: cbor (CBOR truncated at byte 44)")
+        addData(
+            "IntentToRetain not bool",
+            dr: dr([
+                .init(.text("version"), .text("1.0")),
+                .init(
+                    .text("docRequests"),
+                    .array([
+                        .map([
+                            .init(
+                                .text("itemsRequest"),
+                                .embedded(
+                                    .map([
+                                        .init(.text("docType"), .text("d")),
+                                        .init(
+                                            .text("nameSpaces"),
+                                            .map([.init(.text("n"), .map([.init(.text("e"), .unsigned(1))]))])),
+                                    ])))
+                        ])
+                    ])),
+            ]), .invalidDeviceRequest, detail: "IntentToRetain: wrongType")
+        addData(
+            "useCases pointing outside docRequests",
+            dr: dr([
+                .init(.text("version"), .text("1.1")), .init(.text("docRequests"), docReq),
+                .init(
+                    .text("deviceRequestInfo"),
+                    .embedded(
+                        .map([
+                            .init(
+                                .text("useCases"),
+                                .array([
+                                    .map([
+                                        .init(.text("mandatory"), .bool(true)),
+                                        .init(.text("documentSets"), .array([.array([.unsigned(9)])])),
+                                    ])
+                                ]))
+                        ]))),
+            ]), .invalidDeviceRequest, detail: "UseCase.documentSets: invalidValue")
+        addData(
+            "declared array length 2^64-1",
+            dr: b64raw(
+                [0xa2, 0x67] + Array("version".utf8) + [0x63] + Array("1.0".utf8) + [0x6b] + Array("docRequests".utf8)
+                    + [0x9b] + [UInt8](repeating: 0xff, count: 8)), .invalidDeviceRequest,
+            detail: "DeviceRequest: cbor (CBOR lengthExceedsInput at byte 25)")
+        addData(
+            "declared bstr length 2^63", dr: b64raw([0x5b, 0x80, 0, 0, 0, 0, 0, 0, 0, 1]), .invalidDeviceRequest,
+            detail: "DeviceRequest: cbor (CBOR truncated at byte 0)")
+        addData(
+            "indefinite-length bomb", dr: b64raw([UInt8](repeating: 0x9f, count: 20_000)), .limitExceeded,
+            detail: "DeviceRequest exceeds the configured CBOR limits (depthLimitExceeded)")
+        addData(
+            "nesting 100000 deep", dr: b64raw([UInt8](repeating: 0x81, count: 100_000) + [0]), .limitExceeded,
+            detail: "DeviceRequest exceeds the configured CBOR limits (depthLimitExceeded)")
+        addData(
+            "invalid UTF-8 text", dr: b64raw([0xa1, 0x62, 0xc3, 0x28, 0x00]), .invalidDeviceRequest,
+            detail: "DeviceRequest: cbor (CBOR invalidUTF8 at byte 1)")
+        addData(
+            "duplicate map keys", dr: b64raw([0xa2, 0x61, 0x61, 0x00, 0x61, 0x61, 0x01]), .invalidDeviceRequest,
+            detail: "DeviceRequest: cbor (CBOR duplicateMapKey at byte 4)")
         // alternativeDataElements (1.1): substitutes count against the element limit.
         func v11(_ requestInfo: CBORValue) -> String {
-            dr([.init(.text("version"), .text("1.1")), .init(.text("docRequests"), .array([.map([.init(.text("itemsRequest"), .embedded(.map([
-                .init(.text("docType"), .text(TestWorld.mDL)),
-                .init(.text("nameSpaces"), .map([.init(.text(TestWorld.mDLNS), .map([.init(.text("age_over_25"), .bool(false)), .init(.text("family_name"), .bool(false))]))])),
-                .init(.text("requestInfo"), requestInfo)])))])]))])
+            dr([
+                .init(.text("version"), .text("1.1")),
+                .init(
+                    .text("docRequests"),
+                    .array([
+                        .map([
+                            .init(
+                                .text("itemsRequest"),
+                                .embedded(
+                                    .map([
+                                        .init(.text("docType"), .text(TestWorld.mDL)),
+                                        .init(
+                                            .text("nameSpaces"),
+                                            .map([
+                                                .init(
+                                                    .text(TestWorld.mDLNS),
+                                                    .map([
+                                                        .init(.text("age_over_25"), .bool(false)),
+                                                        .init(.text("family_name"), .bool(false)),
+                                                    ]))
+                                            ])),
+                                        .init(.text("requestInfo"), requestInfo),
+                                    ])))
+                        ])
+                    ])),
+            ])
         }
         func ref(_ e: String, _ ns: String = TestWorld.mDLNS) -> CBORValue { .array([.text(ns), .text(e)]) }
-        add("2000 alternative elements for one requested element", data( v11(.map([.init(.text("alternativeDataElements"), .array([.map([
-            .init(.text("requestedElement"), ref("age_over_25")),
-            .init(.text("alternativeElementSets"), .array((0..<400).map { k in .array((0..<5).map { ref("e\(k)_\($0)") }) }))])]))])), ei), .limitExceeded, detail: "alternative elements")
-        addData("alternativeDataElements not an array", dr: v11(.map([.init(.text("alternativeDataElements"), .map([]))])), .invalidDeviceRequest, detail: "DocRequestInfo.alternativeDataElements: wrongType at byte 169")
-        addData("alternative element reference of one item", dr: v11(.map([.init(.text("alternativeDataElements"), .array([.map([
-            .init(.text("requestedElement"), ref("age_over_25")), .init(.text("alternativeElementSets"), .array([.array([.array([.text(TestWorld.mDLNS)])])]))])]))])), .invalidDeviceRequest, detail: "DocRequestInfo.alternativeDataElements element: wrongType")
-        let manyElements: CBORValue = .embedded(.map([.init(.text("docType"), .text(TestWorld.mDL)),
-            .init(.text("nameSpaces"), .map([.init(.text(TestWorld.mDLNS), .map((0..<1025).map { .init(.text("e\($0)"), .bool(false)) }))]))]))
-        addData("1025 requested elements (one over the limit)", dr: dr([.init(.text("version"), .text("1.0")), .init(.text("docRequests"), .array([.map([.init(.text("itemsRequest"), manyElements)])]))]), .limitExceeded,
-                detail: "more requested and alternative elements than the configured limit")
+        add(
+            "2000 alternative elements for one requested element",
+            data(
+                v11(
+                    .map([
+                        .init(
+                            .text("alternativeDataElements"),
+                            .array([
+                                .map([
+                                    .init(.text("requestedElement"), ref("age_over_25")),
+                                    .init(
+                                        .text("alternativeElementSets"),
+                                        .array((0..<400).map { k in .array((0..<5).map { ref("e\(k)_\($0)") }) })),
+                                ])
+                            ]))
+                    ])), ei), .limitExceeded, detail: "alternative elements")
+        addData(
+            "alternativeDataElements not an array", dr: v11(.map([.init(.text("alternativeDataElements"), .map([]))])),
+            .invalidDeviceRequest, detail: "DocRequestInfo.alternativeDataElements: wrongType at byte 169")
+        addData(
+            "alternative element reference of one item",
+            dr: v11(
+                .map([
+                    .init(
+                        .text("alternativeDataElements"),
+                        .array([
+                            .map([
+                                .init(.text("requestedElement"), ref("age_over_25")),
+                                .init(
+                                    .text("alternativeElementSets"),
+                                    .array([.array([.array([.text(TestWorld.mDLNS)])])])),
+                            ])
+                        ]))
+                ])), .invalidDeviceRequest, detail: "DocRequestInfo.alternativeDataElements element: wrongType")
+        let manyElements: CBORValue = .embedded(
+            .map([
+                .init(.text("docType"), .text(TestWorld.mDL)),
+                .init(
+                    .text("nameSpaces"),
+                    .map([.init(.text(TestWorld.mDLNS), .map((0..<1025).map { .init(.text("e\($0)"), .bool(false)) }))])
+                ),
+            ]))
+        addData(
+            "1025 requested elements (one over the limit)",
+            dr: dr([
+                .init(.text("version"), .text("1.0")),
+                .init(.text("docRequests"), .array([.map([.init(.text("itemsRequest"), manyElements)])])),
+            ]), .limitExceeded,
+            detail: "more requested and alternative elements than the configured limit")
 
         // Reader authentication.
-        let signedGood = try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin, framing: .dataObject, signing: world.perDocumentSigning)
-        add("request signed for another origin", Array(signedGood.rawRequest), .readerAuthenticationFailed, origin: "https://other.example", detail: "docRequests[0].readerAuth: signature does not verify")
+        let signedGood = try AnnexCReader.makeRequest(
+            documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin, framing: .dataObject,
+            signing: world.perDocumentSigning)
+        add(
+            "request signed for another origin", Array(signedGood.rawRequest), .readerAuthenticationFailed,
+            origin: "https://other.example", detail: "docRequests[0].readerAuth: signature does not verify")
         let wrongKey = try SoftwareSigner.generate()
-        add("signature by a key that is not the certificate's", Array(try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin,
-            framing: .dataObject, signing: .perDocument(signer: wrongKey, chain: [world.readerCert])).rawRequest), .readerAuthenticationFailed, detail: "docRequests[0].readerAuth: signature does not verify")
-        add("alg/key mismatch (P-384 key, ES384 vs P-256 cert)", Array(try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin,
-            framing: .dataObject, signing: .perDocument(signer: try SoftwareSigner.generate(curve: .p384), chain: [world.readerCert])).rawRequest), .readerAuthenticationFailed, detail: "docRequests[0].readerAuth: algorithm does not match the reader key")
+        add(
+            "signature by a key that is not the certificate's",
+            Array(
+                try AnnexCReader.makeRequest(
+                    documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin,
+                    framing: .dataObject, signing: .perDocument(signer: wrongKey, chain: [world.readerCert])
+                ).rawRequest), .readerAuthenticationFailed,
+            detail: "docRequests[0].readerAuth: signature does not verify")
+        add(
+            "alg/key mismatch (P-384 key, ES384 vs P-256 cert)",
+            Array(
+                try AnnexCReader.makeRequest(
+                    documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin,
+                    framing: .dataObject,
+                    signing: .perDocument(signer: try SoftwareSigner.generate(curve: .p384), chain: [world.readerCert])
+                ).rawRequest), .readerAuthenticationFailed,
+            detail: "docRequests[0].readerAuth: algorithm does not match the reader key")
         func withReaderAuth(_ ra: CBORValue) -> [UInt8] {
-            data(dr([.init(.text("version"), .text("1.0")), .init(.text("docRequests"), .array([.map([.init(.text("itemsRequest"), items), .init(.text("readerAuth"), ra)])]))]), ei)
+            data(
+                dr([
+                    .init(.text("version"), .text("1.0")),
+                    .init(
+                        .text("docRequests"),
+                        .array([.map([.init(.text("itemsRequest"), items), .init(.text("readerAuth"), ra)])])),
+                ]), ei)
         }
         // Every readerAuth below is correctly signed by the reader's key over the right
         // ReaderAuthenticationBytes; each carries exactly one fault.
         let transcript = SessionTranscript(encryptionInfo: ei, origin: try Origin(Self.origin))
-        let rab = MdocAuthentication.readerAuthenticationBytes(sessionTranscript: transcript.bytes, itemsRequestBytes: items.encoded())
-        func signedReaderAuth(protected: [CBORValue.MapEntry], unprotected: [CBORValue.MapEntry], attached: Bool = false,
-                              signature: ([UInt8]) -> [UInt8] = { $0 }) throws -> CBORValue {
+        let rab = MdocAuthentication.readerAuthenticationBytes(
+            sessionTranscript: transcript.bytes, itemsRequestBytes: items.encoded())
+        func signedReaderAuth(
+            protected: [CBORValue.MapEntry], unprotected: [CBORValue.MapEntry], attached: Bool = false,
+            signature: ([UInt8]) -> [UInt8] = { $0 }
+        ) throws -> CBORValue {
             let p = protected.isEmpty ? [UInt8]() : CBORValue.map(protected).encoded()
             let tbs = COSESign1.signatureStructure(protected: p, externalAAD: [UInt8](), payload: rab)
-            return .array([.bytes(p), .map(unprotected), attached ? .bytes(rab) : .null, .bytes(signature(try world.readerKey.sign(tbs)))])
+            return .array([
+                .bytes(p), .map(unprotected), attached ? .bytes(rab) : .null,
+                .bytes(signature(try world.readerKey.sign(tbs))),
+            ])
         }
         let x5: CBORValue.MapEntry = .init(.int(33), .bytes(world.readerCert.der))
         let es256: CBORValue.MapEntry = .init(.int(1), .int(-7))
         // The control: the same construction without a fault is accepted (criticalHeaderControl checks it).
-        add("readerAuth missing x5chain", withReaderAuth(try signedReaderAuth(protected: [es256], unprotected: [])), .readerAuthenticationFailed,
+        add(
+            "readerAuth missing x5chain", withReaderAuth(try signedReaderAuth(protected: [es256], unprotected: [])),
+            .readerAuthenticationFailed,
             detail: "no x5chain")
-        add("readerAuth garbage x5chain", withReaderAuth(try signedReaderAuth(protected: [es256], unprotected: [.init(.int(33), .bytes([1, 2, 3]))])),
+        add(
+            "readerAuth garbage x5chain",
+            withReaderAuth(
+                try signedReaderAuth(protected: [es256], unprotected: [.init(.int(33), .bytes([1, 2, 3]))])),
             .readerAuthenticationFailed, detail: "x5chain certificate is not valid DER")
-        add("readerAuth x5chain an empty array", withReaderAuth(try signedReaderAuth(protected: [es256], unprotected: [.init(.int(33), .array([]))])),
+        add(
+            "readerAuth x5chain an empty array",
+            withReaderAuth(try signedReaderAuth(protected: [es256], unprotected: [.init(.int(33), .array([]))])),
             .readerAuthenticationFailed, detail: "malformed x5chain")
-        add("readerAuth unsupported alg (EdDSA label on an ECDSA signature)", withReaderAuth(try signedReaderAuth(protected: [.init(.int(1), .int(-8))], unprotected: [x5])),
+        add(
+            "readerAuth unsupported alg (EdDSA label on an ECDSA signature)",
+            withReaderAuth(try signedReaderAuth(protected: [.init(.int(1), .int(-8))], unprotected: [x5])),
             .readerAuthenticationFailed, detail: "algorithm not allowed for reader authentication")
-        add("readerAuth unknown alg", withReaderAuth(try signedReaderAuth(protected: [.init(.int(1), .int(-65000))], unprotected: [x5])),
+        add(
+            "readerAuth unknown alg",
+            withReaderAuth(try signedReaderAuth(protected: [.init(.int(1), .int(-65000))], unprotected: [x5])),
             .readerAuthenticationFailed, detail: "missing or unknown alg")
-        add("readerAuth missing alg", withReaderAuth(try signedReaderAuth(protected: [.init(.int(4), .bytes([1]))], unprotected: [x5])),
+        add(
+            "readerAuth missing alg",
+            withReaderAuth(try signedReaderAuth(protected: [.init(.int(4), .bytes([1]))], unprotected: [x5])),
             .readerAuthenticationFailed, detail: "missing or unknown alg")
-        add("readerAuth alg/curve mismatch (ES384 label, P-256 key)", withReaderAuth(try signedReaderAuth(protected: [.init(.int(1), .int(-35))], unprotected: [x5])),
+        add(
+            "readerAuth alg/curve mismatch (ES384 label, P-256 key)",
+            withReaderAuth(try signedReaderAuth(protected: [.init(.int(1), .int(-35))], unprotected: [x5])),
             .readerAuthenticationFailed, detail: "algorithm does not match the reader key")
-        add("readerAuth signature of 63 bytes", withReaderAuth(try signedReaderAuth(protected: [es256], unprotected: [x5], signature: { Array($0.dropLast()) })),
+        add(
+            "readerAuth signature of 63 bytes",
+            withReaderAuth(
+                try signedReaderAuth(protected: [es256], unprotected: [x5], signature: { Array($0.dropLast()) })),
             .readerAuthenticationFailed, detail: "signature length does not match the algorithm")
-        add("readerAuth signature with one bit flipped", withReaderAuth(try signedReaderAuth(protected: [es256], unprotected: [x5], signature: { var s = $0; s[40] ^= 1; return s })),
+        add(
+            "readerAuth signature with one bit flipped",
+            withReaderAuth(
+                try signedReaderAuth(
+                    protected: [es256], unprotected: [x5],
+                    signature: {
+                        var s = $0
+                        s[40] ^= 1
+                        return s
+                    })),
             .readerAuthenticationFailed, detail: "signature does not verify")
-        add("readerAuth not an array", withReaderAuth(.map([])), .invalidDeviceRequest, detail: "COSE_Sign1 is not an array of 4")
-        add("readerAuth with attached payload", withReaderAuth(try signedReaderAuth(protected: [es256], unprotected: [x5], attached: true)), .readerAuthenticationFailed,
+        add(
+            "readerAuth not an array", withReaderAuth(.map([])), .invalidDeviceRequest,
+            detail: "COSE_Sign1 is not an array of 4")
+        add(
+            "readerAuth with attached payload",
+            withReaderAuth(try signedReaderAuth(protected: [es256], unprotected: [x5], attached: true)),
+            .readerAuthenticationFailed,
             detail: "payload is attached, expected detached")
         // COSE header rules (RFC 9052 §3.1; 18013-5: alg protected).
-        add("readerAuth alg only in the unprotected header", withReaderAuth(try signedReaderAuth(protected: [], unprotected: [es256, x5])), .readerAuthenticationFailed,
+        add(
+            "readerAuth alg only in the unprotected header",
+            withReaderAuth(try signedReaderAuth(protected: [], unprotected: [es256, x5])), .readerAuthenticationFailed,
             detail: "alg is not in the protected header")
-        add("readerAuth crit names an unknown label", withReaderAuth(try signedReaderAuth(protected: [es256, .init(.int(2), .array([.int(99)])), .init(.int(99), .int(0))],
-                                                                                             unprotected: [x5])), .readerAuthenticationFailed, detail: "crit header refused")
-        add("readerAuth crit names a text label", withReaderAuth(try signedReaderAuth(protected: [es256, .init(.int(2), .array([.text("exp")])), .init(.text("exp"), .int(0))],
-                                                                                         unprotected: [x5])), .readerAuthenticationFailed, detail: "crit header refused")
-        add("readerAuth crit in the unprotected header", withReaderAuth(try signedReaderAuth(protected: [es256], unprotected: [.init(.int(2), .array([.int(1)])), x5])),
+        add(
+            "readerAuth crit names an unknown label",
+            withReaderAuth(
+                try signedReaderAuth(
+                    protected: [es256, .init(.int(2), .array([.int(99)])), .init(.int(99), .int(0))],
+                    unprotected: [x5])), .readerAuthenticationFailed, detail: "crit header refused")
+        add(
+            "readerAuth crit names a text label",
+            withReaderAuth(
+                try signedReaderAuth(
+                    protected: [es256, .init(.int(2), .array([.text("exp")])), .init(.text("exp"), .int(0))],
+                    unprotected: [x5])), .readerAuthenticationFailed, detail: "crit header refused")
+        add(
+            "readerAuth crit in the unprotected header",
+            withReaderAuth(
+                try signedReaderAuth(protected: [es256], unprotected: [.init(.int(2), .array([.int(1)])), x5])),
             .readerAuthenticationFailed, detail: "crit header refused")
-        add("readerAuth crit is an empty array", withReaderAuth(try signedReaderAuth(protected: [es256, .init(.int(2), .array([]))], unprotected: [x5])), .readerAuthenticationFailed, detail: "crit header refused")
-        add("readerAuth crit names a label absent from the protected header", withReaderAuth(try signedReaderAuth(protected: [es256, .init(.int(2), .array([.int(33)]))],
-                                                                                                                  unprotected: [x5])), .readerAuthenticationFailed, detail: "crit header refused")
+        add(
+            "readerAuth crit is an empty array",
+            withReaderAuth(try signedReaderAuth(protected: [es256, .init(.int(2), .array([]))], unprotected: [x5])),
+            .readerAuthenticationFailed, detail: "crit header refused")
+        add(
+            "readerAuth crit names a label absent from the protected header",
+            withReaderAuth(
+                try signedReaderAuth(
+                    protected: [es256, .init(.int(2), .array([.int(33)]))],
+                    unprotected: [x5])), .readerAuthenticationFailed, detail: "crit header refused")
         // readerAuthAll (1.1): tampered after signing, in the signature and in the bytes it covers.
-        let all = try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name"]), TestWorld.ask(TestWorld.pid, ["age_over_18"])], origin: TestWorld.origin,
-                                               framing: .dataObject, signing: world.allSigning, version: .v1_1,
-                                               useCases: [.init(mandatory: true, documentSets: [[0]])])
+        let all = try AnnexCReader.makeRequest(
+            documents: [TestWorld.ask(["family_name"]), TestWorld.ask(TestWorld.pid, ["age_over_18"])],
+            origin: TestWorld.origin,
+            framing: .dataObject, signing: world.allSigning, version: .v1_1,
+            useCases: [.init(mandatory: true, documentSets: [[0]])])
         let allDR = Base64URL.decode(all.deviceRequest)!
         func tampered(_ body: (inout [UInt8]) -> Void) -> [UInt8] {
             var b = allDR
             body(&b)
             return data(Base64URL.encode(b), all.encryptionInfo)
         }
-        let sigAt = allDR.count - 10   // inside readerAuthAll's signature, the request's last bytes
-        add("readerAuthAll signature tampered", tampered { $0[sigAt] ^= 0x01 }, .readerAuthenticationFailed, detail: "readerAuthAll[0]: signature does not verify")
+        let sigAt = allDR.count - 10  // inside readerAuthAll's signature, the request's last bytes
+        add(
+            "readerAuthAll signature tampered", tampered { $0[sigAt] ^= 0x01 }, .readerAuthenticationFailed,
+            detail: "readerAuthAll[0]: signature does not verify")
         let docTypeBytes = Array(TestWorld.pid.utf8)
-        let docTypeAt = (0...(allDR.count - docTypeBytes.count)).first { Array(allDR[$0..<($0 + docTypeBytes.count)]) == docTypeBytes }!
-        add("readerAuthAll over a DocRequest changed after signing", tampered { $0[docTypeAt + docTypeBytes.count - 1] ^= 0x03 }, .readerAuthenticationFailed,
+        let docTypeAt = (0...(allDR.count - docTypeBytes.count)).first {
+            Array(allDR[$0..<($0 + docTypeBytes.count)]) == docTypeBytes
+        }!
+        add(
+            "readerAuthAll over a DocRequest changed after signing",
+            tampered { $0[docTypeAt + docTypeBytes.count - 1] ^= 0x03 }, .readerAuthenticationFailed,
             detail: "readerAuthAll[0]: signature does not verify")
         let useCaseBytes = Array("mandatory".utf8)
-        let useCaseAt = (0...(allDR.count - useCaseBytes.count)).first { Array(allDR[$0..<($0 + useCaseBytes.count)]) == useCaseBytes }!
-        add("readerAuthAll over deviceRequestInfo changed after signing (mandatory → false)", tampered { $0[useCaseAt + useCaseBytes.count] = 0xf4 },
+        let useCaseAt = (0...(allDR.count - useCaseBytes.count)).first {
+            Array(allDR[$0..<($0 + useCaseBytes.count)]) == useCaseBytes
+        }!
+        add(
+            "readerAuthAll over deviceRequestInfo changed after signing (mandatory → false)",
+            tampered { $0[useCaseAt + useCaseBytes.count] = 0xf4 },
             .readerAuthenticationFailed, detail: "readerAuthAll[0]: signature does not verify")
 
         // Origin.
@@ -251,12 +651,20 @@ public enum HostileCatalogue {
             "double dot host": "origin host has an empty label",
             "app origin not enabled": "app origins are not enabled",
         ]
-        for (name, o) in [("empty", ""), ("whitespace", " "), ("tab inside", "https://a\t.example"), ("newline", "https://a.example\n"), ("NUL", "https://a.example\u{0}"),
-                          ("path", "https://a.example/x"), ("query", "https://a.example?x"), ("fragment", "https://a.example#x"), ("userinfo", "https://u:p@a.example"),
-                          ("IDN in Unicode", "https://bücher.example"), ("ftp scheme", "ftp://a.example"), ("data scheme", "data:text/plain,x"), ("no scheme", "a.example"),
-                          ("port too large", "https://a.example:65536"), ("port not a number", "https://a.example:https"), ("bad IPv6", "https://[::g]"),
-                          ("double dot host", "https://a..example"), ("app origin not enabled", "android:apk-key-hash:abc")] {
-            add("origin: \(name)", data(goodDR, ei), o.isEmpty ? .missingOrigin : .invalidOrigin, origin: o, detail: originRules[name]!)
+        for (name, o) in [
+            ("empty", ""), ("whitespace", " "), ("tab inside", "https://a\t.example"),
+            ("newline", "https://a.example\n"), ("NUL", "https://a.example\u{0}"),
+            ("path", "https://a.example/x"), ("query", "https://a.example?x"), ("fragment", "https://a.example#x"),
+            ("userinfo", "https://u:p@a.example"),
+            ("IDN in Unicode", "https://bücher.example"), ("ftp scheme", "ftp://a.example"),
+            ("data scheme", "data:text/plain,x"), ("no scheme", "a.example"),
+            ("port too large", "https://a.example:65536"), ("port not a number", "https://a.example:https"),
+            ("bad IPv6", "https://[::g]"),
+            ("double dot host", "https://a..example"), ("app origin not enabled", "android:apk-key-hash:abc"),
+        ] {
+            add(
+                "origin: \(name)", data(goodDR, ei), o.isEmpty ? .missingOrigin : .invalidOrigin, origin: o,
+                detail: originRules[name]!)
         }
         return cases
     }

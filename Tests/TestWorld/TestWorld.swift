@@ -24,21 +24,29 @@ public final class TestWorld: @unchecked Sendable {
     public var deviceKeys: [String: SoftwareSigner] = [:]
 
     public init() throws {
-        let from = Self.now.addingTimeInterval(-365 * 86400), to = Self.now.addingTimeInterval(3 * 365 * 86400)
+        let from = Self.now.addingTimeInterval(-365 * 86400)
+        let to = Self.now.addingTimeInterval(3 * 365 * 86400)
         iacaKey = try SoftwareSigner.generate()
         let iacaName = DistinguishedName(commonName: "Test IACA", country: "UT")
-        iaca = try Certificate.issue(subject: iacaName, publicKey: iacaKey.publicKey, issuer: nil, issuerKey: iacaKey, serial: 1, notBefore: from, notAfter: to, profile: .iaca)
+        iaca = try Certificate.issue(
+            subject: iacaName, publicKey: iacaKey.publicKey, issuer: nil, issuerKey: iacaKey, serial: 1,
+            notBefore: from, notAfter: to, profile: .iaca)
         let dsKey = try SoftwareSigner.generate()
-        let ds = try Certificate.issue(subject: .init(commonName: "Test DS", country: "UT"), publicKey: dsKey.publicKey, issuer: iaca, issuerKey: iacaKey,
-                                       serial: 2, notBefore: from, notAfter: to, profile: .documentSigner)
+        let ds = try Certificate.issue(
+            subject: .init(commonName: "Test DS", country: "UT"), publicKey: dsKey.publicKey, issuer: iaca,
+            issuerKey: iacaKey,
+            serial: 2, notBefore: from, notAfter: to, profile: .documentSigner)
         issuer = MdocIssuer(signer: dsKey, certificateChain: [ds])
         readerRootKey = try SoftwareSigner.generate()
         let rootName = DistinguishedName(commonName: "Test Reader Root", country: "UT")
-        readerRoot = try Certificate.issue(subject: rootName, publicKey: readerRootKey.publicKey, issuer: nil, issuerKey: readerRootKey, serial: 10,
-                                           notBefore: from, notAfter: to, profile: .readerRoot)
+        readerRoot = try Certificate.issue(
+            subject: rootName, publicKey: readerRootKey.publicKey, issuer: nil, issuerKey: readerRootKey, serial: 10,
+            notBefore: from, notAfter: to, profile: .readerRoot)
         readerKey = try SoftwareSigner.generate()
-        readerCert = try Certificate.issue(subject: .init(commonName: "Test Reader", organization: "Verifier Inc"), publicKey: readerKey.publicKey,
-                                           issuer: readerRoot, issuerKey: readerRootKey, serial: 11, notBefore: from, notAfter: to, profile: .readerAuthentication)
+        readerCert = try Certificate.issue(
+            subject: .init(commonName: "Test Reader", organization: "Verifier Inc"), publicKey: readerKey.publicKey,
+            issuer: readerRoot, issuerKey: readerRootKey, serial: 11, notBefore: from, notAfter: to,
+            profile: .readerAuthentication)
     }
 
     public static let portrait = [UInt8](repeating: 0xd8, count: 8192)
@@ -46,7 +54,8 @@ public final class TestWorld: @unchecked Sendable {
     public static var mDLElements: [MdocIssuer.Element] {
         [
             .init("family_name", .text("Mustermann")), .init("given_name", .text("Erika")),
-            .init("birth_date", .tagged(1004, .text("1971-09-01"))), .init("issue_date", .tagged(1004, .text("2024-01-01"))),
+            .init("birth_date", .tagged(1004, .text("1971-09-01"))),
+            .init("issue_date", .tagged(1004, .text("2024-01-01"))),
             .init("expiry_date", .tagged(1004, .text("2029-01-01"))), .init("issuing_country", .text("UT")),
             .init("issuing_authority", .text("Utopia DMV")), .init("document_number", .text("D1234567")),
             .init("portrait", .bytes(portrait)),
@@ -64,24 +73,32 @@ public final class TestWorld: @unchecked Sendable {
     }
 
     /// Issues a credential and registers its device key under `keys/<id>.pem`.
-    public func entry(id: String, docType: String = mDL, nameSpace: String? = nil, elements: [MdocIssuer.Element]? = nil,
-                        validFrom: Date = now.addingTimeInterval(-86400), validUntil: Date = now.addingTimeInterval(365 * 86400),
-                        cancelled: Bool = false) throws -> CredentialContext.Entry {
+    public func entry(
+        id: String, docType: String = mDL, nameSpace: String? = nil, elements: [MdocIssuer.Element]? = nil,
+        validFrom: Date = now.addingTimeInterval(-86400), validUntil: Date = now.addingTimeInterval(365 * 86400),
+        cancelled: Bool = false
+    ) throws -> CredentialContext.Entry {
         let device = try SoftwareSigner.generate()
         let ns = nameSpace ?? (docType == Self.pid ? Self.pid : Self.mDLNS)
         let elems = elements ?? (docType == Self.pid ? Self.pidElements : Self.mDLElements)
-        let bytes = try issuer.issue(docType: docType, nameSpaces: [(ns, elems)], deviceKey: device.publicKey, signed: validFrom, validFrom: validFrom, validUntil: validUntil)
+        let bytes = try issuer.issue(
+            docType: docType, nameSpaces: [(ns, elems)], deviceKey: device.publicKey, signed: validFrom,
+            validFrom: validFrom, validUntil: validUntil)
         deviceKeys["keys/\(id).pem"] = device
         return .init(id: id, issuerSigned: bytes, deviceKeyReference: "keys/\(id).pem", isCancelled: cancelled)
     }
 
     public var resolver: InMemoryKeyResolver { InMemoryKeyResolver(deviceKeys) }
 
-    public func context(_ entries: [CredentialContext.Entry], trust: ReaderTrustPolicy = ReaderTrustPolicy()) throws -> CredentialContext {
+    public func context(_ entries: [CredentialContext.Entry], trust: ReaderTrustPolicy = ReaderTrustPolicy()) throws
+        -> CredentialContext
+    {
         try CredentialContext(entries: entries, readerTrust: trust, keyResolver: resolver)
     }
 
-    public func engine(_ context: CredentialContext, _ configure: (inout AnnexCEngine.Configuration) -> Void = { _ in }) -> AnnexCEngine {
+    public func engine(_ context: CredentialContext, _ configure: (inout AnnexCEngine.Configuration) -> Void = { _ in })
+        -> AnnexCEngine
+    {
         var c = AnnexCEngine.Configuration(clock: { TestWorld.now })
         configure(&c)
         return AnnexCEngine(context: context, configuration: c)
@@ -93,17 +110,22 @@ public final class TestWorld: @unchecked Sendable {
 
     public static func ask(_ names: [String]) -> AnnexCReader.DocumentRequest { ask(mDL, names) }
 
-    public static func ask(_ docType: String, _ names: [String], nameSpace: String? = nil) -> AnnexCReader.DocumentRequest {
+    public static func ask(_ docType: String, _ names: [String], nameSpace: String? = nil)
+        -> AnnexCReader.DocumentRequest
+    {
         let ns = nameSpace ?? (docType == pid ? pid : mDLNS)
-        return .init(docType: docType, elements: names.map { .init(ElementID(ns, $0), intentToRetain: $0 != "portrait") })
+        return .init(
+            docType: docType, elements: names.map { .init(ElementID(ns, $0), intentToRetain: $0 != "portrait") })
     }
 }
 
 /// Expects `body` to be refused with `code` (and, when given, exactly `detail`: the rule that refused
 /// it), recording an issue otherwise. `PresentmentError` equality compares codes only, so a test that
 /// means a particular rule states its detail.
-public func expectRefusal<R>(_ code: PresentmentError.Code, _ detail: String? = nil, sourceLocation: SourceLocation = #_sourceLocation,
-                             _ body: () throws -> R) {
+public func expectRefusal<R>(
+    _ code: PresentmentError.Code, _ detail: String? = nil, sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: () throws -> R
+) {
     do {
         _ = try body()
         Issue.record("expected a refusal (\(code.rawValue)), got an answer", sourceLocation: sourceLocation)
@@ -113,7 +135,9 @@ public func expectRefusal<R>(_ code: PresentmentError.Code, _ detail: String? = 
             return
         }
         if error.code != code || (detail.map { $0 != error.detail } ?? false) {
-            Issue.record("expected \(code.rawValue)\(detail.map { ": " + $0 } ?? ""), got \(error)", sourceLocation: sourceLocation)
+            Issue.record(
+                "expected \(code.rawValue)\(detail.map { ": " + $0 } ?? ""), got \(error)",
+                sourceLocation: sourceLocation)
         }
     }
 }

@@ -7,10 +7,14 @@ import MdocCBOR
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     let bytes = Array(UnsafeRawBufferPointer(start: start, count: count))
-    guard let doc = try? CBORDocument(decoding: bytes, options: .init(maxDepth: 32, maxItems: 1 << 16)) else { return 0 }
+    guard let doc = try? CBORDocument(decoding: bytes, options: .init(maxDepth: 32, maxItems: 1 << 16)) else {
+        return 0
+    }
     _ = CBORDiagnostic.describe(doc.root, options: .init(expandEmbedded: true))
     let again = CBORValue(doc.root).encoded()
-    if (try? CBORDocument(decoding: again, options: .init(maxDepth: 64, maxItems: 1 << 17, checkTag24Content: false))) == nil {
+    if (try? CBORDocument(decoding: again, options: .init(maxDepth: 64, maxItems: 1 << 17, checkTag24Content: false)))
+        == nil
+    {
         fatalError("an accepted item did not re-encode to decodable CBOR")
     }
     _ = try? DeviceRequest(doc.root)

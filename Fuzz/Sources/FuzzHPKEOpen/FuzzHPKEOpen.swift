@@ -15,10 +15,12 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     let enc = Array(rest.prefix(encLen))
     let tail = Array(rest.dropFirst(encLen))
     let infoLen = min(tail.count, Int(b[0] >> 1))
-    let info = Array(tail.prefix(infoLen)), ct = Array(tail.dropFirst(infoLen))
+    let info = Array(tail.prefix(infoLen))
+    let ct = Array(tail.dropFirst(infoLen))
     let suite = useX ? HPKE.Ciphersuite(kem: .x25519HKDFSHA256, kdf: .hkdfSHA256, aead: .chaCha20Poly1305) : .annexC
     do {
-        _ = try HPKE.open(suite: suite, privateKey: useX ? x25519 : p256, encapsulatedKey: enc, info: info, ciphertext: ct)
+        _ = try HPKE.open(
+            suite: suite, privateKey: useX ? x25519 : p256, encapsulatedKey: enc, info: info, ciphertext: ct)
     } catch {
         if error != .openFailed { fatalError("open failed with a non-opaque error") }
     }

@@ -18,18 +18,25 @@ let ephemeral = try! HPKE.PrivateKey.derive(kem: .p256HKDFSHA256, ikm: [UInt8](r
 
 let engine: AnnexCEngine = {
     let clock = MdocDate.parseDateTime("2026-09-01T00:00:00Z")!
-    let ctx = (try? CredentialContext.load(from: URL(fileURLWithPath: "TestVectors/context"), requirePrivateFiles: false)) ?? nil
+    let ctx =
+        (try? CredentialContext.load(from: URL(fileURLWithPath: "TestVectors/context"), requirePrivateFiles: false))
+        ?? nil
     var configuration = AnnexCEngine.Configuration(clock: { clock })
     configuration.ephemeralKeySource = { ephemeral }
-    return AnnexCEngine(context: ctx ?? (try! CredentialContext(entries: [], keyResolver: InMemoryKeyResolver([:]))), configuration: configuration)
+    return AnnexCEngine(
+        context: ctx ?? (try! CredentialContext(entries: [], keyResolver: InMemoryKeyResolver([:]))),
+        configuration: configuration)
 }()
 
 /// The DeviceResponse inside a sealed answer, opened with the fixed ephemeral key, with every device
 /// signature replaced by zeros.
 func plaintext(_ response: Data, for request: PresentmentRequest) -> [UInt8] {
-    guard let info = request.encryptionInfo, let y = info.recipientPublicKey.y else { preconditionFailure("an answered request has EncryptionInfo") }
+    guard let info = request.encryptionInfo, let y = info.recipientPublicKey.y else {
+        preconditionFailure("an answered request has EncryptionInfo")
+    }
     let key = try! HPKE.PublicKey(serialized: [0x04] + info.recipientPublicKey.x + y, kem: .p256HKDFSHA256)
-    let sender = try! HPKE.Sender(suite: .annexC, recipient: key, info: request.sessionTranscriptBytes, ephemeralKey: ephemeral)
+    let sender = try! HPKE.Sender(
+        suite: .annexC, recipient: key, info: request.sessionTranscriptBytes, ephemeralKey: ephemeral)
     let sealed = try! EncryptedResponse(response: response)
     precondition(sealed.enc == sender.encapsulatedKey, "the answer was not sealed with the fixed ephemeral key")
     var out = try! sender.openFirstSealed(sealed.cipherText)
@@ -51,13 +58,18 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     _ = engine.explain(rawRequest: raw, origin: origin)
     let direct = Result { () throws(AnnexCError) in try engine.accept(rawRequest: raw, origin: origin) }
     let reference = parsed.flatMap { p in Result { () throws(AnnexCError) in try engine.respond(to: p) } }
-    let consented = parsed.flatMap { p in Result { () throws(AnnexCError) in try engine.respond(to: p, consented: p.consentSummary()) } }
+    let consented = parsed.flatMap { p in
+        Result { () throws(AnnexCError) in try engine.respond(to: p, consented: p.consentSummary()) }
+    }
     for other in [reference, consented] {
         switch (direct, other) {
         case (.success(let a), .success(let b)):
             guard case .success(let p) = parsed else { preconditionFailure("an answer without a parse") }
-            precondition(plaintext(a, for: p) == plaintext(b, for: p), "accept and respond(to: parse) released different DeviceResponses")
-        case (.failure(let a), .failure(let b)): precondition(a.code == b.code, "accept and respond(to: parse) refused differently")
+            precondition(
+                plaintext(a, for: p) == plaintext(b, for: p),
+                "accept and respond(to: parse) released different DeviceResponses")
+        case (.failure(let a), .failure(let b)):
+            precondition(a.code == b.code, "accept and respond(to: parse) refused differently")
         default: preconditionFailure("accept and respond(to: parse) disagree")
         }
     }

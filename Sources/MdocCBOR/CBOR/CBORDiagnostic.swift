@@ -33,7 +33,11 @@ public enum CBORDiagnostic {
             if indef {
                 out += "(_ "
                 var first = true
-                for c in item.children { if !first { out += ", " }; first = false; write(c, into: &out, options: options, level: level) }
+                for c in item.children {
+                    if !first { out += ", " }
+                    first = false
+                    write(c, into: &out, options: options, level: level)
+                }
                 out += ")"
             } else {
                 out += "h'"
@@ -44,7 +48,11 @@ public enum CBORDiagnostic {
             if indef {
                 out += "(_ "
                 var first = true
-                for c in item.children { if !first { out += ", " }; first = false; write(c, into: &out, options: options, level: level) }
+                for c in item.children {
+                    if !first { out += ", " }
+                    first = false
+                    write(c, into: &out, options: options, level: level)
+                }
                 out += ")"
             } else {
                 out += quoted(item.stringValue!)
@@ -57,7 +65,10 @@ public enum CBORDiagnostic {
             let pretty = options.indent > 0 && item.count > 0
             if isMap {
                 for (k, v) in item.mapEntries {
-                    if !first { out += "," ; if !pretty { out += " " } }
+                    if !first {
+                        out += ","
+                        if !pretty { out += " " }
+                    }
                     first = false
                     if pretty { out += "\n" + String(repeating: " ", count: options.indent * (level + 1)) }
                     write(k, into: &out, options: options, level: level + 1)
@@ -66,7 +77,10 @@ public enum CBORDiagnostic {
                 }
             } else {
                 for e in item.children {
-                    if !first { out += ","; if !pretty { out += " " } }
+                    if !first {
+                        out += ","
+                        if !pretty { out += " " }
+                    }
                     first = false
                     if pretty { out += "\n" + String(repeating: " ", count: options.indent * (level + 1)) }
                     write(e, into: &out, options: options, level: level + 1)
@@ -119,7 +133,10 @@ public enum CBORDiagnostic {
         let digits: [Character] = Array("0123456789abcdef")
         var s = ""
         s.reserveCapacity(bytes.count * 2)
-        for b in bytes { s.append(digits[Int(b >> 4)]); s.append(digits[Int(b & 0xf)]) }
+        for b in bytes {
+            s.append(digits[Int(b >> 4)])
+            s.append(digits[Int(b & 0xf)])
+        }
         return s
     }
 
@@ -139,9 +156,13 @@ public enum CBORDiagnostic {
                 // escaped, so quoted text can never move a terminal's cursor, start a line or
                 // reorder what is displayed around it.
                 let v = u.value
-                if v < 0x20 || v == 0x7f || (v >= 0x80 && v < 0xa0) || v == 0x2028 || v == 0x2029 || (v >= 0x202a && v <= 0x202e)
-                    || (v >= 0x2066 && v <= 0x2069) || v == 0x200e || v == 0x200f {
-                    out += "\\u" + String(repeating: "0", count: 4 - String(u.value, radix: 16).count) + String(u.value, radix: 16)
+                if v < 0x20 || v == 0x7f || (v >= 0x80 && v < 0xa0) || v == 0x2028 || v == 0x2029
+                    || (v >= 0x202a && v <= 0x202e)
+                    || (v >= 0x2066 && v <= 0x2069) || v == 0x200e || v == 0x200f
+                {
+                    out +=
+                        "\\u" + String(repeating: "0", count: 4 - String(u.value, radix: 16).count)
+                        + String(u.value, radix: 16)
                 } else {
                     out.unicodeScalars.append(u)
                 }

@@ -46,7 +46,8 @@ struct Node {
     /// True when this is a definite text string whose content in `bytes` equals `utf8`.
     func isDefiniteText(_ utf8: UnsafeBufferPointer<UInt8>, in bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard type == .textString, flags & Node.indefinite == 0, Int(argument) == utf8.count else { return false }
-        return utf8.isEmpty || memcmp(bytes.baseAddress! + Int(start) + Int(headLength), utf8.baseAddress!, utf8.count) == 0
+        return utf8.isEmpty
+            || memcmp(bytes.baseAddress! + Int(start) + Int(headLength), utf8.baseAddress!, utf8.count) == 0
     }
     static let floatHalf: UInt8 = 2
     static let floatSingle: UInt8 = 4
@@ -91,5 +92,5 @@ public struct CBORDocument: Sendable {
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif

@@ -72,9 +72,11 @@ public struct CBORDecodingOptions: Sendable, Hashable {
     public var checkTag24Content: Bool
 
     /// Creates options; every parameter has a safe default.
-    public init(maxDepth: Int = 64, maxItems: Int = 1 << 20, maxInputSize: Int = 16 << 20,
-                rejectDuplicateKeys: Bool = true, requirePreferredEncoding: Bool = false,
-                checkTag24Content: Bool = true) {
+    public init(
+        maxDepth: Int = 64, maxItems: Int = 1 << 20, maxInputSize: Int = 16 << 20,
+        rejectDuplicateKeys: Bool = true, requirePreferredEncoding: Bool = false,
+        checkTag24Content: Bool = true
+    ) {
         self.maxDepth = maxDepth
         self.maxItems = maxItems
         self.maxInputSize = min(maxInputSize, Int(UInt32.max) - 1)

@@ -11,10 +11,16 @@ public struct CBORItem: Sendable {
     public var type: CBORType { node.type }
 
     /// Byte range of the whole item (head, content and any break) in the document's buffer.
-    public var byteRange: Range<Int> { let n = node; return Int(n.start)..<Int(n.end) }
+    public var byteRange: Range<Int> {
+        let n = node
+        return Int(n.start)..<Int(n.end)
+    }
 
     /// Byte range of the head only.
-    public var headRange: Range<Int> { let n = node; return Int(n.start)..<(Int(n.start) + Int(n.headLength)) }
+    public var headRange: Range<Int> {
+        let n = node
+        return Int(n.start)..<(Int(n.start) + Int(n.headLength))
+    }
 
     /// Byte range after the head: the payload of a definite string, the elements of a container, the
     /// content of a tag.
@@ -57,13 +63,22 @@ public struct CBORItem: Sendable {
     }
 
     /// True for `null` (simple value 22).
-    public var isNull: Bool { let n = node; return n.type == .simple && n.argument == 22 }
+    public var isNull: Bool {
+        let n = node
+        return n.type == .simple && n.argument == 22
+    }
 
     /// True for `undefined` (simple value 23).
-    public var isUndefined: Bool { let n = node; return n.type == .simple && n.argument == 23 }
+    public var isUndefined: Bool {
+        let n = node
+        return n.type == .simple && n.argument == 23
+    }
 
     /// The simple value number (0–255), for major type 7 simple values.
-    public var simpleValue: UInt8? { let n = node; return n.type == .simple ? UInt8(n.argument) : nil }
+    public var simpleValue: UInt8? {
+        let n = node
+        return n.type == .simple ? UInt8(n.argument) : nil
+    }
 
     /// The value of a half, single or double float, widened to `Double`.
     public var doubleValue: Double? {
@@ -135,7 +150,9 @@ public struct CBORItem: Sendable {
     public var children: Children { Children(storage: storage, parent: index) }
 
     /// The elements of an array (empty for other types).
-    public var arrayElements: Children { type == .array ? children : Children(storage: storage, parent: index, empty: true) }
+    public var arrayElements: Children {
+        type == .array ? children : Children(storage: storage, parent: index, empty: true)
+    }
 
     /// The key/value pairs of a map (empty for other types).
     public var mapEntries: MapEntries { MapEntries(storage: storage, parent: index, empty: type != .map) }
@@ -283,4 +300,3 @@ extension CBORItem {
         }
     }
 }
-

@@ -42,8 +42,10 @@ struct CBORValidator {
         let result: Result<[Node], CBORError> = bytes.withUnsafeBufferPointer { buf in
             withUnsafeTemporaryAllocation(of: Node.self, capacity: inlineNodes) { inline in
                 withUnsafeTemporaryAllocation(of: Frame.self, capacity: depthCapacity) { frames in
-                    var v = CBORValidator(base: buf.baseAddress!, end: range.upperBound, options: options, estimatedItems: 16 + range.count / 6,
-                                          nodes: inline, stack: frames.baseAddress!)
+                    var v = CBORValidator(
+                        base: buf.baseAddress!, end: range.upperBound, options: options,
+                        estimatedItems: 16 + range.count / 6,
+                        nodes: inline, stack: frames.baseAddress!)
                     defer { if v.onHeap { v.nodes.deallocate() } }
                     do throws(CBORError) {
                         try v.run(start: range.lowerBound)
@@ -57,8 +59,10 @@ struct CBORValidator {
         return try result.get()
     }
 
-    private init(base: UnsafePointer<UInt8>, end: Int, options: CBORDecodingOptions, estimatedItems: Int,
-                 nodes: UnsafeMutableBufferPointer<Node>, stack: UnsafeMutablePointer<Frame>) {
+    private init(
+        base: UnsafePointer<UInt8>, end: Int, options: CBORDecodingOptions, estimatedItems: Int,
+        nodes: UnsafeMutableBufferPointer<Node>, stack: UnsafeMutablePointer<Frame>
+    ) {
         self.base = base
         self.end = end
         self.options = options
@@ -83,7 +87,9 @@ struct CBORValidator {
     }
 
     private mutating func push(_ f: Frame) throws(CBORError) {
-        guard depth < options.maxDepth, depth < 4096 else { throw CBORError(.depthLimitExceeded, at: Int(nodes[f.node].start)) }
+        guard depth < options.maxDepth, depth < 4096 else {
+            throw CBORError(.depthLimitExceeded, at: Int(nodes[f.node].start))
+        }
         stack[depth] = f
         depth += 1
     }
@@ -123,8 +129,11 @@ struct CBORValidator {
             if t.truncated { throw CBORError(.truncated, at: offset) }
             if t.kind == .error {
                 let b = base[offset]
-                let major = b >> 5, info = b & 0x1f
-                if info == 31 && (major == 0 || major == 1 || major == 6) { throw CBORError(.invalidIndefiniteLength, at: offset) }
+                let major = b >> 5
+                let info = b & 0x1f
+                if info == 31 && (major == 0 || major == 1 || major == 6) {
+                    throw CBORError(.invalidIndefiniteLength, at: offset)
+                }
                 if b == 0xf8 { throw CBORError(.invalidIndefiniteLength, at: offset) }
                 throw CBORError(.malformedHead, at: offset)
             }
@@ -177,18 +186,32 @@ struct CBORValidator {
             case .unsigned: type = .unsignedInt
             case .negative: type = .negativeInt
             case .bytes: type = .byteString
-            case .bytesStart: type = .byteString; flags = Node.indefinite
+            case .bytesStart:
+                type = .byteString
+                flags = Node.indefinite
             case .text: type = .textString
-            case .textStart: type = .textString; flags = Node.indefinite
+            case .textStart:
+                type = .textString
+                flags = Node.indefinite
             case .array: type = .array
-            case .arrayStart: type = .array; flags = Node.indefinite
+            case .arrayStart:
+                type = .array
+                flags = Node.indefinite
             case .map: type = .map
-            case .mapStart: type = .map; flags = Node.indefinite
+            case .mapStart:
+                type = .map
+                flags = Node.indefinite
             case .tag: type = .tag
             case .simple: type = .simple
-            case .half: type = .float; flags = Node.floatHalf
-            case .single: type = .float; flags = Node.floatSingle
-            case .double: type = .float; flags = Node.floatDouble
+            case .half:
+                type = .float
+                flags = Node.floatHalf
+            case .single:
+                type = .float
+                flags = Node.floatSingle
+            case .double:
+                type = .float
+                flags = Node.floatDouble
             case .breakCode, .error: throw CBORError(.malformedHead, at: offset)
             }
             if strict && flags == Node.indefinite { throw CBORError(.nonPreferredEncoding, at: offset) }
@@ -201,8 +224,10 @@ struct CBORValidator {
 
             if count == capacity { grow() }
             let index = count
-            (nodes + index).initialize(to: Node(argument: t.value, start: UInt32(offset), end: UInt32(offset + t.length), span: 1,
-                                                type: type, headLength: UInt8(t.headLength), flags: flags))
+            (nodes + index).initialize(
+                to: Node(
+                    argument: t.value, start: UInt32(offset), end: UInt32(offset + t.length), span: 1,
+                    type: type, headLength: UInt8(t.headLength), flags: flags))
             count += 1
             let itemStart = offset
             offset += t.length
@@ -214,7 +239,8 @@ struct CBORValidator {
                 }
                 try completed(offset)
             case .array, .map:
-                let needed: (partialValue: UInt64, overflow: Bool) = t.kind == .map ? t.value.multipliedReportingOverflow(by: 2) : (t.value, false)
+                let needed: (partialValue: UInt64, overflow: Bool) =
+                    t.kind == .map ? t.value.multipliedReportingOverflow(by: 2) : (t.value, false)
                 if needed.overflow || needed.partialValue > UInt64(end - offset) {
                     throw CBORError(.lengthExceedsInput, at: itemStart)
                 }
@@ -257,12 +283,15 @@ struct CBORValidator {
             // bytes) is equal for equal keys, so only keys whose fingerprints match are compared in
             // full. A map with any key compared through its encoding (an indefinite string, a
             // float, tag, array or map) is compared pairwise in full instead.
-            try withUnsafeTemporaryAllocation(of: (node: Int, print: UInt64).self, capacity: 16) { keys throws(CBORError) in
-                var x = map + 1, exotic = false
+            try withUnsafeTemporaryAllocation(of: (node: Int, print: UInt64).self, capacity: 16) {
+                keys throws(CBORError) in
+                var x = map + 1
+                var exotic = false
                 for px in 0..<pairs {
                     exotic = exotic || Self.needsEncoding(n[x])
                     keys[px] = (x, exotic ? 0 : Self.fingerprint(base, n[x]))
-                    x += Int(n[x].span); x += Int(n[x].span)
+                    x += Int(n[x].span)
+                    x += Int(n[x].span)
                 }
                 for px in 1..<pairs {
                     for py in 0..<px where exotic || keys[py].print == keys[px].print {
@@ -283,7 +312,8 @@ struct CBORValidator {
             i += Int(n[i].span)
         }
         keys.sort { Self.compareKeys(base, n, $0.node, $1.node, $0.encoded, $1.encoded) < 0 }
-        for x in 1..<keys.count where Self.compareKeys(base, n, keys[x].node, keys[x - 1].node, keys[x].encoded, keys[x - 1].encoded) == 0 {
+        for x in 1..<keys.count
+        where Self.compareKeys(base, n, keys[x].node, keys[x - 1].node, keys[x].encoded, keys[x - 1].encoded) == 0 {
             throw CBORError(.duplicateMapKey, at: Int(max(n[keys[x].node].start, n[keys[x - 1].node].start)))
         }
     }
@@ -296,22 +326,30 @@ struct CBORValidator {
     /// lengths, floats by value with one canonical NaN, sorted map keys), so keys that re-encode
     /// identically are the same key (found by FuzzCBOR: two NaN keys with different payloads, both
     /// written back as f97e00). `ea`/`eb` are `comparable(…)` of the keys when already computed.
-    private static func compareKeys(_ base: UnsafePointer<UInt8>, _ n: UnsafeBufferPointer<Node>, _ ia: Int, _ ib: Int,
-                                    _ ea: [UInt8]? = nil, _ eb: [UInt8]? = nil) -> Int {
-        let a = n[ia], b = n[ib]
+    private static func compareKeys(
+        _ base: UnsafePointer<UInt8>, _ n: UnsafeBufferPointer<Node>, _ ia: Int, _ ib: Int,
+        _ ea: [UInt8]? = nil, _ eb: [UInt8]? = nil
+    ) -> Int {
+        let a = n[ia]
+        let b = n[ib]
         if a.type != b.type { return a.type.rawValue < b.type.rawValue ? -1 : 1 }
         switch a.type {
         case .unsignedInt, .negativeInt, .simple:
             return a.argument == b.argument ? 0 : (a.argument < b.argument ? -1 : 1)
         case .byteString, .textString:
             if a.flags & Node.indefinite == 0 && b.flags & Node.indefinite == 0 {
-                return compareBytes(base + Int(a.start) + Int(a.headLength), Int(a.argument), base + Int(b.start) + Int(b.headLength), Int(b.argument))
+                return compareBytes(
+                    base + Int(a.start) + Int(a.headLength), Int(a.argument), base + Int(b.start) + Int(b.headLength),
+                    Int(b.argument))
             }
             fallthrough
         default:
-            let x = ea ?? comparable(base, n, ia), y = eb ?? comparable(base, n, ib)
+            let x = ea ?? comparable(base, n, ia)
+            let y = eb ?? comparable(base, n, ib)
             return x.withUnsafeBufferPointer { px in
-                y.withUnsafeBufferPointer { py in compareBytes(px.baseAddress ?? base, px.count, py.baseAddress ?? base, py.count) }
+                y.withUnsafeBufferPointer { py in
+                    compareBytes(px.baseAddress ?? base, px.count, py.baseAddress ?? base, py.count)
+                }
             }
         }
     }
@@ -327,7 +365,8 @@ struct CBORValidator {
         case .byteString, .textString:
             let p = UnsafeRawPointer(base + Int(node.start) + Int(node.headLength))
             let len = Int(node.argument)
-            var head: UInt64 = 0, tail: UInt64 = 0
+            var head: UInt64 = 0
+            var tail: UInt64 = 0
             if len >= 8 {
                 head = p.loadUnaligned(as: UInt64.self)
                 tail = p.loadUnaligned(fromByteOffset: len - 8, as: UInt64.self)
@@ -370,11 +409,18 @@ struct CBORValidator {
                 w.writeHead(major: node.type == .byteString ? 2 : 3, argument: UInt64(c.count))
                 w.writeRaw(c)
             case .array:
-                var c = i + 1, items = 0
-                while c < i + Int(node.span) { items += 1; c += Int(n[c].span) }
+                var c = i + 1
+                var items = 0
+                while c < i + Int(node.span) {
+                    items += 1
+                    c += Int(n[c].span)
+                }
                 w.writeHead(major: 4, argument: UInt64(items))
                 c = i + 1
-                while c < i + Int(node.span) { emit(c); c += Int(n[c].span) }
+                while c < i + Int(node.span) {
+                    emit(c)
+                    c += Int(n[c].span)
+                }
             case .map:
                 var entries = [(key: [UInt8], value: [UInt8])]()
                 var c = i + 1
@@ -386,7 +432,10 @@ struct CBORValidator {
                 }
                 entries.sort { $0.key.lexicographicallyPrecedes($1.key) }
                 w.writeHead(major: 5, argument: UInt64(entries.count))
-                for e in entries { w.writeRaw(e.key); w.writeRaw(e.value) }
+                for e in entries {
+                    w.writeRaw(e.key)
+                    w.writeRaw(e.value)
+                }
             case .tag:
                 w.writeHead(major: 6, argument: node.argument)
                 if node.span > 1 { emit(i + 1) }
@@ -414,7 +463,8 @@ struct CBORValidator {
         return out
     }
 
-    private static func compareBytes(_ a: UnsafePointer<UInt8>, _ na: Int, _ b: UnsafePointer<UInt8>, _ nb: Int) -> Int {
+    private static func compareBytes(_ a: UnsafePointer<UInt8>, _ na: Int, _ b: UnsafePointer<UInt8>, _ nb: Int) -> Int
+    {
         if na != nb { return na < nb ? -1 : 1 }
         for k in 0..<na where a[k] != b[k] { return a[k] < b[k] ? -1 : 1 }
         return 0

@@ -24,7 +24,9 @@ public struct CBORWriter: Sendable {
     }
 
     /// The length of a head with argument `v` in the shortest form (1, 2, 3, 5 or 9 bytes).
-    public static func headLength(_ v: UInt64) -> Int { v < 24 ? 1 : v <= 0xff ? 2 : v <= 0xffff ? 3 : v <= 0xffff_ffff ? 5 : 9 }
+    public static func headLength(_ v: UInt64) -> Int {
+        v < 24 ? 1 : v <= 0xff ? 2 : v <= 0xffff ? 3 : v <= 0xffff_ffff ? 5 : 9
+    }
 
     /// Writes a head in the shortest form at `p` (which has room for `headLength(v)` bytes), for
     /// callers that assemble a small encoding in a buffer of their own; returns its length.
@@ -38,8 +40,13 @@ public struct CBORWriter: Sendable {
         case 5: p[0] = m | 26
         default: p[0] = m | 27
         }
-        var k = n - 1, x = v
-        while k >= 1 { p[k] = UInt8(truncatingIfNeeded: x); x >>= 8; k -= 1 }
+        var k = n - 1
+        var x = v
+        while k >= 1 {
+            p[k] = UInt8(truncatingIfNeeded: x)
+            x >>= 8
+            k -= 1
+        }
         return n
     }
 
@@ -57,9 +64,12 @@ public struct CBORWriter: Sendable {
         if v < 24 {
             bytes.append(m | UInt8(v))
         } else if v <= 0xff {
-            bytes.append(m | 24); bytes.append(UInt8(v))
+            bytes.append(m | 24)
+            bytes.append(UInt8(v))
         } else if v <= 0xffff {
-            bytes.append(m | 25); bytes.append(UInt8(v >> 8)); bytes.append(UInt8(v & 0xff))
+            bytes.append(m | 25)
+            bytes.append(UInt8(v >> 8))
+            bytes.append(UInt8(v & 0xff))
         } else if v <= 0xffff_ffff {
             bytes.append(m | 26)
             for s in stride(from: 24, through: 0, by: -8) { bytes.append(UInt8((v >> UInt64(s)) & 0xff)) }
@@ -126,13 +136,20 @@ public struct CBORWriter: Sendable {
 
     /// Writes a simple value (0–19 or 32–255; 20–23 are false/true/null/undefined).
     public mutating func writeSimple(_ v: UInt8) {
-        if v < 24 { bytes.append(0xe0 | v) } else { bytes.append(0xf8); bytes.append(v) }
+        if v < 24 {
+            bytes.append(0xe0 | v)
+        } else {
+            bytes.append(0xf8)
+            bytes.append(v)
+        }
     }
 
     /// Writes a float in the shortest of half/single/double that keeps the value (NaN as `f97e00`).
     public mutating func writeFloat(_ d: Double) {
         if let h = CBORFloat.toHalf(d) {
-            bytes.append(0xf9); bytes.append(UInt8(h >> 8)); bytes.append(UInt8(h & 0xff))
+            bytes.append(0xf9)
+            bytes.append(UInt8(h >> 8))
+            bytes.append(UInt8(h & 0xff))
         } else if Double(Float(d)) == d {
             let b = Float(d).bitPattern
             bytes.append(0xfa)
@@ -163,7 +180,8 @@ public struct CBORWriter: Sendable {
     /// keys) for two text keys, without encoding them: a shorter UTF-8 string's head sorts first (heads
     /// grow with the length), equal lengths compare bytewise. The order `write(_:)` gives a map's keys.
     public static func textKeyPrecedes(_ a: String, _ b: String) -> Bool {
-        let la = a.utf8.count, lb = b.utf8.count
+        let la = a.utf8.count
+        let lb = b.utf8.count
         if la != lb { return la < lb }
         return a.utf8.lexicographicallyPrecedes(b.utf8)
     }
@@ -181,7 +199,10 @@ public struct CBORWriter: Sendable {
         case .map(let entries):
             writeMapHeader(count: entries.count)
             if entries.count <= 1 {
-                for e in entries { write(e.key); write(e.value) }
+                for e in entries {
+                    write(e.key)
+                    write(e.value)
+                }
             } else {
                 var encodedKeys: [(key: [UInt8], value: CBORValue)] = entries.map { e in
                     var w = CBORWriter(capacity: 16)
@@ -189,7 +210,10 @@ public struct CBORWriter: Sendable {
                     return (w.bytes, e.value)
                 }
                 encodedKeys.sort { $0.key.lexicographicallyPrecedes($1.key) }
-                for e in encodedKeys { writeRaw(e.key); write(e.value) }
+                for e in encodedKeys {
+                    writeRaw(e.key)
+                    write(e.value)
+                }
             }
         case .tagged(let t, let inner):
             writeTag(t)

@@ -45,13 +45,21 @@ enum InternedText {
             let base = all.baseAddress!
             for e in t.byLength[n] {
                 // Eight bytes at a time, then the tail (n > 15, so at least two words).
-                var k = 0, differ = false
+                var k = 0
+                var differ = false
                 while k + 8 <= n {
-                    if base.loadUnaligned(fromByteOffset: e.offset + k, as: UInt64.self) != p.loadUnaligned(fromByteOffset: k, as: UInt64.self) { differ = true; break }
+                    if base.loadUnaligned(fromByteOffset: e.offset + k, as: UInt64.self)
+                        != p.loadUnaligned(fromByteOffset: k, as: UInt64.self)
+                    {
+                        differ = true
+                        break
+                    }
                     k += 8
                 }
                 if !differ, k < n,
-                   base.loadUnaligned(fromByteOffset: e.offset + n - 8, as: UInt64.self) != p.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self) {
+                    base.loadUnaligned(fromByteOffset: e.offset + n - 8, as: UInt64.self)
+                        != p.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
+                {
                     differ = true
                 }
                 if !differ { return known[e.index] }

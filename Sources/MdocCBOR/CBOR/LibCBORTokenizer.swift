@@ -8,7 +8,7 @@ internal import CLibCBOR
 /// The kind of one head reported by the tokenizer.
 enum TokenKind: UInt8 {
     case unsigned, negative, bytes, text, bytesStart, textStart, array, map, arrayStart, mapStart,
-         tag, simple, half, single, double, breakCode, error
+        tag, simple, half, single, double, breakCode, error
 }
 
 /// One decoded head. For definite strings, `payloadOffset` is where the content starts and `length`
@@ -42,33 +42,95 @@ private func sink(_ ctx: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<Sink>
 
 private let callbacksValue: cbor_callbacks = {
     var c = cbor_empty_callbacks
-    c.uint8 = { ctx, v in let s = sink(ctx); s.pointee.kind = .unsigned; s.pointee.value = UInt64(v) }
-    c.uint16 = { ctx, v in let s = sink(ctx); s.pointee.kind = .unsigned; s.pointee.value = UInt64(v) }
-    c.uint32 = { ctx, v in let s = sink(ctx); s.pointee.kind = .unsigned; s.pointee.value = UInt64(v) }
-    c.uint64 = { ctx, v in let s = sink(ctx); s.pointee.kind = .unsigned; s.pointee.value = v }
-    c.negint8 = { ctx, v in let s = sink(ctx); s.pointee.kind = .negative; s.pointee.value = UInt64(v) }
-    c.negint16 = { ctx, v in let s = sink(ctx); s.pointee.kind = .negative; s.pointee.value = UInt64(v) }
-    c.negint32 = { ctx, v in let s = sink(ctx); s.pointee.kind = .negative; s.pointee.value = UInt64(v) }
-    c.negint64 = { ctx, v in let s = sink(ctx); s.pointee.kind = .negative; s.pointee.value = v }
+    c.uint8 = { ctx, v in
+        let s = sink(ctx)
+        s.pointee.kind = .unsigned
+        s.pointee.value = UInt64(v)
+    }
+    c.uint16 = { ctx, v in
+        let s = sink(ctx)
+        s.pointee.kind = .unsigned
+        s.pointee.value = UInt64(v)
+    }
+    c.uint32 = { ctx, v in
+        let s = sink(ctx)
+        s.pointee.kind = .unsigned
+        s.pointee.value = UInt64(v)
+    }
+    c.uint64 = { ctx, v in
+        let s = sink(ctx)
+        s.pointee.kind = .unsigned
+        s.pointee.value = v
+    }
+    c.negint8 = { ctx, v in
+        let s = sink(ctx)
+        s.pointee.kind = .negative
+        s.pointee.value = UInt64(v)
+    }
+    c.negint16 = { ctx, v in
+        let s = sink(ctx)
+        s.pointee.kind = .negative
+        s.pointee.value = UInt64(v)
+    }
+    c.negint32 = { ctx, v in
+        let s = sink(ctx)
+        s.pointee.kind = .negative
+        s.pointee.value = UInt64(v)
+    }
+    c.negint64 = { ctx, v in
+        let s = sink(ctx)
+        s.pointee.kind = .negative
+        s.pointee.value = v
+    }
     c.byte_string = { ctx, p, n in
-        let s = sink(ctx); s.pointee.kind = .bytes; s.pointee.value = UInt64(UInt(bitPattern: n)); s.pointee.payload = UnsafeRawPointer(p)
+        let s = sink(ctx)
+        s.pointee.kind = .bytes
+        s.pointee.value = UInt64(UInt(bitPattern: n))
+        s.pointee.payload = UnsafeRawPointer(p)
     }
     c.byte_string_start = { ctx in sink(ctx).pointee.kind = .bytesStart }
     c.string = { ctx, p, n in
-        let s = sink(ctx); s.pointee.kind = .text; s.pointee.value = UInt64(UInt(bitPattern: n)); s.pointee.payload = UnsafeRawPointer(p)
+        let s = sink(ctx)
+        s.pointee.kind = .text
+        s.pointee.value = UInt64(UInt(bitPattern: n))
+        s.pointee.payload = UnsafeRawPointer(p)
     }
     c.string_start = { ctx in sink(ctx).pointee.kind = .textStart }
-    c.array_start = { ctx, n in let s = sink(ctx); s.pointee.kind = .array; s.pointee.value = UInt64(UInt(bitPattern: n)) }
+    c.array_start = { ctx, n in
+        let s = sink(ctx)
+        s.pointee.kind = .array
+        s.pointee.value = UInt64(UInt(bitPattern: n))
+    }
     c.indef_array_start = { ctx in sink(ctx).pointee.kind = .arrayStart }
-    c.map_start = { ctx, n in let s = sink(ctx); s.pointee.kind = .map; s.pointee.value = UInt64(UInt(bitPattern: n)) }
+    c.map_start = { ctx, n in
+        let s = sink(ctx)
+        s.pointee.kind = .map
+        s.pointee.value = UInt64(UInt(bitPattern: n))
+    }
     c.indef_map_start = { ctx in sink(ctx).pointee.kind = .mapStart }
-    c.tag = { ctx, v in let s = sink(ctx); s.pointee.kind = .tag; s.pointee.value = v }
+    c.tag = { ctx, v in
+        let s = sink(ctx)
+        s.pointee.kind = .tag
+        s.pointee.value = v
+    }
     c.float2 = { ctx, _ in sink(ctx).pointee.kind = .half }
     c.float4 = { ctx, _ in sink(ctx).pointee.kind = .single }
     c.float8 = { ctx, _ in sink(ctx).pointee.kind = .double }
-    c.undefined = { ctx in let s = sink(ctx); s.pointee.kind = .simple; s.pointee.value = 23 }
-    c.null = { ctx in let s = sink(ctx); s.pointee.kind = .simple; s.pointee.value = 22 }
-    c.boolean = { ctx, b in let s = sink(ctx); s.pointee.kind = .simple; s.pointee.value = b ? 21 : 20 }
+    c.undefined = { ctx in
+        let s = sink(ctx)
+        s.pointee.kind = .simple
+        s.pointee.value = 23
+    }
+    c.null = { ctx in
+        let s = sink(ctx)
+        s.pointee.kind = .simple
+        s.pointee.value = 22
+    }
+    c.boolean = { ctx, b in
+        let s = sink(ctx)
+        s.pointee.kind = .simple
+        s.pointee.value = b ? 21 : 20
+    }
     c.indef_break = { ctx in sink(ctx).pointee.kind = .breakCode }
     return c
 }()
@@ -97,18 +159,34 @@ enum Tokenizer {
         let b = base[offset]
         // Heads libcbor 0.8 mishandles: decode them here.
         if b >= 0xc6 && b <= 0xd4 {
-            t.kind = .tag; t.value = UInt64(b - 0xc0); t.length = 1; t.headLength = 1
+            t.kind = .tag
+            t.value = UInt64(b - 0xc0)
+            t.length = 1
+            t.headLength = 1
             return t
         }
         if b >= 0xe0 && b <= 0xf3 {
-            t.kind = .simple; t.value = UInt64(b - 0xe0); t.length = 1; t.headLength = 1
+            t.kind = .simple
+            t.value = UInt64(b - 0xe0)
+            t.length = 1
+            t.headLength = 1
             return t
         }
         if b == 0xf8 {
-            guard offset + 1 < end else { t.truncated = true; return t }
+            guard offset + 1 < end else {
+                t.truncated = true
+                return t
+            }
             let v = base[offset + 1]
-            guard v >= 32 else { t.kind = .error; t.length = 2; return t }
-            t.kind = .simple; t.value = UInt64(v); t.length = 2; t.headLength = 2
+            guard v >= 32 else {
+                t.kind = .error
+                t.length = 2
+                return t
+            }
+            t.kind = .simple
+            t.value = UInt64(v)
+            t.length = 2
+            t.headLength = 2
             return t
         }
         var s = Sink()

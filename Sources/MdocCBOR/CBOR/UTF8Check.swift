@@ -13,27 +13,36 @@ package enum UTF8Check {
             }
             if i >= count { break }
             let b0 = p[i]
-            if b0 < 0x80 { i += 1; continue }
+            if b0 < 0x80 {
+                i += 1
+                continue
+            }
             if b0 < 0xc2 { return false }
             if b0 < 0xe0 {
                 guard i + 1 < count, p[i + 1] & 0xc0 == 0x80 else { return false }
-                i += 2; continue
+                i += 2
+                continue
             }
             if b0 < 0xf0 {
                 guard i + 2 < count else { return false }
-                let b1 = p[i + 1], b2 = p[i + 2]
+                let b1 = p[i + 1]
+                let b2 = p[i + 2]
                 guard b1 & 0xc0 == 0x80, b2 & 0xc0 == 0x80 else { return false }
-                if b0 == 0xe0 && b1 < 0xa0 { return false }   // overlong
+                if b0 == 0xe0 && b1 < 0xa0 { return false }  // overlong
                 if b0 == 0xed && b1 >= 0xa0 { return false }  // surrogates
-                i += 3; continue
+                i += 3
+                continue
             }
             if b0 < 0xf5 {
                 guard i + 3 < count else { return false }
-                let b1 = p[i + 1], b2 = p[i + 2], b3 = p[i + 3]
+                let b1 = p[i + 1]
+                let b2 = p[i + 2]
+                let b3 = p[i + 3]
                 guard b1 & 0xc0 == 0x80, b2 & 0xc0 == 0x80, b3 & 0xc0 == 0x80 else { return false }
-                if b0 == 0xf0 && b1 < 0x90 { return false }   // overlong
-                if b0 == 0xf4 && b1 >= 0x90 { return false }   // above U+10FFFF
-                i += 4; continue
+                if b0 == 0xf0 && b1 < 0x90 { return false }  // overlong
+                if b0 == 0xf4 && b1 >= 0x90 { return false }  // above U+10FFFF
+                i += 4
+                continue
             }
             return false
         }

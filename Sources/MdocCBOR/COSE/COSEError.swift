@@ -67,13 +67,17 @@ public struct COSEError: Error, Hashable, Sendable, CustomStringConvertible {
     // The factories the layer throws, named after their codes.
 
     /// Not well-formed CBOR.
-    public static func cbor(_ e: CBORError) -> COSEError { COSEError(.cbor, "", offset: e.offset, cbor: e, verifyCode: nil) }
+    public static func cbor(_ e: CBORError) -> COSEError {
+        COSEError(.cbor, "", offset: e.offset, cbor: e, verifyCode: nil)
+    }
     /// Not the COSE structure expected; `what` names the field or rule.
     public static func malformed(_ what: String) -> COSEError { COSEError(.malformed, what) }
     /// A COSE_Key that is not a valid key; `what` names the rule.
     public static func invalidKey(_ what: String) -> COSEError { COSEError(.invalidKey, what) }
     /// Certificate path validation failed with OpenSSL verify result `code`.
-    public static func certificatePathInvalid(code: Int32) -> COSEError { COSEError(.certificatePathInvalid, "", offset: nil, cbor: nil, verifyCode: code) }
+    public static func certificatePathInvalid(code: Int32) -> COSEError {
+        COSEError(.certificatePathInvalid, "", offset: nil, cbor: nil, verifyCode: code)
+    }
     /// See `Code.unsupportedAlgorithm`.
     public static let unsupportedAlgorithm = COSEError(.unsupportedAlgorithm)
     /// See `Code.keyAlgorithmMismatch`.

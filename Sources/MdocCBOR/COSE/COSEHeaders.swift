@@ -66,7 +66,9 @@ public struct COSEHeaders: Sendable {
     /// algorithm (18013-5 requires `alg` protected for every mdoc COSE_Sign1).
     public func protectedAlgorithm() throws(COSEError) -> COSEAlgorithm {
         guard let item = protected?[intKey: COSEHeaderLabel.algorithm] else {
-            if unprotected[intKey: COSEHeaderLabel.algorithm] != nil { throw .malformed("alg is not in the protected header") }
+            if unprotected[intKey: COSEHeaderLabel.algorithm] != nil {
+                throw .malformed("alg is not in the protected header")
+            }
             throw .unsupportedAlgorithm
         }
         guard let v = item.int64Value, let alg = COSEAlgorithm(rawValue: v) else { throw .unsupportedAlgorithm }
@@ -77,23 +79,33 @@ public struct COSEHeaders: Sendable {
     /// be a non-empty array of labels, each present in the protected bucket and among `understood`.
     /// A message naming a label the application does not understand must be refused.
     public func checkCritical(understood: Set<Int64>) throws(COSEError) {
-        if unprotected[intKey: COSEHeaderLabel.critical] != nil { throw .malformed("crit is not in the protected header") }
+        if unprotected[intKey: COSEHeaderLabel.critical] != nil {
+            throw .malformed("crit is not in the protected header")
+        }
         guard let crit = protected?[intKey: COSEHeaderLabel.critical] else { return }
         guard crit.type == .array, crit.count >= 1 else { throw .malformed("crit is not a non-empty array") }
         for label in crit.children {
             guard let l = label.int64Value else {
-                if label.type == .textString { throw .malformed("crit names a header parameter that is not understood") }
+                if label.type == .textString {
+                    throw .malformed("crit names a header parameter that is not understood")
+                }
                 throw .malformed("crit label is neither an integer nor text")
             }
-            guard understood.contains(l) else { throw .malformed("crit names a header parameter that is not understood") }
-            guard protected?[intKey: l] != nil else { throw .malformed("crit names a header parameter absent from the protected header") }
+            guard understood.contains(l) else {
+                throw .malformed("crit names a header parameter that is not understood")
+            }
+            guard protected?[intKey: l] != nil else {
+                throw .malformed("crit names a header parameter absent from the protected header")
+            }
         }
     }
 
     /// The protected bytes as they enter Sig_structure/MAC_structure: empty when the protected
     /// bucket is empty or holds an empty map (`h'a0'`), per RFC 9052 §4.4.
     var bodyProtected: ArraySlice<UInt8> {
-        if protectedBytes.count == 1 && protectedBytes.first == 0xa0 { return protectedBytes[protectedBytes.startIndex..<protectedBytes.startIndex] }
+        if protectedBytes.count == 1 && protectedBytes.first == 0xa0 {
+            return protectedBytes[protectedBytes.startIndex..<protectedBytes.startIndex]
+        }
         return protectedBytes
     }
 
@@ -102,7 +114,9 @@ public struct COSEHeaders: Sendable {
     public func x5chain() throws(COSEError) -> [[UInt8]] {
         guard let v = self[COSEHeaderLabel.x5chain] else { return [] }
         if let one = v.byteStringValue { return [one] }
-        guard v.type == .array, v.count >= 1 else { throw .malformed("x5chain is neither a bstr nor a non-empty array") }
+        guard v.type == .array, v.count >= 1 else {
+            throw .malformed("x5chain is neither a bstr nor a non-empty array")
+        }
         var out = [[UInt8]]()
         for c in v.children {
             guard let der = c.byteStringValue else { throw .malformed("x5chain element is not a byte string") }

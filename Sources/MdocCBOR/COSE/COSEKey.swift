@@ -72,7 +72,9 @@ public struct COSEKey: Sendable, Hashable {
 
     /// Creates an EC2 key from its coordinates; throws unless they are of the right size and on the curve.
     public init(curve: Curve, x: [UInt8], y: [UInt8], keyID: [UInt8]? = nil) throws(COSEError) {
-        guard curve.keyType == .ec2, case .ec(let c) = curve.cryptoKind else { throw .invalidKey("curve is not an EC2 curve") }
+        guard curve.keyType == .ec2, case .ec(let c) = curve.cryptoKind else {
+            throw .invalidKey("curve is not an EC2 curve")
+        }
         guard x.count == c.coordinateSize, y.count == c.coordinateSize else { throw .invalidKey("coordinate length") }
         do {
             validated = PublicKeyBox(try PublicKey(curve: c, x: x, y: y))
@@ -120,23 +122,38 @@ public struct COSEKey: Sendable, Hashable {
     /// refused, since a COSE_Key received from a peer must be public.
     public init(_ item: CBORItem) throws(COSEError) {
         guard item.type == .map else { throw .malformed("COSE_Key is not a map") }
-        var kty: Int64?, crv: Int64?, x: ArraySlice<UInt8>?, y: ArraySlice<UInt8>?, kid: [UInt8]?
+        var kty: Int64?
+        var crv: Int64?
+        var x: ArraySlice<UInt8>?
+        var y: ArraySlice<UInt8>?
+        var kid: [UInt8]?
         for (k, v) in item.mapEntries {
             guard let label = k.int64Value else { continue }
             switch label {
-            case 1: kty = v.int64Value; if kty == nil { throw .invalidKey("kty") }
-            case 2: kid = v.byteStringValue; if kid == nil { throw .invalidKey("kid") }
-            case -1: crv = v.int64Value; if crv == nil { throw .invalidKey("crv") }
-            case -2: x = v.byteStringSlice; if x == nil { throw .invalidKey("x is not a byte string") }
+            case 1:
+                kty = v.int64Value
+                if kty == nil { throw .invalidKey("kty") }
+            case 2:
+                kid = v.byteStringValue
+                if kid == nil { throw .invalidKey("kid") }
+            case -1:
+                crv = v.int64Value
+                if crv == nil { throw .invalidKey("crv") }
+            case -2:
+                x = v.byteStringSlice
+                if x == nil { throw .invalidKey("x is not a byte string") }
             case -3:
                 if v.boolValue != nil { throw .invalidKey("compressed point") }
-                y = v.byteStringSlice; if y == nil { throw .invalidKey("y is not a byte string") }
+                y = v.byteStringSlice
+                if y == nil { throw .invalidKey("y is not a byte string") }
             case -4: throw .invalidKey("private key material in a public COSE_Key")
             default: continue
             }
         }
         guard let kty, let type = KeyType(rawValue: kty) else { throw .invalidKey("unsupported kty") }
-        guard let crv, let curve = Curve(rawValue: crv), curve.keyType == type else { throw .invalidKey("unsupported crv") }
+        guard let crv, let curve = Curve(rawValue: crv), curve.keyType == type else {
+            throw .invalidKey("unsupported crv")
+        }
         guard let x else { throw .invalidKey("missing x") }
         if type == .ec2 {
             guard let y else { throw .invalidKey("missing y") }
@@ -181,7 +198,10 @@ public struct COSEKey: Sendable, Hashable {
 
     /// Hashes the public bytes.
     public func hash(into h: inout Hasher) {
-        h.combine(curve); h.combine(x); h.combine(y); h.combine(keyID)
+        h.combine(curve)
+        h.combine(x)
+        h.combine(y)
+        h.combine(keyID)
     }
 
     /// The validated OpenSSL key (package-internal: lets other modules reuse it without a re-import).

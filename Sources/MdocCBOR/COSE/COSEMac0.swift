@@ -16,13 +16,19 @@ public struct COSEMac0: Sendable {
     public init(_ item: CBORItem) throws(COSEError) {
         var body = item
         if item.type == .tag {
-            guard item.tagNumber == Self.tag, let c = item.tagContent else { throw .malformed("COSE_Mac0 tag is not 17") }
+            guard item.tagNumber == Self.tag, let c = item.tagContent else {
+                throw .malformed("COSE_Mac0 tag is not 17")
+            }
             body = c
         }
         guard body.type == .array, body.count == 4 else { throw .malformed("COSE_Mac0 is not an array of 4") }
         headers = try COSEHeaders(protectedItem: body[0]!, unprotectedItem: body[1]!)
         let pl = body[2]!
-        if pl.isNull { payload = nil } else if let b = pl.byteStringSlice { payload = b } else {
+        if pl.isNull {
+            payload = nil
+        } else if let b = pl.byteStringSlice {
+            payload = b
+        } else {
             throw .malformed("COSE_Mac0 payload is neither bstr nor null")
         }
         guard let t = body[3]!.byteStringSlice else { throw .malformed("COSE_Mac0 tag is not a byte string") }
@@ -30,7 +36,9 @@ public struct COSEMac0: Sendable {
     }
 
     /// `MAC_structure = ["MAC0", protected, external_aad, payload]`.
-    public static func macStructure<P: Collection<UInt8>, Q: Collection<UInt8>>(protected: P, externalAAD: [UInt8], payload: Q) -> [UInt8] {
+    public static func macStructure<P: Collection<UInt8>, Q: Collection<UInt8>>(
+        protected: P, externalAAD: [UInt8], payload: Q
+    ) -> [UInt8] {
         var w = CBORWriter(capacity: 24 + protected.count + externalAAD.count + payload.count)
         w.writeArrayHeader(count: 4)
         w.writeText("MAC0")
@@ -46,8 +54,10 @@ public struct COSEMac0: Sendable {
         guard alg.isMAC, let digest = alg.digest, let len = alg.macLength else { throw .unsupportedAlgorithm }
         let data: [UInt8]
         switch (payload, detachedPayload) {
-        case (let p?, nil): data = Self.macStructure(protected: headers.bodyProtected, externalAAD: externalAAD, payload: p)
-        case (nil, let d?): data = Self.macStructure(protected: headers.bodyProtected, externalAAD: externalAAD, payload: d)
+        case (let p?, nil):
+            data = Self.macStructure(protected: headers.bodyProtected, externalAAD: externalAAD, payload: p)
+        case (nil, let d?):
+            data = Self.macStructure(protected: headers.bodyProtected, externalAAD: externalAAD, payload: d)
         default: throw .payloadMismatch
         }
         guard macTag.count == len else { throw .invalidSignatureLength }
@@ -56,14 +66,20 @@ public struct COSEMac0: Sendable {
     }
 
     /// Creates a COSE_Mac0 with protected `{1: alg}` and an empty unprotected map.
-    public static func create(payload: [UInt8], detached: Bool, key: [UInt8], algorithm: COSEAlgorithm = .hmac256,
-                              externalAAD: [UInt8] = [], tagged: Bool = false) throws(COSEError) -> [UInt8] {
-        guard algorithm.isMAC, let digest = algorithm.digest, let len = algorithm.macLength else { throw .unsupportedAlgorithm }
+    public static func create(
+        payload: [UInt8], detached: Bool, key: [UInt8], algorithm: COSEAlgorithm = .hmac256,
+        externalAAD: [UInt8] = [], tagged: Bool = false
+    ) throws(COSEError) -> [UInt8] {
+        guard algorithm.isMAC, let digest = algorithm.digest, let len = algorithm.macLength else {
+            throw .unsupportedAlgorithm
+        }
         var ph = CBORWriter(capacity: 4)
         ph.writeMapHeader(count: 1)
         ph.writeInt(COSEHeaderLabel.algorithm)
         ph.writeInt(algorithm.rawValue)
-        let tagBytes = Array(digest.hmac(key: key, data: macStructure(protected: ph.bytes, externalAAD: externalAAD, payload: payload)).prefix(len))
+        let tagBytes = Array(
+            digest.hmac(key: key, data: macStructure(protected: ph.bytes, externalAAD: externalAAD, payload: payload))
+                .prefix(len))
         var w = CBORWriter(capacity: 64 + payload.count)
         if tagged { w.writeTag(Self.tag) }
         w.writeArrayHeader(count: 4)

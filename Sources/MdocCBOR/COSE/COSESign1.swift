@@ -23,12 +23,17 @@ public struct COSESign1: Sendable {
         var body = item
         var tagged = false
         if item.type == .tag {
-            guard item.tagNumber == Self.tag, let content = item.tagContent else { throw .malformed("COSE_Sign1 tag is not 18") }
+            guard item.tagNumber == Self.tag, let content = item.tagContent else {
+                throw .malformed("COSE_Sign1 tag is not 18")
+            }
             body = content
             tagged = true
         }
         guard body.type == .array, body.count == 4 else { throw .malformed("COSE_Sign1 is not an array of 4") }
-        let p = body[0]!, u = body[1]!, pl = body[2]!, s = body[3]!
+        let p = body[0]!
+        let u = body[1]!
+        let pl = body[2]!
+        let s = body[3]!
         headers = try COSEHeaders(protectedItem: p, unprotectedItem: u)
         if pl.isNull {
             payload = nil
@@ -68,10 +73,14 @@ public struct COSESign1: Sendable {
 
     /// The Sig_structure this message's signature covers. `detachedPayload` is required exactly when
     /// the payload is detached.
-    public func signatureStructure(detachedPayload: [UInt8]? = nil, externalAAD: [UInt8] = []) throws(COSEError) -> [UInt8] {
+    public func signatureStructure(detachedPayload: [UInt8]? = nil, externalAAD: [UInt8] = []) throws(COSEError)
+        -> [UInt8]
+    {
         switch (payload, detachedPayload) {
-        case (let p?, nil): return Self.signatureStructure(protected: headers.bodyProtected, externalAAD: externalAAD, payload: p)
-        case (nil, let d?): return Self.signatureStructure(protected: headers.bodyProtected, externalAAD: externalAAD, payload: d)
+        case (let p?, nil):
+            return Self.signatureStructure(protected: headers.bodyProtected, externalAAD: externalAAD, payload: p)
+        case (nil, let d?):
+            return Self.signatureStructure(protected: headers.bodyProtected, externalAAD: externalAAD, payload: d)
         default: throw .payloadMismatch
         }
     }
@@ -80,21 +89,28 @@ public struct COSESign1: Sendable {
     /// key: ES256/ESP256 need P-256, ES384/ESP384 P-384, ES512/ESP512 P-521, EdDSA Ed25519
     /// (`allowCurveMismatch` relaxes this for the non-fully-specified ES* algorithms only).
     /// Throws `verificationFailed` when the signature is wrong.
-    public func verify(key: COSEKey, detachedPayload: [UInt8]? = nil, externalAAD: [UInt8] = [],
-                       allowCurveMismatch: Bool = false) throws(COSEError) {
+    public func verify(
+        key: COSEKey, detachedPayload: [UInt8]? = nil, externalAAD: [UInt8] = [],
+        allowCurveMismatch: Bool = false
+    ) throws(COSEError) {
         let alg = try algorithm()
         let tbs = try signatureStructure(detachedPayload: detachedPayload, externalAAD: externalAAD)
-        try Self.verify(signature: signature, over: tbs, algorithm: alg, key: key, allowCurveMismatch: allowCurveMismatch)
+        try Self.verify(
+            signature: signature, over: tbs, algorithm: alg, key: key, allowCurveMismatch: allowCurveMismatch)
     }
 
-    static func verify<S: Collection<UInt8>>(signature: S, over tbs: [UInt8], algorithm alg: COSEAlgorithm, key: COSEKey,
-                                            allowCurveMismatch: Bool = false) throws(COSEError) {
+    static func verify<S: Collection<UInt8>>(
+        signature: S, over tbs: [UInt8], algorithm alg: COSEAlgorithm, key: COSEKey,
+        allowCurveMismatch: Bool = false
+    ) throws(COSEError) {
         let sig = Array(signature)
         if alg == .edDSA {
             guard key.curve == .ed25519 else { throw .keyAlgorithmMismatch }
             guard sig.count == 64 else { throw .invalidSignatureLength }
             let ok: Bool
-            do { ok = try key.publicKey.verifyEd25519(signature: sig, message: tbs) } catch { throw .verificationFailed }
+            do { ok = try key.publicKey.verifyEd25519(signature: sig, message: tbs) } catch {
+                throw .verificationFailed
+            }
             guard ok else { throw .verificationFailed }
             return
         }
@@ -104,7 +120,9 @@ public struct COSESign1: Sendable {
         if key.curve != alg.curve && (fullySpecified || !allowCurveMismatch) { throw .keyAlgorithmMismatch }
         guard sig.count == 2 * key.curve.coordinateSize else { throw .invalidSignatureLength }
         let ok: Bool
-        do { ok = try key.publicKey.verifyECDSA(signature: sig, message: tbs, digest: digest) } catch { throw .invalidSignatureLength }
+        do { ok = try key.publicKey.verifyECDSA(signature: sig, message: tbs, digest: digest) } catch {
+            throw .invalidSignatureLength
+        }
         guard ok else { throw .verificationFailed }
     }
 
@@ -117,21 +135,28 @@ public struct COSESign1: Sendable {
     ///   - externalAAD: external additional authenticated data.
     ///   - tagged: prefix tag 18.
     /// - Returns: the encoded message.
-    public static func sign(payload: [UInt8], detached: Bool, signer: some COSESigner,
-                            unprotected: [CBORValue.MapEntry] = [], externalAAD: [UInt8] = [],
-                            tagged: Bool = false) throws(COSEError) -> [UInt8] {
+    public static func sign(
+        payload: [UInt8], detached: Bool, signer: some COSESigner,
+        unprotected: [CBORValue.MapEntry] = [], externalAAD: [UInt8] = [],
+        tagged: Bool = false
+    ) throws(COSEError) -> [UInt8] {
         var w = CBORWriter(capacity: 128 + (detached ? 0 : payload.count))
-        try sign(into: &w, payload: payload, detached: detached, signer: signer, unprotected: unprotected,
-                 externalAAD: externalAAD, tagged: tagged)
+        try sign(
+            into: &w, payload: payload, detached: detached, signer: signer, unprotected: unprotected,
+            externalAAD: externalAAD, tagged: tagged)
         return w.bytes
     }
 
     /// Writes a COSE_Sign1 signed by `signer` into `writer` (see `sign(payload:detached:signer:unprotected:externalAAD:tagged:)`).
-    public static func sign(into writer: inout CBORWriter, payload: [UInt8], detached: Bool,
-                                                 signer: some COSESigner, unprotected: [CBORValue.MapEntry] = [],
-                                                 externalAAD: [UInt8] = [], tagged: Bool = false) throws(COSEError) {
-        try sign(into: &writer, payloadLength: payload.count, writePayload: { $0.writeRaw(payload) }, detached: detached, signer: signer,
-                 unprotected: unprotected, externalAAD: externalAAD, tagged: tagged)
+    public static func sign(
+        into writer: inout CBORWriter, payload: [UInt8], detached: Bool,
+        signer: some COSESigner, unprotected: [CBORValue.MapEntry] = [],
+        externalAAD: [UInt8] = [], tagged: Bool = false
+    ) throws(COSEError) {
+        try sign(
+            into: &writer, payloadLength: payload.count, writePayload: { $0.writeRaw(payload) }, detached: detached,
+            signer: signer,
+            unprotected: unprotected, externalAAD: externalAAD, tagged: tagged)
     }
 
     /// Writes a COSE_Sign1 signed by `signer` into `writer`, its payload written by `writePayload`
@@ -139,15 +164,19 @@ public struct COSESign1: Sendable {
     /// assembled (DeviceAuthenticationBytes) is never built as an array of its own. The protected
     /// header is `{1: alg}`. Takes the signer as an existential: callers holding `any COSESigner`
     /// run this code as compiled, not an unspecialized generic.
-    public static func sign(into writer: inout CBORWriter, payloadLength: Int, writePayload: (inout CBORWriter) -> Void, detached: Bool,
-                            signer: any COSESigner, unprotected: [CBORValue.MapEntry] = [],
-                            externalAAD: [UInt8] = [], tagged: Bool = false) throws(COSEError) {
+    public static func sign(
+        into writer: inout CBORWriter, payloadLength: Int, writePayload: (inout CBORWriter) -> Void, detached: Bool,
+        signer: any COSESigner, unprotected: [CBORValue.MapEntry] = [],
+        externalAAD: [UInt8] = [], tagged: Bool = false
+    ) throws(COSEError) {
         let alg = signer.algorithm.rawValue
         // {1: alg}: map head, label 1, then alg's head.
         let protectedLength = 2 + CBORWriter.headLength(alg < 0 ? UInt64(-1 - alg) : UInt64(alg))
         // Sig_structure = ["Signature1", bstr(protected), bstr(external_aad), bstr(payload)].
-        var s = CBORWriter(capacity: 1 + 11 + 1 + protectedLength + CBORWriter.headLength(UInt64(externalAAD.count)) + externalAAD.count
-                                     + CBORWriter.headLength(UInt64(payloadLength)) + payloadLength)
+        var s = CBORWriter(
+            capacity: 1 + 11 + 1 + protectedLength + CBORWriter.headLength(UInt64(externalAAD.count))
+                + externalAAD.count
+                + CBORWriter.headLength(UInt64(payloadLength)) + payloadLength)
         s.writeArrayHeader(count: 4)
         s.writeText("Signature1")
         writeProtected(alg, length: protectedLength, into: &s)
@@ -155,14 +184,19 @@ public struct COSESign1: Sendable {
         s.writeHead(major: 2, argument: UInt64(payloadLength))
         let payloadStart = s.bytes.count
         writePayload(&s)
-        precondition(s.bytes.count - payloadStart == payloadLength, "COSE_Sign1 payload writer wrote a different length than declared")
+        precondition(
+            s.bytes.count - payloadStart == payloadLength,
+            "COSE_Sign1 payload writer wrote a different length than declared")
         let tbs = s.takeBytes()
         let sig = try signer.sign(tbs)
         if tagged { writer.writeTag(Self.tag) }
         writer.writeArrayHeader(count: 4)
         writeProtected(alg, length: protectedLength, into: &writer)
         writer.writeMapHeader(count: unprotected.count)
-        for e in unprotected { writer.write(e.key); writer.write(e.value) }
+        for e in unprotected {
+            writer.write(e.key)
+            writer.write(e.value)
+        }
         if detached { writer.writeNull() } else { writer.writeBytes(tbs[payloadStart...]) }
         writer.writeBytes(sig)
     }

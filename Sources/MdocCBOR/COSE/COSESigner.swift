@@ -1,8 +1,8 @@
 internal import CryptoCore
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Something that signs COSE messages: it knows its algorithm and public key and signs a message
@@ -34,7 +34,9 @@ public struct SoftwareSigner: COSESigner {
     }
 
     /// Generates a fresh key on `curve` (P-256, P-384, P-521 or Ed25519).
-    public static func generate(curve: COSEKey.Curve = .p256, algorithm: COSEAlgorithm? = nil) throws(COSEError) -> SoftwareSigner {
+    public static func generate(curve: COSEKey.Curve = .p256, algorithm: COSEAlgorithm? = nil) throws(COSEError)
+        -> SoftwareSigner
+    {
         guard curve.keyType == .ec2 || curve == .ed25519 else { throw .unsupportedAlgorithm }
         let k: PrivateKey
         do { k = try PrivateKey.generate(curve.cryptoKind) } catch { throw .signingFailed }

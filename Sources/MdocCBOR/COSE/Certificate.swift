@@ -1,11 +1,11 @@
 internal import CryptoCore
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// An X.509 certificate as carried in `x5chain` (DER), with the accessors mdoc trust decisions need.
@@ -65,10 +65,13 @@ public struct Certificate: Sendable {
 
     /// Validates `leaf ← intermediates… ← anchor` at `time` (X.509 strict mode). Profile checks (EKU,
     /// key usage, AKI policy) are the caller's.
-    public static func validatePath(leaf: Certificate, intermediates: [Certificate] = [], anchors: [Certificate], at time: Date) throws(COSEError) {
+    public static func validatePath(
+        leaf: Certificate, intermediates: [Certificate] = [], anchors: [Certificate], at time: Date
+    ) throws(COSEError) {
         do {
-            try X509Certificate.validatePath(leaf: leaf.cert, intermediates: intermediates.map(\.cert), anchors: anchors.map(\.cert),
-                                             at: Int64(time.timeIntervalSince1970))
+            try X509Certificate.validatePath(
+                leaf: leaf.cert, intermediates: intermediates.map(\.cert), anchors: anchors.map(\.cert),
+                at: Int64(time.timeIntervalSince1970))
         } catch {
             if case .chainValidationFailed(let code) = error { throw .certificatePathInvalid(code: code) }
             throw .certificatePathInvalid(code: -1)
@@ -129,15 +132,22 @@ public enum CertificateProfile: Sendable {
     var builderProfile: X509Builder.Profile {
         switch self {
         case .iaca:
-            .init(isCA: true, pathLength: 0, keyUsage: "critical,keyCertSign,cRLSign",
-                  crlDistributionPoint: "URI:https://crl.example.invalid/iaca.crl", issuerAlternativeName: "URI:https://issuer.example.invalid")
+            .init(
+                isCA: true, pathLength: 0, keyUsage: "critical,keyCertSign,cRLSign",
+                crlDistributionPoint: "URI:https://crl.example.invalid/iaca.crl",
+                issuerAlternativeName: "URI:https://issuer.example.invalid")
         case .documentSigner:
-            .init(isCA: false, keyUsage: "critical,digitalSignature", extendedKeyUsage: "critical," + MdocKeyUsage.documentSigner,
-                  crlDistributionPoint: "URI:https://crl.example.invalid/iaca.crl", issuerAlternativeName: "URI:https://issuer.example.invalid")
+            .init(
+                isCA: false, keyUsage: "critical,digitalSignature",
+                extendedKeyUsage: "critical," + MdocKeyUsage.documentSigner,
+                crlDistributionPoint: "URI:https://crl.example.invalid/iaca.crl",
+                issuerAlternativeName: "URI:https://issuer.example.invalid")
         case .readerRoot:
             .init(isCA: true, pathLength: 0, keyUsage: "critical,keyCertSign,cRLSign")
         case .readerAuthentication:
-            .init(isCA: false, keyUsage: "critical,digitalSignature", extendedKeyUsage: "critical," + MdocKeyUsage.readerAuthentication)
+            .init(
+                isCA: false, keyUsage: "critical,digitalSignature",
+                extendedKeyUsage: "critical," + MdocKeyUsage.readerAuthentication)
         case .endEntity(let eku):
             .init(isCA: false, keyUsage: "critical,digitalSignature", extendedKeyUsage: eku.map { "critical," + $0 })
         case .custom(let isCA, let ku, let eku):
@@ -157,14 +167,18 @@ extension Certificate {
     ///   - notBefore: start of validity.
     ///   - notAfter: end of validity.
     ///   - profile: the 18013-5 Annex B profile.
-    public static func issue(subject: DistinguishedName, publicKey: COSEKey, issuer: Certificate?,
-                             issuerKey: SoftwareSigner, serial: UInt64, notBefore: Date, notAfter: Date,
-                             profile: CertificateProfile) throws(COSEError) -> Certificate {
+    public static func issue(
+        subject: DistinguishedName, publicKey: COSEKey, issuer: Certificate?,
+        issuerKey: SoftwareSigner, serial: UInt64, notBefore: Date, notAfter: Date,
+        profile: CertificateProfile
+    ) throws(COSEError) -> Certificate {
         do {
-            let c = try X509Builder.issue(subject: subject.attributes, subjectKey: publicKey.publicKey,
-                                          issuer: issuer?.cert, issuerKey: issuerKey.key,
-                                          serial: serial, notBefore: Int64(notBefore.timeIntervalSince1970), notAfter: Int64(notAfter.timeIntervalSince1970),
-                                          profile: profile.builderProfile)
+            let c = try X509Builder.issue(
+                subject: subject.attributes, subjectKey: publicKey.publicKey,
+                issuer: issuer?.cert, issuerKey: issuerKey.key,
+                serial: serial, notBefore: Int64(notBefore.timeIntervalSince1970),
+                notAfter: Int64(notAfter.timeIntervalSince1970),
+                profile: profile.builderProfile)
             return try Certificate(der: c.der)
         } catch let e as COSEError {
             throw e
@@ -190,7 +204,9 @@ final class CertificateCache: Sendable {
         static func == (a: Key, b: Key) -> Bool {
             guard a.der.count == b.der.count else { return false }
             guard !a.der.isEmpty else { return true }
-            return a.der.withUnsafeBytes { x in b.der.withUnsafeBytes { y in memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 } }
+            return a.der.withUnsafeBytes { x in
+                b.der.withUnsafeBytes { y in memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 }
+            }
         }
         func hash(into h: inout Hasher) {
             h.combine(der.count)

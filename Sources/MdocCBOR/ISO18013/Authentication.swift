@@ -2,7 +2,9 @@
 /// The SessionTranscript and the ItemsRequestBytes / DeviceNameSpacesBytes are spliced in verbatim.
 public enum MdocAuthentication {
     /// `ReaderAuthenticationBytes = #6.24(bstr .cbor ["ReaderAuthentication", SessionTranscript, ItemsRequestBytes])`.
-    public static func readerAuthenticationBytes<S: Collection<UInt8>, I: Collection<UInt8>>(sessionTranscript: S, itemsRequestBytes: I) -> [UInt8] {
+    public static func readerAuthenticationBytes<S: Collection<UInt8>, I: Collection<UInt8>>(
+        sessionTranscript: S, itemsRequestBytes: I
+    ) -> [UInt8] {
         var inner = CBORWriter(capacity: 32 + sessionTranscript.count + itemsRequestBytes.count)
         inner.writeArrayHeader(count: 3)
         inner.writeText("ReaderAuthentication")
@@ -15,8 +17,10 @@ public enum MdocAuthentication {
 
     /// `ReaderAuthenticationAllBytes = #6.24(bstr .cbor ["ReaderAuthenticationAll", SessionTranscript,
     /// [* ItemsRequestBytes], DeviceRequestInfoBytes / null])`.
-    public static func readerAuthenticationAllBytes<S: Collection<UInt8>>(sessionTranscript: S, itemsRequestBytes: [ArraySlice<UInt8>],
-                                                                         deviceRequestInfoBytes: ArraySlice<UInt8>?) -> [UInt8] {
+    public static func readerAuthenticationAllBytes<S: Collection<UInt8>>(
+        sessionTranscript: S, itemsRequestBytes: [ArraySlice<UInt8>],
+        deviceRequestInfoBytes: ArraySlice<UInt8>?
+    ) -> [UInt8] {
         var inner = CBORWriter(capacity: 64 + sessionTranscript.count + itemsRequestBytes.reduce(0) { $0 + $1.count })
         inner.writeArrayHeader(count: 4)
         inner.writeText("ReaderAuthenticationAll")
@@ -30,29 +34,44 @@ public enum MdocAuthentication {
     }
 
     /// `DeviceAuthenticationBytes = #6.24(bstr .cbor ["DeviceAuthentication", SessionTranscript, DocType, DeviceNameSpacesBytes])`.
-    public static func deviceAuthenticationBytes<S: Collection<UInt8>, N: Collection<UInt8>>(sessionTranscript: S, docType: String, deviceNameSpacesBytes: N) -> [UInt8] {
-        let transcript = Array(sessionTranscript), nameSpaces = Array(deviceNameSpacesBytes)
-        var w = CBORWriter(capacity: deviceAuthenticationLength(sessionTranscript: transcript, docType: docType, deviceNameSpacesBytes: nameSpaces))
-        writeDeviceAuthentication(into: &w, sessionTranscript: transcript, docType: docType, deviceNameSpacesBytes: nameSpaces)
+    public static func deviceAuthenticationBytes<S: Collection<UInt8>, N: Collection<UInt8>>(
+        sessionTranscript: S, docType: String, deviceNameSpacesBytes: N
+    ) -> [UInt8] {
+        let transcript = Array(sessionTranscript)
+        let nameSpaces = Array(deviceNameSpacesBytes)
+        var w = CBORWriter(
+            capacity: deviceAuthenticationLength(
+                sessionTranscript: transcript, docType: docType, deviceNameSpacesBytes: nameSpaces))
+        writeDeviceAuthentication(
+            into: &w, sessionTranscript: transcript, docType: docType, deviceNameSpacesBytes: nameSpaces)
         return w.bytes
     }
 
     /// The length of DeviceAuthenticationBytes for these parts (so a caller can size one buffer for
     /// it and whatever surrounds it).
-    public static func deviceAuthenticationLength(sessionTranscript: [UInt8], docType: String, deviceNameSpacesBytes: [UInt8]) -> Int {
-        let inner = innerDeviceAuthenticationLength(sessionTranscript: sessionTranscript, docType: docType, deviceNameSpacesBytes: deviceNameSpacesBytes)
+    public static func deviceAuthenticationLength(
+        sessionTranscript: [UInt8], docType: String, deviceNameSpacesBytes: [UInt8]
+    ) -> Int {
+        let inner = innerDeviceAuthenticationLength(
+            sessionTranscript: sessionTranscript, docType: docType, deviceNameSpacesBytes: deviceNameSpacesBytes)
         return 2 + CBORWriter.headLength(UInt64(inner)) + inner
     }
 
-    private static func innerDeviceAuthenticationLength(sessionTranscript: [UInt8], docType: String, deviceNameSpacesBytes: [UInt8]) -> Int {
+    private static func innerDeviceAuthenticationLength(
+        sessionTranscript: [UInt8], docType: String, deviceNameSpacesBytes: [UInt8]
+    ) -> Int {
         let docTypeLength = docType.utf8.count
-        return 1 + 21 + sessionTranscript.count + CBORWriter.headLength(UInt64(docTypeLength)) + docTypeLength + deviceNameSpacesBytes.count
+        return 1 + 21 + sessionTranscript.count + CBORWriter.headLength(UInt64(docTypeLength)) + docTypeLength
+            + deviceNameSpacesBytes.count
     }
 
     /// Writes DeviceAuthenticationBytes into `w`. Every length is known up front, so tag 24 and the
     /// bstr head go first and the DeviceAuthentication array straight after them.
-    public static func writeDeviceAuthentication(into w: inout CBORWriter, sessionTranscript: [UInt8], docType: String, deviceNameSpacesBytes: [UInt8]) {
-        let inner = innerDeviceAuthenticationLength(sessionTranscript: sessionTranscript, docType: docType, deviceNameSpacesBytes: deviceNameSpacesBytes)
+    public static func writeDeviceAuthentication(
+        into w: inout CBORWriter, sessionTranscript: [UInt8], docType: String, deviceNameSpacesBytes: [UInt8]
+    ) {
+        let inner = innerDeviceAuthenticationLength(
+            sessionTranscript: sessionTranscript, docType: docType, deviceNameSpacesBytes: deviceNameSpacesBytes)
         w.writeTag(24)
         w.writeHead(major: 2, argument: UInt64(inner))
         w.writeArrayHeader(count: 4)

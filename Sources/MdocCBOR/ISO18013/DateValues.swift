@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// RFC 3339 date-times (`tdate`, tag 0) and full-dates (tag 1004, RFC 8943), parsed without
@@ -11,9 +11,11 @@ public enum MdocDate {
     /// peers send offsets; both are accepted, the instant is what counts.
     public static func parseDateTime(_ s: String) -> Date? {
         let u = Array(s.utf8)
-        guard u.count >= 20, u[4] == 0x2d, u[7] == 0x2d, u[10] == 0x54 || u[10] == 0x74, u[13] == 0x3a, u[16] == 0x3a else { return nil }
+        guard u.count >= 20, u[4] == 0x2d, u[7] == 0x2d, u[10] == 0x54 || u[10] == 0x74, u[13] == 0x3a, u[16] == 0x3a
+        else { return nil }
         guard let year = num(u, 0, 4), let month = num(u, 5, 2), let day = num(u, 8, 2),
-              let hour = num(u, 11, 2), let minute = num(u, 14, 2), let second = num(u, 17, 2) else { return nil }
+            let hour = num(u, 11, 2), let minute = num(u, 14, 2), let second = num(u, 17, 2)
+        else { return nil }
         guard validDate(year, month, day), hour < 24, minute < 60, second < 61 else { return nil }
         var i = 19
         var fraction = 0.0
@@ -21,7 +23,11 @@ public enum MdocDate {
             i += 1
             var scale = 0.1
             let start = i
-            while i < u.count, u[i] >= 0x30, u[i] <= 0x39 { fraction += Double(u[i] - 0x30) * scale; scale /= 10; i += 1 }
+            while i < u.count, u[i] >= 0x30, u[i] <= 0x39 {
+                fraction += Double(u[i] - 0x30) * scale
+                scale /= 10
+                i += 1
+            }
             guard i > start, i - start <= 9 else { return nil }
         }
         guard i < u.count else { return nil }
@@ -29,7 +35,9 @@ public enum MdocDate {
         if u[i] == 0x5a || u[i] == 0x7a {
             i += 1
         } else if u[i] == 0x2b || u[i] == 0x2d {
-            guard i + 6 == u.count, u[i + 3] == 0x3a, let oh = num(u, i + 1, 2), let om = num(u, i + 4, 2), oh < 24, om < 60 else { return nil }
+            guard i + 6 == u.count, u[i + 3] == 0x3a, let oh = num(u, i + 1, 2), let om = num(u, i + 4, 2), oh < 24,
+                om < 60
+            else { return nil }
             offset = (oh * 3600 + om * 60) * (u[i] == 0x2d ? -1 : 1)
             i += 6
         } else {
@@ -44,8 +52,10 @@ public enum MdocDate {
     /// Parses `YYYY-MM-DD` as midnight UTC.
     public static func parseFullDate(_ s: String) -> Date? {
         let u = Array(s.utf8)
-        guard u.count == 10, u[4] == 0x2d, u[7] == 0x2d, let y = num(u, 0, 4), let m = num(u, 5, 2), let d = num(u, 8, 2),
-              validDate(y, m, d) else { return nil }
+        guard u.count == 10, u[4] == 0x2d, u[7] == 0x2d, let y = num(u, 0, 4), let m = num(u, 5, 2),
+            let d = num(u, 8, 2),
+            validDate(y, m, d)
+        else { return nil }
         return Date(timeIntervalSince1970: Double(daysFromCivil(y, m, d) * 86400))
     }
 
@@ -59,7 +69,8 @@ public enum MdocDate {
             let s = String(v)
             return s.count >= w ? s : String(repeating: "0", count: w - s.count) + s
         }
-        return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(rem / 3600, 2)):\(pad((rem % 3600) / 60, 2)):\(pad(rem % 60, 2))Z"
+        return
+            "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(rem / 3600, 2)):\(pad((rem % 3600) / 60, 2)):\(pad(rem % 60, 2))Z"
     }
 
     private static func num(_ u: [UInt8], _ at: Int, _ n: Int) -> Int? {

@@ -71,7 +71,9 @@ public struct DeviceRequest: Sendable {
 
     /// Parses `"<major>.<minor>"` (digits only, no sign, no leading '+').
     public static func parseVersion(_ s: String) -> (major: Int, minor: Int)? {
-        var parts = [0, 0], digits = [0, 0], k = 0
+        var parts = [0, 0]
+        var digits = [0, 0]
+        var k = 0
         for c in s.utf8 {
             if c == UInt8(ascii: ".") {
                 guard k == 0 else { return nil }
@@ -87,7 +89,6 @@ public struct DeviceRequest: Sendable {
     }
 }
 
-
 /// One DocRequest: `{ "itemsRequest": ItemsRequestBytes, ? "readerAuth": COSE_Sign1 }`.
 public struct DocRequest: Sendable {
     /// ItemsRequestBytes exactly as received: the whole `#6.24(bstr)` item.
@@ -99,7 +100,8 @@ public struct DocRequest: Sendable {
 
     init(_ item: CBORItem, options: CBORDecodingOptions) throws(MdocDataError) {
         _ = try item.requireMap("DocRequest")
-        let (bytes, inner) = try item.required("itemsRequest", "DocRequest").embedded("DocRequest.itemsRequest", options: options)
+        let (bytes, inner) = try item.required("itemsRequest", "DocRequest").embedded(
+            "DocRequest.itemsRequest", options: options)
         itemsRequestBytes = bytes
         itemsRequest = try ItemsRequest(inner)
         if let ra = item["readerAuth"] {
@@ -169,7 +171,9 @@ public struct ItemsRequest: Sendable {
                 while j < entries.count && entries[j].nameSpace == ns { j += 1 }
                 var elements = [Element]()
                 elements.reserveCapacity(j - i)
-                for e in entries[i..<j] { elements.append(Element(identifier: Self.text(b, e.identifier), intentToRetain: e.intentToRetain)) }
+                for e in entries[i..<j] {
+                    elements.append(Element(identifier: Self.text(b, e.identifier), intentToRetain: e.intentToRetain))
+                }
                 out.append(NameSpace(name: Self.text(b, ns), elements: elements))
                 i = j
             }
@@ -179,10 +183,16 @@ public struct ItemsRequest: Sendable {
 
     /// Calls `body` with each requested element's namespace and identifier (their UTF-8 bytes, valid
     /// only during the call) and IntentToRetain, in received order. Allocates nothing.
-    public func forEachElement(_ body: (_ nameSpace: UnsafeBufferPointer<UInt8>, _ identifier: UnsafeBufferPointer<UInt8>, _ intentToRetain: Bool) -> Void) {
+    public func forEachElement(
+        _ body: (
+            _ nameSpace: UnsafeBufferPointer<UInt8>, _ identifier: UnsafeBufferPointer<UInt8>, _ intentToRetain: Bool
+        ) -> Void
+    ) {
         names.withUnsafeBufferPointer { b in
             for e in entries {
-                body(UnsafeBufferPointer(rebasing: b[e.nameSpace]), UnsafeBufferPointer(rebasing: b[e.identifier]), e.intentToRetain)
+                body(
+                    UnsafeBufferPointer(rebasing: b[e.nameSpace]), UnsafeBufferPointer(rebasing: b[e.identifier]),
+                    e.intentToRetain)
             }
         }
     }
@@ -222,7 +232,8 @@ public struct ItemsRequest: Sendable {
             entries.reserveCapacity(Int(n[nameSpaces.index].span) / 2)
             var x = nameSpaces.index + 1
             for _ in 0..<Int(n[nameSpaces.index].argument) {
-                let key = x, value = x + Int(n[x].span)
+                let key = x
+                let value = x + Int(n[x].span)
                 x = value + Int(n[value].span)
                 guard n[key].type == .textString else { throw MdocDataError(.wrongType, "ItemsRequest.nameSpaces key") }
                 guard n[value].type == .map else { throw MdocDataError(.wrongType, "ItemsRequest.nameSpaces value") }
@@ -230,11 +241,14 @@ public struct ItemsRequest: Sendable {
                 let ns = content(n, key)
                 var e = value + 1
                 for _ in 0..<Int(n[value].argument) {
-                    let ek = e, ev = e + Int(n[e].span)
+                    let ek = e
+                    let ev = e + Int(n[e].span)
                     e = ev + Int(n[ev].span)
                     guard n[ek].type == .textString else { throw MdocDataError(.wrongType, "DataElementIdentifier") }
                     let v = n[ev]
-                    guard v.type == .simple, v.argument == 20 || v.argument == 21 else { throw MdocDataError(.wrongType, "IntentToRetain") }
+                    guard v.type == .simple, v.argument == 20 || v.argument == 21 else {
+                        throw MdocDataError(.wrongType, "IntentToRetain")
+                    }
                     entries.append(Entry(nameSpace: ns, identifier: content(n, ek), intentToRetain: v.argument == 21))
                 }
             }
@@ -268,8 +282,12 @@ public struct DocRequestInfo: Sendable {
         _ = try item.requireMap("DocRequestInfo")
         self.item = item
         func pair(_ i: CBORItem) throws(MdocDataError) -> (nameSpace: String, identifier: String) {
-            guard i.type == .array, i.count == 2 else { throw MdocDataError(.wrongType, "DocRequestInfo.alternativeDataElements element") }
-            return (try i[0]!.text("DocRequestInfo element namespace"), try i[1]!.text("DocRequestInfo element identifier"))
+            guard i.type == .array, i.count == 2 else {
+                throw MdocDataError(.wrongType, "DocRequestInfo.alternativeDataElements element")
+            }
+            return (
+                try i[0]!.text("DocRequestInfo element namespace"), try i[1]!.text("DocRequestInfo element identifier")
+            )
         }
         var alts = [AlternativeDataElements]()
         if let a = item["alternativeDataElements"] {
@@ -277,9 +295,13 @@ public struct DocRequestInfo: Sendable {
                 _ = try e.requireMap("AlternativeDataElementSet")
                 let req = try pair(try e.required("requestedElement", "AlternativeDataElementSet"))
                 var sets = [[(nameSpace: String, identifier: String)]]()
-                for s in try e.required("alternativeElementSets", "AlternativeDataElementSet").array("AlternativeDataElementSet.alternativeElementSets", nonEmpty: true) {
+                for s in try e.required("alternativeElementSets", "AlternativeDataElementSet").array(
+                    "AlternativeDataElementSet.alternativeElementSets", nonEmpty: true)
+                {
                     var set = [(nameSpace: String, identifier: String)]()
-                    for p in try s.array("AlternativeDataElementSet.alternativeElementSets[]", nonEmpty: true) { set.append(try pair(p)) }
+                    for p in try s.array("AlternativeDataElementSet.alternativeElementSets[]", nonEmpty: true) {
+                        set.append(try pair(p))
+                    }
                     sets.append(set)
                 }
                 alts.append(AlternativeDataElements(requestedElement: req, alternativeElementSets: sets))
@@ -288,11 +310,17 @@ public struct DocRequestInfo: Sendable {
         alternativeDataElements = alts
         var ids = [ArraySlice<UInt8>]()
         if let a = item["issuerIdentifiers"] {
-            for e in try a.array("DocRequestInfo.issuerIdentifiers", nonEmpty: true) { ids.append(try e.bytes("DocRequestInfo.issuerIdentifiers[]")) }
+            for e in try a.array("DocRequestInfo.issuerIdentifiers", nonEmpty: true) {
+                ids.append(try e.bytes("DocRequestInfo.issuerIdentifiers[]"))
+            }
         }
         issuerIdentifiers = ids
-        uniqueDocSetRequired = try item["uniqueDocSetRequired"].map { (i) throws(MdocDataError) in try i.bool("DocRequestInfo.uniqueDocSetRequired") }
-        maximumResponseSize = try item["maximumResponseSize"].map { (i) throws(MdocDataError) in try i.uint("DocRequestInfo.maximumResponseSize") }
+        uniqueDocSetRequired = try item["uniqueDocSetRequired"].map { (i) throws(MdocDataError) in
+            try i.bool("DocRequestInfo.uniqueDocSetRequired")
+        }
+        maximumResponseSize = try item["maximumResponseSize"].map { (i) throws(MdocDataError) in
+            try i.uint("DocRequestInfo.maximumResponseSize")
+        }
     }
 }
 
@@ -329,7 +357,9 @@ public struct DeviceRequestInfo: Sendable {
                     var set = [Int]()
                     for i in try s.array("UseCase.documentSets[]", nonEmpty: true) {
                         let v = try i.uint("UseCase.documentSets index")
-                        guard v <= UInt64(Int32.max) else { throw MdocDataError(.invalidValue, "UseCase.documentSets index") }
+                        guard v <= UInt64(Int32.max) else {
+                            throw MdocDataError(.invalidValue, "UseCase.documentSets index")
+                        }
                         set.append(Int(v))
                     }
                     sets.append(set)
@@ -338,7 +368,9 @@ public struct DeviceRequestInfo: Sendable {
                 if let p = c["purposeHints"] {
                     _ = try p.requireMap("UseCase.purposeHints")
                     for (k, v) in p.mapEntries {
-                        guard let n = v.int64Value else { throw MdocDataError(.wrongType, "UseCase.purposeHints value") }
+                        guard let n = v.int64Value else {
+                            throw MdocDataError(.wrongType, "UseCase.purposeHints value")
+                        }
                         hints.append((try k.text("UseCase.purposeHints key"), n))
                     }
                 }

@@ -21,11 +21,15 @@ public struct DeviceResponse: Sendable {
         _ = try item.requireMap("DeviceResponse")
         self.item = item
         version = try item.required("version", "DeviceResponse").text("DeviceResponse.version")
-        guard let v = DeviceRequest.parseVersion(version), v.major == 1 else { throw MdocDataError(.unsupportedVersion, "DeviceResponse.version") }
+        guard let v = DeviceRequest.parseVersion(version), v.major == 1 else {
+            throw MdocDataError(.unsupportedVersion, "DeviceResponse.version")
+        }
         status = try item.required("status", "DeviceResponse").uint("DeviceResponse.status")
         var docs = [Document]()
         if let d = item["documents"] {
-            for e in try d.array("DeviceResponse.documents", nonEmpty: true) { docs.append(try Document(e, options: options)) }
+            for e in try d.array("DeviceResponse.documents", nonEmpty: true) {
+                docs.append(try Document(e, options: options))
+            }
         }
         documents = docs
         var errs = [[(docType: String, code: Int64)]]()
@@ -98,13 +102,16 @@ public struct DeviceSigned: Sendable {
 
     init(_ item: CBORItem, options: CBORDecodingOptions) throws(MdocDataError) {
         _ = try item.requireMap("DeviceSigned")
-        let (b, ns) = try item.required("nameSpaces", "DeviceSigned").embedded("DeviceSigned.nameSpaces", options: options)
+        let (b, ns) = try item.required("nameSpaces", "DeviceSigned").embedded(
+            "DeviceSigned.nameSpaces", options: options)
         nameSpacesBytes = b
         nameSpaces = try ns.requireMap("DeviceNameSpaces")
         let da = try item.required("deviceAuth", "DeviceSigned").requireMap("DeviceAuth")
         switch (da["deviceSignature"], da["deviceMac"]) {
-        case (let s?, nil): deviceAuth = .signature(try cose("DeviceAuth.deviceSignature") { () throws(COSEError) in try COSESign1(s) })
-        case (nil, let m?): deviceAuth = .mac(try cose("DeviceAuth.deviceMac") { () throws(COSEError) in try COSEMac0(m) })
+        case (let s?, nil):
+            deviceAuth = .signature(try cose("DeviceAuth.deviceSignature") { () throws(COSEError) in try COSESign1(s) })
+        case (nil, let m?):
+            deviceAuth = .mac(try cose("DeviceAuth.deviceMac") { () throws(COSEError) in try COSEMac0(m) })
         case (nil, nil): throw MdocDataError(.missingField, "DeviceAuth")
         default: throw MdocDataError(.invalidValue, "DeviceAuth")
         }

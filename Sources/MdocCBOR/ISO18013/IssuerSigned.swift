@@ -1,8 +1,8 @@
 internal import CryptoCore
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// IssuerSigned: `{ ? "nameSpaces": { + ns => [+ IssuerSignedItemBytes] }, "issuerAuth": COSE_Sign1 }`.
@@ -51,7 +51,9 @@ public struct IssuerSigned: Sendable {
     }
 
     /// Decodes the MSO carried as issuerAuth's payload (without verifying the signature).
-    public func mobileSecurityObject(options: CBORDecodingOptions = .default) throws(MdocDataError) -> MobileSecurityObject {
+    public func mobileSecurityObject(options: CBORDecodingOptions = .default) throws(MdocDataError)
+        -> MobileSecurityObject
+    {
         try MobileSecurityObject(issuerAuth: issuerAuth, options: options)
     }
 
@@ -92,7 +94,8 @@ public struct IssuerSignedItem: Sendable {
         bytes = b
         digestID = try item.required("digestID", "IssuerSignedItem").uint("IssuerSignedItem.digestID")
         random = try item.required("random", "IssuerSignedItem").bytes("IssuerSignedItem.random")
-        elementIdentifier = try item.required("elementIdentifier", "IssuerSignedItem").text("IssuerSignedItem.elementIdentifier")
+        elementIdentifier = try item.required("elementIdentifier", "IssuerSignedItem").text(
+            "IssuerSignedItem.elementIdentifier")
         elementValue = try item.required("elementValue", "IssuerSignedItem")
     }
 }

@@ -72,7 +72,9 @@ extension CBORItem {
     }
 
     func required(_ key: String, _ structure: String) throws(MdocDataError) -> CBORItem {
-        guard let v = self[key] else { throw MdocDataError(.missingField, structure + "." + key, offset: byteRange.lowerBound) }
+        guard let v = self[key] else {
+            throw MdocDataError(.missingField, structure + "." + key, offset: byteRange.lowerBound)
+        }
         return v
     }
 
@@ -103,8 +105,12 @@ extension CBORItem {
     }
 
     /// A `#6.24(bstr .cbor X)` item: returns the whole item's bytes and the decoded embedded item.
-    func embedded(_ field: String, options: CBORDecodingOptions) throws(MdocDataError) -> (bytes: ArraySlice<UInt8>, item: CBORItem) {
-        guard type == .tag, tagNumber == 24, embeddedRange != nil else { throw MdocDataError(.wrongType, field, offset: byteRange.lowerBound) }
+    func embedded(_ field: String, options: CBORDecodingOptions) throws(MdocDataError) -> (
+        bytes: ArraySlice<UInt8>, item: CBORItem
+    ) {
+        guard type == .tag, tagNumber == 24, embeddedRange != nil else {
+            throw MdocDataError(.wrongType, field, offset: byteRange.lowerBound)
+        }
         do {
             let doc = try decodeEmbedded(options: options)
             return (encodedBytes, doc.root)
@@ -115,7 +121,9 @@ extension CBORItem {
 }
 
 func decodeTop(_ bytes: [UInt8], _ structure: String, options: CBORDecodingOptions) throws(MdocDataError) -> CBORItem {
-    do { return try CBORDocument(decoding: bytes, options: options).root } catch { throw MdocDataError(.cbor, structure, cbor: error) }
+    do { return try CBORDocument(decoding: bytes, options: options).root } catch {
+        throw MdocDataError(.cbor, structure, cbor: error)
+    }
 }
 
 func cose<T>(_ field: String, _ body: () throws(COSEError) -> T) throws(MdocDataError) -> T {

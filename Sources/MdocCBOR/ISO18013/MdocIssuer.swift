@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Creates IssuerSigned structures with a signed MobileSecurityObject: the issuer side, for tests,
@@ -41,8 +41,11 @@ public struct MdocIssuer: Sendable {
     ///   - random: source of the per-item salts (16 bytes each); random by default, seedable for
     ///     reproducible vectors.
     /// - Returns: the encoded IssuerSigned (`{"nameSpaces", "issuerAuth"}`).
-    public func issue(docType: String, nameSpaces: [(String, [Element])], deviceKey: COSEKey, signed: Date, validFrom: Date, validUntil: Date,
-                      random: (Int) -> [UInt8] = { n in (0..<n).map { _ in UInt8.random(in: 0...255) } }) throws(COSEError) -> [UInt8] {
+    public func issue(
+        docType: String, nameSpaces: [(String, [Element])], deviceKey: COSEKey, signed: Date, validFrom: Date,
+        validUntil: Date,
+        random: (Int) -> [UInt8] = { n in (0..<n).map { _ in UInt8.random(in: 0...255) } }
+    ) throws(COSEError) -> [UInt8] {
         var digestID: UInt64 = 0
         var itemsByNS = [(String, [[UInt8]])]()
         var digests = [CBORValue.MapEntry]()
@@ -50,12 +53,14 @@ public struct MdocIssuer: Sendable {
             var items = [[UInt8]]()
             var nsDigests = [CBORValue.MapEntry]()
             for e in elements {
-                let item = CBORValue.embedded(.map([
-                    .init(.text("digestID"), .unsigned(digestID)),
-                    .init(.text("random"), .bytes(random(16))),
-                    .init(.text("elementIdentifier"), .text(e.identifier)),
-                    .init(.text("elementValue"), e.value),
-                ])).encoded()
+                let item = CBORValue.embedded(
+                    .map([
+                        .init(.text("digestID"), .unsigned(digestID)),
+                        .init(.text("random"), .bytes(random(16))),
+                        .init(.text("elementIdentifier"), .text(e.identifier)),
+                        .init(.text("elementValue"), e.value),
+                    ])
+                ).encoded()
                 items.append(item)
                 nsDigests.append(.init(.unsigned(digestID), .bytes(MdocDigest.sha256(item))))
                 digestID += 1
@@ -69,15 +74,20 @@ public struct MdocIssuer: Sendable {
             .init(.text("docType"), .text(docType)),
             .init(.text("valueDigests"), .map(digests)),
             .init(.text("deviceKeyInfo"), .map([.init(.text("deviceKey"), deviceKey.cborValue)])),
-            .init(.text("validityInfo"), .map([
-                .init(.text("signed"), .tagged(0, .text(MdocDate.formatDateTime(signed)))),
-                .init(.text("validFrom"), .tagged(0, .text(MdocDate.formatDateTime(validFrom)))),
-                .init(.text("validUntil"), .tagged(0, .text(MdocDate.formatDateTime(validUntil)))),
-            ])),
+            .init(
+                .text("validityInfo"),
+                .map([
+                    .init(.text("signed"), .tagged(0, .text(MdocDate.formatDateTime(signed)))),
+                    .init(.text("validFrom"), .tagged(0, .text(MdocDate.formatDateTime(validFrom)))),
+                    .init(.text("validUntil"), .tagged(0, .text(MdocDate.formatDateTime(validUntil)))),
+                ])),
         ])
-        let x5: CBORValue = certificateChain.count == 1 ? .bytes(certificateChain[0].der) : .array(certificateChain.map { .bytes($0.der) })
-        let issuerAuth = try COSESign1.sign(payload: CBORValue.embedded(mso).encoded(), detached: false, signer: signer,
-                                            unprotected: certificateChain.isEmpty ? [] : [.init(.int(COSEHeaderLabel.x5chain), x5)])
+        let x5: CBORValue =
+            certificateChain.count == 1
+            ? .bytes(certificateChain[0].der) : .array(certificateChain.map { .bytes($0.der) })
+        let issuerAuth = try COSESign1.sign(
+            payload: CBORValue.embedded(mso).encoded(), detached: false, signer: signer,
+            unprotected: certificateChain.isEmpty ? [] : [.init(.int(COSEHeaderLabel.x5chain), x5)])
         var w = CBORWriter(capacity: 1024 + itemsByNS.reduce(0) { $0 + $1.1.reduce(0) { $0 + $1.count } })
         w.writeMapHeader(count: 2)
         w.writeText("issuerAuth")

@@ -1,8 +1,8 @@
 internal import CryptoCore
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// MobileSecurityObject (ISO/IEC 18013-5 §9.1.2.4), decoded from issuerAuth's payload
@@ -56,7 +56,9 @@ public struct MobileSecurityObject: Sendable {
         guard let payload = issuerAuth.payload else { throw MdocDataError(.missingField, "IssuerAuth.payload") }
         let top: CBORItem
         do {
-            top = try CBORDocument(decoding: issuerAuth.item.buffer, range: payload.startIndex..<payload.endIndex, options: options).root
+            top = try CBORDocument(
+                decoding: issuerAuth.item.buffer, range: payload.startIndex..<payload.endIndex, options: options
+            ).root
         } catch {
             throw MdocDataError(.cbor, "MobileSecurityObjectBytes", cbor: error)
         }
@@ -65,9 +67,11 @@ public struct MobileSecurityObject: Sendable {
         self.bytes = b
         self.item = item
         version = try item.required("version", "MobileSecurityObject").text("MobileSecurityObject.version")
-        digestAlgorithm = try item.required("digestAlgorithm", "MobileSecurityObject").text("MobileSecurityObject.digestAlgorithm")
+        digestAlgorithm = try item.required("digestAlgorithm", "MobileSecurityObject").text(
+            "MobileSecurityObject.digestAlgorithm")
         docType = try item.required("docType", "MobileSecurityObject").text("MobileSecurityObject.docType")
-        valueDigestsItem = try item.required("valueDigests", "MobileSecurityObject").requireMap("MobileSecurityObject.valueDigests")
+        valueDigestsItem = try item.required("valueDigests", "MobileSecurityObject").requireMap(
+            "MobileSecurityObject.valueDigests")
         for (k, v) in valueDigestsItem.mapEntries {
             _ = try k.text("ValueDigests key")
             _ = try v.requireMap("DigestIDs")
@@ -83,13 +87,19 @@ public struct MobileSecurityObject: Sendable {
         if let ka = dki["keyAuthorizations"] {
             _ = try ka.requireMap("KeyAuthorizations")
             var spaces = [String]()
-            if let n = ka["nameSpaces"] { for s in try n.array("KeyAuthorizations.nameSpaces", nonEmpty: true) { spaces.append(try s.text("KeyAuthorizations.nameSpaces[]")) } }
+            if let n = ka["nameSpaces"] {
+                for s in try n.array("KeyAuthorizations.nameSpaces", nonEmpty: true) {
+                    spaces.append(try s.text("KeyAuthorizations.nameSpaces[]"))
+                }
+            }
             var elems = [String: [String]]()
             if let d = ka["dataElements"] {
                 _ = try d.requireMap("KeyAuthorizations.dataElements")
                 for (k, v) in d.mapEntries {
                     var list = [String]()
-                    for e in try v.array("KeyAuthorizations.dataElements value", nonEmpty: true) { list.append(try e.text("DataElementIdentifier")) }
+                    for e in try v.array("KeyAuthorizations.dataElements value", nonEmpty: true) {
+                        list.append(try e.text("DataElementIdentifier"))
+                    }
                     elems[try k.text("KeyAuthorizations.dataElements key")] = list
                 }
             }
@@ -100,17 +110,23 @@ public struct MobileSecurityObject: Sendable {
         let vi = try item.required("validityInfo", "MobileSecurityObject").requireMap("ValidityInfo")
         func date(_ key: String) throws(MdocDataError) -> Date {
             let d = try vi.required(key, "ValidityInfo")
-            guard d.tagNumber == 0, let v = d.dateValue else { throw MdocDataError(.invalidDate, "ValidityInfo." + key) }
+            guard d.tagNumber == 0, let v = d.dateValue else {
+                throw MdocDataError(.invalidDate, "ValidityInfo." + key)
+            }
             return v
         }
         let expected: Date?
         if let e = vi["expectedUpdate"] {
-            guard e.tagNumber == 0, let v = e.dateValue else { throw MdocDataError(.invalidDate, "ValidityInfo.expectedUpdate") }
+            guard e.tagNumber == 0, let v = e.dateValue else {
+                throw MdocDataError(.invalidDate, "ValidityInfo.expectedUpdate")
+            }
             expected = v
         } else {
             expected = nil
         }
-        validityInfo = ValidityInfo(signed: try date("signed"), validFrom: try date("validFrom"), validUntil: try date("validUntil"), expectedUpdate: expected)
+        validityInfo = ValidityInfo(
+            signed: try date("signed"), validFrom: try date("validFrom"), validUntil: try date("validUntil"),
+            expectedUpdate: expected)
     }
 
     /// The digest for `digestID` in `nameSpace`, if listed.
