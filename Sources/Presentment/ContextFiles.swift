@@ -1,0 +1,215 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#endif
+import MdocCBOR
+
+/// The file primitives of the context store: the writer lock, files created private from their first
+/// byte, atomic replacement, and the removal of what killed writers and removed credentials leave.
+extension CredentialContext {
+    /// The writer lock: an exclusive `flock` on `.lock` (created 0600, never removed), held from
+    /// construction until `release`. `flock` locks belong to the open file description, so two threads
+    /// of one process exclude each other as two processes do.
+    final class WriterLock {
+        private var fd: Int32
+
+        init(directory: String, timeout: Double) throws(PresentmentError) {
+            fd = open(
+                directory + "/" + CredentialContext.lockFileName, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            guard fd >= 0 else { throw PresentmentError(.contextUnavailable, "cannot open the context lock file") }
+            let deadline = Date().addingTimeInterval(max(0, timeout))
+            var delay: useconds_t = 1000
+            while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+                let e = errno
+                guard e == EWOULDBLOCK || e == EINTR else {
+                    close(fd)
+                    throw PresentmentError(.contextUnavailable, "cannot lock the context")
+                }
+                guard Date() < deadline else {
+                    close(fd)
+                    throw PresentmentError(
+                        .contextBusy, "another writer holds the context lock (waited the configured time)")
+                }
+                usleep(delay)
+                delay = min(delay * 2, 50_000)
+            }
+        }
+
+        func release() {
+            guard fd >= 0 else { return }
+            flock(fd, LOCK_UN)
+            close(fd)
+            fd = -1
+        }
+
+        deinit { release() }
+    }
+
+    /// Whether `id` is a valid credential id: 1 to 64 characters of `[A-Za-z0-9_-]` (it also names
+    /// the credential's key file).
+    public static func isValidCredentialID(_ id: String) -> Bool {
+        !id.isEmpty && id.utf8.count <= 64 && id.utf8.allSatisfy(isIDCharacter)
+    }
+
+    /// Characters allowed in credential ids and key file names.
+    static func isIDCharacter(_ c: UInt8) -> Bool {
+        (c >= 0x30 && c <= 0x39) || (c | 0x20 >= 0x61 && c | 0x20 <= 0x7a) || c == 0x2d || c == 0x5f
+    }
+
+    /// Creates `path` as a private directory if missing; refuses one that is not private.
+    static func ensurePrivateDirectory(_ path: String) throws(PresentmentError) {
+        if mkdir(path, 0o700) != 0 && errno != EEXIST {
+            throw PresentmentError(.contextUnavailable, "cannot create the key directory")
+        }
+        try checkDirectory(path)
+    }
+
+    /// Writes `bytes` to a new file at `path` that no one else can have opened: a temporary created
+    /// `O_CREAT|O_EXCL` with mode 0600, written in full, fsynced, then hard-linked to `path` (which
+    /// fails rather than replace an existing file) and the directory fsynced. False when `path`
+    /// exists; the temporary never survives.
+    static func createExclusively(_ bytes: [UInt8], at path: String) throws(PresentmentError) -> Bool {
+        let url = URL(fileURLWithPath: path)
+        let dir = url.deletingLastPathComponent().path
+        let tmp = temporaryName(in: dir, for: url.lastPathComponent)
+        try writeNew(bytes, to: tmp)
+        defer { unlink(tmp) }
+        if link(tmp, path) != 0 {
+            if errno == EEXIST { return false }
+            throw PresentmentError(.contextUnavailable, "cannot write the device key file")
+        }
+        syncDirectory(dir)
+        return true
+    }
+
+    /// `.<name>.<pid>.<random>.tmp` in `dir`.
+    static func temporaryName(in dir: String, for name: String) -> String {
+        dir + "/.\(name).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
+    }
+
+    /// Creates `path` (which must not exist) with mode 0600, writes `bytes`, fsyncs and closes it.
+    static func writeNew(_ bytes: [UInt8], to path: String) throws(PresentmentError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else {
+            throw PresentmentError(.contextUnavailable, "cannot create a temporary file in the context directory")
+        }
+        // The mode is 0600 whatever the umask (it can only remove bits), but make sure.
+        var ok = fchmod(fd, 0o600) == 0
+        if ok {
+            ok = bytes.withUnsafeBytes { buf -> Bool in
+                var off = 0
+                while off < buf.count {
+                    let n = Glibc.write(fd, buf.baseAddress! + off, buf.count - off)
+                    if n < 0 {
+                        if errno == EINTR { continue }
+                        return false
+                    }
+                    off += n
+                }
+                return true
+            }
+        }
+        ok = ok && fsync(fd) == 0
+        close(fd)
+        guard ok else {
+            unlink(path)
+            throw PresentmentError(.contextUnavailable, "cannot write a file in the context directory")
+        }
+    }
+
+    static func syncDirectory(_ dir: String) {
+        let dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dfd >= 0 {
+            _ = fsync(dfd)
+            close(dfd)
+        }
+    }
+
+    /// Writes `bytes` to `url` all or nothing: a temporary (0600 from creation), fsynced, renamed over
+    /// the old file, the directory fsynced.
+    static func atomicWrite(_ bytes: [UInt8], to url: URL) throws(PresentmentError) {
+        let dir = url.deletingLastPathComponent().path
+        let tmp = temporaryName(in: dir, for: url.lastPathComponent)
+        try writeNew(bytes, to: tmp)
+        guard rename(tmp, url.path) == 0 else {
+            unlink(tmp)
+            throw PresentmentError(.contextUnavailable, "cannot write the context file")
+        }
+        syncDirectory(dir)
+    }
+
+    /// Deletes temporary files (`.<name>.<pid>.<random>.tmp`) left by writers killed before their
+    /// rename or link: every one whose process no longer exists, or older than an hour (a recycled
+    /// pid). Called with the writer lock held, when no live writer of this code has one open.
+    static func removeStaleTemporaries(in dir: String) {
+        guard let d = opendir(dir) else { return }
+        defer { closedir(d) }
+        var stale = [String]()
+        while let entry = readdir(d) {
+            let file = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard file.hasPrefix("."), file.hasSuffix(".tmp") else { continue }
+            let parts = file.dropLast(4).split(separator: ".")
+            guard parts.count >= 3, let pid = Int32(parts[parts.count - 2]), UInt32(parts[parts.count - 1]) != nil
+            else { continue }
+            let path = dir + "/" + file
+            var st = stat()
+            guard lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { continue }
+            let dead = pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH
+            let old = time(nil) - st.st_mtim.tv_sec > 3600
+            if dead || old { stale.append(path) }
+        }
+        for path in stale { unlink(path) }
+    }
+
+    /// Deletes the `keys/*.pem` files that `context` does not reference (keys of removed credentials,
+    /// of imports that failed or were killed). Called with the writer lock held.
+    static func removeUnreferencedKeys(in dir: String, keeping context: CredentialContext) {
+        let keys = dir + "/" + keyDirectoryName
+        guard let d = opendir(keys) else { return }
+        defer { closedir(d) }
+        let referenced = Set(context.credentials.map(\.deviceKeyReference))
+        var orphans = [String]()
+        while let entry = readdir(d) {
+            let file = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard file.hasSuffix(".pem"), !file.hasPrefix("."), !referenced.contains(keyDirectoryName + "/" + file)
+            else { continue }
+            var st = stat()
+            guard lstat(keys + "/" + file, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { continue }
+            orphans.append(keys + "/" + file)
+        }
+        for path in orphans { unlink(path) }
+        if !orphans.isEmpty { syncDirectory(keys) }
+    }
+}
+
+/// Reads a regular file's whole content from an open descriptor, refusing more than `maxBytes`.
+func readBounded(_ fd: Int32, maxBytes: Int) -> [UInt8]? {
+    var st = stat()
+    guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_size >= 0, Int(st.st_size) <= maxBytes else {
+        return nil
+    }
+    var out = [UInt8](repeating: 0, count: Int(st.st_size))
+    var off = 0
+    while off < out.count {
+        let n = out.withUnsafeMutableBytes { read(fd, $0.baseAddress! + off, $0.count - off) }
+        if n < 0 {
+            if errno == EINTR { continue }
+            return nil
+        }
+        if n == 0 { break }
+        off += n
+    }
+    guard off == out.count else { return nil }
+    // The file must not have grown past the limit while we read.
+    var probe: UInt8 = 0
+    guard read(fd, &probe, 1) == 0 else { return nil }
+    return out
+}

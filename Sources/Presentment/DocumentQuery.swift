@@ -1,0 +1,129 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+import MdocCBOR
+
+/// A requested element the credential lacks, replaced by an alternative set it holds
+/// (18013-5 2nd edition `alternativeDataElements`). The replacement is what leaves the device in
+/// the requested element's place, so a consent screen must show it.
+public struct Substitution: Sendable, Hashable {
+    /// The requested element the credential does not hold.
+    public let requested: ElementID
+    /// The alternative set released instead, in the reader's order (duplicates removed).
+    public let replacement: [ElementID]
+}
+
+/// An alternative set from the request that the engine will never honour, and why. Shown in the
+/// consent model and the explanation; the request is otherwise answered.
+public struct IgnoredAlternative: Sendable, Hashable {
+    /// Why the set is not honoured.
+    public enum Reason: String, Sendable, Hashable {
+        /// An element of the set lies outside the requested element's namespace.
+        case leavesNamespace
+        /// The set has more elements than `Configuration.maxAlternativeSetSize`.
+        case tooLarge
+        /// The set stands in for an element the DocRequest does not request.
+        case elementNotRequested
+    }
+    /// The element the set was offered for.
+    public let requested: ElementID
+    /// The set as the reader sent it.
+    public let set: [ElementID]
+    /// Why it is not honoured.
+    public let reason: Reason
+}
+
+/// A rule for which combinations of requested documents answer a request (an 18013-5 2nd edition
+/// `UseCase`: one of its document sets must be answerable when it is mandatory).
+package struct DocumentSetRule: Sendable {
+    /// Whether one of the sets must be answerable for the request to be answered at all.
+    package let mandatory: Bool
+    /// Each set lists document indices; the first set whose every document is answerable is answered.
+    package let documentSets: [[Int]]
+
+    package init(mandatory: Bool, documentSets: [[Int]]) {
+        self.mandatory = mandatory
+        self.documentSets = documentSets
+    }
+
+    /// The rules of a DeviceRequest: its `useCases` (version 1.1 and later), none otherwise.
+    package static func of(_ request: DeviceRequest) -> [DocumentSetRule] {
+        guard request.isVersion11OrLater, let info = request.deviceRequestInfo else { return [] }
+        return info.useCases.map { DocumentSetRule(mandatory: $0.mandatory, documentSets: $0.documentSets) }
+    }
+}
+
+/// The request side of one DocRequest, prepared once and matched against every credential.
+package struct DocumentQuery: Sendable {
+    /// Index in `docRequests`.
+    package let index: Int
+    package let request: ItemsRequest
+    /// The honoured alternatives (1.1 only): requested element → its admissible sets, in the reader's order.
+    let alternatives: [(requested: ElementID, sets: [[ElementID]])]
+    /// Sets refused by the rules below.
+    let ignored: [IgnoredAlternative]
+
+    package var docType: String { request.docType }
+    package var maximumResponseSize: UInt64? { request.requestInfo?.maximumResponseSize }
+
+    /// Prepares every DocRequest of `request`. Which alternative sets are admissible:
+    ///
+    /// - only in a 1.1 (or later) request (`requestInfo` is a 2nd-edition field);
+    /// - only for an element the DocRequest requests (an entry for any other element could only widen
+    ///   what is released);
+    /// - at most `maxSetSize` elements per set (a set is released as a whole, so its size is what one
+    ///   missing element can cost the holder);
+    /// - every element in the requested element's namespace. ISO/IEC 18013-5:2025 §8.3.2.1.2.1
+    ///   (DocRequestInfo `alternativeDataElements`, CDDL `ElementReference = [NameSpace,
+    ///   DataElementIdentifier]`) gives each alternative its own namespace but, in the text available
+    ///   to us, no rule that lets an alternative leave the requested element's namespace; we follow the
+    ///   stricter reading: an alternative describes the same fact within the same namespace.
+    ///
+    /// A request repeating an element in `alternativeDataElements` is answered by its last entry.
+    package static func prepare(_ request: DeviceRequest, maxSetSize: Int) -> [DocumentQuery] {
+        var out = [DocumentQuery]()
+        out.reserveCapacity(request.docRequests.count)
+        for (index, dr) in request.docRequests.enumerated() {
+            let ir = dr.itemsRequest
+            guard request.isVersion11OrLater, let entries = ir.requestInfo?.alternativeDataElements, !entries.isEmpty
+            else {
+                out.append(DocumentQuery(index: index, request: ir, alternatives: [], ignored: []))
+                continue
+            }
+            var requested = Set<ElementID>()
+            ir.forEachElement { ns, e, _ in
+                requested.insert(ElementID(String(decoding: ns, as: UTF8.self), String(decoding: e, as: UTF8.self)))
+            }
+            var alternatives = [(requested: ElementID, sets: [[ElementID]])]()
+            var ignored = [IgnoredAlternative]()
+            for entry in entries {
+                let target = ElementID(entry.requestedElement.nameSpace, entry.requestedElement.identifier)
+                var sets = [[ElementID]]()
+                for raw in entry.alternativeElementSets {
+                    var set = [ElementID]()
+                    for p in raw {
+                        let e = ElementID(p.nameSpace, p.identifier)
+                        if !set.contains(e) { set.append(e) }
+                    }
+                    let reason: IgnoredAlternative.Reason? =
+                        !requested.contains(target)
+                        ? .elementNotRequested
+                        : set.contains(where: { $0.nameSpace != target.nameSpace })
+                            ? .leavesNamespace
+                            : set.count > maxSetSize ? .tooLarge : nil
+                    if let reason {
+                        ignored.append(IgnoredAlternative(requested: target, set: set, reason: reason))
+                    } else {
+                        sets.append(set)
+                    }
+                }
+                alternatives.removeAll { $0.requested == target }
+                if !sets.isEmpty { alternatives.append((target, sets)) }
+            }
+            out.append(DocumentQuery(index: index, request: ir, alternatives: alternatives, ignored: ignored))
+        }
+        return out
+    }
+}

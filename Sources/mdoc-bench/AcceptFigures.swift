@@ -1,0 +1,149 @@
+import Foundation
+import Dispatch
+#if canImport(Glibc)
+    import Glibc
+#endif
+import MdocCBOR
+import HPKE
+import CryptoCore
+import AnnexC
+import AnnexCReader
+
+// MARK: AnnexC accept (reference request: mDL, 12 elements including an 8 KB portrait)
+
+@MainActor
+func acceptFigures() {
+    if let op = onlyOp, op.hasPrefix("elements_") || op.hasPrefix("portrait_") { return }  // scalingFigures runs those
+    let now = Date(timeIntervalSince1970: 1_780_000_000)
+    let day: TimeInterval = 86400
+    let iacaKey = try! SoftwareSigner.generate()
+    let dsKey = try! SoftwareSigner.generate()
+    let device = try! SoftwareSigner.generate()
+    let iacaName = DistinguishedName(commonName: "Bench IACA", country: "UT")
+    let iaca = try! Certificate.issue(
+        subject: iacaName, publicKey: iacaKey.publicKey, issuer: nil, issuerKey: iacaKey, serial: 1,
+        notBefore: now - day, notAfter: now + 900 * day, profile: .iaca)
+    let ds = try! Certificate.issue(
+        subject: .init(commonName: "Bench DS"), publicKey: dsKey.publicKey, issuer: iaca, issuerKey: iacaKey, serial: 2,
+        notBefore: now - day, notAfter: now + 900 * day, profile: .documentSigner)
+    let ns = "org.iso.18013.5.1"
+    let elements: [MdocIssuer.Element] = [
+        .init("family_name", .text("Mustermann")), .init("given_name", .text("Erika")),
+        .init("birth_date", .tagged(1004, .text("1971-09-01"))),
+        .init("issue_date", .tagged(1004, .text("2024-01-01"))),
+        .init("expiry_date", .tagged(1004, .text("2029-01-01"))), .init("issuing_country", .text("UT")),
+        .init("issuing_authority", .text("Utopia DMV")), .init("document_number", .text("D1234567")),
+        .init("portrait", .bytes([UInt8](repeating: 0xd8, count: 8192))),
+        .init("driving_privileges", .array([.map([.init(.text("vehicle_category_code"), .text("B"))])])),
+        .init("age_over_18", .bool(true)), .init("age_over_21", .bool(true)),
+    ]
+    let issued = try! MdocIssuer(signer: dsKey, certificateChain: [ds]).issue(
+        docType: "org.iso.18013.5.1.mDL", nameSpaces: [(ns, elements)], deviceKey: device.publicKey,
+        signed: now - day, validFrom: now - day, validUntil: now + 365 * day)
+    let rootKey = try! SoftwareSigner.generate()
+    let readerKey = try! SoftwareSigner.generate()
+    let rootName = DistinguishedName(commonName: "Bench Reader Root")
+    let root = try! Certificate.issue(
+        subject: rootName, publicKey: rootKey.publicKey, issuer: nil, issuerKey: rootKey, serial: 3,
+        notBefore: now - day, notAfter: now + 900 * day, profile: .readerRoot)
+    let readerCert = try! Certificate.issue(
+        subject: .init(commonName: "Bench Reader"), publicKey: readerKey.publicKey, issuer: root, issuerKey: rootKey,
+        serial: 4,
+        notBefore: now - day, notAfter: now + 900 * day, profile: .readerAuthentication)
+    let context = try! CredentialContext(
+        entries: [.init(id: "mdl", issuerSigned: issued, deviceKeyReference: "k")],
+        readerTrust: ReaderTrustPolicy(trustAnchors: [root]), keyResolver: InMemoryKeyResolver(["k": device]))
+    let engine = AnnexCEngine(context: context, configuration: .init(clock: { now }))
+    let origin = try! Origin("https://verifier.example")
+    let doc = AnnexCReader.DocumentRequest(
+        docType: "org.iso.18013.5.1.mDL",
+        elements: elements.map { .init(ElementID(ns, $0.identifier), intentToRetain: false) })
+    let plain = try! AnnexCReader.makeRequest(documents: [doc], origin: origin)
+    let plainData = try! AnnexCReader.makeRequest(documents: [doc], origin: origin, framing: .dataObject)
+    let signed = try! AnnexCReader.makeRequest(
+        documents: [doc], origin: origin, signing: .perDocument(signer: readerKey, chain: [readerCert]))
+    let floor = FloorOperations(engine: engine, request: plain, origin: origin)
+    let responseSize = floor.responseSize
+    let floorCore = floor.run
+    let tbs = floor.tbs
+    // The reader's key as the engine holds it: taken from the certificate (an EVP_PKEY, verified without conversion).
+    let readerPub = try! X509Certificate(der: readerCert.der).publicKey()
+    let readerSig = try! CryptoCore.PrivateKey(encoded: Array(readerKey.pkcs8PEM().utf8)).signECDSA(
+        message: tbs, digest: .sha256)
+    if let op = onlyOp {
+        let parsedOnce = try! engine.parse(rawRequest: plain.rawRequest, origin: origin.serialized)
+        let body: () -> Void
+        switch op {
+        case "accept": body = { blackHole(try! engine.accept(rawRequest: plain.rawRequest, origin: origin.serialized)) }
+        case "accept_ios":
+            body = { blackHole(try! engine.accept(rawRequest: plainData.rawRequest, origin: origin.serialized)) }
+        case "accept_reader_auth":
+            body = { blackHole(try! engine.accept(rawRequest: signed.rawRequest, origin: origin.serialized)) }
+        case "floor": body = floorCore
+        // accept (iOS framing) and its floor alternately, for a sampling profiler: both share one
+        // process and one machine state, so their costs can be compared per call path.
+        case "accept_ios_and_floor":
+            body = {
+                blackHole(try! engine.accept(rawRequest: plainData.rawRequest, origin: origin.serialized))
+                floorCore()
+            }
+        case "floor_reader_auth":
+            body = {
+                floorCore()
+                blackHole(try! readerPub.verifyECDSA(signature: readerSig, message: tbs, digest: .sha256))
+                try! Certificate.validatePath(leaf: readerCert, anchors: [root], at: now)
+            }
+        case "parse": body = { blackHole(try! engine.parse(rawRequest: plain.rawRequest, origin: origin.serialized)) }
+        case "respond": body = { blackHole(try! engine.respond(to: parsedOnce)) }
+        default:
+            print("unknown --op \(op)")
+            exit(2)
+        }
+        // One warm-up call in every run (the 0-iteration run too): one-time runtime work (metadata and
+        // conformance caches, lazy globals) cancels out of (N − 0) / N, leaving the steady state.
+        body()
+        for _ in 0..<opIterations { body() }
+        exit(0)
+    }
+    let (a1, f1) = measurePair(
+        "annexc.accept.reference", "floor.accept.reference", bytes: responseSize,
+        {
+            blackHole(try! engine.accept(rawRequest: plain.rawRequest, origin: origin.serialized))
+        }, floorCore)
+    let (a3, f3) = measurePair(
+        "annexc.accept.reference_ios_cbor", "floor.accept.reference_ios_cbor", bytes: responseSize,
+        {
+            blackHole(try! engine.accept(rawRequest: plainData.rawRequest, origin: origin.serialized))
+        }, floorCore)
+    figures += [a3, f3]
+    let (a2, f2) = measurePair(
+        "annexc.accept.reference_reader_auth", "floor.accept.reference_reader_auth", bytes: responseSize,
+        {
+            blackHole(try! engine.accept(rawRequest: signed.rawRequest, origin: origin.serialized))
+        },
+        {
+            floorCore()
+            blackHole(try! readerPub.verifyECDSA(signature: readerSig, message: tbs, digest: .sha256))
+            try! Certificate.validatePath(leaf: readerCert, anchors: [root], at: now)
+        })
+    figures += [a1, f1, a2, f2]
+    // Stages.
+    figures.append(
+        measure("annexc.stage.accept_alone", bytes: responseSize) {
+            blackHole(try! engine.accept(rawRequest: plain.rawRequest, origin: origin.serialized))
+        })
+    figures.append(
+        measure("annexc.stage.parse") {
+            blackHole(try! engine.parse(rawRequest: plain.rawRequest, origin: origin.serialized))
+        })
+    figures.append(
+        measure("annexc.stage.parse_reader_auth") {
+            blackHole(try! engine.parse(rawRequest: signed.rawRequest, origin: origin.serialized))
+        })
+    let parsed = try! engine.parse(rawRequest: plain.rawRequest, origin: origin.serialized)
+    figures.append(measure("annexc.stage.respond", bytes: responseSize) { blackHole(try! engine.respond(to: parsed)) })
+    figures.append(
+        measure("annexc.stage.chain_check") {
+            try! Certificate.validatePath(leaf: readerCert, anchors: [root], at: now)
+        })
+}
