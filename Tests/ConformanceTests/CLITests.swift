@@ -1,0 +1,375 @@
+import Foundation
+import Testing
+import TestSupport
+import TestWorld
+@testable import AnnexC
+@testable import AnnexCReader
+@testable import Presentment
+import HPKE
+import MdocCBOR
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The CLI binary: exit codes, verifiable answers, substitutes and approvals, escaping, secrets, the
+/// hostile catalogue and worst-case memory.
+extension ConformanceTests {
+    @Test(
+        "A sample of requests through the CLI binary: exit codes and a verifiable response",
+        .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
+    func cli() throws {
+        let cases = try Self.manifest()
+        let iaca = try Certificate(der: Array(Data(contentsOf: Self.vectors.appendingPathComponent("pki/iaca.der"))))
+        var n = 0
+        for id in [
+            "mdl-dataObject-v1.0-readerAuth", "mdl-digitalRequestList-v1.1-readerAuthAll",
+            "multi-document-v1.1-use-cases", "untrusted-reader", "origin-with-path", "hostile-not-json",
+        ] {
+            let c = try #require(cases.first { $0.id == id })
+            let (status, data, errText) = try #require(
+                try Self.runCLI([
+                    "respond", "--request", Self.vectors.appendingPathComponent(c.file).path, "--origin", c.origin,
+                    "--clock", "2027-03-01T12:00:00Z",
+                ]))
+            if c.expected.outcome == "ok" {
+                #expect(status == 0, "\(id): \(errText)")
+                let v = try AnnexCReader.openResponse(
+                    data, for: try Self.builtRequest(c), issuerRoots: [iaca], at: Self.clock)
+                #expect(v.documents.count == c.expected.disclosed?.count)
+            } else {
+                #expect(status == 1, "\(id)")
+                #expect(errText.contains("error[\(c.expected.error ?? "")]"), "\(id): \(errText)")
+                #expect(data.isEmpty, "\(id): no partial output")
+            }
+            n += 1
+        }
+        print("CLI conformance sample: \(n) requests through the binary")
+    }
+
+    @Test(
+        "CLI: inspect shows each substitution (text and --json); respond --approve of the requested elements releases no substitute",
+        .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
+    func cliSubstitutes() throws {
+        let ns = "org.iso.18013.5.1"
+        let doc = AnnexCReader.DocumentRequest(
+            docType: "org.iso.18013.5.1.mDL",
+            elements: [
+                .init(ElementID(ns, "age_over_25"), intentToRetain: false),
+                .init(ElementID(ns, "family_name"), intentToRetain: false),
+            ],
+            alternatives: [.init(ElementID(ns, "age_over_25"), [[ElementID(ns, "birth_date")]])])
+        let req = try AnnexCReader.makeRequest(
+            documents: [doc], origin: try Origin("https://verifier.example"), framing: .dataObject, version: .v1_1)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-subst-\(UUID().uuidString).json")
+        try req.rawRequest.write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let base = ["--request", file.path, "--origin", "https://verifier.example", "--clock", "2027-03-01T12:00:00Z"]
+        let text = try #require(try Self.runCLI(["inspect"] + base))
+        let out = String(decoding: text.out, as: UTF8.self)
+        #expect(text.status == 0 && out.contains("substitutes \(ns)/age_over_25 -> [\(ns)/birth_date]"), "\(out)")
+        let json = try #require(try Self.runCLI(["inspect", "--json"] + base))
+        let parsed = try JSONSerialization.jsonObject(with: json.out) as? [String: Any]
+        let candidate = ((parsed?["documents"] as? [[String: Any]])?.first?["candidates"] as? [[String: Any]])?.first
+        let subs = candidate?["substitutions"] as? [[String: Any]]
+        #expect(
+            subs?.first?["requested"] as? String == "\(ns)/age_over_25"
+                && subs?.first?["replacement"] as? [String] == ["\(ns)/birth_date"],
+            "\(String(decoding: json.out, as: UTF8.self))")
+        #expect(candidate?["wouldRelease"] as? [String] == ["\(ns)/family_name", "\(ns)/birth_date"])
+        let iaca = try Certificate(der: Array(Data(contentsOf: Self.vectors.appendingPathComponent("pki/iaca.der"))))
+        func released(_ approve: String) throws -> [String] {
+            let r = try #require(try Self.runCLI(["respond", "--approve", approve] + base))
+            #expect(r.status == 0, "\(approve): \(r.err)")
+            return try AnnexCReader.openResponse(r.out, for: req, issuerRoots: [iaca], at: Self.clock).documents[0]
+                .elements.map(\.element.identifier).sorted()
+        }
+        #expect(try released("\(ns)/age_over_25,\(ns)/family_name") == ["family_name"])
+        #expect(try released("\(ns)/family_name,\(ns)/birth_date") == ["birth_date", "family_name"])
+        #expect(try released("all") == ["birth_date", "family_name"])
+    }
+
+    @Test(
+        "CLI: request-controlled text is escaped in --report and inspect (no forged lines, no terminal controls); --report names no origin or reader",
+        .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
+    func cliEscapesRequestText() throws {
+        let ns = "org.iso.18013.5.1"
+        let forged = "x\nmdoc-respond: error[forged]: injected\u{1b}[2J\u{9b}31m\u{202e}"
+        let docs = [
+            AnnexCReader.DocumentRequest(
+                docType: "org.iso.18013.5.1.mDL",
+                elements: [
+                    .init(ElementID(ns, "family_name"), intentToRetain: false),
+                    .init(ElementID(ns, "bad\u{1b}[1A"), intentToRetain: false),
+                ]),
+            AnnexCReader.DocumentRequest(
+                docType: forged, elements: [.init(ElementID(forged, forged), intentToRetain: false)]),
+        ]
+        let key = try SoftwareSigner(
+            encodedPrivateKey: Array(try Data(contentsOf: Self.vectors.appendingPathComponent("pki/reader.key.pem"))))
+        let cert = try Certificate(
+            der: Array(try Data(contentsOf: Self.vectors.appendingPathComponent("pki/reader.der"))))
+        let req = try AnnexCReader.makeRequest(
+            documents: docs, origin: try Origin("https://verifier.example"), framing: .dataObject,
+            signing: .perDocument(signer: key, chain: [cert]), version: .v1_1,
+            useCases: [.init(mandatory: true, documentSets: [[0]]), .init(mandatory: false, documentSets: [[1]])])
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "mdoc-escape-\(UUID().uuidString).json")
+        try req.rawRequest.write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let base = ["--request", file.path, "--origin", "https://verifier.example", "--clock", "2027-03-01T12:00:00Z"]
+        func clean(_ label: String, _ text: String, lines: Int? = nil) {
+            #expect(
+                !text.unicodeScalars.contains { $0.value == 0x1b || $0.value == 0x9b || $0.value == 0x202e },
+                "\(label): a terminal control went out raw")
+            #expect(
+                !text.split(separator: "\n").contains { $0.hasPrefix("mdoc-respond: error[forged]") },
+                "\(label): a forged line")
+            if let lines { #expect(text.split(separator: "\n").count == lines, "\(label): \(text)") }
+        }
+        let report = try #require(try Self.runCLI(["respond", "--report"] + base))
+        #expect(report.status == 0, "\(report.err)")
+        clean("respond --report", report.err, lines: 1)
+        #expect(
+            !report.err.contains("verifier.example") && !report.err.contains(cert.subject)
+                && !report.err.contains("Reader"), "\(report.err)")
+        #expect(report.err.contains("reader trusted"), "\(report.err)")
+        let text = try #require(try Self.runCLI(["inspect"] + base))
+        #expect(text.status == 0, "\(text.err)")
+        clean("inspect", String(decoding: text.out, as: UTF8.self))
+        let json = try #require(try Self.runCLI(["inspect", "--json"] + base))
+        clean("inspect --json", String(decoding: json.out, as: UTF8.self), lines: 1)
+        #expect((try? JSONSerialization.jsonObject(with: json.out)) != nil, "inspect --json is still JSON")
+        // inspect reads no more than the engine's request limit.
+        let big = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-big-\(UUID().uuidString).json")
+        try Data(repeating: 0x20, count: AnnexCEngine.Configuration().maxRequestBytes + 1).write(to: big)
+        defer { try? FileManager.default.removeItem(at: big) }
+        let refused = try #require(
+            try Self.runCLI(["inspect", "--request", big.path, "--origin", "https://verifier.example"]))
+        #expect(refused.status == 1 && refused.err.contains("error[limitExceeded]"), "\(refused.err)")
+    }
+
+    @Test(
+        "CLI: every hostile-catalogue request is refused by the binary with its code and no output at all",
+        .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
+    func cliHostileCatalogue() throws {
+        let world = try TestWorld()
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "mdoc-cli-catalogue-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var n = 0
+        // An origin with a NUL cannot be a command-line argument (argv is NUL-terminated).
+        for (k, c) in try HostileCatalogue.requests(world: world).enumerated() where !c.origin.contains("\u{0}") {
+            let file = dir.appendingPathComponent("case-\(k).json")
+            try Data(c.json).write(to: file)
+            let r = try #require(
+                try Self.runCLI([
+                    "respond", "--request", file.path, "--origin", c.origin, "--clock", "2026-06-01T12:00:00Z",
+                ]))
+            #expect(r.status == 1, "\(c.name): exit \(r.status)")
+            #expect(r.out.isEmpty, "\(c.name): \(r.out.count) bytes of output")
+            #expect(r.err.contains("error[\(c.code.rawValue)]"), "\(c.name): \(r.err)")
+            n += 1
+        }
+        print("CLI hostile catalogue: \(n) requests refused by the binary with their codes, no output")
+    }
+
+    /// Run CLI tests when the binary is built, or when prerequisites are required (they then fail).
+    static var cliRunnable: Bool { cliBinary != nil || Prerequisites.required }
+    /// Why a CLI test is skipped.
+    static let cliSkipNote: Comment = ".build/debug/mdoc-respond not built (scripts/test.sh builds it)"
+
+    /// The debug CLI binary that `scripts/test.sh` builds, or nil when it has not been built.
+    static var cliBinary: URL? {
+        let binary = repo.appendingPathComponent(".build/debug/mdoc-respond")
+        return FileManager.default.isExecutableFile(atPath: binary.path) ? binary : nil
+    }
+
+    /// Runs the CLI binary to completion; nil when it has not been built.
+    static func runCLI(_ arguments: [String]) throws -> (status: Int32, out: Data, err: String)? {
+        guard let binary = cliBinary else { return nil }
+        let p = Process()
+        p.executableURL = binary
+        p.arguments = arguments
+        let out = Pipe()
+        let err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        let errText = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        return (p.terminationStatus, data, errText)
+    }
+
+    @Test(
+        "CLI: refusals, reports and listings print no request bytes, origins, element values or keys",
+        .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
+    func cliLeaksNothing() throws {
+        let dir = Self.vectors.appendingPathComponent("context")
+        let context = try #require(try CredentialContext.load(from: dir, requirePrivateFiles: false))
+        // Every text value of 5+ characters the built-in credentials hold, and the device keys' PEM bodies.
+        var values = Set<String>()
+        for c in context.credentials {
+            for e in c.elements { if let v = c.element(e)?.stringValue, v.count >= 5 { values.insert(v) } }
+        }
+        var keyWindows = [String]()
+        for f in try FileManager.default.contentsOfDirectory(
+            at: dir.appendingPathComponent("keys"), includingPropertiesForKeys: nil) where f.pathExtension == "pem"
+        {
+            let body = try String(contentsOf: f, encoding: .utf8).split(separator: "\n").filter {
+                !$0.hasPrefix("-----")
+            }.joined()
+            keyWindows += stride(from: 0, to: max(0, body.count - 16), by: 16).map {
+                String(Array(body)[$0..<($0 + 16)])
+            }
+        }
+        #expect(values.count >= 10 && keyWindows.count >= 4)
+        let c = try #require(try Self.manifest().first { $0.id == "mdl-dataObject-v1.0-readerAuth" })
+        let file = Self.vectors.appendingPathComponent(c.file).path
+        let requestText = try String(contentsOf: URL(fileURLWithPath: file), encoding: .utf8)
+        let requestWindows = [c.deviceRequest, c.encryptionInfo].flatMap { s in
+            stride(from: 0, to: s.count - 12, by: 6).map { String(Array(s)[$0..<($0 + 12)]) }
+        }
+        #expect(requestText.contains(c.deviceRequest))
+        func scan(_ label: String, _ text: String, extra: [String] = []) {
+            let leaked = (Array(values) + keyWindows + requestWindows + extra).filter { text.contains($0) }
+            #expect(leaked.isEmpty, "\(label) printed \(leaked.prefix(3))")
+        }
+        let clock = ["--clock", "2027-03-01T12:00:00Z"]
+        // A successful answer prints nothing on stderr; --report prints a summary without values.
+        let ok = try #require(try Self.runCLI(["respond", "--request", file, "--origin", c.origin] + clock))
+        #expect(ok.status == 0 && ok.err.isEmpty, "respond: \(ok.err)")
+        let report = try #require(
+            try Self.runCLI(["respond", "--report", "--request", file, "--origin", c.origin] + clock))
+        #expect(report.status == 0 && !report.err.isEmpty)
+        scan("respond --report", report.err)
+        // Refusals from a marker origin: the wrong origin for the reader's signature, a path, userinfo.
+        for origin in [
+            "https://leaky-cli-marker.example", "https://leaky-cli-marker.example/secret-path",
+            "https://user:pw@leaky-cli-marker.example",
+        ] {
+            let r = try #require(try Self.runCLI(["respond", "--request", file, "--origin", origin] + clock))
+            #expect(r.status == 1 && r.out.isEmpty && r.err.contains("error["), "\(origin): \(r.err)")
+            scan("refusal", r.err, extra: ["leaky-cli-marker", "secret-path", "user:pw"])
+        }
+        // A request file that is not a request at all: its bytes are not echoed.
+        let garbage = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "mdoc-secrets-\(UUID().uuidString).json")
+        try Data("{\"deviceRequest\":\"GARBAGEMARKERzzzz!!\",\"encryptionInfo\":\"\(c.encryptionInfo)\"}".utf8).write(
+            to: garbage)
+        defer { try? FileManager.default.removeItem(at: garbage) }
+        let g = try #require(try Self.runCLI(["respond", "--request", garbage.path, "--origin", c.origin] + clock))
+        #expect(g.status == 1 && g.out.isEmpty)
+        scan("garbage refusal", g.err, extra: ["GARBAGEMARKER"])
+        // Listing the context shows ids, docTypes, counts and dates: never values or keys. (A private
+        // copy: a git checkout does not keep the published context's 0600 modes, which `--context` requires.)
+        let copy = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "mdoc-secrets-ctx-\(UUID().uuidString)")
+        try FileManager.default.copyItem(at: dir, to: copy)
+        defer { try? FileManager.default.removeItem(at: copy) }
+        for f in [copy.appendingPathComponent("context.cbor")]
+            + (try FileManager.default.contentsOfDirectory(
+                at: copy.appendingPathComponent("keys"), includingPropertiesForKeys: nil))
+        {
+            chmod(f.path, 0o600)
+        }
+        for args in [
+            ["context", "list", "--context", copy.path], ["context", "list", "--json", "--context", copy.path],
+        ] {
+            let l = try #require(try Self.runCLI(args))
+            #expect(l.status == 0 && String(decoding: l.out, as: UTF8.self).contains("mdl"), "\(args): \(l.err)")
+            scan(args.joined(separator: " "), String(decoding: l.out, as: UTF8.self) + l.err)
+        }
+        print(
+            "CLI secrets: \(values.count) element values, \(keyWindows.count) key windows and \(requestWindows.count) request windows absent from 7 outputs"
+        )
+    }
+
+    /// Runs `mdoc-respond respond --report …` and returns its exit status and the peak resident set
+    /// it reports (its own VmHWM: `wait4`'s ru_maxrss would include the high-water mark of this
+    /// large test process, which a spawned child inherits until exec).
+    static func respondPeak(_ arguments: [String]) throws -> (status: Int32, peakKiB: Int, refusal: String)? {
+        guard let r = try runCLI(["respond", "--report"] + arguments) else { return nil }
+        let refusal = r.err.range(of: "refused (").map { String(r.err[$0.upperBound...].prefix { $0 != ")" }) } ?? ""
+        guard let range = r.err.range(of: "peak memory "),
+            let kib = Int(r.err[range.upperBound...].prefix { $0.isNumber })
+        else {
+            Issue.record("no peak memory in --report output: \(r.err)")
+            return (r.status, Int.max, refusal)
+        }
+        return (r.status, kib, refusal)
+    }
+
+    @Test(
+        "Worst-case inputs stay within the stated memory bound",
+        .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
+    func worstCaseMemory() throws {
+        let origin = "https://verifier.example"
+        let clockArgs = ["--clock", "2027-03-01T12:00:00Z"]
+        let reference = try #require(try Self.manifest().first { $0.id == "mdl-dataObject-v1.0-readerAuth" })
+        let baseline = try #require(
+            try Self.respondPeak(
+                ["--request", Self.vectors.appendingPathComponent(reference.file).path, "--origin", reference.origin]
+                    + clockArgs), "the CLI binary is required here")
+        let tmp = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-worst-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: tmp, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: tmp) }
+        #expect(baseline.status == 0)
+        let limits = AnnexCEngine.Configuration()
+        let good = try AnnexCReader.makeRequest(
+            documents: [
+                .init(
+                    docType: "org.iso.18013.5.1.mDL",
+                    elements: [.init(ElementID("org.iso.18013.5.1", "family_name"), intentToRetain: false)])
+            ],
+            origin: try Origin(origin), framing: .dataObject)
+        func request(_ deviceRequest: [UInt8]) -> Data {
+            Data(
+                "{\"deviceRequest\":\"\(Base64URL.encode(deviceRequest))\",\"encryptionInfo\":\"\(good.encryptionInfo)\"}"
+                    .utf8)
+        }
+        // The largest request the engine accepts: as many requested elements as allowed, with
+        // identifiers long enough to bring the request just under the size limit.
+        let idLength = (limits.maxRequestBytes * 3 / 4 - 4096) / limits.maxRequestedElements - 4
+        let big = AnnexCReader.DocumentRequest(
+            docType: "org.iso.18013.5.1.mDL",
+            elements: (0..<limits.maxRequestedElements).map {
+                .init(
+                    ElementID(
+                        "org.iso.18013.5.1", String(format: "e%05d", $0) + String(repeating: "x", count: idLength - 6)),
+                    intentToRetain: false)
+            })
+        let largest = try AnnexCReader.makeRequest(documents: [big], origin: try Origin(origin), framing: .dataObject)
+        #expect(
+            largest.rawRequest.count <= limits.maxRequestBytes
+                && largest.rawRequest.count > limits.maxRequestBytes * 9 / 10)
+        let cases: [(String, Data)] = [
+            ("largest request the engine parses (1024 elements)", largest.rawRequest),
+            ("JSON nesting bomb", Data(repeating: UInt8(ascii: "["), count: limits.maxRequestBytes)),
+            ("CBOR nesting 100000 deep", request([UInt8](repeating: 0x81, count: 100_000) + [0x00])),
+            (
+                "CBOR item-count bomb (60000 items)",
+                request([0x9a, 0x00, 0x00, 0xea, 0x60] + [UInt8](repeating: 0, count: 60_000))
+            ),
+            ("indefinite-length bomb", request([UInt8](repeating: 0x9f, count: 150_000))),
+            ("declared length 2^64-1", request([0x9b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff])),
+            ("64 MiB request", Data(repeating: UInt8(ascii: "A"), count: 64 << 20)),
+        ]
+        // Stated bound: no input costs more than 16 MiB over answering the reference request (the
+        // request limit is 256 KiB and every count is bounded before allocation), nor 48 MiB in all.
+        let boundKiB = min(baseline.peakKiB + 16 * 1024, 48 * 1024)
+        var report = [String]()
+        for (name, bytes) in cases {
+            let file = tmp.appendingPathComponent("case.json")
+            try bytes.write(to: file)
+            let r = try #require(try Self.respondPeak(["--request", file.path, "--origin", origin] + clockArgs))
+            #expect(r.status == 0 || r.status == 1, "\(name): exit \(r.status)")
+            #expect(r.peakKiB <= boundKiB, "\(name): peak \(r.peakKiB) KiB over the bound \(boundKiB) KiB")
+            report.append("\(name) \(r.peakKiB) KiB (\(r.status == 0 ? "answered" : "refused: " + r.refusal))")
+        }
+        print(
+            "worst-case memory (bound \(boundKiB) KiB): reference answer \(baseline.peakKiB) KiB; "
+                + report.joined(separator: "; "))
+    }
+}

@@ -1,0 +1,412 @@
+import Foundation
+@testable import AnnexC
+import AnnexCReader
+import HPKE
+import MdocCBOR
+import Presentment
+
+/// The hostile-input catalogue's requests: each a request with exactly one fault, the code it must be
+/// refused with, and the rule (a fragment of the refusal's detail) that must refuse it. Shared by the
+/// library catalogue, the secrets scan and the CLI pass.
+
+extension CatalogueBuilder {
+    func deviceRequestRows() {
+        // DeviceRequest / CBOR.
+        let docReq: CBORValue = .array([.map([.init(.text("itemsRequest"), items)])])
+        addData(
+            "DeviceRequest not CBOR", dr: b64raw([0xff]), .invalidDeviceRequest,
+            detail: "DeviceRequest: cbor (CBOR unexpectedBreak at byte 0)")
+        addData(
+            "DeviceRequest trailing bytes", dr: b64raw(Base64URL.decode(goodDR)! + [0]), .invalidDeviceRequest,
+            detail: "DeviceRequest: cbor (CBOR trailingBytes at byte 119)")
+        addData(
+            "DeviceRequest unknown version 2.0",
+            dr: dr([.init(.text("version"), .text("2.0")), .init(.text("docRequests"), docReq)]), .invalidDeviceRequest,
+            detail: "DeviceRequest.version: unsupportedVersion")
+        addData(
+            "DeviceRequest version garbage",
+            dr: dr([.init(.text("version"), .text("one")), .init(.text("docRequests"), docReq)]), .invalidDeviceRequest,
+            detail: "DeviceRequest.version: unsupportedVersion")
+        addData(
+            "DeviceRequest version number",
+            dr: dr([.init(.text("version"), .unsigned(1)), .init(.text("docRequests"), docReq)]), .invalidDeviceRequest,
+            detail: "DeviceRequest.version: wrongType at byte 9")
+        addData(
+            "DeviceRequest empty docRequests",
+            dr: dr([.init(.text("version"), .text("1.0")), .init(.text("docRequests"), .array([]))]),
+            .invalidDeviceRequest, detail: "DeviceRequest.docRequests: invalidValue at byte 25")
+        addData(
+            "DeviceRequest docRequests not array",
+            dr: dr([.init(.text("version"), .text("1.0")), .init(.text("docRequests"), .map([]))]),
+            .invalidDeviceRequest, detail: "DeviceRequest.docRequests: wrongType at byte 25")
+        addData(
+            "itemsRequest not tag 24",
+            dr: dr([
+                .init(.text("version"), .text("1.0")),
+                .init(.text("docRequests"), .array([.map([.init(.text("itemsRequest"), .bytes([0xa0]))])])),
+            ]), .invalidDeviceRequest, detail: "DocRequest.itemsRequest: wrongType at byte 40")
+        addData(
+            "tag 24 over text",
+            dr: dr([
+                .init(.text("version"), .text("1.0")),
+                .init(.text("docRequests"), .array([.map([.init(.text("itemsRequest"), .tagged(24, .text("x")))])])),
+            ]), .invalidDeviceRequest, detail: "DeviceRequest: cbor (CBOR invalidTagContent at byte 42)")
+        addData(
+            "tag 24 over non-CBOR bytes",
+            dr: dr([
+                .init(.text("version"), .text("1.0")),
+                .init(
+                    .text("docRequests"), .array([.map([.init(.text("itemsRequest"), .tagged(24, .bytes([0x9f])))])])),
+            ]), .invalidDeviceRequest, detail: "DocRequest.itemsRequest: cbor (CBOR truncated at byte 44)")
+        addData(
+            "IntentToRetain not bool",
+            dr: dr([
+                .init(.text("version"), .text("1.0")),
+                .init(
+                    .text("docRequests"),
+                    .array([
+                        .map([
+                            .init(
+                                .text("itemsRequest"),
+                                .embedded(
+                                    .map([
+                                        .init(.text("docType"), .text("d")),
+                                        .init(
+                                            .text("nameSpaces"),
+                                            .map([.init(.text("n"), .map([.init(.text("e"), .unsigned(1))]))])),
+                                    ])))
+                        ])
+                    ])),
+            ]), .invalidDeviceRequest, detail: "IntentToRetain: wrongType")
+        addData(
+            "useCases pointing outside docRequests",
+            dr: dr([
+                .init(.text("version"), .text("1.1")), .init(.text("docRequests"), docReq),
+                .init(
+                    .text("deviceRequestInfo"),
+                    .embedded(
+                        .map([
+                            .init(
+                                .text("useCases"),
+                                .array([
+                                    .map([
+                                        .init(.text("mandatory"), .bool(true)),
+                                        .init(.text("documentSets"), .array([.array([.unsigned(9)])])),
+                                    ])
+                                ]))
+                        ]))),
+            ]), .invalidDeviceRequest, detail: "UseCase.documentSets: invalidValue")
+        addData(
+            "declared array length 2^64-1",
+            dr: b64raw(
+                [0xa2, 0x67] + Array("version".utf8) + [0x63] + Array("1.0".utf8) + [0x6b] + Array("docRequests".utf8)
+                    + [0x9b] + [UInt8](repeating: 0xff, count: 8)), .invalidDeviceRequest,
+            detail: "DeviceRequest: cbor (CBOR lengthExceedsInput at byte 25)")
+        addData(
+            "declared bstr length 2^63", dr: b64raw([0x5b, 0x80, 0, 0, 0, 0, 0, 0, 0, 1]), .invalidDeviceRequest,
+            detail: "DeviceRequest: cbor (CBOR truncated at byte 0)")
+        addData(
+            "indefinite-length bomb", dr: b64raw([UInt8](repeating: 0x9f, count: 20_000)), .limitExceeded,
+            detail: "DeviceRequest exceeds the configured CBOR limits (depthLimitExceeded)")
+        addData(
+            "nesting 100000 deep", dr: b64raw([UInt8](repeating: 0x81, count: 100_000) + [0]), .limitExceeded,
+            detail: "DeviceRequest exceeds the configured CBOR limits (depthLimitExceeded)")
+        addData(
+            "invalid UTF-8 text", dr: b64raw([0xa1, 0x62, 0xc3, 0x28, 0x00]), .invalidDeviceRequest,
+            detail: "DeviceRequest: cbor (CBOR invalidUTF8 at byte 1)")
+        addData(
+            "duplicate map keys", dr: b64raw([0xa2, 0x61, 0x61, 0x00, 0x61, 0x61, 0x01]), .invalidDeviceRequest,
+            detail: "DeviceRequest: cbor (CBOR duplicateMapKey at byte 4)")
+        // alternativeDataElements (1.1): substitutes count against the element limit.
+        func v11(_ requestInfo: CBORValue) -> String {
+            dr([
+                .init(.text("version"), .text("1.1")),
+                .init(
+                    .text("docRequests"),
+                    .array([
+                        .map([
+                            .init(
+                                .text("itemsRequest"),
+                                .embedded(
+                                    .map([
+                                        .init(.text("docType"), .text(TestWorld.mDL)),
+                                        .init(
+                                            .text("nameSpaces"),
+                                            .map([
+                                                .init(
+                                                    .text(TestWorld.mDLNS),
+                                                    .map([
+                                                        .init(.text("age_over_25"), .bool(false)),
+                                                        .init(.text("family_name"), .bool(false)),
+                                                    ]))
+                                            ])),
+                                        .init(.text("requestInfo"), requestInfo),
+                                    ])))
+                        ])
+                    ])),
+            ])
+        }
+        func ref(_ e: String, _ ns: String = TestWorld.mDLNS) -> CBORValue { .array([.text(ns), .text(e)]) }
+        add(
+            "2000 alternative elements for one requested element",
+            data(
+                v11(
+                    .map([
+                        .init(
+                            .text("alternativeDataElements"),
+                            .array([
+                                .map([
+                                    .init(.text("requestedElement"), ref("age_over_25")),
+                                    .init(
+                                        .text("alternativeElementSets"),
+                                        .array((0..<400).map { k in .array((0..<5).map { ref("e\(k)_\($0)") }) })),
+                                ])
+                            ]))
+                    ])), ei), .limitExceeded, detail: "alternative elements")
+        addData(
+            "alternativeDataElements not an array", dr: v11(.map([.init(.text("alternativeDataElements"), .map([]))])),
+            .invalidDeviceRequest, detail: "DocRequestInfo.alternativeDataElements: wrongType at byte 169")
+        addData(
+            "alternative element reference of one item",
+            dr: v11(
+                .map([
+                    .init(
+                        .text("alternativeDataElements"),
+                        .array([
+                            .map([
+                                .init(.text("requestedElement"), ref("age_over_25")),
+                                .init(
+                                    .text("alternativeElementSets"),
+                                    .array([.array([.array([.text(TestWorld.mDLNS)])])])),
+                            ])
+                        ]))
+                ])), .invalidDeviceRequest, detail: "DocRequestInfo.alternativeDataElements element: wrongType")
+        let manyElements: CBORValue = .embedded(
+            .map([
+                .init(.text("docType"), .text(TestWorld.mDL)),
+                .init(
+                    .text("nameSpaces"),
+                    .map([.init(.text(TestWorld.mDLNS), .map((0..<1025).map { .init(.text("e\($0)"), .bool(false)) }))])
+                ),
+            ]))
+        addData(
+            "1025 requested elements (one over the limit)",
+            dr: dr([
+                .init(.text("version"), .text("1.0")),
+                .init(.text("docRequests"), .array([.map([.init(.text("itemsRequest"), manyElements)])])),
+            ]), .limitExceeded,
+            detail: "more requested and alternative elements than the configured limit")
+    }
+
+    func readerAuthenticationRows() throws {
+        // Reader authentication.
+        let signedGood = try AnnexCReader.makeRequest(
+            documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin, framing: .dataObject,
+            signing: world.perDocumentSigning)
+        add(
+            "request signed for another origin", Array(signedGood.rawRequest), .readerAuthenticationFailed,
+            origin: "https://other.example", detail: "docRequests[0].readerAuth: signature does not verify")
+        let wrongKey = try SoftwareSigner.generate()
+        add(
+            "signature by a key that is not the certificate's",
+            Array(
+                try AnnexCReader.makeRequest(
+                    documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin,
+                    framing: .dataObject, signing: .perDocument(signer: wrongKey, chain: [world.readerCert])
+                ).rawRequest), .readerAuthenticationFailed,
+            detail: "docRequests[0].readerAuth: signature does not verify")
+        add(
+            "alg/key mismatch (P-384 key, ES384 vs P-256 cert)",
+            Array(
+                try AnnexCReader.makeRequest(
+                    documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin,
+                    framing: .dataObject,
+                    signing: .perDocument(signer: try SoftwareSigner.generate(curve: .p384), chain: [world.readerCert])
+                ).rawRequest), .readerAuthenticationFailed,
+            detail: "docRequests[0].readerAuth: algorithm does not match the reader key")
+        func withReaderAuth(_ ra: CBORValue) -> [UInt8] {
+            data(
+                dr([
+                    .init(.text("version"), .text("1.0")),
+                    .init(
+                        .text("docRequests"),
+                        .array([.map([.init(.text("itemsRequest"), items), .init(.text("readerAuth"), ra)])])),
+                ]), ei)
+        }
+        // Every readerAuth below is correctly signed by the reader's key over the right
+        // ReaderAuthenticationBytes; each carries exactly one fault.
+        let transcript = SessionTranscript(encryptionInfo: ei, origin: try Origin(HostileCatalogue.origin))
+        let rab = MdocAuthentication.readerAuthenticationBytes(
+            sessionTranscript: transcript.bytes, itemsRequestBytes: items.encoded())
+        func signedReaderAuth(
+            protected: [CBORValue.MapEntry], unprotected: [CBORValue.MapEntry], attached: Bool = false,
+            signature: ([UInt8]) -> [UInt8] = { $0 }
+        ) throws -> CBORValue {
+            let p = protected.isEmpty ? [UInt8]() : CBORValue.map(protected).encoded()
+            let tbs = COSESign1.signatureStructure(protected: p, externalAAD: [UInt8](), payload: rab)
+            return .array([
+                .bytes(p), .map(unprotected), attached ? .bytes(rab) : .null,
+                .bytes(signature(try world.readerKey.sign(tbs))),
+            ])
+        }
+        let x5: CBORValue.MapEntry = .init(.int(33), .bytes(world.readerCert.der))
+        let es256: CBORValue.MapEntry = .init(.int(1), .int(-7))
+        // The control: the same construction without a fault is accepted (criticalHeaderControl checks it).
+        add(
+            "readerAuth missing x5chain", withReaderAuth(try signedReaderAuth(protected: [es256], unprotected: [])),
+            .readerAuthenticationFailed,
+            detail: "no x5chain")
+        add(
+            "readerAuth garbage x5chain",
+            withReaderAuth(
+                try signedReaderAuth(protected: [es256], unprotected: [.init(.int(33), .bytes([1, 2, 3]))])),
+            .readerAuthenticationFailed, detail: "x5chain certificate is not valid DER")
+        add(
+            "readerAuth x5chain an empty array",
+            withReaderAuth(try signedReaderAuth(protected: [es256], unprotected: [.init(.int(33), .array([]))])),
+            .readerAuthenticationFailed, detail: "malformed x5chain")
+        add(
+            "readerAuth unsupported alg (EdDSA label on an ECDSA signature)",
+            withReaderAuth(try signedReaderAuth(protected: [.init(.int(1), .int(-8))], unprotected: [x5])),
+            .readerAuthenticationFailed, detail: "algorithm not allowed for reader authentication")
+        add(
+            "readerAuth unknown alg",
+            withReaderAuth(try signedReaderAuth(protected: [.init(.int(1), .int(-65000))], unprotected: [x5])),
+            .readerAuthenticationFailed, detail: "missing or unknown alg")
+        add(
+            "readerAuth missing alg",
+            withReaderAuth(try signedReaderAuth(protected: [.init(.int(4), .bytes([1]))], unprotected: [x5])),
+            .readerAuthenticationFailed, detail: "missing or unknown alg")
+        add(
+            "readerAuth alg/curve mismatch (ES384 label, P-256 key)",
+            withReaderAuth(try signedReaderAuth(protected: [.init(.int(1), .int(-35))], unprotected: [x5])),
+            .readerAuthenticationFailed, detail: "algorithm does not match the reader key")
+        add(
+            "readerAuth signature of 63 bytes",
+            withReaderAuth(
+                try signedReaderAuth(protected: [es256], unprotected: [x5], signature: { Array($0.dropLast()) })),
+            .readerAuthenticationFailed, detail: "signature length does not match the algorithm")
+        add(
+            "readerAuth signature with one bit flipped",
+            withReaderAuth(
+                try signedReaderAuth(
+                    protected: [es256], unprotected: [x5],
+                    signature: {
+                        var s = $0
+                        s[40] ^= 1
+                        return s
+                    })),
+            .readerAuthenticationFailed, detail: "signature does not verify")
+        add(
+            "readerAuth not an array", withReaderAuth(.map([])), .invalidDeviceRequest,
+            detail: "COSE_Sign1 is not an array of 4")
+        add(
+            "readerAuth with attached payload",
+            withReaderAuth(try signedReaderAuth(protected: [es256], unprotected: [x5], attached: true)),
+            .readerAuthenticationFailed,
+            detail: "payload is attached, expected detached")
+        // COSE header rules (RFC 9052 §3.1; 18013-5: alg protected).
+        add(
+            "readerAuth alg only in the unprotected header",
+            withReaderAuth(try signedReaderAuth(protected: [], unprotected: [es256, x5])), .readerAuthenticationFailed,
+            detail: "alg is not in the protected header")
+        add(
+            "readerAuth crit names an unknown label",
+            withReaderAuth(
+                try signedReaderAuth(
+                    protected: [es256, .init(.int(2), .array([.int(99)])), .init(.int(99), .int(0))],
+                    unprotected: [x5])), .readerAuthenticationFailed, detail: "crit header refused")
+        add(
+            "readerAuth crit names a text label",
+            withReaderAuth(
+                try signedReaderAuth(
+                    protected: [es256, .init(.int(2), .array([.text("exp")])), .init(.text("exp"), .int(0))],
+                    unprotected: [x5])), .readerAuthenticationFailed, detail: "crit header refused")
+        add(
+            "readerAuth crit in the unprotected header",
+            withReaderAuth(
+                try signedReaderAuth(protected: [es256], unprotected: [.init(.int(2), .array([.int(1)])), x5])),
+            .readerAuthenticationFailed, detail: "crit header refused")
+        add(
+            "readerAuth crit is an empty array",
+            withReaderAuth(try signedReaderAuth(protected: [es256, .init(.int(2), .array([]))], unprotected: [x5])),
+            .readerAuthenticationFailed, detail: "crit header refused")
+        add(
+            "readerAuth crit names a label absent from the protected header",
+            withReaderAuth(
+                try signedReaderAuth(
+                    protected: [es256, .init(.int(2), .array([.int(33)]))],
+                    unprotected: [x5])), .readerAuthenticationFailed, detail: "crit header refused")
+        // readerAuthAll (1.1): tampered after signing, in the signature and in the bytes it covers.
+        let all = try AnnexCReader.makeRequest(
+            documents: [TestWorld.ask(["family_name"]), TestWorld.ask(TestWorld.pid, ["age_over_18"])],
+            origin: TestWorld.origin,
+            framing: .dataObject, signing: world.allSigning, version: .v1_1,
+            useCases: [.init(mandatory: true, documentSets: [[0]])])
+        let allDR = Base64URL.decode(all.deviceRequest)!
+        func tampered(_ body: (inout [UInt8]) -> Void) -> [UInt8] {
+            var b = allDR
+            body(&b)
+            return data(Base64URL.encode(b), all.encryptionInfo)
+        }
+        let sigAt = allDR.count - 10  // inside readerAuthAll's signature, the request's last bytes
+        add(
+            "readerAuthAll signature tampered", tampered { $0[sigAt] ^= 0x01 }, .readerAuthenticationFailed,
+            detail: "readerAuthAll[0]: signature does not verify")
+        let docTypeBytes = Array(TestWorld.pid.utf8)
+        let docTypeAt = (0...(allDR.count - docTypeBytes.count)).first {
+            Array(allDR[$0..<($0 + docTypeBytes.count)]) == docTypeBytes
+        }!
+        add(
+            "readerAuthAll over a DocRequest changed after signing",
+            tampered { $0[docTypeAt + docTypeBytes.count - 1] ^= 0x03 }, .readerAuthenticationFailed,
+            detail: "readerAuthAll[0]: signature does not verify")
+        let useCaseBytes = Array("mandatory".utf8)
+        let useCaseAt = (0...(allDR.count - useCaseBytes.count)).first {
+            Array(allDR[$0..<($0 + useCaseBytes.count)]) == useCaseBytes
+        }!
+        add(
+            "readerAuthAll over deviceRequestInfo changed after signing (mandatory → false)",
+            tampered { $0[useCaseAt + useCaseBytes.count] = 0xf4 },
+            .readerAuthenticationFailed, detail: "readerAuthAll[0]: signature does not verify")
+    }
+
+    func originRows() {
+        // Origin.
+        let originRules: [String: String] = [
+            "empty": "origin is empty",
+            "whitespace": "origin contains whitespace, control or non-ASCII characters",
+            "tab inside": "origin contains whitespace, control or non-ASCII characters",
+            "newline": "origin contains whitespace, control or non-ASCII characters",
+            "NUL": "origin contains whitespace, control or non-ASCII characters",
+            "path": "origin has a path",
+            "query": "origin has a query",
+            "fragment": "origin has a fragment",
+            "userinfo": "origin has userinfo",
+            "IDN in Unicode": "origin contains whitespace, control or non-ASCII characters",
+            "ftp scheme": "origin scheme is not http or https",
+            "data scheme": "origin has no http or https scheme",
+            "no scheme": "origin has no http or https scheme",
+            "port too large": "origin port is not a number 0-65535",
+            "port not a number": "origin port is not a number 0-65535",
+            "bad IPv6": "invalid IPv6 host",
+            "double dot host": "origin host has an empty label",
+            "app origin not enabled": "app origins are not enabled",
+        ]
+        for (name, o) in [
+            ("empty", ""), ("whitespace", " "), ("tab inside", "https://a\t.example"),
+            ("newline", "https://a.example\n"), ("NUL", "https://a.example\u{0}"),
+            ("path", "https://a.example/x"), ("query", "https://a.example?x"), ("fragment", "https://a.example#x"),
+            ("userinfo", "https://u:p@a.example"),
+            ("IDN in Unicode", "https://bücher.example"), ("ftp scheme", "ftp://a.example"),
+            ("data scheme", "data:text/plain,x"), ("no scheme", "a.example"),
+            ("port too large", "https://a.example:65536"), ("port not a number", "https://a.example:https"),
+            ("bad IPv6", "https://[::g]"),
+            ("double dot host", "https://a..example"), ("app origin not enabled", "android:apk-key-hash:abc"),
+        ] {
+            add(
+                "origin: \(name)", data(goodDR, ei), o.isEmpty ? .missingOrigin : .invalidOrigin, origin: o,
+                detail: originRules[name]!)
+        }
+    }
+}
