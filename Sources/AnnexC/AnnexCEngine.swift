@@ -20,7 +20,8 @@ public final class AnnexCEngine: Sendable {
 
     /// The credential context snapshot it answers from.
     public let context: CredentialContext
-    /// The configuration.
+    /// Clock, accepted origins and protocol aliases, missing-element policy and input bounds, fixed at
+    /// construction.
     public let configuration: Configuration
 
     /// Creates an engine over a context snapshot.

@@ -8,7 +8,7 @@ import MdocCBOR
 import Presentment
 
 extension AnnexCEngine {
-    /// Engine settings.
+    /// Engine settings; every field has a safe default, so `Configuration()` is a valid wallet setup.
     public struct Configuration: Sendable {
         /// The clock for credential validity (MSO validFrom/validUntil) and reader certificate checks.
         public var clock: @Sendable () -> Date

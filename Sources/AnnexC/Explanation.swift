@@ -8,7 +8,7 @@ public struct Explanation: Sendable {
     public struct ReaderCheck: Sendable, Hashable {
         /// Which signature (`docRequests[0].readerAuth`, `readerAuthAll[0]`).
         public let label: String
-        /// Its algorithm.
+        /// The COSE algorithm from the protected header (ES256/384/512 or EdDSA).
         public let algorithm: COSEAlgorithm
         /// The ReaderAuthentication(All)Bytes it was verified over.
         public let signedBytes: [UInt8]
@@ -23,7 +23,7 @@ public struct Explanation: Sendable {
         public let refusal: String?
     }
 
-    /// The framing found.
+    /// How the request was wrapped (bare, `{protocol, data}` or `{"requests": [...]}`); nil if unparseable.
     public var framing: RequestFraming?
     /// The serialized origin used in the transcript.
     public var origin: String?
@@ -35,7 +35,7 @@ public struct Explanation: Sendable {
     public var sessionTranscript: [UInt8]?
     /// The decoded DeviceRequest bytes.
     public var deviceRequest: [UInt8]?
-    /// Reader signature checks.
+    /// Every readerAuth and readerAuthAll signature checked, in request order.
     public var readerChecks: [ReaderCheck] = []
     /// The reader verdict (the weakest over the DocRequests), or nil when not reached.
     public var readerVerdict: ReaderVerdict?

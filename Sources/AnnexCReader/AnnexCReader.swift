@@ -23,7 +23,7 @@ public enum AnnexCReader {
 
     /// One element to request, with its IntentToRetain (a UI hint for the holder).
     public struct ElementRequest: Sendable, Hashable {
-        /// The element.
+        /// Namespace and DataElementIdentifier of the element asked for.
         public var element: ElementID
         /// Whether the reader means to keep the value after the transaction.
         public var intentToRetain: Bool
@@ -41,14 +41,14 @@ public enum AnnexCReader {
         public var requested: ElementID
         /// The alternative sets, in preference order.
         public var sets: [[ElementID]]
-        /// Creates an entry.
+        /// Creates an entry replacing `requested` with any one of `sets` (each set is released whole).
         public init(_ requested: ElementID, _ sets: [[ElementID]]) {
             self.requested = requested
             self.sets = sets
         }
     }
 
-    /// One document to request.
+    /// One DocRequest to write: its docType, elements and 2nd-edition `requestInfo` fields.
     public struct DocumentRequest: Sendable {
         /// The document type, e.g. `org.iso.18013.5.1.mDL`.
         public var docType: String
@@ -119,9 +119,10 @@ public enum AnnexCReader {
     public struct UseCase: Sendable {
         /// Whether one of the sets must be answerable for the request to be answered.
         public var mandatory: Bool
-        /// Sets of document indices.
+        /// Each set lists indices into the request's documents that together answer the use case.
         public var documentSets: [[Int]]
-        /// Creates a use case.
+        /// Creates a use case (indices are written as given: a wallet refuses a request whose indices
+        /// are out of range, which is how tests build such requests).
         public init(mandatory: Bool, documentSets: [[Int]]) {
             self.mandatory = mandatory
             self.documentSets = documentSets
@@ -166,7 +167,7 @@ public enum AnnexCReader {
         public var approved: [String: Set<ElementID>]?
         /// The largest alternative set the wallet may honour (its `maxAlternativeSetSize`).
         public var maxAlternativeSetSize: Int
-        /// Creates a record.
+        /// Creates a record; `maxAlternativeSetSize` must match the wallet configuration used (default 6).
         public init(
             held: [String: Set<ElementID>], approved: [String: Set<ElementID>]? = nil, maxAlternativeSetSize: Int = 6
         ) {
@@ -178,15 +179,15 @@ public enum AnnexCReader {
 
     /// One disclosed element and its value.
     public struct DisclosedElement: Sendable {
-        /// The element.
+        /// Namespace and DataElementIdentifier as disclosed in the IssuerSignedItem.
         public let element: ElementID
-        /// Its value as issued.
+        /// The DataElementValue exactly as the issuer signed it (digest-checked against the MSO).
         public let value: CBORItem
     }
 
     /// One verified document and the elements it disclosed.
     public struct VerifiedDocument: Sendable {
-        /// The document type.
+        /// The docType, checked equal to the MSO's and to the DocRequest it answers.
         public let docType: String
         /// Disclosed elements with their values, in response order.
         public let elements: [DisclosedElement]
@@ -201,15 +202,15 @@ public enum AnnexCReader {
     public struct DocumentError: Sendable, Hashable {
         /// The document type not returned.
         public let docType: String
-        /// The error code.
+        /// The ISO/IEC 18013-5 error code (0: data not returned).
         public let code: Int64
     }
 
-    /// A verified response.
+    /// A response that decrypted, parsed, and passed every issuer, device and request check.
     public struct VerifiedResponse: Sendable {
         /// The decrypted DeviceResponse bytes.
         public let deviceResponse: [UInt8]
-        /// Verified documents.
+        /// The returned documents in response order, each matched to a DocRequest in request order.
         public let documents: [VerifiedDocument]
         /// Every `documentErrors` entry, in order.
         public let documentErrors: [DocumentError]

@@ -46,7 +46,7 @@ extension HPKE {
         /// The KEM the key belongs to.
         public let kem: KEM
         let key: CryptoCore.PrivateKey
-        /// The matching public key.
+        /// The matching public key (derived at construction; serialize it for the sender).
         public let publicKey: PublicKey
 
         /// Generates a fresh key pair.

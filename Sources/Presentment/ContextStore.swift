@@ -113,7 +113,7 @@ extension CredentialContext {
         public var entries: [Entry]
         /// The reader-trust policy, as loaded.
         public var readerTrust: ReaderTrustPolicy
-        /// The context directory.
+        /// The directory holding `context.cbor`, the `.lock` file and `keys/` (the device key files).
         public let directory: URL
         var nextCredentialNumber: UInt64
         /// Key files this transaction created (relative references), removed if it fails.

@@ -20,15 +20,15 @@ public struct CredentialContext: Sendable {
 
     /// One credential as the host app registers it.
     public struct Entry: Sendable {
-        /// Identifier.
+        /// The credential identifier, unique within the snapshot (writing a duplicate throws).
         public var id: String
         /// docTypes (default: the MSO docType).
         public var docTypes: [String]?
-        /// IssuerSigned as issued.
+        /// IssuerSigned exactly as issued: its IssuerSignedItemBytes are released verbatim.
         public var issuerSigned: [UInt8]
         /// Device key reference for the resolver (e.g. `keys/mdl.pem`).
         public var deviceKeyReference: String
-        /// Cancelled by the host app.
+        /// Set by the host app when the credential is revoked or removed: never presented (still listed, marked cancelled).
         public var isCancelled: Bool
         /// Creates an entry.
         public init(

@@ -1,9 +1,9 @@
 /// One element a credential holds or a request names: (namespace, identifier), ISO/IEC 18013-5
 /// §8.3.2.1.2.1 (`NameSpace`, `DataElementIdentifier`).
 public struct ElementID: Sendable, Hashable, Comparable, CustomStringConvertible {
-    /// NameSpace.
+    /// The NameSpace, e.g. `org.iso.18013.5.1` or `eu.europa.ec.eudi.pid.1`.
     public let nameSpace: String
-    /// DataElementIdentifier.
+    /// The DataElementIdentifier, e.g. `age_over_18`.
     public let identifier: String
     /// Creates an element reference.
     public init(_ nameSpace: String, _ identifier: String) {

@@ -13,7 +13,7 @@
 /// numeric form a browser accepts (`127.1`, `0x7f.0.0.1`, `2130706433`) in dotted decimal, no path, no
 /// trailing slash. The exact string goes into the SessionTranscript.
 public struct Origin: Sendable, Hashable, CustomStringConvertible {
-    /// The serialized origin.
+    /// The WHATWG serialization (`scheme://host[:port]`), exactly as bound into the SessionTranscript.
     public let serialized: String
 
     /// The serialized origin.

@@ -7,7 +7,7 @@ import MdocCBOR
 
 /// One requested element.
 public struct RequestedElement: Sendable, Hashable {
-    /// Namespace and identifier.
+    /// Namespace and DataElementIdentifier as the request names them.
     public let id: ElementID
     /// IntentToRetain (a UI hint).
     public let intentToRetain: Bool

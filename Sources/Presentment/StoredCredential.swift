@@ -20,23 +20,23 @@ public struct RegistrationInfo: Sendable, Hashable {
 /// range found by (namespace, element) without re-parsing. Immutable; a class so that handing it
 /// around (selection, planning) costs one reference count, not one per field.
 public final class StoredCredential: Sendable {
-    /// The identifier.
+    /// The credential identifier from the context snapshot.
     public let id: String
     /// The docTypes it answers (the first is the MSO docType).
     public let docTypes: [String]
     /// The IssuerSigned bytes exactly as issued.
     public let issuerSignedBytes: [UInt8]
-    /// The device key reference.
+    /// Names the device key for the `DeviceKeyResolver` (a key file, PKCS#11 label, keychain tag).
     public let deviceKeyReference: String
     /// True when the host app cancelled it.
     public let isCancelled: Bool
-    /// MSO validFrom.
+    /// The MSO's validFrom: before it the credential is not selected.
     public let validFrom: Date
-    /// MSO validUntil.
+    /// The MSO's validUntil: after it the credential is not selected.
     public let validUntil: Date
-    /// The MSO.
+    /// The MSO decoded from issuerAuth's payload (docType, validity, digests, deviceKey).
     public let mobileSecurityObject: MobileSecurityObject
-    /// The parsed IssuerSigned.
+    /// The IssuerSigned parsed once at load, its items views into the stored bytes.
     public let issuerSigned: IssuerSigned
 
     /// One issuer-signed item, located once at load time.

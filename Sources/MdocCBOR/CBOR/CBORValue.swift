@@ -30,11 +30,11 @@ public indirect enum CBORValue: Hashable, Sendable {
 
     /// One key/value pair of a map.
     public struct MapEntry: Hashable, Sendable {
-        /// The key.
+        /// The key; any CBOR value (ISO 18013-5 structures use text or small integers).
         public var key: CBORValue
-        /// The value.
+        /// The value stored under `key`.
         public var value: CBORValue
-        /// Creates a pair.
+        /// Creates a pair; the encoder writes pairs in the order given (it never sorts).
         public init(_ key: CBORValue, _ value: CBORValue) {
             self.key = key
             self.value = value

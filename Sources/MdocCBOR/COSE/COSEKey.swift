@@ -57,9 +57,9 @@ public struct COSEKey: Sendable, Hashable {
         }
     }
 
-    /// Key type.
+    /// COSE key type (label 1), implied by the curve: EC2 for P-curves, OKP for Ed25519/X25519.
     public var keyType: KeyType { curve.keyType }
-    /// Curve.
+    /// COSE curve (label -1); EC2 keys are checked on this curve at construction.
     public let curve: Curve
     /// x coordinate (EC2) or the public key (OKP).
     public let x: [UInt8]

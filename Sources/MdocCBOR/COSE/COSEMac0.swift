@@ -9,7 +9,7 @@ public struct COSEMac0: Sendable {
     public let headers: COSEHeaders
     /// The attached payload, or nil when detached.
     public let payload: ArraySlice<UInt8>?
-    /// The MAC tag.
+    /// The MAC tag exactly as received (32 bytes for HMAC 256/256).
     public let macTag: ArraySlice<UInt8>
 
     /// Parses a COSE_Mac0 (tagged with 17 or untagged).

@@ -11,7 +11,7 @@ public struct COSESign1: Sendable {
     public let headers: COSEHeaders
     /// The attached payload, or nil when the payload is detached (`null`).
     public let payload: ArraySlice<UInt8>?
-    /// The signature bytes.
+    /// The raw signature (r‖s for ECDSA, fixed size per curve; 64 bytes for EdDSA), not DER.
     public let signature: ArraySlice<UInt8>
     /// True when the message carried tag 18.
     public let isTagged: Bool

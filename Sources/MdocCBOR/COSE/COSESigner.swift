@@ -22,7 +22,7 @@ public struct SoftwareSigner: COSESigner {
     let key: PrivateKey
     /// The algorithm; defaults to ES256/ES384/ES512 by curve (ISO 18013-5 uses non-fully-specified ids).
     public let algorithm: COSEAlgorithm
-    /// The public key.
+    /// The public half of the signing key, as a verifier needs it (e.g. the MSO's deviceKey).
     public let publicKey: COSEKey
 
     /// Loads a PKCS#8 (or SEC1) private key from DER bytes or PEM text.

@@ -36,11 +36,11 @@ public struct Certificate: Sendable {
     public var subject: String { facts.subject }
     /// Issuer distinguished name (RFC 2253).
     public var issuer: String { cert.issuer }
-    /// Start of validity.
+    /// Start of validity (UTC); reader trust refuses a chain before this instant.
     public var notBefore: Date { facts.notBefore }
-    /// End of validity.
+    /// End of validity (UTC); reader trust refuses a chain after this instant.
     public var notAfter: Date { facts.notAfter }
-    /// Subject Key Identifier.
+    /// The Subject Key Identifier extension value (RFC 5280 §4.2.1.2), nil when absent.
     public var subjectKeyIdentifier: [UInt8]? { cert.subjectKeyIdentifier }
     /// Authority Key Identifier (keyIdentifier field).
     public var authorityKeyIdentifier: [UInt8]? { facts.authorityKeyIdentifier }
@@ -91,11 +91,11 @@ public enum MdocKeyUsage {
 /// name, written in that order (RFC 5280 §4.1.2.4). The one name model: an issued certificate's issuer
 /// name is its issuer certificate's subject, copied as encoded.
 public struct DistinguishedName: Sendable, Hashable {
-    /// CN.
+    /// commonName (OID 2.5.4.3), required; written as UTF8String.
     public var commonName: String
     /// C (two letters).
     public var country: String?
-    /// O.
+    /// organizationName (OID 2.5.4.10), omitted when nil.
     public var organization: String?
     /// Creates a name.
     public init(commonName: String, country: String? = nil, organization: String? = nil) {

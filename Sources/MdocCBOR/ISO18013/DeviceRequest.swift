@@ -14,7 +14,7 @@ public struct DeviceRequest: Sendable {
     public let readerAuthAll: [COSESign1]
     /// True when the request carried 1.1-only fields that were ignored because the version is 1.0.
     public let ignoredNewerFields: Bool
-    /// The whole request.
+    /// The decoded DeviceRequest map, whose ranges point into the input buffer.
     public let item: CBORItem
 
     /// The versions this view understands (major 1).
@@ -93,7 +93,7 @@ public struct DeviceRequest: Sendable {
 public struct DocRequest: Sendable {
     /// ItemsRequestBytes exactly as received: the whole `#6.24(bstr)` item.
     public let itemsRequestBytes: ArraySlice<UInt8>
-    /// The decoded ItemsRequest.
+    /// The ItemsRequest decoded from `itemsRequestBytes` (views into the same buffer).
     public let itemsRequest: ItemsRequest
     /// The reader's signature over ReaderAuthentication, if present.
     public let readerAuth: COSESign1?
@@ -120,7 +120,7 @@ public struct DocRequest: Sendable {
 public struct ItemsRequest: Sendable {
     /// One requested element.
     public struct Element: Sendable, Hashable {
-        /// DataElementIdentifier.
+        /// DataElementIdentifier, e.g. `age_over_18`.
         public let identifier: String
         /// IntentToRetain (a UI hint).
         public let intentToRetain: Bool
@@ -128,9 +128,9 @@ public struct ItemsRequest: Sendable {
 
     /// One namespace with its requested elements, in received order.
     public struct NameSpace: Sendable {
-        /// NameSpace identifier.
+        /// The NameSpace key, e.g. `org.iso.18013.5.1`.
         public let name: String
-        /// Requested elements.
+        /// The requested elements, in received order.
         public let elements: [Element]
     }
 
@@ -340,7 +340,7 @@ public struct DeviceRequestInfo: Sendable {
     public let bytes: ArraySlice<UInt8>
     /// `useCases`, empty when absent.
     public let useCases: [UseCase]
-    /// The decoded map.
+    /// The decoded DeviceRequestInfo map (views into the request buffer).
     public let item: CBORItem
 
     init(_ tagged: CBORItem, options: CBORDecodingOptions) throws(MdocDataError) {

@@ -8,10 +8,10 @@ public struct DeviceResponse: Sendable {
     public let documentErrors: [[(docType: String, code: Int64)]]
     /// `status` (0 OK, 10 general error, 11 CBOR decoding error, 12 CBOR validation error).
     public let status: UInt64
-    /// The whole response.
+    /// The decoded DeviceResponse map, whose ranges point into the input buffer.
     public let item: CBORItem
 
-    /// Parses from an encoding.
+    /// Parses an encoded DeviceResponse; throws `MdocDataError` naming the field and byte offset at fault.
     public init(encoded bytes: [UInt8], options: CBORDecodingOptions = .default) throws(MdocDataError) {
         try self.init(decodeTop(bytes, "DeviceResponse", options: options), options: options)
     }
@@ -50,7 +50,7 @@ public struct DeviceResponse: Sendable {
 
 /// Document: `{ "docType", "issuerSigned", "deviceSigned", ? "errors" }`.
 public struct Document: Sendable {
-    /// The document type.
+    /// The docType (not checked against the MSO here: verifiers do that).
     public let docType: String
     /// Issuer-signed data.
     public let issuerSigned: IssuerSigned
@@ -58,7 +58,7 @@ public struct Document: Sendable {
     public let deviceSigned: DeviceSigned
     /// `errors`: namespace → element → code.
     public let errors: [(nameSpace: String, element: String, code: Int64)]
-    /// The whole document.
+    /// The decoded Document map, whose ranges point into the input buffer.
     public let item: CBORItem
 
     init(_ item: CBORItem, options: CBORDecodingOptions) throws(MdocDataError) {
@@ -97,7 +97,7 @@ public struct DeviceSigned: Sendable {
     public let nameSpacesBytes: ArraySlice<UInt8>
     /// The decoded DeviceNameSpaces map.
     public let nameSpaces: CBORItem
-    /// The device authentication.
+    /// `deviceAuth`: a deviceSignature (COSE_Sign1) or a deviceMac (COSE_Mac0), detached payload.
     public let deviceAuth: DeviceAuth
 
     init(_ item: CBORItem, options: CBORDecodingOptions) throws(MdocDataError) {

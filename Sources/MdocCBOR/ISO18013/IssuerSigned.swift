@@ -10,9 +10,9 @@ internal import CryptoCore
 public struct IssuerSigned: Sendable {
     /// One namespace and its items, in received order.
     public struct NameSpace: Sendable {
-        /// NameSpace identifier.
+        /// The NameSpace key, e.g. `org.iso.18013.5.1`.
         public let name: String
-        /// Items in received order.
+        /// The IssuerSignedItems in received order, each with its exact bytes.
         public let items: [IssuerSignedItem]
     }
 
@@ -20,10 +20,10 @@ public struct IssuerSigned: Sendable {
     public let nameSpaces: [NameSpace]
     /// The issuer's signature over the MobileSecurityObjectBytes.
     public let issuerAuth: COSESign1
-    /// The whole structure.
+    /// The decoded IssuerSigned map, whose ranges point into the input buffer.
     public let item: CBORItem
 
-    /// Parses from an encoding.
+    /// Parses encoded IssuerSigned; throws `MdocDataError` naming the field and byte offset at fault.
     public init(encoded bytes: [UInt8], options: CBORDecodingOptions = .default) throws(MdocDataError) {
         try self.init(decodeTop(bytes, "IssuerSigned", options: options), options: options)
     }
@@ -79,13 +79,13 @@ public struct IssuerSigned: Sendable {
 public struct IssuerSignedItem: Sendable {
     /// IssuerSignedItemBytes exactly as received (the whole tag-24 item).
     public let bytes: ArraySlice<UInt8>
-    /// digestID.
+    /// digestID: the key of this item's digest in the MSO's valueDigests for its namespace.
     public let digestID: UInt64
-    /// The salt.
+    /// The issuer's random salt (at least 16 bytes per 18013-5 §9.1.2.5; not checked here).
     public let random: ArraySlice<UInt8>
-    /// DataElementIdentifier.
+    /// DataElementIdentifier, e.g. `family_name`.
     public let elementIdentifier: String
-    /// DataElementValue.
+    /// DataElementValue as encoded by the issuer (a view into `bytes`).
     public let elementValue: CBORItem
 
     init(_ tagged: CBORItem, options: CBORDecodingOptions) throws(MdocDataError) {

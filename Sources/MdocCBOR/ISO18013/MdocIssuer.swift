@@ -8,7 +8,7 @@
 /// conformance tooling and the project's generated vectors. A wallet never issues; it stores what an
 /// issuer produced and copies those bytes verbatim.
 public struct MdocIssuer: Sendable {
-    /// The document signer key.
+    /// The document signer key that signs the MSO (test issuers only: a software key).
     public let signer: SoftwareSigner
     /// The certificates placed in issuerAuth's x5chain (document signer first).
     public let certificateChain: [Certificate]
@@ -21,9 +21,9 @@ public struct MdocIssuer: Sendable {
 
     /// One element to issue.
     public struct Element: Sendable {
-        /// DataElementIdentifier.
+        /// DataElementIdentifier, e.g. `family_name`.
         public var identifier: String
-        /// DataElementValue.
+        /// DataElementValue, encoded deterministically into the IssuerSignedItem.
         public var value: CBORValue
         /// Creates an element.
         public init(_ identifier: String, _ value: CBORValue) {

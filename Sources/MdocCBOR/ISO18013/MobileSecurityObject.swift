@@ -12,9 +12,9 @@ public struct MobileSecurityObject: Sendable {
     public struct ValidityInfo: Sendable {
         /// When the MSO was signed.
         public let signed: Date
-        /// Start of validity.
+        /// validFrom: the credential must not be presented before it.
         public let validFrom: Date
-        /// End of validity.
+        /// validUntil: the credential must not be presented after it.
         public let validUntil: Date
         /// Expected update, if given.
         public let expectedUpdate: Date?
@@ -25,13 +25,13 @@ public struct MobileSecurityObject: Sendable {
 
     /// `keyAuthorizations`: what the device key may sign in DeviceSigned.
     public struct KeyAuthorizations: Sendable {
-        /// Whole namespaces.
+        /// Namespaces the device key may sign in full (keyAuthorizations.nameSpaces).
         public let nameSpaces: [String]
         /// Individual elements by namespace.
         public let dataElements: [String: [String]]
     }
 
-    /// MSO version.
+    /// The MSO `version` (`1.0`; 18013-5 §9.1.2.4).
     public let version: String
     /// `digestAlgorithm` as written ("SHA-256", "SHA-384", "SHA-512").
     public let digestAlgorithm: String
@@ -41,9 +41,9 @@ public struct MobileSecurityObject: Sendable {
     public let keyAuthorizations: KeyAuthorizations?
     /// `keyInfo`, if present.
     public let keyInfo: CBORItem?
-    /// The document type.
+    /// The docType the issuer signed; a Document's docType must equal it.
     public let docType: String
-    /// Validity.
+    /// signed / validFrom / validUntil (and expectedUpdate) as tdate.
     public let validityInfo: ValidityInfo
     /// The decoded MSO map (unknown keys such as `status` are available here).
     public let item: CBORItem
