@@ -123,11 +123,8 @@ extension HPKE {
         @_spi(Testing) public func openFirstSealed(_ ciphertext: [UInt8], aad: [UInt8] = []) throws(HPKE.Error)
             -> [UInt8]
         {
-            guard let aead = core.suite.aead.algorithm else { throw .exportOnly }
             guard core.sequence == 0 else { throw .messageLimitReached }
-            do {
-                return try aead.open(key: core.schedule.key, nonce: core.nonce(), ciphertext: ciphertext, aad: aad)
-            } catch { throw .openFailed }
+            return try core.open(ciphertext, aad: aad)
         }
     }
 
@@ -164,12 +161,8 @@ extension HPKE {
         /// `Open(aad, ct)`: decrypts the next message. Any failure is `openFailed`, and the sequence
         /// number advances only on success.
         public mutating func open(_ ciphertext: [UInt8], aad: [UInt8] = []) throws(HPKE.Error) -> [UInt8] {
-            guard let aead = core.suite.aead.algorithm else { throw .exportOnly }
             guard core.sequence < UInt64.max else { throw .messageLimitReached }
-            let pt: [UInt8]
-            do {
-                pt = try aead.open(key: core.schedule.key, nonce: core.nonce(), ciphertext: ciphertext, aad: aad)
-            } catch { throw .openFailed }
+            let pt = try core.open(ciphertext, aad: aad)
             try core.increment()
             return pt
         }
@@ -177,19 +170,6 @@ extension HPKE {
         /// `Export(exporter_context, L)`.
         public func export(context: [UInt8], length: Int) throws(HPKE.Error) -> [UInt8] {
             try core.export(context: context, length: length)
-        }
-
-        /// Decrypts the message this (fresh) sender context would seal first: the sender holds the same
-        /// key schedule as the recipient. For tests that fix the ephemeral key and must read back what an
-        /// engine sealed without the recipient's key (the request fuzzer); not part of HPKE.
-        @_spi(Testing) public func openFirstSealed(_ ciphertext: [UInt8], aad: [UInt8] = []) throws(HPKE.Error)
-            -> [UInt8]
-        {
-            guard let aead = core.suite.aead.algorithm else { throw .exportOnly }
-            guard core.sequence == 0 else { throw .messageLimitReached }
-            do {
-                return try aead.open(key: core.schedule.key, nonce: core.nonce(), ciphertext: ciphertext, aad: aad)
-            } catch { throw .openFailed }
         }
     }
 

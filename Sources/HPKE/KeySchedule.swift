@@ -88,6 +88,15 @@ struct ContextCore: Sendable {
     var schedule: KeySchedule
     var sequence: UInt64 = 0
 
+    /// Decrypts a message at the current sequence number without advancing it: `exportOnly` for an
+    /// export-only suite, `openFailed` for any AEAD failure.
+    func open(_ ciphertext: [UInt8], aad: [UInt8]) throws(HPKE.Error) -> [UInt8] {
+        guard let aead = suite.aead.algorithm else { throw .exportOnly }
+        do { return try aead.open(key: schedule.key, nonce: nonce(), ciphertext: ciphertext, aad: aad) } catch {
+            throw .openFailed
+        }
+    }
+
     /// `ComputeNonce(seq) = base_nonce XOR I2OSP(seq, Nn)`.
     func nonce() -> [UInt8] { withNonce { Array($0) } }
 

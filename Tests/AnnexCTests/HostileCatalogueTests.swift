@@ -77,18 +77,10 @@ struct HostileCatalogueTests {
             let p = CBORValue.map(protected).encoded()
             let sig = try world.readerKey.sign(
                 COSESign1.signatureStructure(protected: p, externalAAD: [UInt8](), payload: rab))
-            var w = CBORWriter(capacity: 4096)
-            w.writeMapHeader(count: 2)
-            w.writeText("version")
-            w.writeText("1.0")
-            w.writeText("docRequests")
-            w.writeArrayHeader(count: 1)
-            w.writeMapHeader(count: 2)
-            w.writeText("itemsRequest")
-            w.writeRaw(Array(items))
-            w.writeText("readerAuth")
-            w.write(.array([.bytes(p), .map(unprotected), .null, .bytes(sig)]))
-            return Data(Self.data(Base64URL.encode(w.bytes), req.encryptionInfo))
+            let readerAuth = CBORValue.array([.bytes(p), .map(unprotected), .null, .bytes(sig)])
+            let dr = RequestCBOR.deviceRequest(
+                docRequests: .array([RequestCBOR.docRequest(.encoded(Array(items)), readerAuth: readerAuth)]))
+            return Data(Self.data(Base64URL.encode(dr.encoded()), req.encryptionInfo))
         }
         let x5: CBORValue.MapEntry = .init(.int(33), .bytes(world.readerCert.der))
         let ok = try request(

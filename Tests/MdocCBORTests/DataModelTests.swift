@@ -40,20 +40,19 @@ struct DataModelTests {
         return w.bytes
     }
 
-    static let deviceRequestInfo = CBORValue.embedded(
-        .map([
-            .init(
-                .text("useCases"),
-                .array([
-                    .map([
-                        .init(.text("mandatory"), .bool(true)),
-                        .init(.text("documentSets"), .array([.array([.unsigned(0)]), .array([.unsigned(1)])])),
-                        .init(.text("purposeHints"), .map([.init(.text("org.iso.jtc1.sc17"), .int(2))])),
-                    ])
-                ])),
-            .init(.text("futureKey"), .text("kept")),
-        ])
-    ).encoded()
+    /// DeviceRequestInfoBytes with one mandatory use case answered by `documentSets`.
+    static func deviceRequestInfo(
+        _ documentSets: [[UInt64]], useCase: [CBORValue.MapEntry] = [], extra: [CBORValue.MapEntry] = []
+    ) -> [UInt8] {
+        let sets = CBORValue.array(documentSets.map { .array($0.map { .unsigned($0) }) })
+        let useCase = CBORValue.map(
+            [.init(.text("mandatory"), .bool(true)), .init(.text("documentSets"), sets)] + useCase)
+        return CBORValue.embedded(.map([.init(.text("useCases"), .array([useCase]))] + extra)).encoded()
+    }
+
+    static let deviceRequestInfo = deviceRequestInfo(
+        [[0], [1]], useCase: [.init(.text("purposeHints"), .map([.init(.text("org.iso.jtc1.sc17"), .int(2))]))],
+        extra: [.init(.text("futureKey"), .text("kept"))])
 
     @Test("Version 1.1 honours deviceRequestInfo and readerAuthAll; 1.0 ignores them and says so")
     func versions() throws {
@@ -113,18 +112,7 @@ struct DataModelTests {
     static var badRequests: [BadRequest] {
         let ok = itemsRequest()
         func raw(_ v: CBORValue) -> [UInt8] { v.encoded() }
-        let outOfRange = CBORValue.embedded(
-            .map([
-                .init(
-                    .text("useCases"),
-                    .array([
-                        .map([
-                            .init(.text("mandatory"), .bool(true)),
-                            .init(.text("documentSets"), .array([.array([.unsigned(5)])])),
-                        ])
-                    ]))
-            ])
-        ).encoded()
+        let outOfRange = deviceRequestInfo([[5]])
         return [
             .init(name: "not a map", bytes: raw(.array([])), code: .wrongType, field: "DeviceRequest"),
             .init(

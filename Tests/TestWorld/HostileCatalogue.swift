@@ -65,24 +65,13 @@ final class CatalogueBuilder {
                 .text("dcapi"),
                 .map([.init(.text("nonce"), .bytes([1, 2, 3])), .init(.text("recipientPublicKey"), goodKey)]),
             ]))
-        items = .embedded(
-            .map([
-                .init(.text("docType"), .text(TestWorld.mDL)),
-                .init(
-                    .text("nameSpaces"),
-                    .map([.init(.text(TestWorld.mDLNS), .map([.init(.text("family_name"), .bool(true))]))])),
-            ]))
-        goodDR = HostileCatalogue.b64(
-            .map([
-                .init(.text("version"), .text("1.0")),
-                .init(.text("docRequests"), .array([.map([.init(.text("itemsRequest"), items)])])),
-            ]))
+        items = RequestCBOR.itemsRequest(TestWorld.mDL, TestWorld.mDLNS, [("family_name", .bool(true))])
+        goodDR = HostileCatalogue.b64(RequestCBOR.deviceRequest(docRequests: .array([RequestCBOR.docRequest(items)])))
     }
 
     func b64(_ v: CBORValue) -> String { HostileCatalogue.b64(v) }
     func b64raw(_ b: [UInt8]) -> String { HostileCatalogue.b64raw(b) }
     func data(_ dr: String, _ ei: String) -> [UInt8] { HostileCatalogue.data(dr, ei) }
-    func dr(_ entries: [CBORValue.MapEntry]) -> String { b64(.map(entries)) }
 
     func add(
         _ name: String, _ json: [UInt8], _ code: AnnexCError.Code, origin: String = HostileCatalogue.origin,
@@ -312,5 +301,63 @@ extension CatalogueBuilder {
                 .init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(x)),
                 .init(.int(-3), .bytes(y)), .init(.int(-4), .bytes([1])),
             ]), "recipientPublicKey is not a valid P-256 point (private key material in a public COSE_Key)")
+    }
+}
+
+/// DeviceRequest pieces as `CBORValue`s, keys in the order ISO/IEC 18013-5 lists them, for tests that
+/// hand-build requests with one fault (`.encoded(bytes)` splices pre-encoded parts such as
+/// ItemsRequestBytes taken from another request).
+public enum RequestCBOR {
+    /// `{"version": version, "docRequests": docRequests, ...extra}`, keys in that order.
+    public static func deviceRequest(
+        version: CBORValue = .text("1.0"), docRequests: CBORValue, extra: [CBORValue.MapEntry] = []
+    ) -> CBORValue {
+        .map([.init(.text("version"), version), .init(.text("docRequests"), docRequests)] + extra)
+    }
+
+    /// `{"itemsRequest": items, ? "readerAuth": readerAuth}`.
+    public static func docRequest(_ items: CBORValue, readerAuth: CBORValue? = nil) -> CBORValue {
+        .map([.init(.text("itemsRequest"), items)] + (readerAuth.map { [.init(.text("readerAuth"), $0)] } ?? []))
+    }
+
+    /// ItemsRequestBytes: `#6.24(<<{"docType", "nameSpaces": {nameSpace: {element: intent}}, ...extra}>>)`.
+    public static func itemsRequest(
+        _ docType: String, _ nameSpace: String, _ elements: [(String, CBORValue)], extra: [CBORValue.MapEntry] = []
+    ) -> CBORValue {
+        .embedded(
+            .map(
+                [
+                    .init(.text("docType"), .text(docType)),
+                    .init(
+                        .text("nameSpaces"),
+                        .map([.init(.text(nameSpace), .map(elements.map { .init(.text($0.0), $0.1) }))])
+                    ),
+                ] + extra))
+    }
+
+    /// DeviceRequestInfoBytes with one mandatory use case answered by `documentSets`.
+    public static func useCases(_ documentSets: [[UInt64]]) -> CBORValue {
+        .embedded(
+            .map([
+                .init(
+                    .text("useCases"),
+                    .array([
+                        .map([
+                            .init(.text("mandatory"), .bool(true)),
+                            .init(.text("documentSets"), .array(documentSets.map { .array($0.map { .unsigned($0) }) })),
+                        ])
+                    ]))
+            ]))
+    }
+
+    /// A DocRequestInfo (`requestInfo`) with one `alternativeDataElements` entry.
+    public static func alternatives(_ requested: CBORValue, _ sets: CBORValue) -> CBORValue {
+        .map([
+            .init(
+                .text("alternativeDataElements"),
+                .array([
+                    .map([.init(.text("requestedElement"), requested), .init(.text("alternativeElementSets"), sets)])
+                ]))
+        ])
     }
 }

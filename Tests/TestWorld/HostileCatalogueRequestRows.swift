@@ -12,7 +12,10 @@ import Presentment
 extension CatalogueBuilder {
     func deviceRequestRows() {
         // DeviceRequest / CBOR.
-        let docReq: CBORValue = .array([.map([.init(.text("itemsRequest"), items)])])
+        let docReq: CBORValue = .array([RequestCBOR.docRequest(items)])
+        func request(_ docRequests: CBORValue, version: CBORValue = .text("1.0"), extra: [CBORValue.MapEntry] = [])
+            -> String
+        { b64(RequestCBOR.deviceRequest(version: version, docRequests: docRequests, extra: extra)) }
         addData(
             "DeviceRequest not CBOR", dr: b64raw([0xff]), .invalidDeviceRequest,
             detail: "DeviceRequest: cbor (CBOR unexpectedBreak at byte 0)")
@@ -21,81 +24,44 @@ extension CatalogueBuilder {
             detail: "DeviceRequest: cbor (CBOR trailingBytes at byte 119)")
         addData(
             "DeviceRequest unknown version 2.0",
-            dr: dr([.init(.text("version"), .text("2.0")), .init(.text("docRequests"), docReq)]), .invalidDeviceRequest,
+            dr: request(docReq, version: .text("2.0")), .invalidDeviceRequest,
             detail: "DeviceRequest.version: unsupportedVersion")
         addData(
             "DeviceRequest version garbage",
-            dr: dr([.init(.text("version"), .text("one")), .init(.text("docRequests"), docReq)]), .invalidDeviceRequest,
+            dr: request(docReq, version: .text("one")), .invalidDeviceRequest,
             detail: "DeviceRequest.version: unsupportedVersion")
         addData(
             "DeviceRequest version number",
-            dr: dr([.init(.text("version"), .unsigned(1)), .init(.text("docRequests"), docReq)]), .invalidDeviceRequest,
+            dr: request(docReq, version: .unsigned(1)), .invalidDeviceRequest,
             detail: "DeviceRequest.version: wrongType at byte 9")
         addData(
             "DeviceRequest empty docRequests",
-            dr: dr([.init(.text("version"), .text("1.0")), .init(.text("docRequests"), .array([]))]),
-            .invalidDeviceRequest, detail: "DeviceRequest.docRequests: invalidValue at byte 25")
+            dr: request(.array([])), .invalidDeviceRequest, detail: "DeviceRequest.docRequests: invalidValue at byte 25"
+        )
         addData(
             "DeviceRequest docRequests not array",
-            dr: dr([.init(.text("version"), .text("1.0")), .init(.text("docRequests"), .map([]))]),
-            .invalidDeviceRequest, detail: "DeviceRequest.docRequests: wrongType at byte 25")
+            dr: request(.map([])), .invalidDeviceRequest, detail: "DeviceRequest.docRequests: wrongType at byte 25")
         addData(
             "itemsRequest not tag 24",
-            dr: dr([
-                .init(.text("version"), .text("1.0")),
-                .init(.text("docRequests"), .array([.map([.init(.text("itemsRequest"), .bytes([0xa0]))])])),
-            ]), .invalidDeviceRequest, detail: "DocRequest.itemsRequest: wrongType at byte 40")
+            dr: request(.array([RequestCBOR.docRequest(.bytes([0xa0]))])), .invalidDeviceRequest,
+            detail: "DocRequest.itemsRequest: wrongType at byte 40")
         addData(
             "tag 24 over text",
-            dr: dr([
-                .init(.text("version"), .text("1.0")),
-                .init(.text("docRequests"), .array([.map([.init(.text("itemsRequest"), .tagged(24, .text("x")))])])),
-            ]), .invalidDeviceRequest, detail: "DeviceRequest: cbor (CBOR invalidTagContent at byte 42)")
+            dr: request(.array([RequestCBOR.docRequest(.tagged(24, .text("x")))])), .invalidDeviceRequest,
+            detail: "DeviceRequest: cbor (CBOR invalidTagContent at byte 42)")
         addData(
             "tag 24 over non-CBOR bytes",
-            dr: dr([
-                .init(.text("version"), .text("1.0")),
-                .init(
-                    .text("docRequests"), .array([.map([.init(.text("itemsRequest"), .tagged(24, .bytes([0x9f])))])])),
-            ]), .invalidDeviceRequest, detail: "DocRequest.itemsRequest: cbor (CBOR truncated at byte 44)")
+            dr: request(.array([RequestCBOR.docRequest(.tagged(24, .bytes([0x9f])))])), .invalidDeviceRequest,
+            detail: "DocRequest.itemsRequest: cbor (CBOR truncated at byte 44)")
         addData(
             "IntentToRetain not bool",
-            dr: dr([
-                .init(.text("version"), .text("1.0")),
-                .init(
-                    .text("docRequests"),
-                    .array([
-                        .map([
-                            .init(
-                                .text("itemsRequest"),
-                                .embedded(
-                                    .map([
-                                        .init(.text("docType"), .text("d")),
-                                        .init(
-                                            .text("nameSpaces"),
-                                            .map([.init(.text("n"), .map([.init(.text("e"), .unsigned(1))]))])),
-                                    ])))
-                        ])
-                    ])),
-            ]), .invalidDeviceRequest, detail: "IntentToRetain: wrongType")
+            dr: request(.array([RequestCBOR.docRequest(RequestCBOR.itemsRequest("d", "n", [("e", .unsigned(1))]))])),
+            .invalidDeviceRequest, detail: "IntentToRetain: wrongType")
         addData(
             "useCases pointing outside docRequests",
-            dr: dr([
-                .init(.text("version"), .text("1.1")), .init(.text("docRequests"), docReq),
-                .init(
-                    .text("deviceRequestInfo"),
-                    .embedded(
-                        .map([
-                            .init(
-                                .text("useCases"),
-                                .array([
-                                    .map([
-                                        .init(.text("mandatory"), .bool(true)),
-                                        .init(.text("documentSets"), .array([.array([.unsigned(9)])])),
-                                    ])
-                                ]))
-                        ]))),
-            ]), .invalidDeviceRequest, detail: "UseCase.documentSets: invalidValue")
+            dr: request(
+                docReq, version: .text("1.1"), extra: [.init(.text("deviceRequestInfo"), RequestCBOR.useCases([[9]]))]),
+            .invalidDeviceRequest, detail: "UseCase.documentSets: invalidValue")
         addData(
             "declared array length 2^64-1",
             dr: b64raw(
@@ -119,82 +85,31 @@ extension CatalogueBuilder {
             detail: "DeviceRequest: cbor (CBOR duplicateMapKey at byte 4)")
         // alternativeDataElements (1.1): substitutes count against the element limit.
         func v11(_ requestInfo: CBORValue) -> String {
-            dr([
-                .init(.text("version"), .text("1.1")),
-                .init(
-                    .text("docRequests"),
-                    .array([
-                        .map([
-                            .init(
-                                .text("itemsRequest"),
-                                .embedded(
-                                    .map([
-                                        .init(.text("docType"), .text(TestWorld.mDL)),
-                                        .init(
-                                            .text("nameSpaces"),
-                                            .map([
-                                                .init(
-                                                    .text(TestWorld.mDLNS),
-                                                    .map([
-                                                        .init(.text("age_over_25"), .bool(false)),
-                                                        .init(.text("family_name"), .bool(false)),
-                                                    ]))
-                                            ])),
-                                        .init(.text("requestInfo"), requestInfo),
-                                    ])))
-                        ])
-                    ])),
-            ])
+            let items = RequestCBOR.itemsRequest(
+                TestWorld.mDL, TestWorld.mDLNS, [("age_over_25", .bool(false)), ("family_name", .bool(false))],
+                extra: [.init(.text("requestInfo"), requestInfo)])
+            return request(.array([RequestCBOR.docRequest(items)]), version: .text("1.1"))
         }
         func ref(_ e: String, _ ns: String = TestWorld.mDLNS) -> CBORValue { .array([.text(ns), .text(e)]) }
         add(
             "2000 alternative elements for one requested element",
             data(
                 v11(
-                    .map([
-                        .init(
-                            .text("alternativeDataElements"),
-                            .array([
-                                .map([
-                                    .init(.text("requestedElement"), ref("age_over_25")),
-                                    .init(
-                                        .text("alternativeElementSets"),
-                                        .array((0..<400).map { k in .array((0..<5).map { ref("e\(k)_\($0)") }) })),
-                                ])
-                            ]))
-                    ])), ei), .limitExceeded, detail: "alternative elements")
+                    RequestCBOR.alternatives(
+                        ref("age_over_25"), .array((0..<400).map { k in .array((0..<5).map { ref("e\(k)_\($0)") }) }))),
+                ei), .limitExceeded, detail: "alternative elements")
         addData(
             "alternativeDataElements not an array", dr: v11(.map([.init(.text("alternativeDataElements"), .map([]))])),
             .invalidDeviceRequest, detail: "DocRequestInfo.alternativeDataElements: wrongType at byte 169")
         addData(
             "alternative element reference of one item",
-            dr: v11(
-                .map([
-                    .init(
-                        .text("alternativeDataElements"),
-                        .array([
-                            .map([
-                                .init(.text("requestedElement"), ref("age_over_25")),
-                                .init(
-                                    .text("alternativeElementSets"),
-                                    .array([.array([.array([.text(TestWorld.mDLNS)])])])),
-                            ])
-                        ]))
-                ])), .invalidDeviceRequest, detail: "DocRequestInfo.alternativeDataElements element: wrongType")
-        let manyElements: CBORValue = .embedded(
-            .map([
-                .init(.text("docType"), .text(TestWorld.mDL)),
-                .init(
-                    .text("nameSpaces"),
-                    .map([.init(.text(TestWorld.mDLNS), .map((0..<1025).map { .init(.text("e\($0)"), .bool(false)) }))])
-                ),
-            ]))
+            dr: v11(RequestCBOR.alternatives(ref("age_over_25"), .array([.array([.array([.text(TestWorld.mDLNS)])])]))),
+            .invalidDeviceRequest, detail: "DocRequestInfo.alternativeDataElements element: wrongType")
+        let manyElements = RequestCBOR.itemsRequest(
+            TestWorld.mDL, TestWorld.mDLNS, (0..<1025).map { ("e\($0)", .bool(false)) })
         addData(
             "1025 requested elements (one over the limit)",
-            dr: dr([
-                .init(.text("version"), .text("1.0")),
-                .init(.text("docRequests"), .array([.map([.init(.text("itemsRequest"), manyElements)])])),
-            ]), .limitExceeded,
+            dr: request(.array([RequestCBOR.docRequest(manyElements)])), .limitExceeded,
             detail: "more requested and alternative elements than the configured limit")
     }
 
@@ -226,12 +141,8 @@ extension CatalogueBuilder {
             detail: "docRequests[0].readerAuth: algorithm does not match the reader key")
         func withReaderAuth(_ ra: CBORValue) -> [UInt8] {
             data(
-                dr([
-                    .init(.text("version"), .text("1.0")),
-                    .init(
-                        .text("docRequests"),
-                        .array([.map([.init(.text("itemsRequest"), items), .init(.text("readerAuth"), ra)])])),
-                ]), ei)
+                b64(RequestCBOR.deviceRequest(docRequests: .array([RequestCBOR.docRequest(items, readerAuth: ra)]))), ei
+            )
         }
         // Every readerAuth below is correctly signed by the reader's key over the right
         // ReaderAuthenticationBytes; each carries exactly one fault.

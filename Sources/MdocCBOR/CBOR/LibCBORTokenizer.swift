@@ -40,97 +40,46 @@ private func sink(_ ctx: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<Sink>
     ctx.unsafelyUnwrapped.assumingMemoryBound(to: Sink.self)
 }
 
+/// Records a head with a value (an integer, a count, a tag number, a simple value).
+@inline(__always)
+private func record(_ ctx: UnsafeMutableRawPointer?, _ kind: TokenKind, _ value: UInt64) {
+    let s = sink(ctx)
+    s.pointee.kind = kind
+    s.pointee.value = value
+}
+
+/// Records a definite string: its length (a `size_t` taken bit for bit) and where its content starts.
+@inline(__always)
+private func record(_ ctx: UnsafeMutableRawPointer?, _ kind: TokenKind, _ payload: UnsafePointer<UInt8>?, _ n: Int) {
+    record(ctx, kind, UInt64(UInt(bitPattern: n)))
+    sink(ctx).pointee.payload = UnsafeRawPointer(payload)
+}
+
 private let callbacksValue: cbor_callbacks = {
     var c = cbor_empty_callbacks
-    c.uint8 = { ctx, v in
-        let s = sink(ctx)
-        s.pointee.kind = .unsigned
-        s.pointee.value = UInt64(v)
-    }
-    c.uint16 = { ctx, v in
-        let s = sink(ctx)
-        s.pointee.kind = .unsigned
-        s.pointee.value = UInt64(v)
-    }
-    c.uint32 = { ctx, v in
-        let s = sink(ctx)
-        s.pointee.kind = .unsigned
-        s.pointee.value = UInt64(v)
-    }
-    c.uint64 = { ctx, v in
-        let s = sink(ctx)
-        s.pointee.kind = .unsigned
-        s.pointee.value = v
-    }
-    c.negint8 = { ctx, v in
-        let s = sink(ctx)
-        s.pointee.kind = .negative
-        s.pointee.value = UInt64(v)
-    }
-    c.negint16 = { ctx, v in
-        let s = sink(ctx)
-        s.pointee.kind = .negative
-        s.pointee.value = UInt64(v)
-    }
-    c.negint32 = { ctx, v in
-        let s = sink(ctx)
-        s.pointee.kind = .negative
-        s.pointee.value = UInt64(v)
-    }
-    c.negint64 = { ctx, v in
-        let s = sink(ctx)
-        s.pointee.kind = .negative
-        s.pointee.value = v
-    }
-    c.byte_string = { ctx, p, n in
-        let s = sink(ctx)
-        s.pointee.kind = .bytes
-        s.pointee.value = UInt64(UInt(bitPattern: n))
-        s.pointee.payload = UnsafeRawPointer(p)
-    }
+    c.uint8 = { ctx, v in record(ctx, .unsigned, UInt64(v)) }
+    c.uint16 = { ctx, v in record(ctx, .unsigned, UInt64(v)) }
+    c.uint32 = { ctx, v in record(ctx, .unsigned, UInt64(v)) }
+    c.uint64 = { ctx, v in record(ctx, .unsigned, v) }
+    c.negint8 = { ctx, v in record(ctx, .negative, UInt64(v)) }
+    c.negint16 = { ctx, v in record(ctx, .negative, UInt64(v)) }
+    c.negint32 = { ctx, v in record(ctx, .negative, UInt64(v)) }
+    c.negint64 = { ctx, v in record(ctx, .negative, v) }
+    c.byte_string = { ctx, p, n in record(ctx, .bytes, p, n) }
     c.byte_string_start = { ctx in sink(ctx).pointee.kind = .bytesStart }
-    c.string = { ctx, p, n in
-        let s = sink(ctx)
-        s.pointee.kind = .text
-        s.pointee.value = UInt64(UInt(bitPattern: n))
-        s.pointee.payload = UnsafeRawPointer(p)
-    }
+    c.string = { ctx, p, n in record(ctx, .text, p, n) }
     c.string_start = { ctx in sink(ctx).pointee.kind = .textStart }
-    c.array_start = { ctx, n in
-        let s = sink(ctx)
-        s.pointee.kind = .array
-        s.pointee.value = UInt64(UInt(bitPattern: n))
-    }
+    c.array_start = { ctx, n in record(ctx, .array, UInt64(UInt(bitPattern: n))) }
     c.indef_array_start = { ctx in sink(ctx).pointee.kind = .arrayStart }
-    c.map_start = { ctx, n in
-        let s = sink(ctx)
-        s.pointee.kind = .map
-        s.pointee.value = UInt64(UInt(bitPattern: n))
-    }
+    c.map_start = { ctx, n in record(ctx, .map, UInt64(UInt(bitPattern: n))) }
     c.indef_map_start = { ctx in sink(ctx).pointee.kind = .mapStart }
-    c.tag = { ctx, v in
-        let s = sink(ctx)
-        s.pointee.kind = .tag
-        s.pointee.value = v
-    }
+    c.tag = { ctx, v in record(ctx, .tag, v) }
     c.float2 = { ctx, _ in sink(ctx).pointee.kind = .half }
     c.float4 = { ctx, _ in sink(ctx).pointee.kind = .single }
     c.float8 = { ctx, _ in sink(ctx).pointee.kind = .double }
-    c.undefined = { ctx in
-        let s = sink(ctx)
-        s.pointee.kind = .simple
-        s.pointee.value = 23
-    }
-    c.null = { ctx in
-        let s = sink(ctx)
-        s.pointee.kind = .simple
-        s.pointee.value = 22
-    }
-    c.boolean = { ctx, b in
-        let s = sink(ctx)
-        s.pointee.kind = .simple
-        s.pointee.value = b ? 21 : 20
-    }
+    c.undefined = { ctx in record(ctx, .simple, 23) }
+    c.null = { ctx in record(ctx, .simple, 22) }
+    c.boolean = { ctx, b in record(ctx, .simple, b ? 21 : 20) }
     c.indef_break = { ctx in sink(ctx).pointee.kind = .breakCode }
     return c
 }()
