@@ -26,7 +26,7 @@ public enum AuthorityPolicy: Sendable, Hashable {
 public struct ReaderTrustPolicy: Sendable {
     /// Reader root certificates. When empty, signatures are still verified but no reader is trusted.
     public var trustAnchors: [Certificate]
-    /// Which reader CAs anchor a trusted reader, and which are refused outright.
+    /// Which issuing authorities (by AKI) may ask at all: `.any`, or `.only` a list, refusing every other signed reader.
     public var authorities: AuthorityPolicy
     /// Every DocRequest must be covered by a valid signature of a trusted reader (implies
     /// `requireTrustedReader`).

@@ -304,11 +304,11 @@ extension CatalogueBuilder {
     }
 }
 
-/// DeviceRequest pieces as `CBORValue`s, keys in the order ISO/IEC 18013-5 lists them, for tests that
+/// DeviceRequest pieces as `CBORValue`s (encoded with deterministically sorted keys), for tests that
 /// hand-build requests with one fault (`.encoded(bytes)` splices pre-encoded parts such as
 /// ItemsRequestBytes taken from another request).
 public enum RequestCBOR {
-    /// `{"version": version, "docRequests": docRequests, ...extra}`, keys in that order.
+    /// `{"version": version, "docRequests": docRequests, ...extra}` (encoding sorts the keys).
     public static func deviceRequest(
         version: CBORValue = .text("1.0"), docRequests: CBORValue, extra: [CBORValue.MapEntry] = []
     ) -> CBORValue {

@@ -34,7 +34,7 @@ public indirect enum CBORValue: Hashable, Sendable {
         public var key: CBORValue
         /// The value stored under `key`.
         public var value: CBORValue
-        /// Creates a pair; the encoder writes pairs in the order given (it never sorts).
+        /// Creates a pair; encoding sorts a map's pairs into deterministic key order (RFC 8949 §4.2.1).
         public init(_ key: CBORValue, _ value: CBORValue) {
             self.key = key
             self.value = value

@@ -81,7 +81,7 @@ public struct IssuerSignedItem: Sendable {
     public let bytes: ArraySlice<UInt8>
     /// digestID: the key of this item's digest in the MSO's valueDigests for its namespace.
     public let digestID: UInt64
-    /// The issuer's random salt (at least 16 bytes per 18013-5 §9.1.2.5; not checked here).
+    /// The issuer's random salt (18013-5 asks for at least 16 bytes; not checked here: the digest is).
     public let random: ArraySlice<UInt8>
     /// DataElementIdentifier, e.g. `family_name`.
     public let elementIdentifier: String
