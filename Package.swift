@@ -3,7 +3,7 @@
 // ISO/IEC 18013-7 Annex C (org-iso-mdoc) over a protocol-neutral presentment core.
 //
 // Import graph (no back edges):
-//   CryptoCore <- MdocCBOR, HPKE <- Presentment <- AnnexC <- mdoc-respond
+//   CryptoCore <- MdocCBOR, HPKE, WebEncoding <- Presentment (MdocCBOR only) <- AnnexC <- mdoc-respond
 //                                                  AnnexCReader (beside AnnexC; CLI, bench, vectors, tests)
 import PackageDescription
 
@@ -12,6 +12,7 @@ let package = Package(
     products: [
         .library(name: "MdocCBOR", targets: ["MdocCBOR"]),
         .library(name: "HPKE", targets: ["HPKE"]),
+        .library(name: "WebEncoding", targets: ["WebEncoding"]),
         .library(name: "Presentment", targets: ["Presentment"]),
         .library(name: "AnnexC", targets: ["AnnexC"]),
         .library(name: "AnnexCReader", targets: ["AnnexCReader"]),
@@ -30,13 +31,16 @@ let package = Package(
 
         .target(name: "MdocCBOR", dependencies: ["CLibCBOR", "CryptoCore"]),
         .target(name: "HPKE", dependencies: ["CryptoCore"]),
+        // Strict bounded JSON (parser and deterministic writer) and base64url: the web encodings both
+        // Digital Credentials API front ends and JOSE read and write.
+        .target(name: "WebEncoding", dependencies: ["CryptoCore"]),
         // The protocol-neutral presentment core: credential context and its store, reader trust and
         // X.509 evaluation, selection and the one planner, the consent model, the DeviceResponse and
         // device signature over a given SessionTranscript. No framing, HPKE or base64url.
         .target(name: "Presentment", dependencies: ["MdocCBOR", "CryptoCore"]),
         // The org-iso-mdoc front end: framings, EncryptionInfo, the dcapi SessionTranscript, COSE
         // reader authentication, HPKE sealing, AnnexCEngine.
-        .target(name: "AnnexC", dependencies: ["Presentment", "MdocCBOR", "HPKE", "CryptoCore"]),
+        .target(name: "AnnexC", dependencies: ["Presentment", "MdocCBOR", "HPKE", "WebEncoding", "CryptoCore"]),
         // The verifier's side, for tests, the CLI's reader commands and the demo. Wallet backends that
         // only answer requests do not link it.
         .target(name: "AnnexCReader", dependencies: ["AnnexC", "Presentment", "MdocCBOR", "HPKE"]),
@@ -58,6 +62,7 @@ let package = Package(
         .testTarget(name: "CryptoCoreTests", dependencies: ["CryptoCore", "TestSupport"]),
         .testTarget(name: "MdocCBORTests", dependencies: ["MdocCBOR", "CryptoCore", "TestSupport"]),
         .testTarget(name: "HPKETests", dependencies: ["HPKE", "CryptoCore", "TestSupport"]),
+        .testTarget(name: "WebEncodingTests", dependencies: ["WebEncoding", "TestSupport"]),
         .testTarget(
             name: "PresentmentTests",
             dependencies: ["Presentment", "AnnexC", "AnnexCReader", "MdocCBOR", "HPKE", "TestSupport", "TestWorld"]),

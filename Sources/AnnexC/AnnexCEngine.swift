@@ -6,6 +6,7 @@
 import HPKE
 import MdocCBOR
 @_exported import Presentment
+@_exported import WebEncoding
 
 /// The errors of the Annex C engine: the presentment error type, one closed code set for every
 /// protocol.

@@ -6,6 +6,7 @@
 import HPKE
 import MdocCBOR
 import Presentment
+import WebEncoding
 
 /// How the sealed response is framed.
 public enum ResponseFormat: String, Sendable, Hashable, CaseIterable {

@@ -1,5 +1,6 @@
 import MdocCBOR
 import Presentment
+import WebEncoding
 internal import CryptoCore
 
 /// `EncryptionInfo = ["dcapi", {"nonce": bstr, "recipientPublicKey": COSE_Key}]` (18013-7 Annex C).

@@ -1,3 +1,5 @@
+import WebEncoding
+
 /// The JSON framings a raw request arrives in.
 public enum RequestFraming: String, Sendable, Hashable, CaseIterable {
     /// `{"deviceRequest", "encryptionInfo"}`: the `data` object (iOS `requestData`).

@@ -1,3 +1,4 @@
+internal import CryptoCore
 import MdocCBOR
 
 /// A read-only map from `ElementID` to an index, built once per credential when the context loads

@@ -1,3 +1,4 @@
+internal import CryptoCore
 /// A view of one data item inside a `CBORDocument`. Cheap to copy; holds a reference to the
 /// document's storage and the item's index on the tape. All accessors are bounds-checked and
 /// never copy the input unless they return an owned Swift value.

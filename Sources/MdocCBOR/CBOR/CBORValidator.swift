@@ -1,3 +1,4 @@
+internal import CryptoCore
 /// The structural validator: drives the tokenizer head by head, tracks nesting and counts, and
 /// records every item on a flat tape. Enforces RFC 8949 well-formedness plus the configured limits.
 /// Written as a struct with mutating methods (no capturing closures) so exclusivity is checked

@@ -1,3 +1,4 @@
+internal import CryptoCore
 /// Writes CBOR into one growable buffer with preferred (shortest) heads and definite lengths
 /// (RFC 8949 §4.2.1). Map key order is the caller's: write keys in bytewise order of their
 /// encodings for deterministic output, or encode a `CBORValue`, which sorts them.

@@ -1,5 +1,3 @@
-import MdocCBOR
-import Presentment
 internal import CryptoCore
 
 /// base64url (RFC 4648 §5) without padding. Decoding accepts only the URL-safe alphabet; trailing
@@ -27,7 +25,7 @@ public enum Base64URL {
         return copy.withUnsafeBytes { encode($0) }
     }
 
-    static func encode(_ input: UnsafeRawBufferPointer) -> String {
+    package static func encode(_ input: UnsafeRawBufferPointer) -> String {
         let outLen = encodedLength(input.count)
         if outLen == 0 { return "" }
         return String(unsafeUninitializedCapacity: outLen) { out in
@@ -37,10 +35,10 @@ public enum Base64URL {
     }
 
     /// Length of the unpadded encoding of `n` bytes.
-    static func encodedLength(_ n: Int) -> Int { (n / 3) * 4 + [0, 2, 3][n % 3] }
+    package static func encodedLength(_ n: Int) -> Int { (n / 3) * 4 + [0, 2, 3][n % 3] }
 
     /// Appends the encoding of `input` to `output` (one reservation, no intermediate string).
-    static func encode(_ input: UnsafeRawBufferPointer, appendingTo output: inout [UInt8]) {
+    package static func encode(_ input: UnsafeRawBufferPointer, appendingTo output: inout [UInt8]) {
         let outLen = encodedLength(input.count)
         let start = output.count
         output.append(contentsOf: repeatElement(0, count: outLen))
@@ -48,7 +46,7 @@ public enum Base64URL {
     }
 
     /// Writes exactly `encodedLength(input.count)` bytes at `out`.
-    static func encode(_ input: UnsafeRawBufferPointer, into out: UnsafeMutablePointer<UInt8>) {
+    package static func encode(_ input: UnsafeRawBufferPointer, into out: UnsafeMutablePointer<UInt8>) {
         let n = input.count
         guard n > 0 else { return }
         alphabet.withUnsafeBufferPointer { ab in
@@ -112,7 +110,7 @@ public enum Base64URL {
         withUTF8Bytes(s) { decode(UnsafeRawBufferPointer($0)) }
     }
 
-    static func decode(_ text: UnsafeRawBufferPointer) -> [UInt8]? {
+    package static func decode(_ text: UnsafeRawBufferPointer) -> [UInt8]? {
         var n = text.count
         var pad = 0
         while n > 0 && text[n - 1] == UInt8(ascii: "=") {

@@ -1,8 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
-@testable import AnnexC
-@testable import Presentment
+@testable import WebEncoding
 
 @Suite("base64url")
 struct Base64URLTests {

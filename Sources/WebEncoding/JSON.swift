@@ -1,17 +1,18 @@
-import MdocCBOR
-import Presentment
+internal import CryptoCore
 
-/// A small strict JSON parser (RFC 8259) for the request framing: bounded size, depth and member
-/// count; duplicate object keys rejected; no recursion on untrusted depth beyond the limit.
-enum JSONValue: Sendable, Equatable {
+/// A small strict JSON parser (RFC 8259) for request framings, request objects and JOSE headers:
+/// bounded size, depth, member count and string length; duplicate object keys rejected; invalid
+/// UTF-8, lone surrogates and control characters in strings rejected; no recursion beyond the depth
+/// limit. Object members keep their received order.
+package enum JSONValue: Sendable, Equatable {
     case object([(String, JSONValue)])
     case array([JSONValue])
     case string(String)
-    case number(Double)
+    case number(JSONNumber)
     case bool(Bool)
     case null
 
-    static func == (a: JSONValue, b: JSONValue) -> Bool {
+    package static func == (a: JSONValue, b: JSONValue) -> Bool {
         switch (a, b) {
         case (.object(let x), .object(let y)):
             x.count == y.count && zip(x, y).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
@@ -24,16 +25,26 @@ enum JSONValue: Sendable, Equatable {
         }
     }
 
-    subscript(key: String) -> JSONValue? {
+    /// The member named `key` of an object (nil for a missing member or a non-object).
+    package subscript(key: String) -> JSONValue? {
         guard case .object(let members) = self else { return nil }
         return members.first { $0.0 == key }?.1
     }
 
-    var string: String? { if case .string(let s) = self { return s } else { return nil } }
+    /// The string, when this is a string.
+    package var string: String? { if case .string(let s) = self { return s } else { return nil } }
+    /// The members, when this is an object.
+    package var object: [(String, JSONValue)]? { if case .object(let m) = self { return m } else { return nil } }
+    /// The elements, when this is an array.
+    package var array: [JSONValue]? { if case .array(let a) = self { return a } else { return nil } }
+    /// The boolean, when this is one.
+    package var bool: Bool? { if case .bool(let b) = self { return b } else { return nil } }
+    /// True for `null`.
+    package var isNull: Bool { if case .null = self { return true } else { return false } }
 
     /// Nesting depth (a scalar is 0, `{}` and `[]` are 1) and the largest member count of any
     /// container in the value. Iterative, so any depth the parser accepted is safe here.
-    var shape: (depth: Int, widest: Int) {
+    package var shape: (depth: Int, widest: Int) {
         var depth = 0
         var widest = 0
         var stack: [(JSONValue, Int)] = [(self, 1)]
@@ -54,16 +65,36 @@ enum JSONValue: Sendable, Equatable {
         return (depth, widest)
     }
 
-    struct Limits {
-        var maxBytes = 1 << 20
-        var maxDepth = 16
-        var maxMembers = 256
-        var maxStringBytes = 1 << 20
+    /// Bounds checked while parsing, before anything larger is allocated.
+    package struct Limits: Sendable {
+        /// The whole input, in bytes.
+        package var maxBytes = 1 << 20
+        /// Nesting levels: a value at level `maxDepth` is refused (the top-level value is level 0).
+        package var maxDepth = 16
+        /// Members of any one object or elements of any one array.
+        package var maxMembers = 256
+        /// Any one string after unescaping, in UTF-8 bytes.
+        package var maxStringBytes = 1 << 20
+
+        /// Creates limits (defaults: 1 MiB, depth 16, 256 members, 1 MiB strings).
+        package init(
+            maxBytes: Int = 1 << 20, maxDepth: Int = 16, maxMembers: Int = 256, maxStringBytes: Int = 1 << 20
+        ) {
+            self.maxBytes = maxBytes
+            self.maxDepth = maxDepth
+            self.maxMembers = maxMembers
+            self.maxStringBytes = maxStringBytes
+        }
     }
 
-    struct ParseError: Error { let what: String }
+    /// Why the input is not acceptable JSON: static text naming the rule, never input content.
+    package struct ParseError: Error, Sendable {
+        /// The rule broken, e.g. "duplicate JSON object key".
+        package let what: String
+    }
 
-    static func parse(_ bytes: [UInt8], limits: Limits = Limits()) throws(ParseError) -> JSONValue {
+    /// Parses a complete JSON text (surrounding whitespace allowed, nothing after the value).
+    package static func parse(_ bytes: [UInt8], limits: Limits = Limits()) throws(ParseError) -> JSONValue {
         let r: Result<JSONValue, ParseError> = bytes.withUnsafeBufferPointer { b in
             Result { () throws(ParseError) in try parse(b, limits: limits) }
         }
@@ -71,7 +102,9 @@ enum JSONValue: Sendable, Equatable {
     }
 
     /// Parses the bytes in place (for a request handed over as `Data`: no copy into an array).
-    static func parse(_ bytes: UnsafeBufferPointer<UInt8>, limits: Limits = Limits()) throws(ParseError) -> JSONValue {
+    package static func parse(_ bytes: UnsafeBufferPointer<UInt8>, limits: Limits = Limits()) throws(ParseError)
+        -> JSONValue
+    {
         guard bytes.count <= limits.maxBytes else { throw ParseError(what: "JSON larger than the limit") }
         var p = Parser(bytes: bytes, limits: limits)
         p.skipSpace()
@@ -186,7 +219,7 @@ enum JSONValue: Sendable, Equatable {
             i += n
         }
 
-        mutating func number() throws(ParseError) -> Double {
+        mutating func number() throws(ParseError) -> JSONNumber {
             let start = i
             if i < bytes.count, bytes[i] == UInt8(ascii: "-") { i += 1 }
             guard i < bytes.count, bytes[i] >= 0x30, bytes[i] <= 0x39 else {
@@ -206,10 +239,10 @@ enum JSONValue: Sendable, Equatable {
                 while i < bytes.count, bytes[i] >= 0x30, bytes[i] <= 0x39 { i += 1 }
                 guard i > d else { throw ParseError(what: "invalid JSON number") }
             }
-            guard i - start <= 64, let v = Double(String(decoding: bytes[start..<i], as: UTF8.self)) else {
+            guard i - start <= 64, let n = JSONNumber(String(decoding: bytes[start..<i], as: UTF8.self)) else {
                 throw ParseError(what: "invalid JSON number")
             }
-            return v
+            return n
         }
 
         /// Member names of the request framings, as immortal literals: a key equal to one of them
@@ -349,6 +382,107 @@ enum JSONValue: Sendable, Equatable {
             i += 4
             return v
         }
+    }
+}
+
+/// A JSON number as received: the exact text (one string, so a number costs a value no more room
+/// than a string does), read as a double or, for an integer written without fraction or exponent
+/// that fits, as the exact integer (compare integers through `int64`: a double cannot hold every
+/// 64-bit value).
+package struct JSONNumber: Sendable, Equatable, Hashable {
+    /// The number's text exactly as it appeared in the input.
+    package let text: String
+
+    /// Takes an RFC 8259 number lexeme (the parser checked the grammar); nil when it is not finite.
+    package init?(_ text: String) {
+        guard let d = Double(text), d.isFinite else { return nil }
+        self.text = text
+    }
+
+    /// An integer.
+    package init(_ value: Int64) { text = String(value) }
+
+    /// The nearest double.
+    package var double: Double { Double(text) ?? .nan }
+
+    /// The exact value for an integer literal (`-?digits`) within Int64; nil otherwise.
+    package var int64: Int64? {
+        text.utf8.allSatisfy { $0 == UInt8(ascii: "-") || ($0 >= 0x30 && $0 <= 0x39) } ? Int64(text) : nil
+    }
+
+    /// Equal when the values are equal (`1`, `1.0` and `10e-1` are one number).
+    package static func == (a: JSONNumber, b: JSONNumber) -> Bool {
+        if let x = a.int64, let y = b.int64 { return x == y }
+        return a.double == b.double
+    }
+
+    /// Hashes the value (consistent with `==`: equal integers have equal doubles).
+    package func hash(into h: inout Hasher) { h.combine(double) }
+}
+
+/// Writes JSON text deterministically into one buffer: members in the order written, no
+/// whitespace, strings with the minimal RFC 8259 escapes (`"`, `\\` and control characters).
+package struct JSONWriter: Sendable {
+    /// The text written so far (UTF-8).
+    package private(set) var bytes: [UInt8] = []
+
+    /// Creates an empty writer with room for `capacity` bytes.
+    package init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
+
+    /// Writes a value.
+    package mutating func write(_ v: JSONValue) {
+        switch v {
+        case .object(let members):
+            bytes.append(UInt8(ascii: "{"))
+            for (k, (name, value)) in members.enumerated() {
+                if k > 0 { bytes.append(UInt8(ascii: ",")) }
+                writeString(name)
+                bytes.append(UInt8(ascii: ":"))
+                write(value)
+            }
+            bytes.append(UInt8(ascii: "}"))
+        case .array(let items):
+            bytes.append(UInt8(ascii: "["))
+            for (k, item) in items.enumerated() {
+                if k > 0 { bytes.append(UInt8(ascii: ",")) }
+                write(item)
+            }
+            bytes.append(UInt8(ascii: "]"))
+        case .string(let s): writeString(s)
+        case .number(let n): bytes.append(contentsOf: n.text.utf8)
+        case .bool(let b): bytes.append(contentsOf: (b ? "true" : "false").utf8)
+        case .null: bytes.append(contentsOf: "null".utf8)
+        }
+    }
+
+    /// Writes a string literal with its quotes.
+    package mutating func writeString(_ s: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for b in s.utf8 {
+            switch b {
+            case UInt8(ascii: "\""): bytes.append(contentsOf: [0x5c, 0x22])
+            case 0x5c: bytes.append(contentsOf: [0x5c, 0x5c])
+            case 0x0a: bytes.append(contentsOf: [0x5c, UInt8(ascii: "n")])
+            case 0x0d: bytes.append(contentsOf: [0x5c, UInt8(ascii: "r")])
+            case 0x09: bytes.append(contentsOf: [0x5c, UInt8(ascii: "t")])
+            case 0x08: bytes.append(contentsOf: [0x5c, UInt8(ascii: "b")])
+            case 0x0c: bytes.append(contentsOf: [0x5c, UInt8(ascii: "f")])
+            case ..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                bytes.append(contentsOf: [0x5c, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(b >> 4)], hex[Int(b & 15)]])
+            default: bytes.append(b)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+}
+
+extension JSONValue {
+    /// The deterministic JSON text of the value (see `JSONWriter`).
+    package var serialized: [UInt8] {
+        var w = JSONWriter()
+        w.write(self)
+        return w.bytes
     }
 }
 

@@ -1,0 +1,128 @@
+import Foundation
+import Testing
+
+@testable import WebEncoding
+
+@Suite("JSON: the strict bounded parser and the deterministic writer")
+struct JSONTests {
+    static func parse(_ s: String, _ limits: JSONValue.Limits = .init()) throws(JSONValue.ParseError) -> JSONValue {
+        try JSONValue.parse(Array(s.utf8), limits: limits)
+    }
+
+    struct Refusal: CustomTestStringConvertible, Sendable {
+        let input: [UInt8]
+        let rule: String
+        var testDescription: String { rule }
+        init(_ s: String, _ rule: String) {
+            input = Array(s.utf8)
+            self.rule = rule
+        }
+        init(bytes: [UInt8], _ rule: String) {
+            input = bytes
+            self.rule = rule
+        }
+    }
+
+    static let refusals: [Refusal] = [
+        .init("", "JSON ends early"),
+        .init("{\"a\":1,\"a\":2}", "duplicate JSON object key"),
+        .init("{\"a\":1,}", "JSON object key is not a string"),
+        .init("[1,]", "invalid JSON value"),
+        .init("{\"a\" 1}", "JSON object lacks ':'"),
+        .init("{\"a\":1 \"b\":2}", "JSON object lacks ',' or '}'"),
+        .init("[1 2]", "JSON array lacks ',' or ']'"),
+        .init("{a:1}", "JSON object key is not a string"),
+        .init("01", "trailing bytes after the JSON value"),
+        .init("1.", "invalid JSON number"),
+        .init("1e", "invalid JSON number"),
+        .init("-", "invalid JSON value"),
+        .init("+1", "invalid JSON value"),
+        .init("NaN", "invalid JSON value"),
+        .init("1e999", "invalid JSON number"),
+        .init("tru", "invalid JSON literal"),
+        .init("nul", "invalid JSON literal"),
+        .init("\"a", "unterminated JSON string"),
+        .init("\"\\x\"", "invalid JSON escape"),
+        .init("\"\\u12\"", "invalid JSON \\u escape"),
+        .init("\"\\ud800\"", "lone surrogate in JSON string"),
+        .init("\"\\udc00\"", "lone surrogate in JSON string"),
+        .init("\"\\ud800\\u0041\"", "lone surrogate in JSON string"),
+        .init("\"a\u{1}b\"", "control character in JSON string"),
+        .init(bytes: [0x22, 0xc3, 0x28, 0x22], "invalid UTF-8 in JSON string"),
+        .init(bytes: [0x22, 0xed, 0xa0, 0x80, 0x22], "invalid UTF-8 in JSON string"),
+        .init(bytes: [0x22, 0xc0, 0xaf, 0x22], "invalid UTF-8 in JSON string"),
+        .init("{} {}", "trailing bytes after the JSON value"),
+        .init("'a'", "invalid JSON value"),
+    ]
+
+    @Test("Malformed JSON is refused with the rule it breaks", arguments: refusals)
+    func refusal(_ r: Refusal) {
+        #expect {
+            try JSONValue.parse(r.input)
+        } throws: { error in
+            (error as? JSONValue.ParseError)?.what == r.rule
+        }
+    }
+
+    @Test("Well-formed JSON parses; members keep their order; escapes and surrogate pairs decode")
+    func accepted() throws {
+        let v = try Self.parse(" {\"b\":[true,false,null],\"a\":\"x\\n\\u00e9\\ud83d\\ude00\\/\",\"n\":-0.5e+1} ")
+        #expect(v.object?.map(\.0) == ["b", "a", "n"])
+        #expect(v["b"] == .array([.bool(true), .bool(false), .null]))
+        #expect(v["a"]?.string == "x\né😀/")
+        #expect(v["n"] == .number(JSONNumber("-5")!))
+        #expect(v["missing"] == nil)
+        #expect(try Self.parse("[]") == .array([]))
+        #expect(try Self.parse("\"\"") == .string(""))
+    }
+
+    @Test("Numbers keep their text; integers are exact beyond 2^53; equality is by value")
+    func numbers() throws {
+        let big = try Self.parse("9007199254740993")
+        guard case .number(let n) = big else {
+            Issue.record("not a number")
+            return
+        }
+        #expect(n.int64 == 9_007_199_254_740_993)
+        #expect(n.text == "9007199254740993")
+        #expect(n != JSONNumber("9007199254740992")!)  // the doubles are equal, the integers not
+        #expect(JSONNumber("1")! == JSONNumber("1.0")!)
+        #expect(JSONNumber("1.0")!.int64 == nil)
+        #expect(JSONNumber("1e2")!.int64 == nil)
+        #expect(JSONNumber("-9223372036854775808")!.int64 == .min)
+        #expect(JSONNumber("9223372036854775808")!.int64 == nil)
+    }
+
+    @Test("Limits: size, depth, members and string length are enforced before anything larger is built")
+    func limits() throws {
+        let l = JSONValue.Limits(maxBytes: 64, maxDepth: 3, maxMembers: 2, maxStringBytes: 4)
+        #expect(throws: JSONValue.ParseError.self) { try Self.parse(String(repeating: " ", count: 65) + "1", l) }
+        #expect(try Self.parse("[[1]]", l) == .array([.array([.number(JSONNumber(1))])]))
+        #expect(throws: JSONValue.ParseError.self) { try Self.parse("[[[1]]]", l) }
+        #expect(throws: JSONValue.ParseError.self) { try Self.parse("[1,2,3]", l) }
+        #expect(throws: JSONValue.ParseError.self) { try Self.parse("{\"a\":1,\"b\":2,\"c\":3}", l) }
+        #expect(try Self.parse("\"abcd\"", l) == .string("abcd"))
+        #expect(throws: JSONValue.ParseError.self) { try Self.parse("\"abcde\"", l) }
+        #expect(throws: JSONValue.ParseError.self) { try Self.parse("\"abc\\u00e9\"", l) }  // 5 bytes unescaped
+        // 100,000 nested arrays: refused at the depth limit, no stack exhaustion.
+        let deep = [UInt8](repeating: UInt8(ascii: "["), count: 100_000)
+        #expect(throws: JSONValue.ParseError.self) { try JSONValue.parse(deep) }
+        #expect(try Self.parse("[[[1]]]").shape == (depth: 3, widest: 1))
+    }
+
+    @Test("The writer is deterministic and minimal, and what it writes parses back to the same value")
+    func writer() throws {
+        let v = JSONValue.object([
+            ("z", .string("q\"b\\s\u{1}\u{1f}\n\r\t\u{8}\u{c}é😀</")),
+            ("a", .array([.number(JSONNumber(-3)), .bool(true), .null, .object([])])),
+            ("n", .number(JSONNumber("1.5e3")!)),
+        ])
+        let text = String(decoding: v.serialized, as: UTF8.self)
+        #expect(
+            text == "{\"z\":\"q\\\"b\\\\s\\u0001\\u001f\\n\\r\\t\\b\\fé😀</\",\"a\":[-3,true,null,{}],\"n\":1.5e3}")
+        #expect(try JSONValue.parse(v.serialized) == v)
+        // Foundation reads it the same way.
+        let f = try JSONSerialization.jsonObject(with: Data(v.serialized)) as? [String: Any]
+        #expect(f?["z"] as? String == "q\"b\\s\u{1}\u{1f}\n\r\t\u{8}\u{c}é😀</")
+    }
+}
