@@ -34,6 +34,9 @@ let package = Package(
         // Strict bounded JSON (parser and deterministic writer) and base64url: the web encodings both
         // Digital Credentials API front ends and JOSE read and write.
         .target(name: "WebEncoding", dependencies: ["CryptoCore"]),
+        // JOSE over CryptoCore: EC JWKs and RFC 7638 thumbprints, JWS (ES256/384/512) verify and sign,
+        // JWE ECDH-ES with A128GCM / A256GCM and the Concat KDF.
+        .target(name: "JOSE", dependencies: ["CryptoCore", "WebEncoding"]),
         // The protocol-neutral presentment core: credential context and its store, reader trust and
         // X.509 evaluation, selection and the one planner, the consent model, the DeviceResponse and
         // device signature over a given SessionTranscript. No framing, HPKE or base64url.
@@ -63,6 +66,7 @@ let package = Package(
         .testTarget(name: "MdocCBORTests", dependencies: ["MdocCBOR", "CryptoCore", "TestSupport"]),
         .testTarget(name: "HPKETests", dependencies: ["HPKE", "CryptoCore", "TestSupport"]),
         .testTarget(name: "WebEncodingTests", dependencies: ["WebEncoding", "TestSupport"]),
+        .testTarget(name: "JOSETests", dependencies: ["JOSE", "WebEncoding", "CryptoCore", "TestSupport"]),
         .testTarget(
             name: "PresentmentTests",
             dependencies: ["Presentment", "AnnexC", "AnnexCReader", "MdocCBOR", "HPKE", "TestSupport", "TestWorld"]),

@@ -50,6 +50,15 @@ static inline void mdoc_sk_X509_free(STACK_OF(X509) *sk) { sk_X509_free(sk); }
 static inline int mdoc_sk_ASN1_OBJECT_num(const STACK_OF(ASN1_OBJECT) *sk) { return sk_ASN1_OBJECT_num(sk); }
 static inline const ASN1_OBJECT *mdoc_sk_ASN1_OBJECT_value(const STACK_OF(ASN1_OBJECT) *sk, int i) { return sk_ASN1_OBJECT_value(sk, i); }
 static inline void mdoc_EXTENDED_KEY_USAGE_free(EXTENDED_KEY_USAGE *e) { sk_ASN1_OBJECT_pop_free(e, ASN1_OBJECT_free); }
+/* subjectAltName: the decoded GENERAL_NAMES (NULL when absent, malformed or present twice), its
+   count, the i-th entry's dNSName (NULL when that entry is another kind), and its release. */
+static inline GENERAL_NAMES *mdoc_x509_san(const X509 *x) { return X509_get_ext_d2i(x, NID_subject_alt_name, NULL, NULL); }
+static inline int mdoc_sk_GENERAL_NAME_num(const GENERAL_NAMES *g) { return sk_GENERAL_NAME_num(g); }
+static inline const ASN1_IA5STRING *mdoc_general_name_dns(const GENERAL_NAMES *g, int i) {
+    const GENERAL_NAME *n = sk_GENERAL_NAME_value(g, i);
+    return n && n->type == GEN_DNS ? n->d.dNSName : NULL;
+}
+static inline void mdoc_GENERAL_NAMES_free(GENERAL_NAMES *g) { GENERAL_NAMES_free(g); }
 
 // ASN1_TIME -> seconds since 1970 (UTC) without relying on the deprecated or locale-dependent paths.
 static inline int mdoc_asn1_time_to_unix(const ASN1_TIME *t, long long *out) {

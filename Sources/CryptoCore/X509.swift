@@ -94,6 +94,25 @@ package struct X509Certificate: Sendable {
         return read > 0 ? String(decoding: buf[0..<Int(read)], as: UTF8.self) : ""
     }
 
+    /// The dNSName entries of the subjectAltName extension, in order (empty when there is none, it
+    /// is malformed or present twice). An entry that is not printable ASCII is left out: it can
+    /// never equal a client identifier.
+    package var dnsNames: [String] {
+        guard let g = mdoc_x509_san(box.x509) else {
+            ERR_clear_error()
+            return []
+        }
+        defer { mdoc_GENERAL_NAMES_free(g) }
+        var names = [String]()
+        for i in 0..<mdoc_sk_GENERAL_NAME_num(g) {
+            guard let s = mdoc_general_name_dns(g, i), let data = ASN1_STRING_get0_data(s) else { continue }
+            let bytes = UnsafeBufferPointer(start: data, count: Int(ASN1_STRING_length(s)))
+            guard !bytes.isEmpty, bytes.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else { continue }
+            names.append(String(decoding: bytes, as: UTF8.self))
+        }
+        return names
+    }
+
     /// The OIDs the Extended Key Usage extension lists, in dotted form (e.g. `1.0.18013.5.1.6`); empty
     /// when the extension is absent or malformed.
     package var extendedKeyUsages: [String] {
@@ -187,10 +206,14 @@ package enum X509Builder {
         package var extendedKeyUsage: String?
         package var crlDistributionPoint: String?
         package var issuerAlternativeName: String?
+        /// OpenSSL's config syntax, e.g. `DNS:verifier.example`; nil: no subjectAltName.
+        package var subjectAlternativeName: String?
         package init(
             isCA: Bool, pathLength: Int? = nil, keyUsage: String, extendedKeyUsage: String? = nil,
-            crlDistributionPoint: String? = nil, issuerAlternativeName: String? = nil
+            crlDistributionPoint: String? = nil, issuerAlternativeName: String? = nil,
+            subjectAlternativeName: String? = nil
         ) {
+            self.subjectAlternativeName = subjectAlternativeName
             self.isCA = isCA
             self.pathLength = pathLength
             self.keyUsage = keyUsage
@@ -254,6 +277,9 @@ package enum X509Builder {
         }
         if let ian = profile.issuerAlternativeName {
             try check(mdoc_x509_add_ext(x, issuerX, NID_issuer_alt_name, ian) == 1, "IAN")
+        }
+        if let san = profile.subjectAlternativeName {
+            try check(mdoc_x509_add_ext(x, issuerX, NID_subject_alt_name, san) == 1, "SAN")
         }
         try check(X509_sign(x, try issuerKey.evp().pkey, curve.digest.md) > 0, "sign")
         var out: UnsafeMutablePointer<UInt8>? = nil

@@ -110,7 +110,17 @@ public enum Base64URL {
         withUTF8Bytes(s) { decode(UnsafeRawBufferPointer($0)) }
     }
 
+    /// Decodes as JOSE requires (RFC 7515 §2): no `=` padding at all, otherwise as `decode`.
+    package static func decodeUnpadded(_ s: String) -> [UInt8]? {
+        withUTF8Bytes(s) { b in b.contains(UInt8(ascii: "=")) ? nil : decode(UnsafeRawBufferPointer(b)) }
+    }
+
     package static func decode(_ text: UnsafeRawBufferPointer) -> [UInt8]? {
+        decode(text, table: table)
+    }
+
+    /// The decoder for either alphabet (`table` maps a character to its 6-bit value, 0xff if none).
+    static func decode(_ text: UnsafeRawBufferPointer, table: [UInt8]) -> [UInt8]? {
         var n = text.count
         var pad = 0
         while n > 0 && text[n - 1] == UInt8(ascii: "=") {
@@ -165,5 +175,32 @@ public enum Base64URL {
             }
             return bad ? nil : out
         }
+    }
+}
+
+/// base64 (RFC 4648 §4, the standard alphabet) with its padding required, as X.509 chains in JOSE
+/// headers (`x5c`) use it. Decoding only: whitespace, the URL alphabet, missing or wrong padding and
+/// non-zero trailing bits are refused.
+package enum Base64 {
+    private static let table: [UInt8] = {
+        var t = [UInt8](repeating: 0xff, count: 256)
+        for (i, c) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8.enumerated() {
+            t[Int(c)] = UInt8(i)
+        }
+        return t
+    }()
+
+    /// Decodes padded standard base64; nil for anything else.
+    package static func decode(_ s: String) -> [UInt8]? {
+        withUTF8Bytes(s) { b in
+            b.count % 4 == 0 ? Base64URL.decode(UnsafeRawBufferPointer(b), table: table) : nil
+        }
+    }
+
+    /// Encodes with the standard alphabet and padding.
+    package static func encode(_ bytes: [UInt8]) -> String {
+        var s = Base64URL.encode(bytes)
+        s = String(s.map { $0 == "-" ? "+" : $0 == "_" ? "/" : $0 })
+        return s + String(repeating: "=", count: (4 - s.utf8.count % 4) % 4)
     }
 }

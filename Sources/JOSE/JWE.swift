@@ -1,0 +1,170 @@
+import CryptoCore
+import WebEncoding
+
+/// The content encryption algorithms (RFC 7518 §5.3): AES-GCM with a 96-bit IV and a 128-bit tag.
+package enum JWEEncryption: String, Sendable, Hashable, CaseIterable {
+    case a128gcm = "A128GCM"
+    case a256gcm = "A256GCM"
+
+    /// The AEAD.
+    var aead: AEADAlgorithm { self == .a128gcm ? .aes128gcm : .aes256gcm }
+    /// The content-encryption key length in bytes.
+    package var keySize: Int { aead.keySize }
+}
+
+/// JWE in the compact serialization (RFC 7516) with `alg` `ECDH-ES` (direct key agreement, RFC 7518
+/// §4.6) to an EC key: the content-encryption key is the Concat KDF of the ECDH secret, the encrypted
+/// key is empty, the IV is 96 random bits and the AAD is the ASCII of the encoded protected header.
+package enum JWE {
+    /// The Concat KDF of RFC 7518 §4.6.2 (NIST SP 800-56A §5.8.1) with SHA-256: rounds of
+    /// `SHA-256(counter ‖ Z ‖ OtherInfo)`, `OtherInfo = AlgorithmID ‖ PartyUInfo ‖ PartyVInfo ‖
+    /// SuppPubInfo`, each of the first three a 32-bit big-endian length and its bytes, SuppPubInfo the
+    /// key length in bits (32-bit big-endian).
+    package static func concatKDF(
+        sharedSecret z: [UInt8], keyLength: Int, algorithmID: String, partyUInfo: [UInt8], partyVInfo: [UInt8]
+    ) -> [UInt8] {
+        func lengthPrefixed(_ b: [UInt8]) -> [UInt8] { bigEndian32(b.count) + b }
+        let otherInfo =
+            lengthPrefixed(Array(algorithmID.utf8)) + lengthPrefixed(partyUInfo) + lengthPrefixed(partyVInfo)
+            + bigEndian32(keyLength * 8)
+        var out = [UInt8]()
+        var counter = 1
+        while out.count < keyLength {
+            var round = bigEndian32(counter) + z + otherInfo
+            out += DigestAlgorithm.sha256.hash(round)
+            SecureBytes.cleanse(&round)
+            counter += 1
+        }
+        let key = Array(out.prefix(keyLength))
+        SecureBytes.cleanse(&out)
+        return key
+    }
+
+    private static func bigEndian32(_ n: Int) -> [UInt8] {
+        [
+            UInt8(truncatingIfNeeded: n >> 24), UInt8(truncatingIfNeeded: n >> 16), UInt8(truncatingIfNeeded: n >> 8),
+            UInt8(truncatingIfNeeded: n),
+        ]
+    }
+
+    /// Encrypts `plaintext` to `recipient` (an EC key on P-256, P-384 or P-521).
+    /// - Parameters:
+    ///   - encryption: A128GCM or A256GCM.
+    ///   - keyID: written as `kid` when given (the recipient JWK's `kid`).
+    ///   - partyUInfo / partyVInfo: `apu` / `apv`, written and used in the KDF when non-empty.
+    ///   - ephemeralKey / iv: fixed values for known-answer tests; fresh ones otherwise.
+    /// - Returns: the compact serialization; the protected header's members are `alg`, `enc`, `kid`
+    ///   (when given), `epk`, then `apu` / `apv` (when given), in that order.
+    package static func encrypt(
+        _ plaintext: [UInt8], to recipient: JWK, encryption: JWEEncryption, keyID: String? = nil,
+        partyUInfo: [UInt8] = [], partyVInfo: [UInt8] = [], ephemeralKey: PrivateKey? = nil, iv fixedIV: [UInt8]? = nil
+    ) throws(JOSEError) -> String {
+        let curve = recipient.curve.curve
+        let epk: PrivateKey
+        var z: [UInt8]
+        do {
+            epk = try ephemeralKey ?? PrivateKey.generateForAgreement(.ec(curve))
+            z = try epk.sharedSecret(with: recipient.publicKey)
+        } catch { throw JOSEError(.invalidKey, "key agreement failed") }
+        defer { SecureBytes.cleanse(&z) }
+        guard case .ec(let c) = epk.kind, c == curve else { throw JOSEError(.invalidKey, "ephemeral key curve") }
+        var header: [(String, JSONValue)] = [
+            ("alg", .string("ECDH-ES")), ("enc", .string(encryption.rawValue)),
+        ]
+        if let keyID { header.append(("kid", .string(keyID))) }
+        let epkJWK = try JWK(publicKey: epk.publicKey)
+        header.append(
+            (
+                "epk",
+                .object([
+                    ("kty", .string("EC")), ("crv", epkJWK.json["crv"]!), ("x", epkJWK.json["x"]!),
+                    ("y", epkJWK.json["y"]!),
+                ])
+            ))
+        if !partyUInfo.isEmpty { header.append(("apu", .string(Base64URL.encode(partyUInfo)))) }
+        if !partyVInfo.isEmpty { header.append(("apv", .string(Base64URL.encode(partyVInfo)))) }
+        let protected = Base64URL.encode(JSONValue.object(header).serialized)
+        var cek = concatKDF(
+            sharedSecret: z, keyLength: encryption.keySize, algorithmID: encryption.rawValue, partyUInfo: partyUInfo,
+            partyVInfo: partyVInfo)
+        defer { SecureBytes.cleanse(&cek) }
+        let iv: [UInt8]
+        do { iv = try fixedIV ?? SecureBytes.random(count: 12) } catch {
+            throw JOSEError(.invalidKey, "random IV failed")
+        }
+        guard iv.count == 12 else { throw JOSEError(.malformed, "IV is not 96 bits") }
+        let sealed: [UInt8]
+        do {
+            sealed = try encryption.aead.seal(key: cek, nonce: iv, plaintext: plaintext, aad: Array(protected.utf8))
+        } catch { throw JOSEError(.invalidKey, "content encryption failed") }
+        let ct = sealed.prefix(sealed.count - 16)
+        let tag = sealed.suffix(16)
+        return protected + ".." + Base64URL.encode(iv) + "." + Base64URL.encode(ct) + "." + Base64URL.encode(tag)
+    }
+
+    /// Decrypts a compact JWE made with `ECDH-ES` and A128GCM / A256GCM to `key`.
+    /// - Returns: the protected header and the plaintext.
+    /// - Throws: `malformed` for a wrong shape (five segments, an empty encrypted key, a 96-bit IV, a
+    ///   128-bit tag, a JSON header with `epk`), `unsupportedAlgorithm` for another `alg`/`enc` or a
+    ///   `zip`, `unsupportedCritical` for `crit`, `invalidKey` for an `epk` not on the key's curve,
+    ///   `decryptionFailed` when the tag does not verify.
+    package static func decrypt(_ compact: String, with key: PrivateKey, limits: JOSELimits = JOSELimits())
+        throws(JOSEError) -> (header: JSONValue, plaintext: [UInt8])
+    {
+        guard compact.utf8.count <= limits.maxBytes else { throw JOSEError(.malformed, "JWE larger than the limit") }
+        let parts = compact.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).map {
+            String(decoding: $0, as: UTF8.self)
+        }
+        guard parts.count == 5 else { throw JOSEError(.malformed, "JWE is not five segments") }
+        guard parts[1].isEmpty else { throw JOSEError(.malformed, "JWE encrypted key is not empty (ECDH-ES)") }
+        guard let headerBytes = Base64URL.decodeUnpadded(parts[0]), let iv = Base64URL.decodeUnpadded(parts[2]),
+            let ct = Base64URL.decodeUnpadded(parts[3]), let tag = Base64URL.decodeUnpadded(parts[4])
+        else { throw JOSEError(.malformed, "JWE segment is not base64url") }
+        guard iv.count == 12, tag.count == 16 else { throw JOSEError(.malformed, "JWE IV or tag of the wrong size") }
+        let header: JSONValue
+        do {
+            header = try JSONValue.parse(
+                headerBytes,
+                limits: .init(
+                    maxBytes: limits.maxBytes, maxDepth: limits.headerDepth, maxMembers: limits.headerMembers,
+                    maxStringBytes: limits.maxBytes))
+        } catch { throw JOSEError(.malformed, "JWE header: \(error.what)") }
+        guard case .object = header else { throw JOSEError(.malformed, "JWE header is not a JSON object") }
+        guard header["alg"]?.string == "ECDH-ES" else {
+            throw JOSEError(.unsupportedAlgorithm, "JWE alg is not ECDH-ES")
+        }
+        guard let encName = header["enc"]?.string, let enc = JWEEncryption(rawValue: encName) else {
+            throw JOSEError(.unsupportedAlgorithm, "JWE enc is not A128GCM or A256GCM")
+        }
+        guard header["zip"] == nil else { throw JOSEError(.unsupportedAlgorithm, "JWE zip is not supported") }
+        guard header["crit"] == nil else {
+            throw JOSEError(.unsupportedCritical, "JWE crit names a parameter not understood")
+        }
+        guard let epkJSON = header["epk"] else { throw JOSEError(.malformed, "JWE epk missing") }
+        let epk = try JWK(epkJSON)
+        guard case .ec(let c) = key.kind, c == epk.curve.curve else {
+            throw JOSEError(.invalidKey, "JWE epk is not on the recipient key's curve")
+        }
+        func party(_ name: String) throws(JOSEError) -> [UInt8] {
+            guard let v = header[name] else { return [] }
+            guard let s = v.string, let b = Base64URL.decodeUnpadded(s) else {
+                throw JOSEError(.malformed, "JWE \(name) is not base64url")
+            }
+            return b
+        }
+        let apu = try party("apu")
+        let apv = try party("apv")
+        var z: [UInt8]
+        do { z = try key.sharedSecret(with: epk.publicKey) } catch {
+            throw JOSEError(.invalidKey, "key agreement failed")
+        }
+        defer { SecureBytes.cleanse(&z) }
+        var cek = concatKDF(
+            sharedSecret: z, keyLength: enc.keySize, algorithmID: enc.rawValue, partyUInfo: apu, partyVInfo: apv)
+        defer { SecureBytes.cleanse(&cek) }
+        do {
+            let plaintext = try enc.aead.open(key: cek, nonce: iv, ciphertext: ct + tag, aad: Array(parts[0].utf8))
+            return (header, plaintext)
+        } catch { throw JOSEError(.decryptionFailed, "JWE does not decrypt") }
+    }
+}

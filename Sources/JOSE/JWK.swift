@@ -1,0 +1,141 @@
+import CryptoCore
+import WebEncoding
+
+/// The elliptic curves a JWK may name here (RFC 7518 §6.2.1.1).
+package enum JWKCurve: String, Sendable, Hashable, CaseIterable {
+    case p256 = "P-256"
+    case p384 = "P-384"
+    case p521 = "P-521"
+
+    /// The curve for CryptoCore.
+    package var curve: Curve {
+        switch self {
+        case .p256: .p256
+        case .p384: .p384
+        case .p521: .p521
+        }
+    }
+
+    /// The JWK curve name of a CryptoCore curve.
+    package init(_ curve: Curve) {
+        switch curve {
+        case .p256: self = .p256
+        case .p384: self = .p384
+        case .p521: self = .p521
+        }
+    }
+}
+
+/// An EC public JSON Web Key (RFC 7517, RFC 7518 §6.2), validated when it is made: `kty` "EC", a
+/// known `crv`, `x` and `y` of exactly the curve's coordinate size (unpadded base64url) and a point
+/// on the curve. Other key types are refused; a `d` member, if any, is never read here.
+package struct JWK: Sendable {
+    /// The curve.
+    package let curve: JWKCurve
+    /// The x coordinate, big-endian, exactly the curve's size.
+    package let x: [UInt8]
+    /// The y coordinate, big-endian, exactly the curve's size.
+    package let y: [UInt8]
+    /// `kid`, if given.
+    package let keyID: String?
+    /// `use` (`sig`, `enc`), if given.
+    package let use: String?
+    /// `alg`, if given.
+    package let algorithm: String?
+    /// The validated key.
+    package let publicKey: PublicKey
+
+    /// Reads a JWK object.
+    /// - Throws: `malformed` for a missing or mistyped member, `invalidKey` for another key type,
+    ///   an unknown curve, coordinates of the wrong size or a point off the curve.
+    package init(_ json: JSONValue) throws(JOSEError) {
+        guard case .object = json else { throw JOSEError(.malformed, "JWK is not a JSON object") }
+        guard let kty = json["kty"]?.string else { throw JOSEError(.malformed, "JWK kty missing") }
+        guard kty == "EC" else { throw JOSEError(.invalidKey, "JWK kty is not EC") }
+        guard let crvName = json["crv"]?.string else { throw JOSEError(.malformed, "JWK crv missing") }
+        guard let crv = JWKCurve(rawValue: crvName) else { throw JOSEError(.invalidKey, "JWK crv not supported") }
+        let size = crv.curve.coordinateSize
+        guard let xs = json["x"]?.string, let ys = json["y"]?.string else {
+            throw JOSEError(.malformed, "JWK x or y missing")
+        }
+        guard let x = Base64URL.decodeUnpadded(xs), let y = Base64URL.decodeUnpadded(ys) else {
+            throw JOSEError(.malformed, "JWK x or y is not base64url")
+        }
+        guard x.count == size, y.count == size else {
+            throw JOSEError(.invalidKey, "JWK coordinates are not the curve's size")
+        }
+        for member in ["kid", "use", "alg"] where json[member] != nil && json[member]?.string == nil {
+            throw JOSEError(.malformed, "JWK \(member) is not a string")
+        }
+        do {
+            publicKey = try PublicKey(curve: crv.curve, x: x, y: y)
+        } catch {
+            throw JOSEError(.invalidKey, "JWK point is not on the curve")
+        }
+        self.curve = crv
+        self.x = x
+        self.y = y
+        keyID = json["kid"]?.string
+        use = json["use"]?.string
+        algorithm = json["alg"]?.string
+    }
+
+    /// The JWK of an EC public key.
+    /// - Throws: `invalidKey` for a key that is not on P-256, P-384 or P-521.
+    package init(publicKey: PublicKey, keyID: String? = nil, use: String? = nil, algorithm: String? = nil)
+        throws(JOSEError)
+    {
+        guard case .ec(let c) = publicKey.kind, let xy = publicKey.coordinates else {
+            throw JOSEError(.invalidKey, "not an EC key")
+        }
+        self.curve = JWKCurve(c)
+        self.x = xy.x
+        self.y = xy.y
+        self.keyID = keyID
+        self.use = use
+        self.algorithm = algorithm
+        self.publicKey = publicKey
+    }
+
+    /// The RFC 7638 members in lexicographic order: `{"crv","kty","x","y"}`.
+    private var requiredMembers: JSONValue {
+        .object([
+            ("crv", .string(curve.rawValue)), ("kty", .string("EC")), ("x", .string(Base64URL.encode(x))),
+            ("y", .string(Base64URL.encode(y))),
+        ])
+    }
+
+    /// The RFC 7638 SHA-256 thumbprint: SHA-256 of the required members, in lexicographic order,
+    /// without whitespace.
+    package var thumbprint: [UInt8] { DigestAlgorithm.sha256.hash(requiredMembers.serialized) }
+
+    /// The public JWK as JSON: `kty`, `crv`, `x`, `y`, then `kid`, `use`, `alg` when set.
+    package var json: JSONValue {
+        var m: [(String, JSONValue)] = [
+            ("kty", .string("EC")), ("crv", .string(curve.rawValue)), ("x", .string(Base64URL.encode(x))),
+            ("y", .string(Base64URL.encode(y))),
+        ]
+        if let keyID { m.append(("kid", .string(keyID))) }
+        if let use { m.append(("use", .string(use))) }
+        if let algorithm { m.append(("alg", .string(algorithm))) }
+        return .object(m)
+    }
+
+    /// Reads the private key of an EC JWK with `d` (a verifier's or test's own key), checking that it
+    /// matches `x` and `y`.
+    /// - Throws: as `init(_:)`, and `invalidKey` for a missing, mis-sized or non-matching `d`.
+    package static func privateKey(_ json: JSONValue) throws(JOSEError) -> PrivateKey {
+        let pub = try JWK(json)
+        guard let ds = json["d"]?.string, let d = Base64URL.decodeUnpadded(ds),
+            d.count == pub.curve.curve.coordinateSize
+        else { throw JOSEError(.invalidKey, "JWK d missing or not the curve's size") }
+        let key: PrivateKey
+        do { key = try PrivateKey(curve: pub.curve.curve, scalar: d) } catch {
+            throw JOSEError(.invalidKey, "JWK d is not a valid scalar")
+        }
+        guard key.publicKey.rawRepresentation == pub.publicKey.rawRepresentation else {
+            throw JOSEError(.invalidKey, "JWK d does not match x and y")
+        }
+        return key
+    }
+}
