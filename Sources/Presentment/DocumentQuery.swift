@@ -3,6 +3,7 @@
 #else
     import Foundation
 #endif
+internal import CryptoCore
 import MdocCBOR
 
 /// A requested element the credential lacks, replaced by an alternative set it holds
@@ -55,18 +56,99 @@ package struct DocumentSetRule: Sendable {
     }
 }
 
-/// The request side of one DocRequest, prepared once and matched against every credential.
+/// The request side of one requested document, prepared once and matched against every credential:
+/// an ISO/IEC 18013-5 DocRequest (its ItemsRequest read in place), or a list of requested elements
+/// with selection rules (a DCQL credential query).
 package struct DocumentQuery: Sendable {
-    /// Index in `docRequests`.
+    /// Where the requested elements come from.
+    enum Source: Sendable {
+        /// An ItemsRequest, read in place (no `String` per element on the hot path).
+        case itemsRequest(ItemsRequest)
+        /// Elements listed by a front end.
+        case listed([RequestedElement])
+    }
+
+    /// Position in the request (the DocRequest index, or the credential query's position).
     package let index: Int
-    package let request: ItemsRequest
+    package let docType: String
+    let source: Source
     /// The honoured alternatives (1.1 only): requested element → its admissible sets, in the reader's order.
     let alternatives: [(requested: ElementID, sets: [[ElementID]])]
     /// Sets refused by the rules below.
     let ignored: [IgnoredAlternative]
+    package let maximumResponseSize: UInt64?
+    /// Selection rules (DCQL); nil: release what is held (ISO/IEC 18013-5).
+    package let rules: ClaimRules?
 
-    package var docType: String { request.docType }
-    package var maximumResponseSize: UInt64? { request.requestInfo?.maximumResponseSize }
+    init(
+        index: Int, request: ItemsRequest, alternatives: [(requested: ElementID, sets: [[ElementID]])],
+        ignored: [IgnoredAlternative]
+    ) {
+        self.index = index
+        docType = request.docType
+        source = .itemsRequest(request)
+        self.alternatives = alternatives
+        self.ignored = ignored
+        maximumResponseSize = request.requestInfo?.maximumResponseSize
+        rules = nil
+    }
+
+    /// A query for `elements` of `docType` under `rules` (front ends other than ISO/IEC 18013-5).
+    /// `rules.values` must have one entry per element and the claim sets valid positions.
+    package init(index: Int, docType: String, elements: [RequestedElement], rules: ClaimRules) {
+        precondition(rules.values.count == elements.count)
+        precondition(rules.claimSets?.allSatisfy { $0.allSatisfy { $0 >= 0 && $0 < elements.count } } ?? true)
+        self.index = index
+        self.docType = docType
+        source = .listed(elements)
+        alternatives = []
+        ignored = []
+        maximumResponseSize = nil
+        self.rules = rules
+    }
+
+    /// The number of requested elements.
+    var elementCount: Int {
+        switch source {
+        case .itemsRequest(let r): r.elementCount
+        case .listed(let l): l.count
+        }
+    }
+
+    /// Calls `body` with each requested element's namespace and identifier bytes and IntentToRetain,
+    /// in request order.
+    @inline(__always)
+    func forEachElement(
+        _ body: (_ nameSpace: UnsafeBufferPointer<UInt8>, _ identifier: UnsafeBufferPointer<UInt8>, _ intent: Bool)
+            -> Void
+    ) {
+        switch source {
+        case .itemsRequest(let r): r.forEachElement(body)
+        case .listed(let l):
+            for e in l {
+                withUTF8Bytes(e.id.nameSpace) { ns in
+                    withUTF8Bytes(e.id.identifier) { id in body(ns, id, e.intentToRetain) }
+                }
+            }
+        }
+    }
+
+    /// The requested elements, in request order (for the consent model).
+    var requestedElements: [RequestedElement] {
+        switch source {
+        case .listed(let l): return l
+        case .itemsRequest(let r):
+            var out = [RequestedElement]()
+            out.reserveCapacity(r.elementCount)
+            // Through `nameSpaces`: well-known names come from the interned table, not a fresh String each.
+            for ns in r.nameSpaces {
+                for e in ns.elements {
+                    out.append(RequestedElement(id: ElementID(ns.name, e.identifier), intentToRetain: e.intentToRetain))
+                }
+            }
+            return out
+        }
+    }
 
     /// Prepares every DocRequest of `request`. Which alternative sets are admissible:
     ///

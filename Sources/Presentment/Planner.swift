@@ -16,6 +16,10 @@ package struct DocumentMatch: Sendable {
     var substitutions: [(substitution: Substitution, items: [Int])]
     /// Requested elements neither held nor replaced.
     var missing: [ElementID]
+    /// Under selection rules (DCQL): each requested element's item index when held with an
+    /// acceptable value, by request position, and the acceptable sets; `held` is then the first set
+    /// the credential fully holds. Nil for ISO/IEC 18013-5 queries.
+    var selection: (heldAt: [Int?], sets: [[Int]])?
 
     /// How well the credential answers: requested elements held or replaced.
     var score: Int { held.count + substitutions.count }
@@ -54,15 +58,19 @@ package struct Plan {
 /// Selection and planning: the one place that decides which credential answers a DocRequest and
 /// which of its items leave the device.
 package enum Planner {
-    /// Matches one DocRequest against one credential: each requested element is held (looked up by its
-    /// bytes; an `ElementID` is made only for an element not held), replaced by the first admissible
-    /// alternative set the credential fully holds, or missing.
-    static func match(_ q: DocumentQuery, _ c: StoredCredential) -> DocumentMatch {
+    /// Matches one requested document against one credential: each requested element is held (looked
+    /// up by its bytes; an `ElementID` is made only for an element not held), replaced by the first
+    /// admissible alternative set the credential fully holds, or missing. Under selection rules
+    /// (DCQL) the credential must be admitted (issuer authority, algorithms), an element counts as
+    /// held only with an acceptable value, and the credential answers only with the first acceptable
+    /// set it fully holds: nil when it cannot answer at all.
+    static func match(_ q: DocumentQuery, _ c: StoredCredential) -> DocumentMatch? {
+        if let rules = q.rules { return match(q, c, rules: rules) }
         var held = [Int]()
-        held.reserveCapacity(q.request.elementCount)
+        held.reserveCapacity(q.elementCount)
         var substitutions = [(substitution: Substitution, items: [Int])]()
         var missing = [ElementID]()
-        q.request.forEachElement { ns, identifier, _ in
+        q.forEachElement { ns, identifier, _ in
             if let i = c.itemIndex.probe(identifier, ns) {
                 held.append(i)
                 return
@@ -87,6 +95,40 @@ package enum Planner {
         return DocumentMatch(credential: c, held: held, substitutions: substitutions, missing: missing)
     }
 
+    /// `match` under selection rules.
+    private static func match(_ q: DocumentQuery, _ c: StoredCredential, rules: ClaimRules) -> DocumentMatch? {
+        guard rules.admits(c) else { return nil }
+        var heldAt = [Int?]()
+        heldAt.reserveCapacity(q.elementCount)
+        q.forEachElement { ns, identifier, _ in
+            var i = c.itemIndex.probe(identifier, ns)
+            if let item = i, let accepted = rules.values[heldAt.count] {
+                let value = c.items[c.orderedItems[item].id]?.elementValue
+                if !(value.map { v in accepted.contains { $0.matches(v) } } ?? false) { i = nil }
+            }
+            heldAt.append(i)
+        }
+        let sets = rules.sets(count: heldAt.count)
+        guard let chosen = firstSatisfied(sets, heldAt, allows: { _ in true }) else { return nil }
+        return DocumentMatch(
+            credential: c, held: chosen, substitutions: [], missing: [], selection: (heldAt, sets))
+    }
+
+    /// The item indices of the first set whose every position is held and allowed, in request order;
+    /// nil when none is. (An empty set, a query with no elements, is satisfied by any credential.)
+    private static func firstSatisfied(_ sets: [[Int]], _ heldAt: [Int?], allows: (Int) -> Bool) -> [Int]? {
+        for set in sets {
+            var items = [Int]()
+            items.reserveCapacity(set.count)
+            for p in set {
+                guard let i = heldAt[p], allows(i) else { break }
+                items.append(i)
+            }
+            if items.count == set.count { return items }
+        }
+        return nil
+    }
+
     /// Whether `c` may answer a DocRequest for `docType` at `now`: not cancelled, within its validity,
     /// holding the docType.
     @inline(__always)
@@ -98,7 +140,9 @@ package enum Planner {
     /// replaced, then registration order. (`best` picks exactly the first of these.)
     package static func candidates(_ q: DocumentQuery, context: CredentialContext, now: Date) -> [DocumentMatch] {
         var all = [DocumentMatch]()
-        for c in context.credentials where isCandidate(c, docType: q.docType, now: now) { all.append(match(q, c)) }
+        for c in context.credentials where isCandidate(c, docType: q.docType, now: now) {
+            if let m = match(q, c) { all.append(m) }
+        }
         if all.count > 1 {
             all = all.enumerated().sorted { a, b in
                 a.element.score != b.element.score ? a.element.score > b.element.score : a.offset < b.offset
@@ -113,7 +157,7 @@ package enum Planner {
         var best: DocumentMatch?
         for c in context.credentials where isCandidate(c, docType: q.docType, now: now) {
             if let credentialID, c.id != credentialID { continue }
-            let m = match(q, c)
+            guard let m = match(q, c) else { continue }
             if best == nil || m.score > best!.score { best = m }
         }
         return best
@@ -125,6 +169,18 @@ package enum Planner {
     /// released whole or not at all). `.allRequested` releases everything the match shows. The match's
     /// `held` list is taken, not copied.
     static func release(_ m: inout DocumentMatch, approving approval: Approval, document: Int) -> [Int] {
+        if let selection = m.selection {
+            // Under selection rules a set is released whole: the first acceptable set the
+            // credential holds and the approval allows entirely, or nothing.
+            let items = m.credential.orderedItems
+            var out =
+                firstSatisfied(
+                    selection.sets, selection.heldAt, allows: { approval.allows(items[$0].id, document: document) })
+                ?? []
+            sortIndices(&out)
+            removeAdjacentDuplicates(&out)
+            return out
+        }
         var out = [Int]()
         swap(&out, &m.held)
         if case .allRequested = approval {
@@ -154,7 +210,9 @@ package enum Planner {
                     .consentMismatch, "the response would release an element (a substitute) the user was not shown")
             }
         }
-        guard !released.isEmpty else { return nil }
+        // Nothing released answers nothing, except under selection rules when the chosen set is
+        // empty (a DCQL query without claims: the document with no issuer-signed elements).
+        if released.isEmpty && match.selection?.heldAt.isEmpty != true { return nil }
         return PlannedDocument(
             index: index, docType: docType, maximumResponseSize: maximumResponseSize, credential: match.credential,
             released: released, missing: match.missing)

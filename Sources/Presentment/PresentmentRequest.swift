@@ -11,6 +11,12 @@ public struct RequestedElement: Sendable, Hashable {
     public let id: ElementID
     /// IntentToRetain (a UI hint).
     public let intentToRetain: Bool
+
+    /// Creates a requested element.
+    public init(id: ElementID, intentToRetain: Bool) {
+        self.id = id
+        self.intentToRetain = intentToRetain
+    }
 }
 
 /// A stored credential that can answer a requested document, and what it would release: the consent
@@ -54,6 +60,12 @@ public struct RequestedDocument: Sendable {
     public let docType: String
     /// The requested elements with their IntentToRetain, in request order.
     public let elements: [RequestedElement]
+    /// The acceptable combinations of `elements`, most preferred first (DCQL `claim_sets`): a
+    /// credential releases the first one it holds, never more. Empty: all of `elements` (under DCQL
+    /// every one is then required) or, for ISO/IEC 18013-5, whatever is held.
+    public let claimSets: [[ElementID]]
+    /// Values an element must have to count as held (DCQL `values`); an element not listed: any value.
+    public let valueConstraints: [ElementID: [ClaimValue]]
     /// The admissible alternative sets per requested element (1.1 `alternativeDataElements`), in the
     /// reader's order; the first one a credential fully holds replaces a missing element.
     public let alternatives: [ElementID: [[ElementID]]]
@@ -77,16 +89,17 @@ public struct RequestedDocument: Sendable {
         self.readerAuthentication = readerAuthentication
         index = q.index
         docType = q.docType
-        var elements = [RequestedElement]()
-        elements.reserveCapacity(q.request.elementCount)
-        // Through `nameSpaces`: well-known names come from the interned table, not a fresh String each.
-        for ns in q.request.nameSpaces {
-            for e in ns.elements {
-                elements.append(
-                    RequestedElement(id: ElementID(ns.name, e.identifier), intentToRetain: e.intentToRetain))
-            }
+        let requested = q.requestedElements
+        elements = requested
+        if let rules = q.rules {
+            claimSets = rules.claimSets?.map { $0.map { requested[$0].id } } ?? []
+            var constraints = [ElementID: [ClaimValue]]()
+            for (k, v) in rules.values.enumerated() { if let v { constraints[requested[k].id] = v } }
+            valueConstraints = constraints
+        } else {
+            claimSets = []
+            valueConstraints = [:]
         }
-        self.elements = elements
         var alternatives = [ElementID: [[ElementID]]]()
         for a in q.alternatives { alternatives[a.requested] = a.sets }
         self.alternatives = alternatives

@@ -55,6 +55,14 @@ public final class StoredCredential: Sendable {
     let itemIndex: ElementIndex
     let items: [ElementID: IssuerSignedItem]
     let issuerAuthRange: Range<Int>
+    /// The AuthorityKeyIdentifiers of the certificates in issuerAuth's `x5chain` (for DCQL
+    /// `trusted_authorities` of type `aki`).
+    let issuerAuthorityKeyIDs: [[UInt8]]
+    /// The COSE algorithm identifiers issuerAuth's signature satisfies (its `alg`, and the fully
+    /// specified one for the document signer's curve).
+    let issuerAuthAlgorithms: Set<Int64>
+    /// The COSE algorithm identifiers a device signature with the MSO's device key satisfies.
+    let deviceAuthAlgorithms: Set<Int64>
     /// Where the device key comes from, and the signer once resolved (resolved on first use, so a
     /// context loads without touching any key, and a key that cannot be resolved refuses only the
     /// credential that needs it).
@@ -118,6 +126,7 @@ public final class StoredCredential: Sendable {
         do { try parsed.checkValueDigests(against: mso) } catch {
             throw PresentmentError(.contextCorrupt, "a credential item does not match its MSO digest")
         }
+        var dsCurve: COSEKey.Curve?
         if let der = try? parsed.issuerAuth.headers.x5chain().first {
             guard let ds = try? Certificate(der: der), let key = try? ds.publicKey(),
                 (try? parsed.issuerAuth.verify(key: key)) != nil
@@ -125,7 +134,22 @@ public final class StoredCredential: Sendable {
                 throw PresentmentError(
                     .contextCorrupt, "credential issuerAuth does not verify with its document signer certificate")
             }
+            dsCurve = key.curve
         }
+        let chain = (try? parsed.issuerAuth.headers.x5chain()) ?? []
+        issuerAuthorityKeyIDs = chain.compactMap { try? Certificate(der: $0).authorityKeyIdentifier }
+        issuerAuthAlgorithms =
+            (try? parsed.issuerAuth.algorithm()).map { COSEAlgorithm.satisfied(by: $0.rawValue, curve: dsCurve) } ?? []
+        let deviceAlgorithm: COSEAlgorithm? =
+            switch mso.deviceKey.curve {
+            case .p256: .es256
+            case .p384: .es384
+            case .p521: .es512
+            case .ed25519: .edDSA
+            default: nil
+            }
+        deviceAuthAlgorithms =
+            deviceAlgorithm.map { COSEAlgorithm.satisfied(by: $0.rawValue, curve: mso.deviceKey.curve) } ?? []
         let types = docTypes ?? [mso.docType]
         guard types.first == mso.docType else {
             throw PresentmentError(.contextCorrupt, "credential docTypes do not start with the MSO docType")
