@@ -1,0 +1,102 @@
+/// The JSON framings a Digital Credentials API request arrives in.
+public enum RequestFraming: String, Sendable, Hashable, CaseIterable {
+    /// A protocol's `data` object on its own (iOS `requestData`; Annex C `{"deviceRequest",
+    /// "encryptionInfo"}`).
+    case dataObject
+    /// `{"protocol": "...", "data": {...}}`.
+    case protocolAndData
+    /// `{"requests": [{"protocol", "data"}, ...]}` (Android Credential Manager `requestJson`).
+    case requestList
+    /// `{"digital": {"requests": [...]}}` (the page's `navigator.credentials.get` argument).
+    case digitalRequestList
+}
+
+/// The one reader of the request framings, shared by every front end: the framing and, in order,
+/// each entry's protocol identifier and `data` member. Entries that are not objects, or whose
+/// `protocol` is not a string, are skipped (pages send every protocol they speak in one call, in
+/// shapes this engine need not understand); an entry's `data` is kept as parsed, or nil when absent.
+/// Which protocol an entry is for, and what its `data` must contain, is each front end's business.
+package struct RequestEnvelope: Sendable {
+    /// One request entry.
+    package struct Entry: Sendable {
+        /// The `protocol` member; nil for a bare data object.
+        package let protocolIdentifier: String?
+        /// The `data` member as parsed (an object, or a string older browsers sent), nil when absent.
+        package let data: JSONValue?
+    }
+
+    /// The framing found.
+    package let framing: RequestFraming
+    /// The entries, in order (exactly one for `.dataObject` and `.protocolAndData`).
+    package let entries: [Entry]
+
+    /// Why the framing is unreadable: static text naming the rule.
+    package struct Refusal: Error, Sendable {
+        /// The rule broken.
+        package let what: String
+        /// True when the input is over the size limit (rather than malformed).
+        package let tooLarge: Bool
+    }
+
+    /// Bounds for the whole envelope. Pages send every protocol they speak in one call, and an
+    /// OpenID4VP entry's DCQL query nests 10 to 20 levels deep with arrays of claims: the envelope
+    /// is read within the overall size limit and these generous bounds; each front end then applies
+    /// its own, stricter bounds to its entry.
+    package static let maxDepth = 64
+    package static let maxMembers = 1024
+
+    /// Reads `raw` in place.
+    /// - Parameter isBareData: whether a top-level object without a framing member is a protocol's
+    ///   data object (e.g. it has Annex C's `deviceRequest`).
+    package static func parse(
+        _ raw: UnsafeBufferPointer<UInt8>, maxBytes: Int, isBareData: (JSONValue) -> Bool
+    ) throws(Refusal) -> RequestEnvelope {
+        let json: JSONValue
+        do {
+            json = try JSONValue.parse(
+                raw,
+                limits: .init(maxBytes: maxBytes, maxDepth: maxDepth, maxMembers: maxMembers, maxStringBytes: maxBytes))
+        } catch {
+            if raw.count > maxBytes {
+                throw Refusal(what: "request larger than the configured maximum", tooLarge: true)
+            }
+            throw Refusal(what: error.what, tooLarge: false)
+        }
+        guard case .object = json else { throw Refusal(what: "request is not a JSON object", tooLarge: false) }
+        func list(_ value: JSONValue?) throws(Refusal) -> [Entry] {
+            guard case .array(let items)? = value else {
+                throw Refusal(what: "requests is not an array", tooLarge: false)
+            }
+            var out = [Entry]()
+            for item in items {
+                guard case .object = item, let p = item["protocol"]?.string else { continue }
+                out.append(Entry(protocolIdentifier: p, data: item["data"]))
+            }
+            return out
+        }
+        if isBareData(json) {
+            return RequestEnvelope(framing: .dataObject, entries: [Entry(protocolIdentifier: nil, data: json)])
+        }
+        if let digital = json["digital"] {
+            guard case .object = digital else { throw Refusal(what: "digital is not an object", tooLarge: false) }
+            return RequestEnvelope(framing: .digitalRequestList, entries: try list(digital["requests"]))
+        }
+        if json["requests"] != nil {
+            return RequestEnvelope(framing: .requestList, entries: try list(json["requests"]))
+        }
+        if let p = json["protocol"] {
+            // A `protocol` that is not a string names no protocol: every front end declines the entry.
+            return RequestEnvelope(
+                framing: .protocolAndData, entries: [Entry(protocolIdentifier: p.string ?? "", data: json["data"])])
+        }
+        throw Refusal(what: "no recognised request framing", tooLarge: false)
+    }
+
+    /// A `data` member older browsers sent as a JSON string, parsed within `limits`; other values as given.
+    package static func dataObject(_ data: JSONValue, limits: JSONValue.Limits) throws(JSONValue.ParseError)
+        -> JSONValue
+    {
+        guard case .string(let s) = data else { return data }
+        return try JSONValue.parse(Array(s.utf8), limits: limits)
+    }
+}
