@@ -72,11 +72,7 @@ struct ReaderAuthenticator {
             }
         }
         if signatures.isEmpty {
-            if policy.requireReaderAuthentication {
-                throw PresentmentError(
-                    .readerAuthenticationRequired,
-                    "the holder's policy requires reader authentication and the request has none")
-            }
+            try evaluator.requireSignature("the request has none")
             return Result(verdict: .notAuthenticated, perDocument: [], coverage: [], readers: [])
         }
 
@@ -86,37 +82,21 @@ struct ReaderAuthenticator {
         for s in signatures { verified.append((try verify(s), .notAuthenticated)) }
 
         // 2. Trust, per signature; the explicit refusal policies apply here.
-        var refusal: PresentmentError?
+        let judged = evaluator.judge(
+            signatures.indices.map { (signatures[$0].label, verified[$0].chain) }, profile: .mdocReader)
         for k in verified.indices {
-            let s = signatures[k]
-            let chain = verified[k].chain
-            let outcome = evaluator.evaluate(chain)
-            switch outcome {
-            case .success(let verdict):
-                verified[k].verdict = verdict
-                if refusal == nil, policy.requireTrustedReader || policy.requireReaderAuthentication,
-                    case .signedNotTrusted(_, let reason) = verdict
-                {
-                    refusal = PresentmentError(
-                        .untrustedReader,
-                        "\(s.label): the holder's policy requires a trusted reader and \(reason.explanation)")
-                }
-            case .failure(let e):
-                verified[k].verdict = .signedNotTrusted(subject: chain[0].subject, reason: .notChainedToAnchor)
-                if refusal == nil { refusal = PresentmentError(.untrustedReader, "\(s.label): \(e.detail)") }
-            }
+            verified[k].verdict = judged.verdicts[k]
             if record {
+                let s = signatures[k]
                 let alg = (try? s.sign1.headers.protectedAlgorithm()) ?? .es256
-                var detail: String?
-                if case .failure(let e) = outcome { detail = e.detail }
                 checks.append(
                     .init(
                         label: s.label, algorithm: alg, signedBytes: s.payload,
-                        certificateSubjects: chain.map(\.subject), verified: true,
-                        trust: verified[k].verdict, refusal: detail))
+                        certificateSubjects: verified[k].chain.map(\.subject), verified: true,
+                        trust: judged.verdicts[k], refusal: judged.details[k]))
             }
         }
-        if let refusal { throw refusal }
+        if let refusal = judged.refusal { throw refusal }
 
         // 3. Per DocRequest: covered by its own readerAuth and every readerAuthAll; the strongest
         // covering verdict is its verdict (every covering signature verified). The per-document lists

@@ -24,7 +24,9 @@ package struct ReaderTrustEvaluator: Sendable {
     /// the authority policy, the chain reaches an anchor at `now` (X.509 strict), and the leaf has the
     /// ISO/IEC 18013-5 Annex B reader-authentication profile (not a CA, digitalSignature, EKU
     /// 1.0.18013.5.1.6).
-    package func evaluate(_ chain: [Certificate]) -> Swift.Result<ReaderVerdict, PresentmentError> {
+    package func evaluate(_ chain: [Certificate], profile: SignerProfile = .mdocReader)
+        -> Swift.Result<ReaderVerdict, PresentmentError>
+    {
         let leaf = chain[0]
         let subject = leaf.subject
         let aki = leaf.authorityKeyIdentifier
@@ -46,12 +48,74 @@ package struct ReaderTrustEvaluator: Sendable {
         } catch {
             return untrusted(leaf.isSelfSigned ? .selfSigned : .notChainedToAnchor)
         }
-        // The 18013-5 Annex B reader-authentication certificate profile.
+        // The end-entity profile: 18013-5 Annex B for mdoc readers; HAIP for request signers (an
+        // end-entity certificate that is not self-signed, with digitalSignature).
         guard !leaf.isCA else { return untrusted(.isCertificateAuthority) }
         guard leaf.allowsDigitalSignature else { return untrusted(.lacksDigitalSignatureKeyUsage) }
-        guard leaf.hasExtendedKeyUsage(MdocKeyUsage.readerAuthentication) else {
-            return untrusted(.lacksReaderExtendedKeyUsage)
+        switch profile {
+        case .mdocReader:
+            guard leaf.hasExtendedKeyUsage(MdocKeyUsage.readerAuthentication) else {
+                return untrusted(.lacksReaderExtendedKeyUsage)
+            }
+        case .requestSigner:
+            guard !leaf.isSelfSigned else { return untrusted(.selfSigned) }
         }
         return .success(.trusted(subject: subject, authorityKeyIdentifier: aki))
     }
+
+    /// The policy's answer for a request no signature covers: a refusal when it requires reader
+    /// authentication.
+    package func requireSignature(_ what: String) throws(PresentmentError) {
+        if policy.requireReaderAuthentication {
+            throw PresentmentError(
+                .readerAuthenticationRequired, "the holder's policy requires reader authentication and \(what)")
+        }
+    }
+
+    /// The trust step every protocol shares, after every signature has verified: a verdict per
+    /// signer, and the first refusal the policy makes (an authority outside `.only`; a signer not
+    /// trusted under `requireTrustedReader` or `requireReaderAuthentication`), with the per-signer
+    /// refusal detail for the explanation.
+    package func judge(_ signers: [(label: String, chain: [Certificate])], profile: SignerProfile) -> Judgement {
+        var out = Judgement(verdicts: [], details: [], refusal: nil)
+        out.verdicts.reserveCapacity(signers.count)
+        for (label, chain) in signers {
+            var detail: String?
+            switch evaluate(chain, profile: profile) {
+            case .success(let verdict):
+                out.verdicts.append(verdict)
+                if out.refusal == nil, policy.requireTrustedReader || policy.requireReaderAuthentication,
+                    case .signedNotTrusted(_, let reason) = verdict
+                {
+                    out.refusal = PresentmentError(
+                        .untrustedReader,
+                        "\(label): the holder's policy requires a trusted reader and \(reason.explanation)")
+                }
+            case .failure(let e):
+                out.verdicts.append(.signedNotTrusted(subject: chain[0].subject, reason: .notChainedToAnchor))
+                detail = e.detail
+                if out.refusal == nil { out.refusal = PresentmentError(.untrustedReader, "\(label): \(e.detail)") }
+            }
+            out.details.append(detail)
+        }
+        return out
+    }
+
+    /// What `judge` decided.
+    package struct Judgement: Sendable {
+        /// One verdict per signer, in order.
+        package var verdicts: [ReaderVerdict]
+        /// Per signer, the refusal detail when its authority was refused.
+        package var details: [String?]
+        /// The first refusal, if any: the request must not be answered.
+        package var refusal: PresentmentError?
+    }
+}
+
+/// Which end-entity certificate profile a signer's certificate is held to before it can be trusted.
+package enum SignerProfile: Sendable {
+    /// An mdoc reader (ISO/IEC 18013-5 Annex B: not a CA, digitalSignature, EKU 1.0.18013.5.1.6).
+    case mdocReader
+    /// An OpenID4VP request signer (HAIP: not a CA, not self-signed, digitalSignature).
+    case requestSigner
 }
