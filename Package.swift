@@ -15,7 +15,9 @@ let package = Package(
         .library(name: "WebEncoding", targets: ["WebEncoding"]),
         .library(name: "Presentment", targets: ["Presentment"]),
         .library(name: "AnnexC", targets: ["AnnexC"]),
+        .library(name: "OpenID4VP", targets: ["OpenID4VP"]),
         .library(name: "AnnexCReader", targets: ["AnnexCReader"]),
+        .library(name: "OpenID4VPReader", targets: ["OpenID4VPReader"]),
         .executable(name: "mdoc-respond", targets: ["mdoc-respond"]),
         .executable(name: "mdoc-bench", targets: ["mdoc-bench"]),
         .executable(name: "mdoc-vectors", targets: ["mdoc-vectors"]),
@@ -44,9 +46,17 @@ let package = Package(
         // The org-iso-mdoc front end: framings, EncryptionInfo, the dcapi SessionTranscript, COSE
         // reader authentication, HPKE sealing, AnnexCEngine.
         .target(name: "AnnexC", dependencies: ["Presentment", "MdocCBOR", "HPKE", "WebEncoding", "CryptoCore"]),
+        // The OpenID4VP (over the Digital Credentials API) front end for mso_mdoc: request objects,
+        // verifier authentication, DCQL, the OpenID4VPDCAPIHandover transcript, JWE responses.
+        .target(
+            name: "OpenID4VP", dependencies: ["Presentment", "MdocCBOR", "JOSE", "WebEncoding", "CryptoCore"]),
         // The verifier's side, for tests, the CLI's reader commands and the demo. Wallet backends that
         // only answer requests do not link it.
         .target(name: "AnnexCReader", dependencies: ["AnnexC", "Presentment", "MdocCBOR", "HPKE"]),
+        // The verifier's side of OpenID4VP, beside AnnexCReader (whose document verification it shares).
+        .target(
+            name: "OpenID4VPReader",
+            dependencies: ["OpenID4VP", "AnnexCReader", "JOSE", "Presentment", "MdocCBOR", "WebEncoding", "CryptoCore"]),
         .executableTarget(
             name: "mdoc-respond", dependencies: ["AnnexC", "AnnexCReader", "Presentment", "MdocCBOR", "HPKE"]),
         .executableTarget(
@@ -60,7 +70,10 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),  // links Swift Testing (skip traits)
         // A generated test PKI, credentials and engines, for the core, front-end and conformance suites.
         .target(
-            name: "TestWorld", dependencies: ["AnnexC", "AnnexCReader", "Presentment", "MdocCBOR", "HPKE"],
+            name: "TestWorld",
+            dependencies: [
+                "AnnexC", "AnnexCReader", "OpenID4VP", "OpenID4VPReader", "Presentment", "MdocCBOR", "HPKE",
+            ],
             path: "Tests/TestWorld"),
         .testTarget(name: "CryptoCoreTests", dependencies: ["CryptoCore", "TestSupport"]),
         .testTarget(name: "MdocCBORTests", dependencies: ["MdocCBOR", "CryptoCore", "TestSupport"]),
@@ -73,6 +86,12 @@ let package = Package(
         .testTarget(
             name: "AnnexCTests",
             dependencies: ["AnnexC", "AnnexCReader", "Presentment", "MdocCBOR", "HPKE", "TestSupport", "TestWorld"]),
+        .testTarget(
+            name: "OpenID4VPTests",
+            dependencies: [
+                "OpenID4VP", "OpenID4VPReader", "AnnexCReader", "JOSE", "Presentment", "MdocCBOR", "WebEncoding",
+                "TestSupport", "TestWorld",
+            ]),
         .testTarget(
             name: "ConformanceTests",
             dependencies: ["AnnexC", "AnnexCReader", "Presentment", "MdocCBOR", "HPKE", "TestSupport", "TestWorld"]),

@@ -60,69 +60,81 @@ extension AnnexCReader {
             }
             next = k + 1
             let asked = request.documents[k]
-            let auth = doc.issuerSigned.issuerAuth
-            let chain: [Certificate]
-            do { chain = try auth.headers.x5chain().map { (der) throws(COSEError) in try Certificate(der: der) } } catch
-            {
-                throw PresentmentError(.responseInvalid, "issuerAuth x5chain is malformed")
-            }
-            guard let ds = chain.first else {
-                throw PresentmentError(.responseInvalid, "issuerAuth has no document signer certificate")
-            }
-            do { try auth.verify(key: try ds.publicKey()) } catch {
-                throw PresentmentError(.responseInvalid, "issuer signature does not verify")
-            }
-            if !issuerRoots.isEmpty {
-                do {
-                    try Certificate.validatePath(
-                        leaf: ds, intermediates: Array(chain.dropFirst()), anchors: issuerRoots, at: time)
-                } catch {
-                    throw PresentmentError(.responseInvalid, "document signer does not chain to a given IACA")
-                }
-                guard ds.hasExtendedKeyUsage(MdocKeyUsage.documentSigner) else {
-                    throw PresentmentError(.responseInvalid, "document signer lacks EKU 1.0.18013.5.1.2")
-                }
-            }
-            let mso: MobileSecurityObject
-            do { mso = try doc.issuerSigned.mobileSecurityObject() } catch {
-                throw PresentmentError(.responseInvalid, "MSO: \(error)")
-            }
-            guard mso.docType == doc.docType else {
-                throw PresentmentError(.responseInvalid, "MSO docType differs from the document's")
-            }
-            guard mso.validityInfo.contains(time) else {
-                throw PresentmentError(.responseInvalid, "MSO not valid at the verification time")
-            }
-            do { try doc.issuerSigned.checkValueDigests(against: mso) } catch {
-                throw PresentmentError(.responseInvalid, "a disclosed element does not match its MSO digest")
-            }
-            guard case .signature(let sig) = doc.deviceSigned.deviceAuth else {
-                throw PresentmentError(.responseInvalid, "no deviceSignature (deviceMac is impossible in Annex C)")
-            }
-            let dab = MdocAuthentication.deviceAuthenticationBytes(
-                sessionTranscript: transcript.bytes, docType: doc.docType,
-                deviceNameSpacesBytes: doc.deviceSigned.nameSpacesBytes)
-            do { try sig.verify(key: mso.deviceKey, detachedPayload: sig.payload == nil ? dab : nil) } catch {
-                throw PresentmentError(.responseInvalid, "device signature does not verify")
-            }
-            if let attached = sig.payload, !attached.elementsEqual(dab) {
-                throw PresentmentError(.responseInvalid, "attached DeviceAuthentication differs from the expected one")
-            }
-            var elements = [DisclosedElement]()
-            for ns in doc.issuerSigned.nameSpaces {
-                for item in ns.items {
-                    elements.append(
-                        DisclosedElement(element: ElementID(ns.name, item.elementIdentifier), value: item.elementValue))
-                }
-            }
-            try checkDisclosure(elements.map(\.element), asked: asked, consent: consent)
-            verified.append(
-                VerifiedDocument(
-                    docType: doc.docType, elements: elements, documentSigner: ds.subject,
-                    validUntil: mso.validityInfo.validUntil))
+            let document = try verifyDocument(
+                doc, sessionTranscript: transcript.bytes, issuerRoots: issuerRoots, at: time)
+            try checkDisclosure(document.elements.map(\.element), asked: asked, consent: consent)
+            verified.append(document)
         }
         let errors = dr.documentErrors.flatMap { $0.map { DocumentError(docType: $0.docType, code: $0.code) } }
         return VerifiedResponse(deviceResponse: plaintext, documents: verified, documentErrors: errors)
+    }
+
+    /// Verifies one returned Document as a verifier does, against the SessionTranscript its device
+    /// signature must cover: the issuer signature with the document signer certificate, its chain to
+    /// one of `issuerRoots` (when given) with the DS EKU, the MSO docType and validity at `time`, every
+    /// disclosed element's digest, and the device signature with the MSO device key. Which elements
+    /// may be disclosed is the caller's rule.
+    public static func verifyDocument(
+        _ doc: Document, sessionTranscript: [UInt8], issuerRoots: [Certificate], at time: Date
+    ) throws(PresentmentError) -> VerifiedDocument {
+        let auth = doc.issuerSigned.issuerAuth
+        let chain: [Certificate]
+        do { chain = try auth.headers.x5chain().map { (der) throws(COSEError) in try Certificate(der: der) } } catch {
+            throw PresentmentError(.responseInvalid, "issuerAuth x5chain is malformed")
+        }
+        guard let ds = chain.first else {
+            throw PresentmentError(.responseInvalid, "issuerAuth has no document signer certificate")
+        }
+        do { try auth.verify(key: try ds.publicKey()) } catch {
+            throw PresentmentError(.responseInvalid, "issuer signature does not verify")
+        }
+        if !issuerRoots.isEmpty {
+            do {
+                try Certificate.validatePath(
+                    leaf: ds, intermediates: Array(chain.dropFirst()), anchors: issuerRoots, at: time)
+            } catch {
+                throw PresentmentError(.responseInvalid, "document signer does not chain to a given IACA")
+            }
+            guard ds.hasExtendedKeyUsage(MdocKeyUsage.documentSigner) else {
+                throw PresentmentError(.responseInvalid, "document signer lacks EKU 1.0.18013.5.1.2")
+            }
+        }
+        let mso: MobileSecurityObject
+        do { mso = try doc.issuerSigned.mobileSecurityObject() } catch {
+            throw PresentmentError(.responseInvalid, "MSO: \(error)")
+        }
+        guard mso.docType == doc.docType else {
+            throw PresentmentError(.responseInvalid, "MSO docType differs from the document's")
+        }
+        guard mso.validityInfo.contains(time) else {
+            throw PresentmentError(.responseInvalid, "MSO not valid at the verification time")
+        }
+        do { try doc.issuerSigned.checkValueDigests(against: mso) } catch {
+            throw PresentmentError(.responseInvalid, "a disclosed element does not match its MSO digest")
+        }
+        guard case .signature(let sig) = doc.deviceSigned.deviceAuth else {
+            throw PresentmentError(
+                .responseInvalid, "no deviceSignature (deviceMac is not used over the Digital Credentials API)")
+        }
+        let dab = MdocAuthentication.deviceAuthenticationBytes(
+            sessionTranscript: sessionTranscript, docType: doc.docType,
+            deviceNameSpacesBytes: doc.deviceSigned.nameSpacesBytes)
+        do { try sig.verify(key: mso.deviceKey, detachedPayload: sig.payload == nil ? dab : nil) } catch {
+            throw PresentmentError(.responseInvalid, "device signature does not verify")
+        }
+        if let attached = sig.payload, !attached.elementsEqual(dab) {
+            throw PresentmentError(.responseInvalid, "attached DeviceAuthentication differs from the expected one")
+        }
+        var elements = [DisclosedElement]()
+        for ns in doc.issuerSigned.nameSpaces {
+            for item in ns.items {
+                elements.append(
+                    DisclosedElement(element: ElementID(ns.name, item.elementIdentifier), value: item.elementValue))
+            }
+        }
+        return VerifiedDocument(
+            docType: doc.docType, elements: elements, documentSigner: ds.subject,
+            validUntil: mso.validityInfo.validUntil)
     }
 
     /// The disclosure rule of `openResponse` for one document: every disclosed element was requested,

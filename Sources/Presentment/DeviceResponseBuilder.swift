@@ -83,9 +83,12 @@ package enum DeviceResponseBuilder {
         w.writeRaw(MdocAuthentication.emptyDeviceNameSpacesBytes)
 
         w.writeText("issuerSigned")
-        w.writeMapHeader(count: 2)
+        // `nameSpaces` holds at least one namespace when present (IssuerNameSpaces = { + ... }): a
+        // document released without elements (a DCQL query without claims) leaves it out.
+        w.writeMapHeader(count: d.released.isEmpty ? 1 : 2)
         w.writeText("issuerAuth")
         w.writeRaw(c.issuerSignedBytes[c.issuerAuthRange])
+        guard !d.released.isEmpty else { return }
         w.writeText("nameSpaces")
         // `released` is ascending, so items come grouped by namespace in deterministic order.
         let items = c.orderedItems

@@ -53,6 +53,11 @@ package struct Plan {
     package var answered: [PlannedDocument]
     /// docTypes of the DocRequests left unanswered (optional use cases), in request order.
     package var unanswered: [String]
+
+    package init(answered: [PlannedDocument], unanswered: [String]) {
+        self.answered = answered
+        self.unanswered = unanswered
+    }
 }
 
 /// Selection and planning: the one place that decides which credential answers a DocRequest and

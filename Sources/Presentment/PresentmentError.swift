@@ -53,12 +53,22 @@ public struct PresentmentError: Error, Hashable, Sendable, CustomStringConvertib
         case keyUnavailable
         /// The device signature could not be produced.
         case signingFailed
-        /// HPKE sealing failed.
+        /// Encrypting the response failed (HPKE for Annex C, JWE for OpenID4VP).
         case sealingFailed
         /// The response failed its own pre-seal self-check (a bug or a corrupt credential).
         case selfCheckFailed
         /// Reader side: the response could not be opened or did not verify.
         case responseInvalid
+        /// An OpenID4VP request parameter is missing, malformed or not supported (`response_type`,
+        /// `response_mode`, `nonce`, `dcql_query`, `client_metadata`, the request object's shape).
+        case invalidRequest
+        /// A signed OpenID4VP request's `client_id` uses a prefix this wallet does not support (only
+        /// `x509_san_dns` and `x509_hash` are).
+        case unsupportedClientIdentifier
+        /// The origin is not one of a signed OpenID4VP request's `expected_origins`.
+        case originMismatch
+        /// The request carries `transaction_data` of a type this wallet does not support (none is).
+        case unsupportedTransactionData
     }
 
     /// What went wrong.

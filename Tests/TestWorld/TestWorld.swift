@@ -21,6 +21,9 @@ public final class TestWorld: @unchecked Sendable {
     public let readerRoot: Certificate
     public let readerKey: SoftwareSigner
     public let readerCert: Certificate
+    /// An OpenID4VP request signer (HAIP profile, SAN `verifier.example`) under the reader root.
+    public let verifierKey: SoftwareSigner
+    public let verifierCert: Certificate
     public var deviceKeys: [String: SoftwareSigner] = [:]
 
     public init() throws {
@@ -47,6 +50,11 @@ public final class TestWorld: @unchecked Sendable {
             subject: .init(commonName: "Test Reader", organization: "Verifier Inc"), publicKey: readerKey.publicKey,
             issuer: readerRoot, issuerKey: readerRootKey, serial: 11, notBefore: from, notAfter: to,
             profile: .readerAuthentication)
+        verifierKey = try SoftwareSigner.generate()
+        verifierCert = try Certificate.issue(
+            subject: .init(commonName: "Test Verifier", organization: "Verifier Inc"), publicKey: verifierKey.publicKey,
+            issuer: readerRoot, issuerKey: readerRootKey, serial: 12, notBefore: from, notAfter: to,
+            profile: .requestSigner(dnsNames: ["verifier.example"]))
     }
 
     public static let portrait = [UInt8](repeating: 0xd8, count: 8192)

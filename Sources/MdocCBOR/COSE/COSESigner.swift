@@ -1,4 +1,4 @@
-internal import CryptoCore
+package import CryptoCore
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -20,6 +20,8 @@ public protocol COSESigner: Sendable {
 /// An in-process signer over an OpenSSL private key (P-256/P-384/P-521 ECDSA or Ed25519).
 public struct SoftwareSigner: COSESigner {
     let key: PrivateKey
+    /// The private key, for the JOSE layer (request signing in tests and the reader library).
+    package var privateKey: PrivateKey { key }
     /// The algorithm; defaults to ES256/ES384/ES512 by curve (ISO 18013-5 uses non-fully-specified ids).
     public let algorithm: COSEAlgorithm
     /// The public half of the signing key, as a verifier needs it (e.g. the MSO's deviceKey).

@@ -1,4 +1,4 @@
-internal import CryptoCore
+package import CryptoCore
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -50,6 +50,15 @@ public struct Certificate: Sendable {
     public var allowsDigitalSignature: Bool { facts.allowsDigitalSignature }
     /// True when the certificate is self-signed (issuer equals subject and it verifies under its own key).
     public var isSelfSigned: Bool { facts.isSelfSigned }
+
+    /// The dNSName entries of the subjectAltName extension, in order (OpenID4VP `x509_san_dns`).
+    public var dnsNames: [String] { cert.dnsNames }
+
+    /// The subject public key, validated, for the JOSE layer.
+    package func validatedPublicKey() throws(COSEError) -> PublicKey {
+        guard let key else { throw .invalidKey("unsupported certificate key") }
+        return key.validated.key
+    }
 
     /// The subject public key as a COSE_Key (EC2 P-256/384/521 or OKP Ed25519).
     public func publicKey() throws(COSEError) -> COSEKey {
@@ -128,6 +137,9 @@ public enum CertificateProfile: Sendable {
     /// Any combination, for negative tests: basicConstraints CA flag, key usage in OpenSSL's config
     /// syntax (nil: no key usage extension), EKU OID (nil: none).
     case custom(isCA: Bool, keyUsage: String?, extendedKeyUsage: String?)
+    /// An OpenID4VP request-signing certificate (HAIP): digitalSignature, with these subjectAltName
+    /// dNSNames (`x509_san_dns` client identifiers).
+    case requestSigner(dnsNames: [String])
 
     var builderProfile: X509Builder.Profile {
         switch self {
@@ -152,6 +164,10 @@ public enum CertificateProfile: Sendable {
             .init(isCA: false, keyUsage: "critical,digitalSignature", extendedKeyUsage: eku.map { "critical," + $0 })
         case .custom(let isCA, let ku, let eku):
             .init(isCA: isCA, keyUsage: ku ?? "", extendedKeyUsage: eku.map { "critical," + $0 })
+        case .requestSigner(let names):
+            .init(
+                isCA: false, keyUsage: "critical,digitalSignature",
+                subjectAlternativeName: names.isEmpty ? nil : names.map { "DNS:" + $0 }.joined(separator: ","))
         }
     }
 }

@@ -1,0 +1,237 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+internal import CryptoCore
+import JOSE
+import MdocCBOR
+import Presentment
+import WebEncoding
+
+/// The three OpenID4VP request forms over the Digital Credentials API (OpenID4VP Appendix A).
+public enum OpenID4VPRequestForm: String, Sendable, Hashable, CaseIterable {
+    /// `openid4vp-v1-unsigned`: the parameters are `data`'s members.
+    case unsigned
+    /// `openid4vp-v1-signed`: `data.request` is a compact JWS whose payload holds the parameters.
+    case signed
+    /// `openid4vp-v1-multisigned`: a JWS JSON serialization, each signature with its own `client_id`.
+    case multisigned
+
+    /// The Digital Credentials API protocol identifier.
+    public var protocolIdentifier: String { "openid4vp-v1-\(rawValue)" }
+
+    /// The form a protocol identifier names.
+    public init?(protocolIdentifier: String) {
+        guard protocolIdentifier.hasPrefix("openid4vp-v1-") else { return nil }
+        self.init(rawValue: String(protocolIdentifier.dropFirst("openid4vp-v1-".count)))
+    }
+}
+
+/// How the response travels (`response_mode`).
+public enum OpenID4VPResponseMode: String, Sendable, Hashable, CaseIterable {
+    /// `dc_api`: `{"vp_token": {...}}` in the clear (the platform's channel protects it).
+    case dcAPI = "dc_api"
+    /// `dc_api.jwt`: `{"response": "<JWE>"}` encrypted to the verifier's key.
+    case dcAPIJWT = "dc_api.jwt"
+}
+
+/// One verifier signature of a signed or multisigned request, verified.
+public struct VerifierSignature: Sendable {
+    /// `request` for the compact form, `signatures[i]` for the JSON form.
+    public let label: String
+    /// The full `client_id` it authenticates (`x509_san_dns:…` or `x509_hash:…`).
+    public let clientID: String
+    /// The certificate chain from `x5c`, leaf first.
+    public let chain: [Certificate]
+    /// The trust verdict for the signer under the holder's policy.
+    public let verdict: ReaderVerdict
+}
+
+/// A request read from its `data` member: the form, the parameters (from `data` or the verified
+/// request object), and the verified signatures.
+struct RequestObject {
+    let form: OpenID4VPRequestForm
+    /// The Authorization Request parameters.
+    let parameters: JSONValue
+    /// The verified signatures, each with its chain (verdicts are added later).
+    let signers: [(label: String, clientID: String, chain: [Certificate], header: JWSHeader)]
+
+    static let requestObjectType = "oauth-authz-req+jwt"
+
+    /// Reads the request object for `form` from `data`, verifying every signature over its exact
+    /// signing input and each `client_id` against its certificate. Trust and `expected_origins` come
+    /// after (the caller's).
+    init(form: OpenID4VPRequestForm, data: JSONValue, limits: JOSELimits, parameterLimits: JSONValue.Limits)
+        throws(PresentmentError)
+    {
+        self.form = form
+        guard case .object = data else { throw PresentmentError(.invalidRequest, "data is not a JSON object") }
+        switch form {
+        case .unsigned:
+            guard data["request"] == nil, data["payload"] == nil else {
+                throw PresentmentError(.invalidRequest, "an unsigned request carries a request object")
+            }
+            parameters = data
+            signers = []
+        case .signed:
+            guard case .string(let compact)? = data["request"] else {
+                throw PresentmentError(.invalidRequest, "data.request is not a compact JWS")
+            }
+            let jws: JWS
+            do { jws = try JWS(compact: compact, limits: limits) } catch { throw Self.refusal(error, "request") }
+            parameters = try Self.payload(jws, parameterLimits)
+            guard let clientID = parameters["client_id"]?.string else {
+                throw PresentmentError(.invalidRequest, "a signed request lacks client_id")
+            }
+            signers = [try Self.verify(jws.signatures[0], label: "request", clientID: clientID, limits: limits)]
+        case .multisigned:
+            let object: JSONValue
+            if data["payload"] != nil || data["signatures"] != nil {
+                object = data  // the spec's example: payload and signatures at the top of data
+            } else if case .object? = data["request"] {
+                object = data["request"]!  // data.request as the JSON object
+            } else if case .string(let s)? = data["request"], s.first == "{" {
+                // data.request as the JSON text of the object
+                do { object = try JSONValue.parse(Array(s.utf8), limits: parameterLimits) } catch {
+                    throw PresentmentError(.invalidRequest, "data.request is not JSON")
+                }
+            } else {
+                throw PresentmentError(.invalidRequest, "a multisigned request carries no JWS JSON serialization")
+            }
+            guard object["signatures"] != nil else {
+                throw PresentmentError(
+                    .invalidRequest, "a multisigned request is not in the general JSON serialization")
+            }
+            let jws: JWS
+            do { jws = try JWS(json: object, limits: limits) } catch { throw Self.refusal(error, "request") }
+            parameters = try Self.payload(jws, parameterLimits)
+            for name in ["client_id", "verifier_info"] where parameters[name] != nil {
+                throw PresentmentError(.invalidRequest, "a multisigned request carries \(name) in its payload")
+            }
+            var signers = [(label: String, clientID: String, chain: [Certificate], header: JWSHeader)]()
+            for (i, s) in jws.signatures.enumerated() {
+                let label = "signatures[\(i)]"
+                guard let clientID = s.header.protectedString("client_id") else {
+                    throw PresentmentError(.invalidRequest, "\(label) lacks client_id in its protected header")
+                }
+                if s.header.unprotected?["client_id"] != nil || s.header.unprotected?["verifier_info"] != nil {
+                    throw PresentmentError(.invalidRequest, "\(label) carries client_id or verifier_info unprotected")
+                }
+                signers.append(try Self.verify(s, label: label, clientID: clientID, limits: limits))
+            }
+            self.signers = signers
+        }
+    }
+
+    /// The JWS payload as the parameters object.
+    private static func payload(_ jws: JWS, _ limits: JSONValue.Limits) throws(PresentmentError) -> JSONValue {
+        let json: JSONValue
+        do { json = try JSONValue.parse(jws.payload, limits: limits) } catch {
+            throw PresentmentError(.invalidRequest, "the request object payload is not JSON: \(error.what)")
+        }
+        guard case .object = json else {
+            throw PresentmentError(.invalidRequest, "the request object payload is not a JSON object")
+        }
+        return json
+    }
+
+    /// A JOSE refusal of the request object as the engine's error.
+    private static func refusal(_ e: JOSEError, _ label: String) -> PresentmentError {
+        switch e.code {
+        case .signatureInvalid, .invalidKey: PresentmentError(.readerAuthenticationFailed, "\(label): \(e.detail)")
+        case .unsupportedAlgorithm, .unsupportedCritical:
+            PresentmentError(.readerAuthenticationFailed, "\(label): \(e.detail)")
+        case .malformed, .decryptionFailed: PresentmentError(.invalidRequest, "\(label): \(e.detail)")
+        }
+    }
+
+    /// Verifies one signature: `typ`, the `x5c` chain, the signature with the leaf's key, and the
+    /// `client_id` against the leaf (OpenID4VP §5.9.3).
+    private static func verify(_ s: JWS.Signature, label: String, clientID: String, limits: JOSELimits)
+        throws(PresentmentError) -> (label: String, clientID: String, chain: [Certificate], header: JWSHeader)
+    {
+        guard s.header.protectedString("typ") == requestObjectType else {
+            throw PresentmentError(.invalidRequest, "\(label): typ is not oauth-authz-req+jwt")
+        }
+        let prefix = try ClientIdentifier(clientID)
+        let ders: [[UInt8]]
+        do {
+            guard let chain = try s.header.certificateChain(limits: limits) else {
+                throw PresentmentError(.readerAuthenticationFailed, "\(label): x5c missing")
+            }
+            ders = chain
+        } catch let e as JOSEError { throw refusal(e, label) } catch let e as PresentmentError { throw e } catch {
+            throw PresentmentError(.readerAuthenticationFailed, "\(label): x5c unreadable")
+        }
+        var chain = [Certificate]()
+        for der in ders {
+            guard let c = try? Certificate(der: der) else {
+                throw PresentmentError(.readerAuthenticationFailed, "\(label): an x5c certificate does not parse")
+            }
+            chain.append(c)
+        }
+        let key: PublicKey
+        do { key = try chain[0].validatedPublicKey() } catch {
+            throw PresentmentError(.readerAuthenticationFailed, "\(label): the leaf certificate's key is not usable")
+        }
+        do { try s.verify(with: key) } catch { throw refusal(error, label) }
+        try prefix.check(leaf: chain[0], label: label)
+        return (label, clientID, chain, s.header)
+    }
+}
+
+/// A `client_id` with its prefix (OpenID4VP §5.9). Only the two X.509 prefixes authenticate a request
+/// over the Digital Credentials API here; every other prefix, and a `client_id` without one, is
+/// refused distinctly (`unsupportedClientIdentifier`).
+enum ClientIdentifier {
+    case sanDNS(String)
+    case hash([UInt8])
+
+    init(_ clientID: String) throws(PresentmentError) {
+        guard let colon = clientID.firstIndex(of: ":") else {
+            throw PresentmentError(
+                .unsupportedClientIdentifier, "client_id has no prefix (pre-registered clients are not supported)")
+        }
+        let prefix = clientID[..<colon]
+        let rest = String(clientID[clientID.index(after: colon)...])
+        switch prefix {
+        case "x509_san_dns":
+            guard !rest.isEmpty, rest.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else {
+                throw PresentmentError(.readerAuthenticationFailed, "x509_san_dns client_id is not a DNS name")
+            }
+            self = .sanDNS(rest)
+        case "x509_hash":
+            guard let h = Base64URL.decodeUnpadded(rest), h.count == 32 else {
+                throw PresentmentError(
+                    .readerAuthenticationFailed, "x509_hash client_id is not a base64url SHA-256 hash")
+            }
+            self = .hash(h)
+        case "redirect_uri":
+            throw PresentmentError(
+                .unsupportedClientIdentifier, "redirect_uri client identifiers cannot sign a request")
+        case "origin":
+            throw PresentmentError(.unsupportedClientIdentifier, "the origin client identifier prefix is reserved")
+        case "decentralized_identifier", "verifier_attestation", "openid_federation":
+            throw PresentmentError(.unsupportedClientIdentifier, "client_id prefix \(prefix) is not supported")
+        default:
+            throw PresentmentError(.unsupportedClientIdentifier, "client_id prefix is not supported")
+        }
+    }
+
+    /// Whether the leaf certificate is the one the identifier names.
+    func check(leaf: Certificate, label: String) throws(PresentmentError) {
+        switch self {
+        case .sanDNS(let name):
+            guard leaf.dnsNames.contains(where: { $0.lowercased() == name.lowercased() }) else {
+                throw PresentmentError(
+                    .readerAuthenticationFailed, "\(label): client_id is not a dNSName of the signing certificate")
+            }
+        case .hash(let h):
+            guard DigestAlgorithm.sha256.hash(leaf.der) == h else {
+                throw PresentmentError(
+                    .readerAuthenticationFailed, "\(label): client_id is not the hash of the signing certificate")
+            }
+        }
+    }
+}

@@ -1,0 +1,252 @@
+import Presentment
+import WebEncoding
+
+/// A DCQL query (OpenID4VP §6) read for `mso_mdoc`: one `DocumentQuery` per credential query for the
+/// one planner, and the credential sets as document-set rules. Unknown members are ignored; every
+/// member this wallet acts on is checked, and anything that is not what §6 and §7 allow refuses the
+/// request (`invalidRequest`) with the rule it breaks.
+struct DCQLQuery: Sendable {
+    /// One credential query as read.
+    struct CredentialQuery: Sendable {
+        /// `id`.
+        let id: String
+        /// `format` (only `mso_mdoc` can match).
+        let format: String
+        /// `multiple`.
+        let multiple: Bool
+    }
+
+    /// The credential queries, in order.
+    let credentials: [CredentialQuery]
+    /// The planner's queries, one per credential query, `index` = position.
+    let queries: [DocumentQuery]
+    /// `credential_sets` as rules over query positions; empty: every query is required.
+    let documentSets: [DocumentSetRule]
+
+    /// Bounds on a query, checked before anything is built from it.
+    struct Limits: Sendable {
+        var maxCredentialQueries = 16
+        var maxClaimsPerQuery = 128
+        var maxRequestedElements = 1024
+        var maxClaimSets = 32
+        var maxValues = 32
+        var maxCredentialSets = 16
+        var maxOptions = 16
+        var maxAuthorities = 16
+        var maxIdentifierBytes = 128
+        var maxPathComponentBytes = 256
+    }
+
+    /// Reads `dcql_query` with the verifier's algorithm lists (`vp_formats_supported.mso_mdoc`).
+    /// - Parameters:
+    ///   - formatsAccepted: false when the verifier's `vp_formats_supported` lists no `mso_mdoc`:
+    ///     no mdoc query can then match.
+    init(
+        _ json: JSONValue, issuerAuthAlgorithms: [Int64]?, deviceAuthAlgorithms: [Int64]?, formatsAccepted: Bool,
+        limits: Limits
+    ) throws(PresentmentError) {
+        func bad(_ rule: String) -> PresentmentError { PresentmentError(.invalidRequest, "dcql_query: \(rule)") }
+        guard case .object = json else { throw bad("not an object") }
+        guard case .array(let entries)? = json["credentials"], !entries.isEmpty else {
+            throw bad("credentials is not a non-empty array")
+        }
+        guard entries.count <= limits.maxCredentialQueries else {
+            throw PresentmentError(.limitExceeded, "dcql_query: more credential queries than the configured limit")
+        }
+        var credentials = [CredentialQuery]()
+        var queries = [DocumentQuery]()
+        var totalElements = 0
+        for (index, entry) in entries.enumerated() {
+            guard case .object = entry else { throw bad("a credential query is not an object") }
+            guard let id = entry["id"]?.string, Self.isIdentifier(id, limits) else {
+                throw bad("a credential query id is missing or not [A-Za-z0-9_-]+")
+            }
+            guard !credentials.contains(where: { $0.id == id }) else { throw bad("duplicate credential query id") }
+            guard let format = entry["format"]?.string else { throw bad("a credential query format is missing") }
+            let multiple = try Self.bool(entry["multiple"], default: false, bad("multiple is not a boolean"))
+            _ = try Self.bool(
+                entry["require_cryptographic_holder_binding"], default: true,
+                bad("require_cryptographic_holder_binding is not a boolean"))
+            guard case .object = entry["meta"] else { throw bad("a credential query meta is missing") }
+            credentials.append(CredentialQuery(id: id, format: format, multiple: multiple))
+            guard format == "mso_mdoc" else {
+                // Not an mdoc query: it never matches a credential here (its members are not ours to read).
+                queries.append(
+                    DocumentQuery(
+                        index: index, docType: "", elements: [],
+                        rules: ClaimRules(values: [], authorityKeyIDs: [])))
+                continue
+            }
+            guard let docType = entry["meta"]?["doctype_value"]?.string, !docType.isEmpty else {
+                throw bad("meta.doctype_value is missing for an mso_mdoc query")
+            }
+            let (elements, values, claimSets) = try Self.claims(entry, limits: limits, bad)
+            totalElements += elements.count
+            guard totalElements <= limits.maxRequestedElements else {
+                throw PresentmentError(.limitExceeded, "dcql_query: more claims than the configured limit")
+            }
+            let akis = try Self.trustedAuthorities(entry["trusted_authorities"], limits: limits, bad)
+            queries.append(
+                DocumentQuery(
+                    index: index, docType: docType, elements: elements,
+                    rules: ClaimRules(
+                        values: values, claimSets: claimSets, authorityKeyIDs: akis,
+                        issuerAuthAlgorithms: formatsAccepted ? issuerAuthAlgorithms : [],
+                        deviceAuthAlgorithms: deviceAuthAlgorithms)))
+        }
+        var sets = [DocumentSetRule]()
+        if let raw = json["credential_sets"] {
+            guard case .array(let list) = raw, !list.isEmpty else {
+                throw bad("credential_sets is not a non-empty array")
+            }
+            guard list.count <= limits.maxCredentialSets else {
+                throw PresentmentError(.limitExceeded, "dcql_query: more credential sets than the configured limit")
+            }
+            for set in list {
+                guard case .object = set, case .array(let options)? = set["options"], !options.isEmpty,
+                    options.count <= limits.maxOptions
+                else { throw bad("a credential set's options is not a non-empty array within the limit") }
+                let required = try Self.bool(
+                    set["required"], default: true, bad("credential set required is not a boolean"))
+                var positions = [[Int]]()
+                for option in options {
+                    guard case .array(let ids) = option, !ids.isEmpty, ids.count <= entries.count else {
+                        throw bad("a credential set option is not a non-empty array of ids")
+                    }
+                    var option = [Int]()
+                    for id in ids {
+                        guard let s = id.string, let k = credentials.firstIndex(where: { $0.id == s }) else {
+                            throw bad("a credential set option names an unknown credential query")
+                        }
+                        if !option.contains(k) { option.append(k) }
+                    }
+                    positions.append(option)
+                }
+                sets.append(DocumentSetRule(mandatory: required, documentSets: positions))
+            }
+        }
+        self.credentials = credentials
+        self.queries = queries
+        documentSets = sets
+    }
+
+    /// `[A-Za-z0-9_-]+`, within the identifier bound (§6.1, §6.3).
+    static func isIdentifier(_ s: String, _ limits: Limits) -> Bool {
+        !s.isEmpty && s.utf8.count <= limits.maxIdentifierBytes
+            && s.utf8.allSatisfy {
+                ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5a) || ($0 >= 0x61 && $0 <= 0x7a) || $0 == 0x5f
+                    || $0 == 0x2d
+            }
+    }
+
+    static func bool(_ v: JSONValue?, default d: Bool, _ error: PresentmentError) throws(PresentmentError) -> Bool {
+        guard let v else { return d }
+        guard let b = v.bool else { throw error }
+        return b
+    }
+
+    /// `claims` and `claim_sets`: the requested elements, each one's accepted values, and the sets as
+    /// positions. A claim repeating an earlier path is dropped (§6.1: "SHOULD ignore"), its id kept as
+    /// an alias of the first.
+    static func claims(_ entry: JSONValue, limits: Limits, _ bad: (String) -> PresentmentError)
+        throws(PresentmentError) -> ([RequestedElement], [[ClaimValue]?], [[Int]]?)
+    {
+        guard let raw = entry["claims"] else {
+            guard entry["claim_sets"] == nil else { throw bad("claim_sets without claims") }
+            return ([], [], nil)
+        }
+        guard case .array(let claims) = raw, !claims.isEmpty else { throw bad("claims is not a non-empty array") }
+        guard claims.count <= limits.maxClaimsPerQuery else {
+            throw PresentmentError(.limitExceeded, "dcql_query: more claims in a query than the configured limit")
+        }
+        var elements = [RequestedElement]()
+        var values = [[ClaimValue]?]()
+        var ids = [(id: String, position: Int)]()
+        for claim in claims {
+            guard case .object = claim else { throw bad("a claim is not an object") }
+            guard case .array(let path)? = claim["path"], path.count == 2, let ns = path[0].string,
+                let name = path[1].string, !ns.isEmpty, !name.isEmpty,
+                ns.utf8.count <= limits.maxPathComponentBytes, name.utf8.count <= limits.maxPathComponentBytes
+            else { throw bad("a claim path is not [namespace, element] (two non-empty strings)") }
+            let retain = try bool(claim["intent_to_retain"], default: false, bad("intent_to_retain is not a boolean"))
+            var accepted: [ClaimValue]?
+            if let raw = claim["values"] {
+                guard case .array(let list) = raw, !list.isEmpty, list.count <= limits.maxValues else {
+                    throw bad("a claim's values is not a non-empty array within the limit")
+                }
+                var out = [ClaimValue]()
+                for v in list {
+                    switch v {
+                    case .string(let s): out.append(.text(s))
+                    case .bool(let b): out.append(.bool(b))
+                    case .number(let n):
+                        guard let i = n.int64 else { throw bad("a claim value is a number that is not an integer") }
+                        out.append(.integer(i))
+                    default: throw bad("a claim value is not a string, integer or boolean")
+                    }
+                }
+                accepted = out
+            }
+            let element = ElementID(ns, name)
+            let position: Int
+            if let k = elements.firstIndex(where: { $0.id == element }) {
+                position = k
+            } else {
+                position = elements.count
+                elements.append(RequestedElement(id: element, intentToRetain: retain))
+                values.append(accepted)
+            }
+            if let id = claim["id"] {
+                guard let s = id.string, isIdentifier(s, limits) else { throw bad("a claim id is not [A-Za-z0-9_-]+") }
+                guard !ids.contains(where: { $0.id == s }) else { throw bad("duplicate claim id") }
+                ids.append((s, position))
+            }
+        }
+        guard let rawSets = entry["claim_sets"] else { return (elements, values, nil) }
+        guard case .array(let list) = rawSets, !list.isEmpty, list.count <= limits.maxClaimSets else {
+            throw bad("claim_sets is not a non-empty array within the limit")
+        }
+        guard ids.count == claims.count else { throw bad("claim_sets requires an id on every claim") }
+        var sets = [[Int]]()
+        for option in list {
+            guard case .array(let names) = option, !names.isEmpty, names.count <= claims.count else {
+                throw bad("a claim set is not a non-empty array of claim ids")
+            }
+            var set = [Int]()
+            for n in names {
+                guard let s = n.string, let entry = ids.first(where: { $0.id == s }) else {
+                    throw bad("a claim set names an unknown claim id")
+                }
+                if !set.contains(entry.position) { set.append(entry.position) }
+            }
+            sets.append(set)
+        }
+        return (elements, values, sets)
+    }
+
+    /// `trusted_authorities`: the raw key identifiers of its `aki` entries; nil when absent. Entries of
+    /// other types (`etsi_tl`, `openid_federation`) cannot be evaluated here and match no credential.
+    static func trustedAuthorities(_ raw: JSONValue?, limits: Limits, _ bad: (String) -> PresentmentError)
+        throws(PresentmentError) -> [[UInt8]]?
+    {
+        guard let raw else { return nil }
+        guard case .array(let list) = raw, !list.isEmpty, list.count <= limits.maxAuthorities else {
+            throw bad("trusted_authorities is not a non-empty array within the limit")
+        }
+        var akis = [[UInt8]]()
+        for entry in list {
+            guard case .object = entry, let type = entry["type"]?.string, case .array(let values)? = entry["values"],
+                !values.isEmpty, values.count <= limits.maxValues
+            else { throw bad("a trusted authority is not {type, values: [string, ...]}") }
+            for v in values {
+                guard let s = v.string else { throw bad("a trusted authority value is not a string") }
+                guard type == "aki" else { continue }
+                guard let id = Base64URL.decodeUnpadded(s), !id.isEmpty else {
+                    throw bad("an aki trusted authority value is not base64url")
+                }
+                akis.append(id)
+            }
+        }
+        return akis
+    }
+}
