@@ -241,8 +241,10 @@ package enum Planner {
         return try settle(
             perDoc, documentSets: documentSets, docTypes: { queries[$0].docType },
             hasCandidates: { i in
-                let docType = queries[i].docType
-                return context.credentials.contains { isCandidate($0, docType: docType, now: now) }
+                let q = queries[i]
+                return context.credentials.contains {
+                    isCandidate($0, docType: q.docType, now: now) && (q.rules == nil || match(q, $0) != nil)
+                }
             })
     }
 

@@ -1,0 +1,231 @@
+import Foundation
+import MdocCBOR
+import OpenID4VPReader
+import Presentment
+import Testing
+import TestSupport
+import TestWorld
+
+@testable import OpenID4VP
+
+/// DCQL semantics end to end: what comes back for claim sets, values, credential sets, queries without
+/// claims, trusted authorities and the verifier's algorithm lists, and what the consent model shows.
+@Suite("OpenID4VP: DCQL through the one planner")
+struct DCQLTests {
+    static let ns = TestWorld.mDLNS
+    typealias Q = OpenID4VPReader.CredentialQuery
+    typealias C = OpenID4VPReader.Claim
+
+    static func e(_ name: String, _ ns: String = DCQLTests.ns) -> ElementID { ElementID(ns, name) }
+
+    /// A world with an mDL and a PID.
+    static func fixture() throws -> (TestWorld, OpenID4VPEngine) {
+        let world = try TestWorld()
+        let context = try world.context(
+            [try world.entry(id: "mdl"), try world.entry(id: "pid", docType: TestWorld.pid)], trust: world.trusted)
+        return (world, OpenID4VPEngine(context: context, configuration: .init(clock: { TestWorld.now })))
+    }
+
+    /// Answers in one call and returns the disclosed element names per query id.
+    static func answer(
+        _ queries: [Q], sets: [OpenID4VPReader.CredentialSet] = [],
+        formats: (issuerAuth: [Int64]?, deviceAuth: [Int64]?)? = nil, world: TestWorld, engine: OpenID4VPEngine
+    ) throws -> [String: [String]] {
+        let request = try OpenID4VPReader.makeRequest(
+            queries: queries, credentialSets: sets, origin: TestWorld.origin, formats: formats)
+        let response = try engine.accept(rawRequest: request.rawRequest, origin: TestWorld.origin.serialized)
+        let verified = try OpenID4VPReader.openResponse(
+            response, for: request, issuerRoots: [world.iaca], at: TestWorld.now)
+        var out = [String: [String]]()
+        for (id, docs) in verified.vpToken { out[id] = docs.flatMap { $0.elements.map(\.element.identifier) } }
+        return out
+    }
+
+    static func refusal(
+        _ queries: [Q], sets: [OpenID4VPReader.CredentialSet] = [],
+        formats: (issuerAuth: [Int64]?, deviceAuth: [Int64]?)? = nil, engine: OpenID4VPEngine
+    ) throws -> PresentmentError? {
+        let request = try OpenID4VPReader.makeRequest(
+            queries: queries, credentialSets: sets, origin: TestWorld.origin, formats: formats)
+        do {
+            _ = try engine.accept(rawRequest: request.rawRequest, origin: TestWorld.origin.serialized)
+            return nil
+        } catch { return error }
+    }
+
+    @Test("claim_sets: the first set the credential satisfies is released, nothing else")
+    func claimSets() throws {
+        let (world, engine) = try Self.fixture()
+        let q = Q(
+            id: "age", docType: TestWorld.mDL,
+            claims: [
+                C(Self.e("age_over_25"), id: "a25"), C(Self.e("age_over_18"), id: "a18"),
+                C(Self.e("birth_date"), id: "bd"),
+            ],
+            claimSets: [["a25"], ["a18"], ["bd"]])
+        #expect(try Self.answer([q], world: world, engine: engine) == ["age": ["age_over_18"]])
+    }
+
+    @Test("values: a claim with a non-matching value makes the credential unable to answer")
+    func values() throws {
+        let (world, engine) = try Self.fixture()
+        let ok = Q(
+            id: "m", docType: TestWorld.mDL,
+            claims: [
+                C(Self.e("issuing_country"), values: [.text("UT")]), C(Self.e("age_over_18"), values: [.bool(true)]),
+            ])
+        #expect(try Self.answer([ok], world: world, engine: engine) == ["m": ["issuing_country", "age_over_18"]])
+        let wrong = Q(id: "m", docType: TestWorld.mDL, claims: [C(Self.e("issuing_country"), values: [.text("DE")])])
+        #expect(try Self.refusal([wrong], engine: engine)?.code == .noMatchingCredential)
+        // With claim sets the value decides which set is released.
+        let sets = Q(
+            id: "m", docType: TestWorld.mDL,
+            claims: [C(Self.e("issuing_country"), id: "c", values: [.text("DE")]), C(Self.e("age_over_18"), id: "a")],
+            claimSets: [["c"], ["a"]])
+        #expect(try Self.answer([sets], world: world, engine: engine) == ["m": ["age_over_18"]])
+    }
+
+    @Test("Every query is required without credential_sets; an unanswerable one refuses the whole request")
+    func allQueriesRequired() throws {
+        let (world, engine) = try Self.fixture()
+        let mdl = Q(id: "mdl", docType: TestWorld.mDL, claims: [C(Self.e("family_name"))])
+        let pid = Q(id: "pid", docType: TestWorld.pid, claims: [C(Self.e("family_name", TestWorld.pid))])
+        #expect(
+            try Self.answer([mdl, pid], world: world, engine: engine) == [
+                "mdl": ["family_name"], "pid": ["family_name"],
+            ])
+        let photo = Q(
+            id: "photo", docType: "org.iso.23220.photoid.1", claims: [C(Self.e("family_name", "org.iso.23220.1"))])
+        #expect(try Self.refusal([mdl, photo], engine: engine)?.code == .noMatchingCredential)
+    }
+
+    @Test("credential_sets: required sets by their first answerable option, optional sets when answerable")
+    func credentialSets() throws {
+        let (world, engine) = try Self.fixture()
+        let mdl = Q(id: "mdl", docType: TestWorld.mDL, claims: [C(Self.e("family_name"))])
+        let pid = Q(id: "pid", docType: TestWorld.pid, claims: [C(Self.e("family_name", TestWorld.pid))])
+        let photo = Q(
+            id: "photo", docType: "org.iso.23220.photoid.1", claims: [C(Self.e("family_name", "org.iso.23220.1"))])
+        // Identity by photo ID, else mDL; an optional PID.
+        let answer = try Self.answer(
+            [mdl, pid, photo],
+            sets: [.init(options: [["photo"], ["mdl"]]), .init(options: [["pid"]], required: false)],
+            world: world, engine: engine)
+        #expect(answer == ["mdl": ["family_name"], "pid": ["family_name"]])
+        // A required set nothing answers refuses the request.
+        #expect(
+            try Self.refusal(
+                [mdl, photo], sets: [.init(options: [["photo"]]), .init(options: [["mdl"]], required: false)],
+                engine: engine)?
+                .code == .cannotSatisfyRequest)
+        // An optional set nothing answers is left out.
+        #expect(
+            try Self.answer(
+                [mdl, photo], sets: [.init(options: [["mdl"]]), .init(options: [["photo"]], required: false)],
+                world: world, engine: engine)
+                == ["mdl": ["family_name"]])
+        // A query no set names is not answered.
+        #expect(
+            try Self.answer([mdl, pid], sets: [.init(options: [["mdl"]])], world: world, engine: engine) == [
+                "mdl": ["family_name"]
+            ])
+    }
+
+    @Test("A query without claims returns the document with no issuer-signed elements")
+    func noClaims() throws {
+        let (world, engine) = try Self.fixture()
+        #expect(
+            try Self.answer([Q(id: "m", docType: TestWorld.mDL, claims: nil)], world: world, engine: engine) == [
+                "m": []
+            ])
+    }
+
+    @Test("trusted_authorities (aki) and vp_formats_supported filter which credential may answer")
+    func authoritiesAndFormats() throws {
+        let (world, engine) = try Self.fixture()
+        let ski = try #require(world.iaca.subjectKeyIdentifier)
+        let claims = [C(Self.e("family_name"))]
+        #expect(
+            try Self.answer(
+                [Q(id: "m", docType: TestWorld.mDL, claims: claims, trustedAuthorities: [[9, 9], ski])], world: world,
+                engine: engine)
+                == ["m": ["family_name"]])
+        #expect(
+            try Self.refusal(
+                [Q(id: "m", docType: TestWorld.mDL, claims: claims, trustedAuthorities: [[9, 9]])], engine: engine)?
+                .code
+                == .noMatchingCredential)
+        #expect(
+            try Self.answer(
+                [Q(id: "m", docType: TestWorld.mDL, claims: claims)], formats: ([-9], [-9]), world: world,
+                engine: engine) == ["m": ["family_name"]])
+        #expect(
+            try Self.refusal(
+                [Q(id: "m", docType: TestWorld.mDL, claims: claims)], formats: ([-35], nil), engine: engine)?.code
+                == .noMatchingCredential)
+        #expect(
+            try Self.refusal(
+                [Q(id: "m", docType: TestWorld.mDL, claims: claims)], formats: (nil, [-36]), engine: engine)?.code
+                == .noMatchingCredential)
+    }
+
+    @Test("A query of another format never matches; it can be an unchosen option beside an mdoc")
+    func otherFormats() throws {
+        let (world, engine) = try Self.fixture()
+        let sdjwt = Q(id: "sd", docType: "", claims: nil, format: "dc+sd-jwt")
+        let mdl = Q(id: "mdl", docType: TestWorld.mDL, claims: [C(Self.e("family_name"))])
+        #expect(
+            try Self.answer([sdjwt, mdl], sets: [.init(options: [["sd"], ["mdl"]])], world: world, engine: engine)
+                == ["mdl": ["family_name"]])
+        #expect(try Self.refusal([sdjwt], engine: engine)?.code == .noMatchingCredential)
+    }
+
+    @Test("Consent: the model shows claim sets and values; approval narrows a set or leaves the query unanswered")
+    func consent() throws {
+        let (world, engine) = try Self.fixture()
+        let q = Q(
+            id: "age", docType: TestWorld.mDL,
+            claims: [C(Self.e("age_over_18"), id: "a18", values: [.bool(true)]), C(Self.e("birth_date"), id: "bd")],
+            claimSets: [["a18"], ["bd"]])
+        let request = try OpenID4VPReader.makeRequest(queries: [q], origin: TestWorld.origin)
+        let parsed = try engine.parse(rawRequest: request.rawRequest, origin: TestWorld.origin.serialized)
+        let doc = parsed.documents[0]
+        #expect(doc.claimSets == [[Self.e("age_over_18")], [Self.e("birth_date")]])
+        #expect(doc.valueConstraints == [Self.e("age_over_18"): [.bool(true)]])
+        #expect(doc.candidates.first?.releasable == [Self.e("age_over_18")])
+        // Declining age_over_18 falls back to the next set, released whole.
+        let fallback = try engine.respond(to: parsed, approving: .elements([Self.e("birth_date")]))
+        let opened = try OpenID4VPReader.openResponse(
+            fallback, for: request, issuerRoots: [world.iaca], at: TestWorld.now)
+        #expect(opened.documents(for: "age").first?.elements.map(\.element.identifier) == ["birth_date"])
+        // Declining everything leaves the (required) query unanswered: refused.
+        expectRefusal(.cannotSatisfyRequest) {
+            try engine.respond(to: parsed, approving: .elements([Self.e("family_name")]))
+        }
+        // A consented summary that lacks a requested element refuses.
+        expectRefusal(.consentMismatch) {
+            try engine.respond(
+                to: parsed, consented: ConsentedRequest(documents: [TestWorld.mDL: [Self.e("age_over_18")]]))
+        }
+        // A request parsed by this engine is not answered by another front end's respond, and vice versa.
+        #expect(parsed.openID4VP?.credentialQueryIDs == ["age"])
+    }
+
+    @Test("Response encryption: A256GCM when offered (HAIP), A128GCM by default, and the key's kid in the header")
+    func encryptionChoice() throws {
+        let (world, engine) = try Self.fixture()
+        for (offered, expected) in [(["A128GCM", "A256GCM"], "A256GCM"), (nil, "A128GCM"), (["A128GCM"], "A128GCM")]
+            as [([String]?, String)]
+        {
+            let request = try OpenID4VPReader.makeRequest(
+                queries: [Q(id: "m", docType: TestWorld.mDL, claims: [C(Self.e("family_name"))])],
+                origin: TestWorld.origin, encryptions: offered)
+            let response = try engine.accept(rawRequest: request.rawRequest, origin: TestWorld.origin.serialized)
+            let opened = try OpenID4VPReader.openResponse(
+                response, for: request, issuerRoots: [world.iaca], at: TestWorld.now)
+            let header = try JSONSerialization.jsonObject(with: Data(try #require(opened.jweHeader))) as? [String: Any]
+            #expect(header?["enc"] as? String == expected)
+            #expect(header?["kid"] as? String == "enc-1" && header?["alg"] as? String == "ECDH-ES")
+        }
+    }
+}
