@@ -72,7 +72,8 @@ let package = Package(
         .target(
             name: "TestWorld",
             dependencies: [
-                "AnnexC", "AnnexCReader", "OpenID4VP", "OpenID4VPReader", "Presentment", "MdocCBOR", "HPKE",
+                "AnnexC", "AnnexCReader", "OpenID4VP", "OpenID4VPReader", "Presentment", "MdocCBOR", "HPKE", "JOSE",
+                "WebEncoding", "CryptoCore",
             ],
             path: "Tests/TestWorld"),
         .testTarget(name: "CryptoCoreTests", dependencies: ["CryptoCore", "TestSupport"]),

@@ -80,11 +80,14 @@ struct RequestObject {
             }
             let jws: JWS
             do { jws = try JWS(compact: compact, limits: limits) } catch { throw Self.refusal(error, "request") }
+            // The signature first: nothing of the payload is read before it verifies.
+            let chain = try Self.verify(jws.signatures[0], label: "request", limits: limits)
             parameters = try Self.payload(jws, parameterLimits)
             guard let clientID = parameters["client_id"]?.string else {
                 throw PresentmentError(.invalidRequest, "a signed request lacks client_id")
             }
-            signers = [try Self.verify(jws.signatures[0], label: "request", clientID: clientID, limits: limits)]
+            try ClientIdentifier(clientID).check(leaf: chain[0], label: "request")
+            signers = [("request", clientID, chain, jws.signatures[0].header)]
         case .multisigned:
             let object: JSONValue
             if data["payload"] != nil || data["signatures"] != nil {
@@ -105,10 +108,7 @@ struct RequestObject {
             }
             let jws: JWS
             do { jws = try JWS(json: object, limits: limits) } catch { throw Self.refusal(error, "request") }
-            parameters = try Self.payload(jws, parameterLimits)
-            for name in ["client_id", "verifier_info"] where parameters[name] != nil {
-                throw PresentmentError(.invalidRequest, "a multisigned request carries \(name) in its payload")
-            }
+            // Every signature first (each with the client_id of its own protected header), then the payload.
             var signers = [(label: String, clientID: String, chain: [Certificate], header: JWSHeader)]()
             for (i, s) in jws.signatures.enumerated() {
                 let label = "signatures[\(i)]"
@@ -118,9 +118,16 @@ struct RequestObject {
                 if s.header.unprotected?["client_id"] != nil || s.header.unprotected?["verifier_info"] != nil {
                     throw PresentmentError(.invalidRequest, "\(label) carries client_id or verifier_info unprotected")
                 }
-                signers.append(try Self.verify(s, label: label, clientID: clientID, limits: limits))
+                let identifier = try ClientIdentifier(clientID)
+                let chain = try Self.verify(s, label: label, limits: limits)
+                try identifier.check(leaf: chain[0], label: label)
+                signers.append((label, clientID, chain, s.header))
             }
             self.signers = signers
+            parameters = try Self.payload(jws, parameterLimits)
+            for name in ["client_id", "verifier_info"] where parameters[name] != nil {
+                throw PresentmentError(.invalidRequest, "a multisigned request carries \(name) in its payload")
+            }
         }
     }
 
@@ -146,15 +153,14 @@ struct RequestObject {
         }
     }
 
-    /// Verifies one signature: `typ`, the `x5c` chain, the signature with the leaf's key, and the
-    /// `client_id` against the leaf (OpenID4VP §5.9.3).
-    private static func verify(_ s: JWS.Signature, label: String, clientID: String, limits: JOSELimits)
-        throws(PresentmentError) -> (label: String, clientID: String, chain: [Certificate], header: JWSHeader)
+    /// Verifies one signature: `typ`, the `x5c` chain, and the signature with the leaf's key. Returns
+    /// the chain, leaf first (the `client_id` is checked against it by the caller).
+    private static func verify(_ s: JWS.Signature, label: String, limits: JOSELimits) throws(PresentmentError)
+        -> [Certificate]
     {
         guard s.header.protectedString("typ") == requestObjectType else {
             throw PresentmentError(.invalidRequest, "\(label): typ is not oauth-authz-req+jwt")
         }
-        let prefix = try ClientIdentifier(clientID)
         let ders: [[UInt8]]
         do {
             guard let chain = try s.header.certificateChain(limits: limits) else {
@@ -176,8 +182,7 @@ struct RequestObject {
             throw PresentmentError(.readerAuthenticationFailed, "\(label): the leaf certificate's key is not usable")
         }
         do { try s.verify(with: key) } catch { throw refusal(error, label) }
-        try prefix.check(leaf: chain[0], label: label)
-        return (label, clientID, chain, s.header)
+        return chain
     }
 }
 

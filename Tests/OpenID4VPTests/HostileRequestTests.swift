@@ -1,0 +1,109 @@
+import Foundation
+import MdocCBOR
+import OpenID4VPReader
+import Presentment
+import Testing
+import TestSupport
+import TestWorld
+
+@testable import OpenID4VP
+
+@Suite("OpenID4VP: hostile requests are refused with their code and rule, and no bytes")
+struct HostileRequestTests {
+    @Test("Every catalogue row is refused by accept and by parse with its exact code and the rule that refuses it")
+    func catalogue() throws {
+        let world = try TestWorld()
+        let context = try world.context([try world.entry(id: "mdl")], trust: world.trusted)
+        let engine = OpenID4VPEngine(context: context, configuration: .init(clock: { TestWorld.now }))
+        let rows = try OpenID4VPCatalogue.rows(world: world)
+        #expect(rows.count >= 50)
+        for row in rows {
+            for path in ["accept", "parse"] {
+                do {
+                    if path == "accept" {
+                        let out = try engine.accept(rawRequest: row.raw, origin: row.origin)
+                        Issue.record("\(row.name) (\(path)): answered with \(out.count) bytes")
+                    } else {
+                        _ = try engine.parse(rawRequest: row.raw, origin: row.origin)
+                        Issue.record("\(row.name) (\(path)): parsed")
+                    }
+                } catch {
+                    #expect(error.code == row.code, "\(row.name) (\(path)): \(error)")
+                    #expect(error.detail.contains(row.detail), "\(row.name) (\(path)): \(error)")
+                    // Refusals never echo the origin or request content.
+                    #expect(
+                        !error.detail.contains("verifier.example") || row.detail.contains("verifier.example"),
+                        "\(row.name): \(error.detail)")
+                }
+            }
+        }
+    }
+
+    @Test("The holder's policy: untrusted or unsigned verifiers refused when it requires trust or authentication")
+    func policy() throws {
+        let world = try TestWorld()
+        let entry = try world.entry(id: "mdl")
+        func engine(_ trust: ReaderTrustPolicy) throws -> OpenID4VPEngine {
+            OpenID4VPEngine(
+                context: try world.context([entry], trust: trust), configuration: .init(clock: { TestWorld.now }))
+        }
+        let query = OpenID4VPEndToEndTests.familyAndAge
+        let unsigned = try OpenID4VPReader.makeRequest(queries: [query], origin: TestWorld.origin)
+        let selfSignedKey = try SoftwareSigner.generate()
+        let selfSigned = try Certificate.issue(
+            subject: .init(commonName: "Self"), publicKey: selfSignedKey.publicKey, issuer: nil,
+            issuerKey: selfSignedKey,
+            serial: 5, notBefore: TestWorld.now.addingTimeInterval(-86400),
+            notAfter: TestWorld.now.addingTimeInterval(86400),
+            profile: .requestSigner(dnsNames: ["verifier.example"]))
+        let rogue = try OpenID4VPReader.makeRequest(
+            queries: [query], origin: TestWorld.origin,
+            signing: .signed(.init(key: selfSignedKey, chain: [selfSigned], clientID: .sanDNS("verifier.example"))))
+        // Default policy: answered, with the verdict shown.
+        let lenient = try engine(world.trusted)
+        let parsed = try lenient.parse(rawRequest: rogue.rawRequest, origin: TestWorld.origin.serialized)
+        #expect(parsed.readerVerdict == .signedNotTrusted(subject: selfSigned.subject, reason: .selfSigned))
+        _ = try lenient.accept(rawRequest: unsigned.rawRequest, origin: TestWorld.origin.serialized)
+        // requireTrustedReader: the self-signed verifier is refused, the unsigned request answered.
+        var strict = world.trusted
+        strict.requireTrustedReader = true
+        expectRefusal(.untrustedReader) {
+            try engine(strict).accept(rawRequest: rogue.rawRequest, origin: TestWorld.origin.serialized)
+        }
+        _ = try engine(strict).accept(rawRequest: unsigned.rawRequest, origin: TestWorld.origin.serialized)
+        // requireReaderAuthentication: the unsigned request is refused too.
+        var required = world.trusted
+        required.requireReaderAuthentication = true
+        expectRefusal(
+            .readerAuthenticationRequired,
+            "the holder's policy requires reader authentication and the request is unsigned"
+        ) {
+            try engine(required).accept(rawRequest: unsigned.rawRequest, origin: TestWorld.origin.serialized)
+        }
+        // Allowed authorities by AKI: the verifier's issuing CA must be listed.
+        let other = ReaderTrustPolicy(trustAnchors: [world.readerRoot], authorities: .only([[1, 2, 3]]))
+        let signed = try OpenID4VPReader.makeRequest(
+            queries: [query], origin: TestWorld.origin,
+            signing: .signed(.init(key: world.verifierKey, chain: [world.verifierCert], clientID: .hash)))
+        expectRefusal(.untrustedReader) {
+            try engine(other).accept(rawRequest: signed.rawRequest, origin: TestWorld.origin.serialized)
+        }
+        let allowed = ReaderTrustPolicy(
+            trustAnchors: [world.readerRoot], authorities: .only([world.readerRoot.subjectKeyIdentifier!]))
+        _ = try engine(allowed).accept(rawRequest: signed.rawRequest, origin: TestWorld.origin.serialized)
+    }
+
+    @Test("The protocol error object for each refusal family, never produced automatically")
+    func errorObjects() {
+        let cases: [(PresentmentError.Code, String)] = [
+            (.invalidRequest, "invalid_request"), (.originMismatch, "invalid_request"),
+            (.unsupportedClientIdentifier, "invalid_request"), (.readerAuthenticationFailed, "invalid_request"),
+            (.noMatchingCredential, "access_denied"), (.cannotSatisfyRequest, "access_denied"),
+            (.unsupportedTransactionData, "invalid_transaction_data"), (.signingFailed, "server_error"),
+        ]
+        for (code, expected) in cases {
+            let data = OpenID4VPEngine.protocolError(for: PresentmentError(code, "x"))
+            #expect(String(decoding: data, as: UTF8.self) == "{\"error\":\"\(expected)\"}")
+        }
+    }
+}

@@ -1,0 +1,418 @@
+import CryptoCore
+import Foundation
+import JOSE
+import MdocCBOR
+import OpenID4VP
+import OpenID4VPReader
+import Presentment
+import WebEncoding
+
+/// The OpenID4VP hostile-request catalogue: each row one fault in an otherwise valid request (signed
+/// correctly unless the fault is the signature), the code it must be refused with and the rule (a
+/// fragment of the detail) that must refuse it. Shared by the library tests and the CLI pass.
+public enum OpenID4VPCatalogue {
+    public struct Row: Sendable {
+        public let name: String
+        public let raw: Data
+        public let origin: String
+        public let code: PresentmentError.Code
+        public let detail: String
+    }
+
+    static let ns = TestWorld.mDLNS
+    static let origin = TestWorld.origin.serialized
+
+    /// A valid parameter set (`dc_api.jwt`, one mdoc query), before any fault.
+    static func parameters(_ world: TestWorld, nonce: String = "n-0S6_WzA2Mj") throws -> [(String, JSONValue)] {
+        let key = try PrivateKey.generate(.ec(.p256))
+        let jwk = try JWK(publicKey: key.publicKey, keyID: "k", use: "enc", algorithm: "ECDH-ES")
+        return [
+            ("response_type", .string("vp_token")), ("response_mode", .string("dc_api.jwt")), ("nonce", .string(nonce)),
+            ("dcql_query", dcql([query()])),
+            (
+                "client_metadata",
+                .object([
+                    ("jwks", .object([("keys", .array([jwk.json]))])),
+                    ("encrypted_response_enc_values_supported", .array([.string("A128GCM")])),
+                ])
+            ),
+        ]
+    }
+
+    static func query(id: String = "mdl", claims: [JSONValue]? = nil) -> JSONValue {
+        .object([
+            ("id", .string(id)), ("format", .string("mso_mdoc")),
+            ("meta", .object([("doctype_value", .string(TestWorld.mDL))])),
+            ("claims", .array(claims ?? [.object([("path", .array([.string(ns), .string("family_name")]))])])),
+        ])
+    }
+
+    static func dcql(_ queries: [JSONValue]) -> JSONValue { .object([("credentials", .array(queries))]) }
+
+    static func replacing(_ p: [(String, JSONValue)], _ name: String, _ value: JSONValue?) -> [(String, JSONValue)] {
+        var out = p.filter { $0.0 != name }
+        if let value { out.append((name, value)) }
+        return out
+    }
+
+    static func frame(_ protocolID: String, _ data: JSONValue) -> Data {
+        Data(
+            JSONValue.object([
+                (
+                    "digital",
+                    .object([("requests", .array([.object([("protocol", .string(protocolID)), ("data", data)])]))])
+                )
+            ]).serialized)
+    }
+
+    static func unsigned(_ p: [(String, JSONValue)]) -> Data { frame("openid4vp-v1-unsigned", .object(p)) }
+
+    /// A compact request object signed with `key` under `header` (typ and x5c of the test verifier unless replaced).
+    static func signed(
+        _ world: TestWorld, _ p: [(String, JSONValue)], clientID: String? = "x509_san_dns:verifier.example",
+        expected: [String]? = [origin], header: [(String, JSONValue)]? = nil, key: PrivateKey? = nil
+    ) throws -> Data {
+        var params = p
+        if let clientID { params.insert(("client_id", .string(clientID)), at: 0) }
+        if let expected { params.append(("expected_origins", .array(expected.map { .string($0) }))) }
+        let h = header ?? standardHeader(world)
+        let compact = try JWS.signCompact(
+            payload: JSONValue.object(params).serialized, header: h, key: key ?? world.verifierKey.privateKey)
+        return frame("openid4vp-v1-signed", .object([("request", .string(compact))]))
+    }
+
+    static func standardHeader(_ world: TestWorld, chain: [Certificate]? = nil) -> [(String, JSONValue)] {
+        [
+            ("typ", .string("oauth-authz-req+jwt")),
+            ("x5c", .array((chain ?? [world.verifierCert]).map { .string(Base64.encode($0.der)) })),
+        ]
+    }
+
+    /// A compact JWS with an arbitrary header and a raw signature (for algorithms the signer refuses).
+    static func rawCompact(header: JSONValue, payload: [UInt8], signature: (String) -> [UInt8]) -> String {
+        let input = Base64URL.encode(header.serialized) + "." + Base64URL.encode(payload)
+        return input + "." + Base64URL.encode(signature(input))
+    }
+
+    public static func rows(world: TestWorld) throws -> [Row] {
+        var rows = [Row]()
+        func add(_ name: String, _ raw: Data, _ code: PresentmentError.Code, _ detail: String, origin: String = origin)
+        {
+            rows.append(Row(name: name, raw: raw, origin: origin, code: code, detail: detail))
+        }
+        let p = try parameters(world)
+        let payload = JSONValue.object(
+            [("client_id", .string("x509_san_dns:verifier.example"))] + p + [
+                ("expected_origins", .array([.string(origin)]))
+            ]
+        ).serialized
+        let x5c = JSONValue.array([.string(Base64.encode(world.verifierCert.der))])
+
+        // Algorithms and keys.
+        add(
+            "alg none",
+            frame(
+                "openid4vp-v1-signed",
+                .object([
+                    (
+                        "request",
+                        .string(
+                            Base64URL.encode(
+                                JSONValue.object([("alg", .string("none")), ("typ", .string("oauth-authz-req+jwt"))])
+                                    .serialized)
+                                + "." + Base64URL.encode(payload) + ".")
+                    )
+                ])), .readerAuthenticationFailed, "JWS alg none is refused")
+        let leafKey = try world.verifierCert.validatedPublicKey().rawRepresentation
+        add(
+            "HS256 with the leaf's public key as the secret",
+            frame(
+                "openid4vp-v1-signed",
+                .object([
+                    (
+                        "request",
+                        .string(
+                            rawCompact(
+                                header: .object([
+                                    ("alg", .string("HS256")), ("typ", .string("oauth-authz-req+jwt")), ("x5c", x5c),
+                                ]),
+                                payload: payload,
+                                signature: { DigestAlgorithm.sha256.hmac(key: leafKey, data: Array($0.utf8)) }))
+                    )
+                ])), .readerAuthenticationFailed, "JWS alg HMAC is refused")
+        let stranger = try PrivateKey.generate(.ec(.p256))
+        add(
+            "x5c of the verifier, signed with another key", try signed(world, p, key: stranger),
+            .readerAuthenticationFailed, "JWS signature does not verify")
+        add(
+            "kid naming the response encryption key, no x5c",
+            try signed(world, p, header: [("typ", .string("oauth-authz-req+jwt")), ("kid", .string("k"))]),
+            .readerAuthenticationFailed, "x5c missing")
+        add(
+            "ES384 header over a P-256 certificate",
+            frame(
+                "openid4vp-v1-signed",
+                .object([
+                    (
+                        "request",
+                        .string(
+                            rawCompact(
+                                header: .object([
+                                    ("alg", .string("ES384")), ("typ", .string("oauth-authz-req+jwt")), ("x5c", x5c),
+                                ]),
+                                payload: payload, signature: { _ in [UInt8](repeating: 1, count: 96) }))
+                    )
+                ])), .readerAuthenticationFailed, "JWS algorithm does not match the key")
+        add(
+            "crit in the request object header",
+            try signed(
+                world, p,
+                header: standardHeader(world) + [("crit", .array([.string("exp")])), ("exp", .number(JSONNumber(1)))]),
+            .readerAuthenticationFailed, "crit")
+        add(
+            "typ missing", try signed(world, p, header: [("x5c", x5c)]), .invalidRequest,
+            "typ is not oauth-authz-req+jwt")
+        add(
+            "typ JWT", try signed(world, p, header: [("typ", .string("JWT")), ("x5c", x5c)]), .invalidRequest,
+            "typ is not oauth-authz-req+jwt")
+        var tampered = Array(try signed(world, p))
+        // Flip one character in the payload segment of the compact JWS (a valid base64url character).
+        if let dot = String(decoding: tampered, as: UTF8.self).range(of: ".ey") {
+            let k =
+                String(decoding: tampered, as: UTF8.self).utf8.distance(
+                    from: String(decoding: tampered, as: UTF8.self).utf8.startIndex, to: dot.lowerBound) + 6
+            tampered[k] = tampered[k] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        }
+        add(
+            "a payload byte changed after signing", Data(tampered), .readerAuthenticationFailed,
+            "JWS signature does not verify")
+
+        // Client identifiers.
+        for (prefix, detail) in [
+            ("redirect_uri:https://verifier.example/cb", "redirect_uri client identifiers cannot sign"),
+            ("decentralized_identifier:did:example:123", "client_id prefix decentralized_identifier is not supported"),
+            ("verifier_attestation:verifier.example", "client_id prefix verifier_attestation is not supported"),
+            ("openid_federation:https://verifier.example", "client_id prefix openid_federation is not supported"),
+            ("origin:https://verifier.example", "the origin client identifier prefix is reserved"),
+            ("verifier.example", "client_id has no prefix"),
+            ("https://verifier.example", "client_id prefix is not supported"),
+        ] {
+            add("client_id \(prefix)", try signed(world, p, clientID: prefix), .unsupportedClientIdentifier, detail)
+        }
+        add(
+            "x509_san_dns naming another host", try signed(world, p, clientID: "x509_san_dns:evil.example"),
+            .readerAuthenticationFailed, "client_id is not a dNSName of the signing certificate")
+        add(
+            "x509_hash of another certificate",
+            try signed(
+                world, p, clientID: "x509_hash:" + Base64URL.encode(DigestAlgorithm.sha256.hash(world.readerCert.der))),
+            .readerAuthenticationFailed, "client_id is not the hash of the signing certificate")
+        add(
+            "signed without client_id", try signed(world, p, clientID: nil), .invalidRequest,
+            "a signed request lacks client_id")
+
+        // expected_origins: compared verbatim.
+        for near in [
+            "https://verifier.example/", "https://Verifier.example", "https://verifier.example:443",
+            "http://verifier.example",
+        ] {
+            add(
+                "expected_origins \(near)", try signed(world, p, expected: [near]), .originMismatch,
+                "the origin is not in expected_origins")
+        }
+        add("expected_origins missing", try signed(world, p, expected: nil), .invalidRequest, "expected_origins")
+        add("expected_origins empty", try signed(world, p, expected: []), .invalidRequest, "expected_origins")
+
+        // Parameters.
+        add(
+            "response_type code", unsigned(replacing(p, "response_type", .string("code"))), .invalidRequest,
+            "response_type")
+        add(
+            "response_mode direct_post", unsigned(replacing(p, "response_mode", .string("direct_post"))),
+            .invalidRequest, "response_mode")
+        add("nonce missing", unsigned(replacing(p, "nonce", nil)), .invalidRequest, "nonce missing")
+        add("nonce with a space", unsigned(replacing(p, "nonce", .string("a b"))), .invalidRequest, "nonce is not")
+        add("nonce a number", unsigned(replacing(p, "nonce", .number(JSONNumber(7)))), .invalidRequest, "nonce missing")
+        add("dcql_query missing", unsigned(replacing(p, "dcql_query", nil)), .invalidRequest, "dcql_query missing")
+        add("scope", unsigned(p + [("scope", .string("mdl"))]), .invalidRequest, "scope is not supported")
+        add(
+            "transaction_data of an unknown type",
+            unsigned(
+                p + [
+                    (
+                        "transaction_data",
+                        .array([.string(Base64URL.encode(Array(#"{"type":"x","credential_ids":["mdl"]}"#.utf8)))])
+                    )
+                ]),
+            .unsupportedTransactionData, "transaction_data")
+        add(
+            "an unsigned request carrying a request object",
+            unsigned(p + [("request", .string("e30.e30.AA"))]), .invalidRequest,
+            "an unsigned request carries a request object")
+        add(
+            "a JWE where the request object should be",
+            frame("openid4vp-v1-signed", .object([("request", .string("a.b.c.d.e"))])), .invalidRequest,
+            "a JWE where a JWS is expected")
+
+        // Response encryption.
+        let metadata = { (m: [(String, JSONValue)]) in unsigned(replacing(p, "client_metadata", .object(m))) }
+        add("dc_api.jwt without jwks", metadata([]), .invalidRequest, "dc_api.jwt without client_metadata.jwks.keys")
+        let x25519 = JSONValue.object([
+            ("kty", .string("OKP")), ("crv", .string("X25519")), ("use", .string("enc")), ("alg", .string("ECDH-ES")),
+            ("x", .string(Base64URL.encode([UInt8](repeating: 9, count: 32)))),
+        ])
+        add(
+            "only an X25519 encryption key", metadata([("jwks", .object([("keys", .array([x25519]))]))]),
+            .invalidRequest,
+            "no jwks key for ECDH-ES")
+        let offCurve = JSONValue.object([
+            ("kty", .string("EC")), ("crv", .string("P-256")), ("use", .string("enc")), ("alg", .string("ECDH-ES")),
+            ("x", .string(Base64URL.encode([UInt8](repeating: 1, count: 32)))),
+            ("y", .string(Base64URL.encode([UInt8](repeating: 2, count: 32)))),
+        ])
+        add(
+            "an encryption key off its curve", metadata([("jwks", .object([("keys", .array([offCurve]))]))]),
+            .unsupportedRecipientKey, "JWK point is not on the curve")
+        let good = p.first { $0.0 == "client_metadata" }!.1["jwks"]!
+        add(
+            "only A128CBC-HS256 offered",
+            metadata([("jwks", good), ("encrypted_response_enc_values_supported", .array([.string("A128CBC-HS256")]))]),
+            .invalidRequest, "no supported content encryption")
+
+        // DCQL.
+        let dcql = { (q: JSONValue) in unsigned(replacing(p, "dcql_query", q)) }
+        add(
+            "duplicate credential query ids", dcql(Self.dcql([query(), query()])), .invalidRequest,
+            "duplicate credential query id")
+        add("no credential queries", dcql(Self.dcql([])), .invalidRequest, "credentials is not a non-empty array")
+        add(
+            "17 credential queries", dcql(Self.dcql((0..<17).map { query(id: "q\($0)") })), .limitExceeded,
+            "more credential queries than the configured limit")
+        let claim = { (path: JSONValue) in JSONValue.object([("path", path)]) }
+        add(
+            "claim path of one component", dcql(Self.dcql([query(claims: [claim(.array([.string("family_name")]))])])),
+            .invalidRequest, "claim path is not [namespace, element]")
+        add(
+            "claim path of three components",
+            dcql(Self.dcql([query(claims: [claim(.array([.string(ns), .string("a"), .string("b")]))])])),
+            .invalidRequest,
+            "claim path is not [namespace, element]")
+        add(
+            "claim path with a number",
+            dcql(Self.dcql([query(claims: [claim(.array([.string(ns), .number(JSONNumber(0))]))])])),
+            .invalidRequest, "claim path is not [namespace, element]")
+        add(
+            "129 claims in a query",
+            dcql(Self.dcql([query(claims: (0..<129).map { claim(.array([.string(ns), .string("e\($0)")])) })])),
+            .limitExceeded, "more claims in a query than the configured limit")
+        add(
+            "a claim value that is a float",
+            dcql(
+                Self.dcql([
+                    query(claims: [
+                        .object([
+                            ("path", .array([.string(ns), .string("age")])),
+                            ("values", .array([.number(JSONNumber("1.5")!)])),
+                        ])
+                    ])
+                ])),
+            .invalidRequest, "a claim value is a number that is not an integer")
+        add(
+            "claim_sets naming an unknown claim",
+            dcql(
+                .object([
+                    (
+                        "credentials",
+                        .array([
+                            .object([
+                                ("id", .string("m")), ("format", .string("mso_mdoc")),
+                                ("meta", .object([("doctype_value", .string(TestWorld.mDL))])),
+                                (
+                                    "claims",
+                                    .array([
+                                        .object([("id", .string("a")), ("path", .array([.string(ns), .string("x")]))])
+                                    ])
+                                ),
+                                ("claim_sets", .array([.array([.string("b")])])),
+                            ])
+                        ])
+                    )
+                ])), .invalidRequest, "a claim set names an unknown claim id")
+        add(
+            "credential set naming an unknown query",
+            dcql(
+                .object([
+                    ("credentials", .array([query()])),
+                    ("credential_sets", .array([.object([("options", .array([.array([.string("x")])]))])])),
+                ])),
+            .invalidRequest, "a credential set option names an unknown credential query")
+        add(
+            "a credential query id with a space", dcql(Self.dcql([query(id: "a b")])), .invalidRequest,
+            "a credential query id is missing")
+        var deep = JSONValue.string("x")
+        for _ in 0..<40 { deep = .array([deep]) }
+        add(
+            "nesting 40 deep in the parameters", unsigned(p + [("extension", deep)]), .limitExceeded,
+            "exceeds the configured JSON bounds")
+
+        // Multisigned.
+        let dnsSigner = OpenID4VPReader.Signer(
+            key: world.verifierKey, chain: [world.verifierCert], clientID: .sanDNS("verifier.example"))
+        let payloadWithClient = Base64URL.encode(
+            JSONValue.object(
+                [("client_id", .string("x509_san_dns:verifier.example"))] + p + [
+                    ("expected_origins", .array([.string(origin)]))
+                ]
+            ).serialized)
+        let entry = try JWS.signatureEntry(
+            payloadEncoded: payloadWithClient,
+            header: standardHeader(world) + [("client_id", .string("x509_san_dns:verifier.example"))],
+            key: world.verifierKey.privateKey)
+        add(
+            "multisigned with client_id in the payload",
+            frame(
+                "openid4vp-v1-multisigned",
+                .object([("payload", .string(payloadWithClient)), ("signatures", .array([entry]))])),
+            .invalidRequest, "a multisigned request carries client_id in its payload")
+        let cleanPayload = Base64URL.encode(
+            JSONValue.object(p + [("expected_origins", .array([.string(origin)]))]).serialized)
+        let good1 = try JWS.signatureEntry(
+            payloadEncoded: cleanPayload,
+            header: standardHeader(world) + [("client_id", .string(dnsSigner.clientIDString))],
+            key: world.verifierKey.privateKey)
+        let bad2 = try JWS.signatureEntry(
+            payloadEncoded: cleanPayload,
+            header: standardHeader(world) + [("client_id", .string(dnsSigner.clientIDString))],
+            key: stranger)
+        add(
+            "multisigned with one bad signature of two",
+            frame(
+                "openid4vp-v1-multisigned",
+                .object([("payload", .string(cleanPayload)), ("signatures", .array([good1, bad2]))])),
+            .readerAuthenticationFailed, "signatures[1]: JWS signature does not verify")
+        let noClient = try JWS.signatureEntry(
+            payloadEncoded: cleanPayload, header: standardHeader(world), key: world.verifierKey.privateKey)
+        add(
+            "multisigned signature without client_id",
+            frame(
+                "openid4vp-v1-multisigned",
+                .object([("payload", .string(cleanPayload)), ("signatures", .array([noClient]))])),
+            .invalidRequest, "signatures[0] lacks client_id")
+        add(
+            "multisigned given as a compact JWS",
+            frame("openid4vp-v1-multisigned", .object([("request", .string("e30.e30.AA"))])), .invalidRequest,
+            "a multisigned request carries no JWS JSON serialization")
+
+        // Framing.
+        add(
+            "no openid4vp entry", Data(#"{"digital":{"requests":[{"protocol":"org-iso-mdoc","data":{}}]}}"#.utf8),
+            .unsupportedProtocol, "no openid4vp-v1-* entry in requests")
+        add(
+            "openid4vp-v2-unsigned", frame("openid4vp-v2-unsigned", .object(p)), .unsupportedProtocol,
+            "no openid4vp-v1-* entry in requests")
+        add(
+            "origin with a path", unsigned(p), .invalidOrigin, "origin has a path",
+            origin: "https://verifier.example/path")
+        return rows
+    }
+}
