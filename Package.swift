@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "Presentment", targets: ["Presentment"]),
         .library(name: "AnnexC", targets: ["AnnexC"]),
         .library(name: "OpenID4VP", targets: ["OpenID4VP"]),
+        .library(name: "DigitalCredentials", targets: ["DigitalCredentials"]),
         .library(name: "AnnexCReader", targets: ["AnnexCReader"]),
         .library(name: "OpenID4VPReader", targets: ["OpenID4VPReader"]),
         .executable(name: "mdoc-respond", targets: ["mdoc-respond"]),
@@ -53,6 +54,8 @@ let package = Package(
         // The verifier's side, for tests, the CLI's reader commands and the demo. Wallet backends that
         // only answer requests do not link it.
         .target(name: "AnnexCReader", dependencies: ["AnnexC", "Presentment", "MdocCBOR", "HPKE"]),
+        // One entry point for both protocols (the CLI's): picks the protocol from the framing.
+        .target(name: "DigitalCredentials", dependencies: ["AnnexC", "OpenID4VP", "Presentment"]),
         // The verifier's side of OpenID4VP, beside AnnexCReader (whose document verification it shares).
         .target(
             name: "OpenID4VPReader",
@@ -90,7 +93,8 @@ let package = Package(
         .testTarget(
             name: "OpenID4VPTests",
             dependencies: [
-                "OpenID4VP", "OpenID4VPReader", "AnnexCReader", "JOSE", "Presentment", "MdocCBOR", "WebEncoding",
+                "OpenID4VP", "OpenID4VPReader", "AnnexC", "AnnexCReader", "DigitalCredentials", "JOSE", "Presentment",
+                "MdocCBOR", "WebEncoding", "CryptoCore",
                 "TestSupport", "TestWorld",
             ]),
         .testTarget(

@@ -153,6 +153,12 @@ public struct PresentmentRequest: Sendable {
 }
 
 extension PresentmentRequest {
+    /// Throws the refusal `respond` would give if the user approved everything shown (no credential
+    /// for a required document, no answerable use case or credential set); signs nothing.
+    public func checkAnswerable(context: CredentialContext) throws(PresentmentError) {
+        _ = try Planner.plan(self, context: context, using: [:], approving: .allRequested, consented: nil)
+    }
+
     /// What a consent screen shows when the user keeps the default choices: per docType, every
     /// requested element and every substitute of the candidate `respond(to:using:)` would use. Pass
     /// it (or the platform's own summary) as `consented` to have anything beyond it refused.
