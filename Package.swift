@@ -61,7 +61,12 @@ let package = Package(
             name: "OpenID4VPReader",
             dependencies: ["OpenID4VP", "AnnexCReader", "JOSE", "Presentment", "MdocCBOR", "WebEncoding", "CryptoCore"]),
         .executableTarget(
-            name: "mdoc-respond", dependencies: ["AnnexC", "AnnexCReader", "Presentment", "MdocCBOR", "HPKE"]),
+            name: "mdoc-respond",
+            dependencies: [
+                "DigitalCredentials", "AnnexC", "AnnexCReader", "OpenID4VP", "OpenID4VPReader", "Presentment",
+                "MdocCBOR",
+                "HPKE", "WebEncoding",
+            ]),
         .executableTarget(
             name: "mdoc-bench",
             dependencies: ["MdocCBOR", "HPKE", "Presentment", "AnnexC", "AnnexCReader", "CryptoCore"]),

@@ -189,3 +189,25 @@ public struct JWEEphemeralKey: Sendable {
         }
     }
 }
+
+/// What the engine did with an OpenID4VP request, for debugging and the CLI's `inspect`: the parsed
+/// request (consent model and `openID4VP` details: form, nonce, encryption key, handover, every
+/// verifier signature) or the refusal. Holds no element values or keys.
+public struct OpenID4VPExplanation: Sendable {
+    /// The origin as serialized into the transcript, when it parsed.
+    public var origin: String?
+    /// The request, when it parsed.
+    public var request: PresentmentRequest?
+    /// The refusal, if any.
+    public var error: PresentmentError?
+}
+
+extension OpenID4VPEngine {
+    /// Runs `parse` and records what it found or why it refused. Never throws.
+    public func explain(rawRequest: Data, origin: String) -> OpenID4VPExplanation {
+        var e = OpenID4VPExplanation()
+        e.origin = (try? Origin(origin, allowAppOrigins: configuration.allowAppOrigins))?.serialized
+        do { e.request = try parse(rawRequest: rawRequest, origin: origin) } catch { e.error = error }
+        return e
+    }
+}

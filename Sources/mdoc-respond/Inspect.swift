@@ -1,4 +1,5 @@
-import AnnexC
+import DigitalCredentials
+import WebEncoding
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -14,11 +15,17 @@ enum Inspect {
     static let help = """
         usage: mdoc-respond inspect [--hex] [--no-expand] [--indent N] FILE|-
                mdoc-respond inspect --request FILE|- --origin ORIGIN [--context DIR] [--clock RFC3339] [--json]
+                                    [--protocol auto|annexc|openid4vp]
 
-        With --request: explains what the engine does with a raw request — the framing found, the origin
-        used, dcapiInfo and its hash, the SessionTranscript (hex and diagnostic notation), the
-        DeviceRequest with tag-24 contents expanded, every reader signature check and the verdict, and
-        which stored credentials could answer and what each would release. Exit 1 if the engine refuses.
+        With --request: explains what the engine does with a raw request. Annex C: the framing found, the
+        origin used, dcapiInfo and its hash, the SessionTranscript (hex and diagnostic notation), the
+        DeviceRequest with tag-24 contents expanded, every reader signature check and the verdict.
+        OpenID4VP: the request form and framing, origin, nonce, response mode and encryption key
+        (kid, enc, RFC 7638 thumbprint), the handover info, its hash and the SessionTranscript, each
+        verifier signature (client_id, chain, trust). Both: which stored credentials could answer each
+        requested document (DCQL: claim sets and values) and what each would release. --protocol picks
+        the protocol when the request offers both (auto: the one the engine would answer with).
+        Exit 1 if the engine refuses.
 
         Prints the CBOR item in FILE (binary, or hex text) in RFC 8949 diagnostic notation, with the
         contents of tag-24 byte strings expanded as << ... >>, then names the ISO 18013-5 structure it
@@ -74,17 +81,48 @@ enum Inspect {
 
     static func explain(_ args: [String]) {
         let o = Options(args, flags: ["--json"], help: help)
-        o.check(allowed: ["--request", "--origin", "--context", "--clock"])
-        // Read no more than the engine accepts: a larger request is refused without being held.
+        o.check(allowed: ["--request", "--origin", "--context", "--clock", "--protocol"])
+        // Read no more than the engines accept: a larger request is refused without being held.
+        let limit = max(AnnexCEngine.Configuration().maxRequestBytes, OpenID4VPEngine.Configuration().maxRequestBytes)
         let raw = Data(
-            Input.read(o.require("--request"), limit: AnnexCEngine.Configuration().maxRequestBytes) {
+            Input.read(o.require("--request"), limit: limit) {
                 fail(
                     Exit.refused, AnnexCError.Code.limitExceeded.rawValue, "request larger than the configured maximum")
             })
         let origin = o.require("--origin")
         let clock = parseClock(o.value("--clock"))
-        let engine = AnnexCEngine(
-            context: BuiltIn.context(o.value("--context")), configuration: .init(clock: { clock }))
+        let context = BuiltIn.context(o.value("--context"))
+        let facade = DigitalCredentialsEngine(
+            context: context, annexC: .init(clock: { clock }), openID4VP: .init(clock: { clock }))
+        let useOpenID4VP: Bool
+        switch o.value("--protocol") ?? "auto" {
+        case "annexc": useOpenID4VP = false
+        case "openid4vp": useOpenID4VP = true
+        case "auto":
+            // The protocol the engine would answer with; when it refuses, the one the request offers.
+            if let parsed = try? facade.parse(rawRequest: raw, origin: origin) {
+                useOpenID4VP = parsed.openID4VP != nil
+            } else {
+                let offered = raw.withUnsafeBytes { b in
+                    (try? RequestEnvelope.parse(
+                        b.assumingMemoryBound(to: UInt8.self), maxBytes: limit,
+                        isBareData: {
+                            $0["deviceRequest"] == nil && $0["encryptionInfo"] == nil && $0["dcql_query"] != nil
+                        }
+                    ))?.entries.compactMap(\.protocolIdentifier) ?? []
+                }
+                useOpenID4VP =
+                    offered.contains { OpenID4VPEngine.answers(protocolIdentifier: $0) }
+                    && !offered.contains { $0 == AnnexCEngine.protocolIdentifier || $0 == "org.iso.mdoc" }
+            }
+        default: fail(Exit.usage, "usage", "--protocol must be auto, annexc or openid4vp")
+        }
+        if useOpenID4VP {
+            explainOpenID4VP(
+                facade.openID4VP.explain(rawRequest: raw, origin: origin), json: o.flags.contains("--json"))
+            return
+        }
+        let engine = facade.annexC
         let e = engine.explain(rawRequest: raw, origin: origin)
         let st = e.sessionTranscript.flatMap { try? CBORDocument(decoding: $0) }
         let dr = e.deviceRequest.flatMap { try? CBORDocument(decoding: $0) }
@@ -145,6 +183,72 @@ enum Inspect {
         if e.error != nil { exit(Exit.refused) }
     }
 
+    /// The OpenID4VP explanation, as text or JSON (no element values; request strings escaped).
+    static func explainOpenID4VP(_ e: OpenID4VPExplanation, json: Bool) {
+        let d = e.request?.openID4VP
+        let st = d.flatMap { try? CBORDocument(decoding: $0.handover.sessionTranscript) }
+        if json {
+            var fields = [String]()
+            fields.append("\"protocol\":\(e.request.map { jsonString($0.protocolIdentifier) } ?? "null")")
+            fields.append("\"origin\":\(e.origin.map(jsonString) ?? "null")")
+            fields.append("\"nonce\":\(d.map { jsonString($0.nonce) } ?? "null")")
+            fields.append("\"responseMode\":\(d.map { jsonString($0.responseMode.rawValue) } ?? "null")")
+            fields.append(
+                "\"encryption\":"
+                    + (d?.encryption.map {
+                        "{\"kid\":\($0.keyID.map(jsonString) ?? "null"),\"enc\":\(jsonString($0.encryption)),\"thumbprint\":\(jsonString(hex($0.thumbprint)))}"
+                    } ?? "null"))
+            fields.append("\"handoverInfo\":\(d.map { jsonString(hex($0.handover.handoverInfo)) } ?? "null")")
+            fields.append("\"handover\":\(d.map { jsonString(hex($0.handover.handover)) } ?? "null")")
+            fields.append("\"sessionTranscript\":\(d.map { jsonString(hex($0.handover.sessionTranscript)) } ?? "null")")
+            fields.append(
+                "\"signatures\":["
+                    + (d?.signatures ?? []).map {
+                        "{\"label\":\(jsonString($0.label)),\"clientID\":\(jsonString($0.clientID)),\"certificates\":[\($0.chain.map { jsonString($0.subject) }.joined(separator: ","))],\"trust\":\(verdictJSON($0.verdict))}"
+                    }.joined(separator: ",") + "]")
+            fields.append("\"verifierInfo\":[\((d?.verifierInfo ?? []).map(jsonString).joined(separator: ","))]")
+            fields.append("\"readerVerdict\":\(e.request.map { verdictJSON($0.readerVerdict) } ?? "null")")
+            fields.append(
+                "\"documents\":[" + (e.request?.documents ?? []).map(documentJSON).joined(separator: ",") + "]")
+            fields.append(
+                "\"error\":\(e.error.map { "{\"code\":\(jsonString($0.code.rawValue)),\"detail\":\(jsonString($0.detail))}" } ?? "null")"
+            )
+            print("{" + fields.joined(separator: ",") + "}")
+        } else {
+            print("protocol:           \(e.request?.protocolIdentifier ?? "openid4vp")")
+            print("origin:             \(e.origin ?? "-")")
+            if let d {
+                print("nonce:              \(safe(d.nonce))")
+                print(
+                    "response mode:      \(d.responseMode.rawValue)"
+                        + (d.encryption.map {
+                            " (\($0.encryption) to kid \(safe($0.keyID ?? "-")), thumbprint \(hex($0.thumbprint)))"
+                        } ?? ""))
+                print("HandoverInfo:       \(hex(d.handover.handoverInfo))")
+                print("Handover:           \(hex(d.handover.handover))")
+                print("SessionTranscript:  \(hex(d.handover.sessionTranscript))")
+                if let st { print("                    \(CBORDiagnostic.describe(st.root))") }
+                for s in d.signatures {
+                    print(
+                        "verifier signature \(s.label): client_id \(safe(s.clientID)); chain: \(s.chain.map { safe($0.subject) }.joined(separator: " <- "))"
+                    )
+                    print("                    trust: \(verdict(s.verdict))")
+                }
+                for v in d.verifierInfo { print("verifier_info:      \(safe(v))") }
+            }
+            if let r = e.request {
+                print("verifier verdict:   \(verdict(r.readerVerdict))")
+                for doc in r.documents {
+                    let id = d.map { $0.credentialQueryIDs[doc.index] } ?? "-"
+                    print("credential query:   \(safe(id))")
+                    printDocument(doc)
+                }
+            }
+            if let err = e.error { print("refused:            \(err.code.rawValue): \(safe(err.detail))") }
+        }
+        if e.error != nil { exit(Exit.refused) }
+    }
+
     /// One requested document as the consent model has it, in JSON (element ids only, never values).
     static func documentJSON(_ d: RequestedDocument) -> String {
         func ids(_ l: [ElementID]) -> String { "[" + l.map { jsonString($0.description) }.joined(separator: ",") + "]" }
@@ -167,6 +271,7 @@ enum Inspect {
             "{\"index\":\(d.index),\"docType\":\(jsonString(d.docType)),\"readerVerdict\":\(verdictJSON(d.readerVerdict)),"
             + "\"readerAuthentication\":[\(d.readerAuthentication.map(jsonString).joined(separator: ","))],\"requested\":\(ids(d.elements.map(\.id))),"
             + "\"alternatives\":[\(alternatives.joined(separator: ","))],\"ignoredAlternatives\":[\(ignored.joined(separator: ","))],"
+            + "\"claimSets\":[\(d.claimSets.map(ids).joined(separator: ","))],\"valueRestricted\":\(ids(d.valueConstraints.keys.sorted())),"
             + "\"candidates\":[\(candidates.joined(separator: ","))]}"
     }
 
@@ -181,6 +286,14 @@ enum Inspect {
             "  reader:           \(verdict(d.readerVerdict))"
                 + (d.readerAuthentication.isEmpty
                     ? "" : " (signed by \(d.readerAuthentication.joined(separator: ", ")))"))
+        for (k, set) in d.claimSets.enumerated() {
+            print("  claim set \(k):      [\(list(set))]\(k == 0 ? " (preferred)" : "")")
+        }
+        if !d.valueConstraints.isEmpty {
+            print(
+                "  values required:  \(list(d.valueConstraints.keys.sorted())) (an element with another value counts as not held)"
+            )
+        }
         for i in d.ignoredAlternatives {
             print(
                 "  alternative not honoured (\(i.reason.rawValue)): \(safe(i.requested.description)) -> [\(list(i.set))]"

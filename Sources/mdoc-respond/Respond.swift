@@ -1,4 +1,4 @@
-import AnnexC
+import DigitalCredentials
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -13,14 +13,20 @@ import MdocCBOR
 enum Respond {
     static let help = """
         usage: mdoc-respond respond --request FILE|- --origin ORIGIN [--context DIR] [--credential ID]
-                                    [--approve all|ns/elem,...] [--format auto|cbor|json|android]
+                                    [--approve all|ns/elem,...] [--protocol auto|annexc|openid4vp]
+                                    [--format auto|cbor|json|android|data|protocol]
                                     [--missing omit|report] [--out FILE|-] [--clock RFC3339] [--repeat N] [--report]
 
-        Answers an ISO 18013-7 Annex C request (any framing) from ORIGIN with the credentials of the
-        context (default: the built-in test context in TestVectors/context) and writes the sealed response.
+        Answers a Digital Credentials API request (any framing) from ORIGIN with the credentials of the
+        context (default: the built-in test context in TestVectors/context) and writes the response:
+        ISO 18013-7 Annex C (org-iso-mdoc) or OpenID4VP (openid4vp-v1-unsigned/signed/multisigned),
+        whichever the request offers; when it offers both, the one that can be answered (Annex C first).
 
-          --format    auto (raw CBOR for a data-object request, the Android envelope otherwise),
-                      cbor (iOS responseData), json ({"response": ...}), android ({"protocol","data"})
+          --protocol  auto (default), or force annexc or openid4vp (the other protocol's entries are ignored)
+          --format    auto: Annex C raw CBOR for a data-object request, the Android envelope otherwise;
+                      OpenID4VP the data object, or {"protocol","data"} for the list framings.
+                      Annex C: cbor (iOS responseData), json ({"response": ...}), android ({"protocol","data"});
+                      OpenID4VP: data ({"vp_token"} or {"response": JWE}), protocol ({"protocol","data"})
           --approve   all (default) or the comma-separated elements the user approved
           --missing   omit (default) leaves out requested elements the credential lacks; report lists them
                       as errors (code 0) and unanswered optional documents as documentErrors
@@ -39,10 +45,10 @@ enum Respond {
         }
         o.check(allowed: [
             "--request", "--origin", "--context", "--credential", "--approve", "--format", "--out", "--clock",
-            "--repeat", "--missing",
+            "--repeat", "--missing", "--protocol",
         ])
-        // Read no more than the engine accepts: a larger request is refused without being held.
-        let limit = AnnexCEngine.Configuration().maxRequestBytes
+        // Read no more than the engines accept: a larger request is refused without being held.
+        let limit = max(AnnexCEngine.Configuration().maxRequestBytes, OpenID4VPEngine.Configuration().maxRequestBytes)
         let raw = Data(
             Input.read(o.require("--request"), limit: limit) {
                 refuse(AnnexCError.Code.limitExceeded.rawValue, "request larger than the configured maximum")
@@ -57,15 +63,25 @@ enum Respond {
         case "report": configuration.missingElements = .report
         default: fail(Exit.usage, "usage", "--missing must be omit or report")
         }
-        let engine = AnnexCEngine(context: context, configuration: configuration)
-        let format: ResponseFormat
-        switch o.value("--format") ?? "auto" {
-        case "auto": format = .automatic
-        case "cbor": format = .encryptedResponseCBOR
-        case "json": format = .responseJSON
-        case "android": format = .androidEnvelope
-        default: fail(Exit.usage, "usage", "--format must be auto, cbor, json or android")
+        let forced = o.value("--protocol") ?? "auto"
+        guard ["auto", "annexc", "openid4vp"].contains(forced) else {
+            fail(Exit.usage, "usage", "--protocol must be auto, annexc or openid4vp")
         }
+        let engine = DigitalCredentialsEngine(
+            context: context, annexC: configuration,
+            openID4VP: OpenID4VPEngine.Configuration(clock: { fixedClock ? clock : Date() }))
+        var annexCFormat = ResponseFormat.automatic
+        var oidFormat = OpenID4VPResponseFormat.automatic
+        switch o.value("--format") ?? "auto" {
+        case "auto": break
+        case "cbor": annexCFormat = .encryptedResponseCBOR
+        case "json": annexCFormat = .responseJSON
+        case "android": annexCFormat = .androidEnvelope
+        case "data": oidFormat = .dataObject
+        case "protocol": oidFormat = .protocolAndData
+        default: fail(Exit.usage, "usage", "--format must be auto, cbor, json, android, data or protocol")
+        }
+        let formatName = o.value("--format") ?? "auto"
         var approval = Approval.allRequested
         if let a = o.value("--approve"), a != "all" {
             var set = Set<ElementID>()
@@ -80,10 +96,34 @@ enum Respond {
         let repeatCount = Int(o.value("--repeat") ?? "1") ?? 0
         guard repeatCount >= 1 else { fail(Exit.usage, "usage", "--repeat needs a positive number") }
         func once() throws(AnnexCError) -> (Data, PresentmentRequest) {
-            let request = try engine.parse(rawRequest: raw, origin: origin)
+            // --protocol forces one engine; auto lets the facade pick (Annex C first when both can answer).
+            let request =
+                switch forced {
+                case "annexc": try engine.annexC.parse(rawRequest: raw, origin: origin)
+                case "openid4vp": try engine.openID4VP.parse(rawRequest: raw, origin: origin)
+                default: try engine.parse(rawRequest: raw, origin: origin)
+                }
             var using = [Int: String]()
             if let id = o.value("--credential") { for d in request.documents { using[d.index] = id } }
-            return (try engine.respond(to: request, using: using, approving: approval, format: format), request)
+            if request.openID4VP != nil {
+                guard ["auto", "data", "protocol"].contains(formatName) else {
+                    fail(
+                        Exit.usage, "usage",
+                        "--format \(formatName) is for Annex C; OpenID4VP takes auto, data or protocol")
+                }
+                return (
+                    try engine.openID4VP.respond(to: request, using: using, approving: approval, format: oidFormat),
+                    request
+                )
+            }
+            guard ["auto", "cbor", "json", "android"].contains(formatName) else {
+                fail(
+                    Exit.usage, "usage",
+                    "--format \(formatName) is for OpenID4VP; Annex C takes auto, cbor, json or android")
+            }
+            return (
+                try engine.annexC.respond(to: request, using: using, approving: approval, format: annexCFormat), request
+            )
         }
         do {
             let start = Date()
@@ -107,7 +147,8 @@ enum Respond {
                     case .signedNotTrusted(_, let reason): "signed, not trusted (\(reason.rawValue))"
                     }
                 writeStderr(
-                    "mdoc-respond: answered: \(docs); reader \(reader); \(out.count) bytes\(peakMemoryNote())\n")
+                    "mdoc-respond: answered (\(request.protocolIdentifier)): \(docs); reader \(reader); \(out.count) bytes\(peakMemoryNote())\n"
+                )
             }
         } catch {
             refuse(error.code.rawValue, error.detail)

@@ -165,6 +165,7 @@ extension ConformanceTests {
             let r = try #require(
                 try Self.runCLI([
                     "respond", "--request", file.path, "--origin", c.origin, "--clock", "2026-06-01T12:00:00Z",
+                    "--protocol", "annexc",
                 ]))
             #expect(r.status == 1, "\(c.name): exit \(r.status)")
             #expect(r.out.isEmpty, "\(c.name): \(r.out.count) bytes of output")
@@ -371,5 +372,40 @@ extension ConformanceTests {
         print(
             "worst-case memory (bound \(boundKiB) KiB): reference answer \(baseline.peakKiB) KiB; "
                 + report.joined(separator: "; "))
+    }
+}
+
+extension ConformanceTests {
+    @Test(
+        "CLI: every OpenID4VP catalogue request is refused by the binary (auto protocol) with its code and no output",
+        .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
+    func cliOpenID4VPCatalogue() throws {
+        let world = try TestWorld()
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-cli-oid4vp-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // The binary answers from the built-in context, whose verifier trust differs from the world's:
+        // only rows refused before trust is evaluated keep their code there (and the protocol-routing rows
+        // belong to the facade: a page without an openid4vp entry goes to Annex C).
+        let trustIndependent: Set<PresentmentError.Code> = [
+            .invalidRequest, .unsupportedClientIdentifier, .originMismatch, .unsupportedTransactionData,
+            .readerAuthenticationFailed, .unsupportedRecipientKey, .limitExceeded, .invalidOrigin,
+        ]
+        var n = 0
+        for (k, row) in try OpenID4VPCatalogue.rows(world: world).enumerated() where trustIndependent.contains(row.code)
+        {
+            let file = dir.appendingPathComponent("case-\(k).json")
+            try row.raw.write(to: file)
+            let r = try #require(
+                try Self.runCLI([
+                    "respond", "--request", file.path, "--origin", row.origin, "--clock", "2026-06-01T12:00:00Z",
+                ]))
+            #expect(r.status == 1, "\(row.name): exit \(r.status)")
+            #expect(r.out.isEmpty, "\(row.name): \(r.out.count) bytes of output")
+            #expect(r.err.contains("error[\(row.code.rawValue)]"), "\(row.name): \(r.err)")
+            n += 1
+        }
+        #expect(n >= 50)
+        print("CLI OpenID4VP catalogue: \(n) requests refused by the binary with their codes, no output")
     }
 }
