@@ -39,9 +39,9 @@ passed_of() {   # tests passed in a log: run − failed − skipped
 # Formatting (the checked-in .swift-format, 120 columns).
 if swift format lint --strict -r Sources Tests Fuzz/Sources Package.swift > "$logs/lint.log" 2>&1; then lint=ok; else lint=FAILED; failures+=("format lint"); cat "$logs/lint.log" >&2; fi
 
-# Pinned independent peers from PyPI (pyhpke, cryptography, cbor2, pymdoccbor) for the interop tests.
+# Pinned independent peers from PyPI (pyhpke, cryptography, cbor2, pymdoccbor, jwcrypto) for the interop tests.
 venv=.build/interop-venv
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import pyhpke, cbor2, pymdoccbor, cryptography" 2>/dev/null; then
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import pyhpke, cbor2, pymdoccbor, cryptography, jwcrypto" 2>/dev/null; then
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q --disable-pip-version-check -r Tests/interop/requirements.txt
 fi
@@ -62,6 +62,14 @@ peer=${PIPESTATUS[0]}
 set -e
 [ "$peer" -eq 0 ] || failures+=("annexc interop")
 peer_passed=$(sed -nE 's/^annexc interop: ([0-9]+) passed.*/\1/p' "$logs/peer.log" | tail -1)
+
+# The independent OpenID4VP verifier (jwcrypto, cbor2, cryptography) likewise.
+set +e
+"$venv/bin/python" Tests/interop/openid4vp_peer.py --cli .build/debug/mdoc-respond --vectors TestVectors | tee "$logs/oid-peer.log"
+oid_peer=${PIPESTATUS[0]}
+set -e
+[ "$oid_peer" -eq 0 ] || failures+=("openid4vp interop")
+oid_peer_passed=$(sed -nE 's/^openid4vp interop: ([0-9]+) passed.*/\1/p' "$logs/oid-peer.log" | tail -1)
 
 optimized_line="" sanitizer_line="" fuzz_line=""
 opt_passed=0 asan_passed=0 tsan_passed=0 fuzz_targets=0
@@ -110,9 +118,9 @@ fi
 read -r debug_run debug_skipped < <(counts "$logs/debug.log")
 debug_passed=$(passed_of "$logs/debug.log")
 debug_failed=$(grep -cE '^✘ Test .* failed' "$logs/debug.log" || true)
-total=$((debug_passed + ${peer_passed:-0} + opt_passed + asan_passed + tsan_passed))
+total=$((debug_passed + ${peer_passed:-0} + ${oid_peer_passed:-0} + opt_passed + asan_passed + tsan_passed))
 mode=$([ "$quick" -eq 1 ] && echo "quick" || echo "full")
-echo "tests ($mode): $total passed, ${debug_failed:-0} failed, $debug_skipped skipped — debug $debug_passed, annexc interop ${peer_passed:-0}$(
+echo "tests ($mode): $total passed, ${debug_failed:-0} failed, $debug_skipped skipped — debug $debug_passed, annexc interop ${peer_passed:-0}, openid4vp interop ${oid_peer_passed:-0}$(
     [ "$quick" -eq 0 ] && echo ", optimized $opt_passed, address sanitizer $asan_passed, thread sanitizer $tsan_passed, fuzz targets $fuzz_targets clean"
 ); format lint $lint"
 if [ ${#failures[@]} -gt 0 ]; then
