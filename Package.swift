@@ -72,7 +72,8 @@ let package = Package(
             dependencies: ["MdocCBOR", "HPKE", "Presentment", "AnnexC", "AnnexCReader", "CryptoCore"]),
         // Regenerates TestVectors/ (seeded keys, salts and nonces; ECDSA signatures vary per run).
         .executableTarget(
-            name: "mdoc-vectors", dependencies: ["MdocCBOR", "HPKE", "Presentment", "AnnexC", "AnnexCReader"]),
+            name: "mdoc-vectors",
+            dependencies: ["MdocCBOR", "HPKE", "Presentment", "AnnexC", "AnnexCReader", "OpenID4VP", "OpenID4VPReader"]),
 
         // Shared test helpers (vector locations, hex).
         .target(name: "TestSupport", path: "Tests/TestSupport"),  // links Swift Testing (skip traits)
@@ -104,7 +105,11 @@ let package = Package(
             ]),
         .testTarget(
             name: "ConformanceTests",
-            dependencies: ["AnnexC", "AnnexCReader", "Presentment", "MdocCBOR", "HPKE", "TestSupport", "TestWorld"]),
+            dependencies: [
+                "AnnexC", "AnnexCReader", "OpenID4VP", "OpenID4VPReader", "Presentment", "MdocCBOR", "HPKE",
+                "TestSupport",
+                "TestWorld",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

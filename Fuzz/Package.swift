@@ -21,6 +21,14 @@ let package = Package(
             name: "FuzzHPKEOpen", dependencies: [.product(name: "HPKE", package: "mdoc-respond")],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
         .executableTarget(
+            name: "FuzzOpenID4VP",
+            dependencies: [
+                .product(name: "OpenID4VP", package: "mdoc-respond"),
+                .product(name: "MdocCBOR", package: "mdoc-respond"),
+                .product(name: "Presentment", package: "mdoc-respond"),
+            ],
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
+        .executableTarget(
             name: "FuzzContext", dependencies: [.product(name: "AnnexC", package: "mdoc-respond")],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
     ],

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # libFuzzer + AddressSanitizer runs of the fuzz targets in Fuzz/ (a separate package, so the main
 # build never links a libFuzzer main). Seeds come from TestVectors/ and, when present, ../shared/vectors.
-#   scripts/fuzz.sh [SECONDS] [TARGET...]      targets: FuzzCBOR FuzzRequest FuzzHPKEOpen FuzzContext (default: all)
+#   scripts/fuzz.sh [SECONDS] [TARGET...]      targets: FuzzCBOR FuzzRequest FuzzOpenID4VP FuzzHPKEOpen FuzzContext (default: all)
 #   MDOC_FUZZ_JOBS=N        N processes per target on the one corpus (executions are summed)
 #   MDOC_FUZZ_MAX_LEN=BYTES input size cap (default per target)
 # A crash, leak or timeout fails the run; the input is kept in .build/fuzz/artifacts/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-30}; shift || true
-targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(FuzzCBOR FuzzRequest FuzzHPKEOpen FuzzContext)
+targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(FuzzCBOR FuzzRequest FuzzOpenID4VP FuzzHPKEOpen FuzzContext)
 work=.build/fuzz
 mkdir -p "$work/artifacts"
 shared=${MDOC_SHARED_VECTORS:-../shared/vectors}
@@ -35,6 +35,8 @@ put(f"{work}/seeds-FuzzContext", "context", open("TestVectors/context/context.cb
 put(f"{work}/seeds-FuzzHPKEOpen", "empty", b"\x00" * 90)
 for i, c in enumerate(json.load(open("TestVectors/requests/manifest.json"))):
     put(f"{work}/seeds-FuzzRequest", f"r{i}", c["origin"].encode() + b"\n" + open("TestVectors/" + c["file"], "rb").read())
+for i, c in enumerate(json.load(open("TestVectors/requests/openid4vp/manifest.json"))):
+    put(f"{work}/seeds-FuzzOpenID4VP", f"o{i}", c["origin"].encode() + b"\n" + open("TestVectors/" + c["file"], "rb").read())
 PY
 # A small context (two 1.5 KB credentials) as a second FuzzContext seed: mutations of a 3.5 KB snapshot
 # run several times faster than of the 36 KB built-in one. Needs a built CLI; skipped otherwise.

@@ -111,6 +111,21 @@ package enum JWE {
     package static func decrypt(_ compact: String, with key: PrivateKey, limits: JOSELimits = JOSELimits())
         throws(JOSEError) -> (header: JSONValue, plaintext: [UInt8])
     {
+        try decrypt(compact, limits: limits) { (epk) throws(JOSEError) -> [UInt8] in
+            guard case .ec(let c) = key.kind, c == epk.curve.curve else {
+                throw JOSEError(.invalidKey, "JWE epk is not on the recipient key's curve")
+            }
+            do { return try key.sharedSecret(with: epk.publicKey) } catch {
+                throw JOSEError(.invalidKey, "key agreement failed")
+            }
+        }
+    }
+
+    /// `decrypt(_:with:)` with the ECDH secret computed by `agreement` from the header's `epk` (a
+    /// sender that kept its ephemeral key can read back what it encrypted: tests, the fuzzer).
+    package static func decrypt(
+        _ compact: String, limits: JOSELimits = JOSELimits(), agreement: (JWK) throws(JOSEError) -> [UInt8]
+    ) throws(JOSEError) -> (header: JSONValue, plaintext: [UInt8]) {
         guard compact.utf8.count <= limits.maxBytes else { throw JOSEError(.malformed, "JWE larger than the limit") }
         let parts = compact.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).map {
             String(decoding: $0, as: UTF8.self)
@@ -142,9 +157,6 @@ package enum JWE {
         }
         guard let epkJSON = header["epk"] else { throw JOSEError(.malformed, "JWE epk missing") }
         let epk = try JWK(epkJSON)
-        guard case .ec(let c) = key.kind, c == epk.curve.curve else {
-            throw JOSEError(.invalidKey, "JWE epk is not on the recipient key's curve")
-        }
         func party(_ name: String) throws(JOSEError) -> [UInt8] {
             guard let v = header[name] else { return [] }
             guard let s = v.string, let b = Base64URL.decodeUnpadded(s) else {
@@ -154,10 +166,7 @@ package enum JWE {
         }
         let apu = try party("apu")
         let apv = try party("apv")
-        var z: [UInt8]
-        do { z = try key.sharedSecret(with: epk.publicKey) } catch {
-            throw JOSEError(.invalidKey, "key agreement failed")
-        }
+        var z = try agreement(epk)
         defer { SecureBytes.cleanse(&z) }
         var cek = concatKDF(
             sharedSecret: z, keyLength: enc.keySize, algorithmID: enc.rawValue, partyUInfo: apu, partyVInfo: apv)

@@ -211,3 +211,30 @@ extension OpenID4VPEngine {
         return e
     }
 }
+
+extension OpenID4VPEngine {
+    /// Test hook: the response payload (`{"vp_token": …}` JSON) of an answer to `request`, read back by
+    /// the sender: a `dc_api.jwt` answer is decrypted with the fixed ephemeral key and the verifier's
+    /// public key (the same ECDH secret). Nil when the answer is not one this engine wrote for it.
+    @_spi(Testing) public static func payload(
+        of response: Data, for request: PresentmentRequest, ephemeral: JWEEphemeralKey
+    )
+        -> [UInt8]?
+    {
+        guard let state = request.frontEnd as? RequestState, var data = try? JSONValue.parse(Array(response)) else {
+            return nil
+        }
+        if data["protocol"] != nil, let inner = data["data"] { data = inner }
+        guard let enc = state.encryption else { return data["vp_token"] != nil ? data.serialized : nil }
+        guard let jwe = data["response"]?.string,
+            let opened = try? JWE.decrypt(
+                jwe,
+                agreement: { (_) throws(JOSEError) -> [UInt8] in
+                    do { return try ephemeral.key.sharedSecret(with: enc.key.publicKey) } catch {
+                        throw JOSEError(.invalidKey, "key agreement failed")
+                    }
+                })
+        else { return nil }
+        return opened.plaintext
+    }
+}

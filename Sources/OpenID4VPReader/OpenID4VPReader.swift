@@ -357,3 +357,98 @@ public enum OpenID4VPReader {
         return .object(out)
     }
 }
+
+extension OpenID4VPReader.BuiltRequest {
+    /// What a verifier keeps to open the answer later, as JSON: origin, nonce, response mode,
+    /// protocol, the DCQL query, and the encryption key as a private JWK (a test key, for
+    /// `dc_api.jwt`). Written by `mdoc-respond reader request` and the vector generator.
+    public var state: Data {
+        var m: [(String, JSONValue)] = [
+            ("origin", .string(origin.serialized)), ("nonce", .string(nonce)),
+            ("responseMode", .string(responseMode.rawValue)), ("protocol", .string(protocolIdentifier)),
+            ("dcql_query", OpenID4VPReader.dcql(queries, credentialSets)),
+        ]
+        if let key = encryptionKey, let jwk = try? JWK(publicKey: key.publicKey, keyID: "enc-1"),
+            let d = try? key.exportSecret(), case .object(var members) = jwk.json
+        {
+            members.append(("d", .string(Base64URL.encode(d))))
+            m.append(("encryptionKey", .object(members)))
+        }
+        return Data(JSONValue.object(m).serialized)
+    }
+
+    /// Reads a state written by `state`.
+    public init(state: Data) throws(PresentmentError) {
+        func bad(_ what: String) -> PresentmentError { PresentmentError(.invalidRequest, "state: \(what)") }
+        guard let j = try? JSONValue.parse(Array(state)), let originText = j["origin"]?.string,
+            let nonce = j["nonce"]?.string, let mode = j["responseMode"]?.string.flatMap(OpenID4VPResponseMode.init),
+            let protocolID = j["protocol"]?.string, let dcql = j["dcql_query"]
+        else { throw bad("missing members") }
+        var key: PrivateKey?
+        var thumbprint: [UInt8]?
+        if let k = j["encryptionKey"] {
+            do {
+                let priv = try JWK.privateKey(k)
+                key = priv
+                thumbprint = try JWK(k).thumbprint
+            } catch { throw bad("encryptionKey is not a private EC JWK") }
+        }
+        let (queries, sets) = try OpenID4VPReader.queries(fromDCQL: dcql)
+        self.init(
+            rawRequest: Data(), origin: try Origin(originText), nonce: nonce, responseMode: mode, encryptionKey: key,
+            thumbprint: thumbprint, queries: queries, credentialSets: sets, protocolIdentifier: protocolID)
+    }
+}
+
+extension OpenID4VPReader {
+    /// Reads a DCQL query (as this library writes them) back into credential queries and sets.
+    package static func queries(fromDCQL dcql: JSONValue) throws(PresentmentError) -> (
+        [CredentialQuery], [CredentialSet]
+    ) {
+        func bad(_ what: String) -> PresentmentError { PresentmentError(.invalidRequest, "dcql_query: \(what)") }
+        guard case .array(let list)? = dcql["credentials"] else { throw bad("credentials") }
+        var queries = [CredentialQuery]()
+        for q in list {
+            guard let id = q["id"]?.string, let format = q["format"]?.string else { throw bad("id/format") }
+            var claims: [Claim]?
+            if case .array(let cs)? = q["claims"] {
+                claims = []
+                for c in cs {
+                    guard case .array(let path)? = c["path"], path.count == 2, let ns = path[0].string,
+                        let e = path[1].string
+                    else { throw bad("path") }
+                    var values: [ClaimValue]?
+                    if case .array(let vs)? = c["values"] {
+                        values = vs.compactMap { v in
+                            switch v {
+                            case .string(let s): .text(s)
+                            case .bool(let b): .bool(b)
+                            case .number(let n): n.int64.map { .integer($0) }
+                            default: nil
+                            }
+                        }
+                    }
+                    claims!.append(
+                        Claim(
+                            ElementID(ns, e), id: c["id"]?.string, values: values,
+                            intentToRetain: c["intent_to_retain"]?.bool))
+                }
+            }
+            let sets = q["claim_sets"]?.array?.map { $0.array?.compactMap(\.string) ?? [] }
+            var akis: [[UInt8]]?
+            if case .array(let tas)? = q["trusted_authorities"] {
+                akis = tas.flatMap { ($0["values"]?.array ?? []).compactMap { $0.string.flatMap(Base64URL.decode) } }
+            }
+            queries.append(
+                CredentialQuery(
+                    id: id, docType: q["meta"]?["doctype_value"]?.string ?? "", claims: claims, claimSets: sets,
+                    multiple: q["multiple"]?.bool, trustedAuthorities: akis, format: format))
+        }
+        let sets: [CredentialSet] = (dcql["credential_sets"]?.array ?? []).map { s in
+            CredentialSet(
+                options: s["options"]?.array?.map { $0.array?.compactMap(\.string) ?? [] } ?? [],
+                required: s["required"]?.bool)
+        }
+        return (queries, sets)
+    }
+}

@@ -1,5 +1,7 @@
 import AnnexC
 import AnnexCReader
+import OpenID4VP
+import OpenID4VPReader
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -18,10 +20,16 @@ enum ReaderCommand {
                                           [--retain] [--framing data|protocol|requests|digital] [--version 1.0|1.1]
                                           [--reader-auth per-document|all --reader-key PEM --reader-chain DER[,DER...]]
                                           [--builtin-reader] --out-request FILE --out-state FILE
+               mdoc-respond reader request --protocol openid4vp --origin ORIGIN --doctype D --elements ns/elem,... [...]
+                                          [--signing unsigned|signed-dns|signed-hash|multisigned] [--builtin-verifier]
+                                          [--response-mode dc_api|dc_api.jwt] [--framing ...] --out-request FILE --out-state FILE
                mdoc-respond reader open --response FILE|- --state FILE [--iaca DER]... [--builtin-iaca] [--clock RFC3339] [--json]
 
         request: builds a request like a web page and writes it, plus a state file holding the reader's
-                 HPKE private key (a test key) and what was asked.
+                 HPKE private key or the verifier's JWE key (test keys) and what was asked. With
+                 --protocol openid4vp: an OpenID4VP request over the DC API, one DCQL credential query per
+                 --doctype (ids q0, q1, ...), signed by the built-in test verifier (TestVectors/pki/verifier.*)
+                 for the signed forms.
         open:    decrypts a response and verifies it as a verifier would: HPKE, issuer signature and chain to
                  an IACA, digests, validity, device signature, only requested elements. Prints what was
                  disclosed; exits 1 on any failure.
@@ -37,7 +45,12 @@ enum ReaderCommand {
         }
         let rest = Array(args.dropFirst())
         switch action {
-        case "request": request(rest)
+        case "request":
+            if let k = rest.firstIndex(of: "--protocol"), k + 1 < rest.count, rest[k + 1] == "openid4vp" {
+                requestOpenID4VP(Array(rest[..<k] + rest[(k + 2)...]))
+            } else {
+                request(rest.filter { $0 != "--protocol" && $0 != "annexc" })
+            }
         case "open": open(rest)
         default: fail(Exit.usage, "usage", "unknown reader action '\(action)'")
         }
@@ -161,44 +174,134 @@ enum ReaderCommand {
             documents: documents)
     }
 
+    /// `reader request --protocol openid4vp`.
+    static func requestOpenID4VP(_ args: [String]) {
+        let o = Options(args, flags: ["--retain", "--builtin-verifier"], help: help)
+        o.check(allowed: [
+            "--origin", "--doctype", "--elements", "--framing", "--signing", "--response-mode", "--out-request",
+            "--out-state",
+        ])
+        let origin: Origin
+        do { origin = try Origin(o.require("--origin")) } catch { fail(Exit.usage, error.code.rawValue, error.detail) }
+        let types = o.values["--doctype"] ?? []
+        let lists = o.values["--elements"] ?? []
+        guard !types.isEmpty, types.count == lists.count else {
+            fail(Exit.usage, "usage", "give one --elements per --doctype")
+        }
+        let queries: [OpenID4VPReader.CredentialQuery] = zip(types, lists).enumerated().map { k, pair in
+            .init(
+                id: "q\(k)", docType: pair.0,
+                claims: pair.1.split(separator: ",").map { item in
+                    guard let slash = item.lastIndex(of: "/") else {
+                        fail(Exit.usage, "usage", "--elements takes namespace/element items")
+                    }
+                    return .init(
+                        ElementID(String(item[..<slash]), String(item[item.index(after: slash)...])),
+                        intentToRetain: o.flags.contains("--retain") ? true : nil)
+                })
+        }
+        let framing: OpenID4VPReader.Framing
+        switch o.value("--framing") ?? "digital" {
+        case "data": framing = .dataObject
+        case "protocol": framing = .protocolAndData
+        case "requests": framing = .requestList
+        case "digital": framing = .digitalRequestList
+        default: fail(Exit.usage, "usage", "--framing must be data, protocol, requests or digital")
+        }
+        let verifier = {
+            (scheme: OpenID4VPReader.ClientIDScheme) -> OpenID4VPReader.Signer in
+            guard o.flags.contains("--builtin-verifier") else {
+                fail(Exit.usage, "usage", "signed forms need --builtin-verifier (the test verifier of TestVectors/pki)")
+            }
+            return .init(key: BuiltIn.signer("verifier"), chain: [BuiltIn.certificate("verifier")], clientID: scheme)
+        }
+        let signing: OpenID4VPReader.Signing
+        switch o.value("--signing") ?? "unsigned" {
+        case "unsigned": signing = .unsigned
+        case "signed-dns": signing = .signed(verifier(.sanDNS("verifier.example")))
+        case "signed-hash": signing = .signed(verifier(.hash))
+        case "multisigned":
+            signing = .multisigned([verifier(.sanDNS("verifier.example")), verifier(.hash)], placement: .topLevel)
+        default: fail(Exit.usage, "usage", "--signing must be unsigned, signed-dns, signed-hash or multisigned")
+        }
+        guard let mode = OpenID4VPResponseMode(rawValue: o.value("--response-mode") ?? "dc_api.jwt") else {
+            fail(Exit.usage, "usage", "--response-mode must be dc_api or dc_api.jwt")
+        }
+        do {
+            let built = try OpenID4VPReader.makeRequest(
+                queries: queries, origin: origin, signing: signing, framing: framing, responseMode: mode)
+            writeOutput(built.rawRequest, to: o.require("--out-request"))
+            let path = o.require("--out-state")
+            guard
+                FileManager.default.createFile(
+                    atPath: path, contents: built.state, attributes: [.posixPermissions: 0o600])
+            else { fail(Exit.io, "io", "cannot write the state file") }
+        } catch {
+            fail(Exit.refused, error.code.rawValue, error.detail)
+        }
+    }
+
     static func open(_ args: [String]) {
         let o = Options(args, flags: ["--json", "--builtin-iaca"], help: help)
         o.check(allowed: ["--response", "--state", "--iaca", "--clock"])
-        let state = loadState(o.require("--state"))
         var roots = (o.values["--iaca"] ?? []).map { Input.certificate(Input.read($0)) }
         if o.flags.contains("--builtin-iaca") { roots.append(BuiltIn.certificate("iaca")) }
         let response = Data(Input.read(o.require("--response")))
+        let stateBytes = Data(Input.read(o.require("--state")))
+        if let oid = try? OpenID4VPReader.BuiltRequest(state: stateBytes) {
+            do {
+                let v = try OpenID4VPReader.openResponse(
+                    response, for: oid, issuerRoots: roots, at: parseClock(o.value("--clock")))
+                printVerified(
+                    v.vpToken.flatMap(\.documents), roots: roots, json: o.flags.contains("--json"),
+                    what:
+                        "JWE or clear payload, issuer signature\(roots.isEmpty ? "" : " and chain"), digests, validity, device signature over the OpenID4VP transcript, exactly the selected claims"
+                )
+            } catch {
+                fail(Exit.refused, error.code.rawValue, error.detail)
+            }
+            return
+        }
+        let state = loadState(o.require("--state"))
         do {
             let v = try AnnexCReader.openResponse(
                 response, for: state, issuerRoots: roots, at: parseClock(o.value("--clock")))
-            if o.flags.contains("--json") {
-                let docs = v.documents.map { d in
-                    "{\"docType\":\(jsonString(d.docType)),\"documentSigner\":\(jsonString(d.documentSigner)),\"elements\":{"
-                        + d.elements.map {
-                            "\(jsonString($0.element.description)):\(jsonString(CBORDiagnostic.describe($0.value)))"
-                        }.joined(separator: ",") + "}}"
-                }
-                print(
-                    "{\"verified\":true,\"issuerChainChecked\":\(!roots.isEmpty),\"documents\":[\(docs.joined(separator: ","))]}"
-                )
-            } else {
-                print(
-                    "response verified (HPKE, issuer signature\(roots.isEmpty ? "" : " and chain"), digests, validity, device signature, only requested elements)"
-                )
-                for d in v.documents {
-                    print("\(d.docType) signed by \(d.documentSigner):")
-                    for e in d.elements {
-                        let id = e.element
-                        let value = e.value
-                        let shown =
-                            value.type == .byteString
-                            ? "<\(value.byteStringSlice?.count ?? 0) bytes>" : CBORDiagnostic.describe(value)
-                        print("  \(id) = \(shown)")
-                    }
-                }
-            }
+            printVerified(
+                v.documents, roots: roots, json: o.flags.contains("--json"),
+                what:
+                    "HPKE, issuer signature\(roots.isEmpty ? "" : " and chain"), digests, validity, device signature, only requested elements"
+            )
         } catch {
             fail(Exit.refused, error.code.rawValue, error.detail)
+        }
+    }
+
+    /// Prints verified documents (values as diagnostic notation; byte strings by length).
+    static func printVerified(
+        _ documents: [AnnexCReader.VerifiedDocument], roots: [Certificate], json: Bool, what: String
+    ) {
+        if json {
+            let docs = documents.map { d in
+                "{\"docType\":\(jsonString(d.docType)),\"documentSigner\":\(jsonString(d.documentSigner)),\"elements\":{"
+                    + d.elements.map {
+                        "\(jsonString($0.element.description)):\(jsonString(CBORDiagnostic.describe($0.value)))"
+                    }.joined(separator: ",") + "}}"
+            }
+            print(
+                "{\"verified\":true,\"issuerChainChecked\":\(!roots.isEmpty),\"documents\":[\(docs.joined(separator: ","))]}"
+            )
+        } else {
+            print("response verified (\(what))")
+            for d in documents {
+                print("\(d.docType) signed by \(d.documentSigner):")
+                for e in d.elements {
+                    let value = e.value
+                    let shown =
+                        value.type == .byteString
+                        ? "<\(value.byteStringSlice?.count ?? 0) bytes>" : CBORDiagnostic.describe(value)
+                    print("  \(e.element) = \(shown)")
+                }
+            }
         }
     }
 }

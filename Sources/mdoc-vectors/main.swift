@@ -99,16 +99,29 @@ let strangerRoot = try Certificate.issue(
 let strangerCert = try Certificate.issue(
     subject: .init(commonName: "Unknown Reader"), publicKey: strangerKey.publicKey, issuer: strangerRoot,
     issuerKey: strangerRootKey, serial: 13, notBefore: pkiFrom, notAfter: pkiTo, profile: .readerAuthentication)
+// OpenID4VP request signers (HAIP profile, SAN verifier.example): one under the reader root, one under
+// the unknown root.
+let verifierKey = try key("verifier")
+let verifierCert = try Certificate.issue(
+    subject: .init(commonName: "mdoc-respond Test Verifier", organization: "Example Verifier"),
+    publicKey: verifierKey.publicKey, issuer: readerRoot, issuerKey: readerRootKey, serial: 14, notBefore: pkiFrom,
+    notAfter: pkiTo, profile: .requestSigner(dnsNames: ["verifier.example"]))
+let strangerVerifierKey = try key("stranger-verifier")
+let strangerVerifierCert = try Certificate.issue(
+    subject: .init(commonName: "Unknown Verifier"), publicKey: strangerVerifierKey.publicKey, issuer: strangerRoot,
+    issuerKey: strangerRootKey, serial: 15, notBefore: pkiFrom, notAfter: pkiTo,
+    profile: .requestSigner(dnsNames: ["verifier.example"]))
 for (name, cert) in [
     ("iaca", iaca), ("ds", ds), ("untrusted-iaca", rogue), ("untrusted-ds", rogueDS), ("reader-root", readerRoot),
     ("reader", readerCert),
-    ("unknown-reader-root", strangerRoot), ("unknown-reader", strangerCert),
+    ("unknown-reader-root", strangerRoot), ("unknown-reader", strangerCert), ("verifier", verifierCert),
+    ("unknown-verifier", strangerVerifierCert),
 ] {
     try write(cert.der, "pki/\(name).der")
 }
 for (name, k) in [
     ("iaca", iacaKey), ("ds", dsKey), ("reader-root", readerRootKey), ("reader", readerKey),
-    ("unknown-reader", strangerKey),
+    ("unknown-reader", strangerKey), ("verifier", verifierKey), ("unknown-verifier", strangerVerifierKey),
 ] {
     try write(try k.pkcs8PEM(), "pki/\(name).key.pem", mode: 0o600)
 }
@@ -378,6 +391,9 @@ for (id, body, code) in hostile {
 let encoder = JSONEncoder()
 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
 try write(Array(try encoder.encode(cases)), "requests/manifest.json")
+let openID4VPCount = try generateOpenID4VP(
+    verifierKey: verifierKey, verifierCert: verifierCert, strangerKey: strangerVerifierKey,
+    strangerCert: strangerVerifierCert, iacaSKI: iaca.subjectKeyIdentifier!)
 try write(
     """
     # TestVectors
@@ -390,14 +406,15 @@ try write(
 
     | path | what |
     | --- | --- |
-    | `pki/` | test IACA and document signer (18013-5 Annex B profiles), an untrusted IACA/DS, reader root and reader certificate (EKU 1.0.18013.5.1.6), an unknown reader root and reader; PKCS#8 test keys |
+    | `pki/` | test IACA and document signer (18013-5 Annex B profiles), an untrusted IACA/DS, reader root and reader certificate (EKU 1.0.18013.5.1.6), an unknown reader root and reader, OpenID4VP request signers (SAN verifier.example) under each root; PKCS#8 test keys |
     | `credentials/` | IssuerSigned of an mDL (full 18013-5 §7.2.1 element set, 8 KB portrait, driving_privileges), an EU PID, a photo ID, and expired / not-yet-valid / cancelled / untrusted-issuer variants |
     | `credentials/bad/` | credentials a context must refuse: a wrong device key, a tampered element |
     | `context/` | the built-in credential context (`context.cbor`, mode 0600) with `keys/`; reader trust anchor: `pki/reader-root.der` |
     | `requests/` | \(cases.count) requests (every framing × 1.0/1.1 × no reader auth / readerAuth / readerAuthAll, multi-document, unavailable elements, unknown docType, trust failures, hostile inputs) and `manifest.json` with origin, reader HPKE key (hex), and the expected outcome of each |
+    | `requests/openid4vp/` | \(openID4VPCount) OpenID4VP requests (every form × response mode, framings, DCQL claim sets, values, credential sets, no claims, trusted authorities, trust and policy failures, expected_origins, transaction_data) and `manifest.json` with each verifier state (its JWE key is a test key) and expected outcome |
 
     Validity: credentials 2026-01-01 … 2031-01-01 (expired one ends 2026-06-01; the not-yet-valid one starts 2035); certificates 2026-01-01 … 2036-01-01.
     """, "README.md")
 print(
-    "mdoc-vectors: wrote \(creds.count) credentials, \(cases.count) requests, the built-in context and the PKI to \(root.path)"
+    "mdoc-vectors: wrote \(creds.count) credentials, \(cases.count) Annex C and \(openID4VPCount) OpenID4VP requests, the built-in context and the PKI to \(root.path)"
 )

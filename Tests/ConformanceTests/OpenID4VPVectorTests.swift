@@ -1,0 +1,124 @@
+import Foundation
+import MdocCBOR
+import OpenID4VP
+import OpenID4VPReader
+import Presentment
+import Testing
+import TestSupport
+
+/// Runs every case of TestVectors/requests/openid4vp/manifest.json through the library and through
+/// the CLI binary (with `reader open` verifying each CLI answer), against the expected outcomes.
+extension ConformanceTests {
+    struct OpenID4VPCase: Decodable {
+        struct Expected: Decodable {
+            let outcome: String
+            let error: String?
+            let disclosed: [String: [String]]?
+            let verifierVerdict: String?
+        }
+        let id: String
+        let file: String
+        let origin: String
+        let form: String
+        let responseMode: String
+        let state: String
+        let policy: [String: Bool]?
+        let expected: Expected
+    }
+
+    static func openID4VPManifest() throws -> [OpenID4VPCase] {
+        try JSONDecoder().decode(
+            [OpenID4VPCase].self,
+            from: Data(contentsOf: vectors.appendingPathComponent("requests/openid4vp/manifest.json")))
+    }
+
+    /// The built-in context with a case's policy switches.
+    static func openID4VPEngine(_ context: CredentialContext, policy: [String: Bool]?) throws -> OpenID4VPEngine {
+        var trust = context.readerTrust
+        trust.requireTrustedReader = policy?["requireTrustedReader"] ?? trust.requireTrustedReader
+        trust.requireReaderAuthentication = policy?["requireReaderAuthentication"] ?? trust.requireReaderAuthentication
+        let adjusted = try CredentialContext(
+            entries: context.entries, readerTrust: trust,
+            keyResolver: FileKeyResolver(
+                directory: vectors.appendingPathComponent("context"), requirePrivateFiles: false))
+        return OpenID4VPEngine(context: adjusted, configuration: .init(clock: { Self.clock }))
+    }
+
+    static func disclosed(_ v: OpenID4VPReader.VerifiedResponse) -> [String: [String]] {
+        var out = [String: [String]]()
+        for (id, docs) in v.vpToken { out[id] = docs.flatMap { $0.elements.map(\.element.description) }.sorted() }
+        return out
+    }
+
+    @Test("Every OpenID4VP TestVectors request gives its expected outcome through the library")
+    func openID4VPLibrary() throws {
+        let context = try #require(
+            try CredentialContext.load(from: Self.vectors.appendingPathComponent("context"), requirePrivateFiles: false)
+        )
+        let iaca = try Certificate(der: Array(Data(contentsOf: Self.vectors.appendingPathComponent("pki/iaca.der"))))
+        let cases = try Self.openID4VPManifest()
+        #expect(cases.count >= 30)
+        var answered = 0
+        var refused = 0
+        for c in cases {
+            let raw = try Data(contentsOf: Self.vectors.appendingPathComponent(c.file))
+            let engine = try Self.openID4VPEngine(context, policy: c.policy)
+            let request = try OpenID4VPReader.BuiltRequest(state: Data(c.state.utf8))
+            do {
+                let parsed = try engine.parse(rawRequest: raw, origin: c.origin)
+                if let v = c.expected.verifierVerdict {
+                    #expect(Self.verdictName(parsed.readerVerdict) == v, "\(c.id)")
+                }
+                let response = try engine.accept(rawRequest: raw, origin: c.origin)
+                #expect(c.expected.outcome == "ok", "\(c.id): answered, expected \(c.expected.error ?? "")")
+                let v = try OpenID4VPReader.openResponse(response, for: request, issuerRoots: [iaca], at: Self.clock)
+                #expect(Self.disclosed(v) == c.expected.disclosed?.mapValues { $0.sorted() }, "\(c.id)")
+                answered += 1
+            } catch {
+                #expect(c.expected.outcome == "refused", "\(c.id): refused \(error), expected an answer")
+                #expect(error.code.rawValue == c.expected.error, "\(c.id): \(error)")
+                refused += 1
+            }
+        }
+        print("OpenID4VP vectors: \(answered) answered and \(refused) refused as expected")
+    }
+
+    @Test(
+        "Every OpenID4VP TestVectors request through the CLI binary, each answer verified by 'reader open'",
+        .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
+    func openID4VPCLI() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "mdoc-cli-oid4vp-vectors-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var n = 0
+        for c in try Self.openID4VPManifest() where c.policy == nil {
+            let request = Self.vectors.appendingPathComponent(c.file).path
+            let r = try #require(
+                try Self.runCLI([
+                    "respond", "--request", request, "--origin", c.origin, "--clock", "2027-03-01T12:00:00Z",
+                ]))
+            if c.expected.outcome == "refused" {
+                #expect(r.status == 1 && r.out.isEmpty, "\(c.id): exit \(r.status)")
+                #expect(r.err.contains("error[\(c.expected.error ?? "")]"), "\(c.id): \(r.err)")
+                n += 1
+                continue
+            }
+            #expect(r.status == 0, "\(c.id): \(r.err)")
+            let response = dir.appendingPathComponent("\(c.id).response")
+            let state = dir.appendingPathComponent("\(c.id).state")
+            try r.out.write(to: response)
+            try Data(c.state.utf8).write(to: state)
+            let opened = try #require(
+                try Self.runCLI([
+                    "reader", "open", "--response", response.path, "--state", state.path, "--builtin-iaca", "--clock",
+                    "2027-03-01T12:00:00Z", "--json",
+                ]))
+            #expect(opened.status == 0, "\(c.id): reader open: \(opened.err)")
+            #expect(String(decoding: opened.out, as: UTF8.self).contains("\"verified\":true"), "\(c.id)")
+            n += 1
+        }
+        #expect(n >= 25)
+        print("OpenID4VP vectors through the CLI: \(n) cases as expected")
+    }
+}
