@@ -69,7 +69,10 @@ let package = Package(
             ]),
         .executableTarget(
             name: "mdoc-bench",
-            dependencies: ["MdocCBOR", "HPKE", "Presentment", "AnnexC", "AnnexCReader", "CryptoCore"]),
+            dependencies: [
+                "MdocCBOR", "HPKE", "Presentment", "AnnexC", "AnnexCReader", "OpenID4VP", "OpenID4VPReader",
+                "CryptoCore",
+            ]),
         // Regenerates TestVectors/ (seeded keys, salts and nonces; ECDSA signatures vary per run).
         .executableTarget(
             name: "mdoc-vectors",

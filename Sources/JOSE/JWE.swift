@@ -59,6 +59,25 @@ package enum JWE {
         _ plaintext: [UInt8], to recipient: JWK, encryption: JWEEncryption, keyID: String? = nil,
         partyUInfo: [UInt8] = [], partyVInfo: [UInt8] = [], ephemeralKey: PrivateKey? = nil, iv fixedIV: [UInt8]? = nil
     ) throws(JOSEError) -> String {
+        var out = [UInt8]()
+        let result: Result<Void, JOSEError> = plaintext.withUnsafeBytes { pt in
+            Result { () throws(JOSEError) in
+                try encrypt(
+                    pt, to: recipient, encryption: encryption, keyID: keyID, partyUInfo: partyUInfo,
+                    partyVInfo: partyVInfo, ephemeralKey: ephemeralKey, iv: fixedIV, appendingTo: &out)
+            }
+        }
+        try result.get()
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `encrypt(_:to:…)` appending the compact serialization to `output` (one buffer: the ciphertext is
+    /// sealed into a scratch buffer once and base64url-encoded straight into `output`).
+    package static func encrypt(
+        _ plaintext: UnsafeRawBufferPointer, to recipient: JWK, encryption: JWEEncryption, keyID: String? = nil,
+        partyUInfo: [UInt8] = [], partyVInfo: [UInt8] = [], ephemeralKey: PrivateKey? = nil, iv fixedIV: [UInt8]? = nil,
+        appendingTo output: inout [UInt8]
+    ) throws(JOSEError) {
         let curve = recipient.curve.curve
         let epk: PrivateKey
         var z: [UInt8]
@@ -83,7 +102,6 @@ package enum JWE {
             ))
         if !partyUInfo.isEmpty { header.append(("apu", .string(Base64URL.encode(partyUInfo)))) }
         if !partyVInfo.isEmpty { header.append(("apv", .string(Base64URL.encode(partyVInfo)))) }
-        let protected = Base64URL.encode(JSONValue.object(header).serialized)
         var cek = concatKDF(
             sharedSecret: z, keyLength: encryption.keySize, algorithmID: encryption.rawValue, partyUInfo: partyUInfo,
             partyVInfo: partyVInfo)
@@ -93,13 +111,30 @@ package enum JWE {
             throw JOSEError(.invalidKey, "random IV failed")
         }
         guard iv.count == 12 else { throw JOSEError(.malformed, "IV is not 96 bits") }
-        let sealed: [UInt8]
+        // protected "." "" "." iv "." ciphertext "." tag; the AAD is the protected header's ASCII.
+        let start = output.count
+        output.reserveCapacity(
+            start + 600 + Base64URL.encodedLength(plaintext.count) + Base64URL.encodedLength(16) + 8)
+        JSONValue.object(header).serialized.withUnsafeBytes { Base64URL.encode($0, appendingTo: &output) }
+        let protectedEnd = output.count
+        output.append(contentsOf: [UInt8(ascii: "."), UInt8(ascii: ".")])
+        iv.withUnsafeBytes { Base64URL.encode($0, appendingTo: &output) }
+        output.append(UInt8(ascii: "."))
+        let sealed = UnsafeMutableRawBufferPointer.allocate(byteCount: plaintext.count + 16, alignment: 1)
+        defer { sealed.deallocate() }
         do {
-            sealed = try encryption.aead.seal(key: cek, nonce: iv, plaintext: plaintext, aad: Array(protected.utf8))
-        } catch { throw JOSEError(.invalidKey, "content encryption failed") }
-        let ct = sealed.prefix(sealed.count - 16)
-        let tag = sealed.suffix(16)
-        return protected + ".." + Base64URL.encode(iv) + "." + Base64URL.encode(ct) + "." + Base64URL.encode(tag)
+            try output.withUnsafeBytes { all in
+                try encryption.aead.seal(
+                    key: cek, nonce: iv, plaintext: plaintext,
+                    aad: UnsafeRawBufferPointer(rebasing: all[start..<protectedEnd]), into: sealed)
+            }
+        } catch {
+            output.removeSubrange(start...)
+            throw JOSEError(.invalidKey, "content encryption failed")
+        }
+        Base64URL.encode(UnsafeRawBufferPointer(rebasing: sealed[..<plaintext.count]), appendingTo: &output)
+        output.append(UInt8(ascii: "."))
+        Base64URL.encode(UnsafeRawBufferPointer(rebasing: sealed[plaintext.count...]), appendingTo: &output)
     }
 
     /// Decrypts a compact JWE made with `ECDH-ES` and A128GCM / A256GCM to `key`.

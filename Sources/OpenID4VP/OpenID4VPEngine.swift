@@ -35,7 +35,8 @@ public final class OpenID4VPEngine: Sendable {
         public var maxRequestedElements: Int
         /// `A256GCM` when the verifier offers both encryptions (HAIP's recommendation); false prefers `A128GCM`.
         public var preferA256GCM: Bool
-        /// Re-verify every DeviceResponse before it leaves (digests, device signature); default true.
+        /// Re-verify every DeviceResponse before it leaves (digests, device signature: an ECDSA
+        /// verification per document); default false, as for Annex C.
         public var selfCheck: Bool
         /// Test hook: a fixed JWE ephemeral key (known-answer tests and the fuzzer).
         @_spi(Testing) public var ephemeralKeySource: (@Sendable () -> JWEEphemeralKey)?
@@ -44,7 +45,7 @@ public final class OpenID4VPEngine: Sendable {
         public init(
             clock: @escaping @Sendable () -> Date = { Date() }, allowAppOrigins: Bool = false,
             maxRequestBytes: Int = 256 * 1024, maxCredentialQueries: Int = 16, maxRequestedElements: Int = 1024,
-            preferA256GCM: Bool = true, selfCheck: Bool = true
+            preferA256GCM: Bool = true, selfCheck: Bool = false
         ) {
             self.clock = clock
             self.allowAppOrigins = allowAppOrigins

@@ -268,9 +268,11 @@ extension OpenID4VPEngine {
     }
 
     /// Builds one DeviceResponse per answered document, `vp_token` keyed by credential query id in
-    /// query order, and the response data (encrypted for `dc_api.jwt`), framed.
+    /// query order, and the response data (encrypted for `dc_api.jwt`), framed. Written straight into
+    /// byte buffers: each DeviceResponse base64url-encoded into the payload, the JWE into the output.
     func finish(_ plan: Plan, _ state: RequestState, format: OpenID4VPResponseFormat) throws(PresentmentError) -> Data {
-        var tokens = [(String, [JSONValue])]()
+        var groups = [(id: String, responses: [[UInt8]])]()
+        var size = 64
         for d in plan.answered.sorted(by: { $0.index < $1.index }) {
             let one = Plan(answered: [d], unanswered: [])
             let response = try DeviceResponseBuilder.build(
@@ -280,36 +282,54 @@ extension OpenID4VPEngine {
                     response, plan: one, sessionTranscript: state.handover.sessionTranscript)
             }
             let id = state.queryIDs[d.index]
-            let token = JSONValue.string(Base64URL.encode(response))
-            if let k = tokens.firstIndex(where: { $0.0 == id }) {
-                tokens[k].1.append(token)
+            size += Base64URL.encodedLength(response.count) + id.utf8.count + 8
+            if let k = groups.firstIndex(where: { $0.id == id }) {
+                groups[k].responses.append(response)
             } else {
-                tokens.append((id, [token]))
+                groups.append((id, [response]))
             }
         }
-        let vpToken = JSONValue.object(tokens.map { ($0.0, .array($0.1)) })
-        let payload = JSONValue.object([("vp_token", vpToken)])
-        let data: JSONValue
-        if let enc = state.encryption {
-            let jwe: String
-            do {
-                jwe = try JWE.encrypt(
-                    payload.serialized, to: enc.key, encryption: enc.encryption, keyID: enc.key.keyID,
-                    ephemeralKey: configuration.ephemeralKeySource?().key)
-            } catch { throw PresentmentError(.sealingFailed, "JWE encryption failed: \(error.detail)") }
-            data = .object([("response", .string(jwe))])
-        } else {
-            data = payload
+        // {"vp_token":{"<id>":["<base64url DeviceResponse>",...],...}}
+        var payload = JSONWriter(capacity: size)
+        payload.writeRaw("{\"vp_token\":{")
+        for (k, group) in groups.enumerated() {
+            if k > 0 { payload.writeRaw(",") }
+            payload.writeString(group.id)
+            payload.writeRaw(":[")
+            for (j, r) in group.responses.enumerated() {
+                if j > 0 { payload.writeRaw(",") }
+                payload.writeBase64URLString(r)
+            }
+            payload.writeRaw("]")
         }
+        payload.writeRaw("}}")
         let wrap: Bool =
             switch format {
             case .automatic: state.framing == .requestList || state.framing == .digitalRequestList
             case .dataObject: false
             case .protocolAndData: true
             }
-        let framed =
-            wrap ? JSONValue.object([("protocol", .string(state.form.protocolIdentifier)), ("data", data)]) : data
-        return Data(framed.serialized)
+        var out = [UInt8]()
+        out.reserveCapacity(payload.bytes.count * 4 / 3 + 1024)
+        if wrap { out.append(contentsOf: Array("{\"protocol\":\"\(state.form.protocolIdentifier)\",\"data\":".utf8)) }
+        if let enc = state.encryption {
+            out.append(contentsOf: Array("{\"response\":\"".utf8))
+            let result: Result<Void, JOSEError> = payload.bytes.withUnsafeBytes { pt in
+                Result { () throws(JOSEError) in
+                    try JWE.encrypt(
+                        pt, to: enc.key, encryption: enc.encryption, keyID: enc.key.keyID,
+                        ephemeralKey: configuration.ephemeralKeySource?().key, appendingTo: &out)
+                }
+            }
+            do { try result.get() } catch {
+                throw PresentmentError(.sealingFailed, "JWE encryption failed: \(error.detail)")
+            }
+            out.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: "}")])
+        } else {
+            out.append(contentsOf: payload.bytes)
+        }
+        if wrap { out.append(UInt8(ascii: "}")) }
+        return Data(out)
     }
 }
 

@@ -455,25 +455,71 @@ package struct JSONWriter: Sendable {
         }
     }
 
-    /// Writes a string literal with its quotes.
+    /// Appends JSON text as is (punctuation written by the caller, which answers for its validity).
+    package mutating func writeRaw(_ text: StaticString) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    /// Writes the base64url encoding of `data` as a string literal (its alphabet needs no escapes).
+    package mutating func writeBase64URLString(_ data: [UInt8]) {
+        bytes.append(UInt8(ascii: "\""))
+        data.withUnsafeBytes { Base64URL.encode($0, appendingTo: &bytes) }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Writes a string literal with its quotes. Runs that need no escape (base64url members are one
+    /// long run) are copied in bulk.
     package mutating func writeString(_ s: String) {
-        bytes.append(UInt8(ascii: "\""))
-        for b in s.utf8 {
-            switch b {
-            case UInt8(ascii: "\""): bytes.append(contentsOf: [0x5c, 0x22])
-            case 0x5c: bytes.append(contentsOf: [0x5c, 0x5c])
-            case 0x0a: bytes.append(contentsOf: [0x5c, UInt8(ascii: "n")])
-            case 0x0d: bytes.append(contentsOf: [0x5c, UInt8(ascii: "r")])
-            case 0x09: bytes.append(contentsOf: [0x5c, UInt8(ascii: "t")])
-            case 0x08: bytes.append(contentsOf: [0x5c, UInt8(ascii: "b")])
-            case 0x0c: bytes.append(contentsOf: [0x5c, UInt8(ascii: "f")])
-            case ..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                bytes.append(contentsOf: [0x5c, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(b >> 4)], hex[Int(b & 15)]])
-            default: bytes.append(b)
+        var s = s
+        s.withUTF8 { u in
+            bytes.reserveCapacity(bytes.count + u.count + 2)
+            bytes.append(UInt8(ascii: "\""))
+            var runStart = 0
+            var i = 0
+            let n = u.count
+            let p = UnsafeRawPointer(u.baseAddress!)
+            while i < n {
+                // Eight bytes at a time: any byte < 0x20, == 0x22 or == 0x5c drops to the byte loop.
+                while i + 8 <= n {
+                    let w = p.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                    let ones: UInt64 = 0x0101_0101_0101_0101
+                    let highs: UInt64 = 0x8080_8080_8080_8080
+                    let below20 = (w &- ones &* 0x20) & ~w & highs
+                    let q = w ^ (ones &* 0x22)
+                    let isQuote = (q &- ones) & ~q & highs
+                    let x = w ^ (ones &* 0x5c)
+                    let isBackslash = (x &- ones) & ~x & highs
+                    if below20 | isQuote | isBackslash != 0 { break }
+                    i += 8
+                }
+                guard i < n else { break }
+                let b = u[i]
+                if b < 0x20 || b == 0x22 || b == 0x5c {
+                    if i > runStart { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: u[runStart..<i])) }
+                    appendEscape(b)
+                    runStart = i + 1
+                }
+                i += 1
             }
+            if n > runStart { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: u[runStart...])) }
+            bytes.append(UInt8(ascii: "\""))
         }
-        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// The escape for one byte that needs one.
+    private mutating func appendEscape(_ b: UInt8) {
+        switch b {
+        case 0x22: bytes.append(contentsOf: [0x5c, 0x22])
+        case 0x5c: bytes.append(contentsOf: [0x5c, 0x5c])
+        case 0x0a: bytes.append(contentsOf: [0x5c, UInt8(ascii: "n")])
+        case 0x0d: bytes.append(contentsOf: [0x5c, UInt8(ascii: "r")])
+        case 0x09: bytes.append(contentsOf: [0x5c, UInt8(ascii: "t")])
+        case 0x08: bytes.append(contentsOf: [0x5c, UInt8(ascii: "b")])
+        case 0x0c: bytes.append(contentsOf: [0x5c, UInt8(ascii: "f")])
+        default:
+            let hex = Array("0123456789abcdef".utf8)
+            bytes.append(contentsOf: [0x5c, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(b >> 4)], hex[Int(b & 15)]])
+        }
     }
 }
 

@@ -14,45 +14,10 @@ import AnnexCReader
 @MainActor
 func acceptFigures() {
     if let op = onlyOp, op.hasPrefix("elements_") || op.hasPrefix("portrait_") { return }  // scalingFigures runs those
-    let now = Date(timeIntervalSince1970: 1_780_000_000)
-    let day: TimeInterval = 86400
-    let iacaKey = try! SoftwareSigner.generate()
-    let dsKey = try! SoftwareSigner.generate()
-    let device = try! SoftwareSigner.generate()
-    let iacaName = DistinguishedName(commonName: "Bench IACA", country: "UT")
-    let iaca = try! Certificate.issue(
-        subject: iacaName, publicKey: iacaKey.publicKey, issuer: nil, issuerKey: iacaKey, serial: 1,
-        notBefore: now - day, notAfter: now + 900 * day, profile: .iaca)
-    let ds = try! Certificate.issue(
-        subject: .init(commonName: "Bench DS"), publicKey: dsKey.publicKey, issuer: iaca, issuerKey: iacaKey, serial: 2,
-        notBefore: now - day, notAfter: now + 900 * day, profile: .documentSigner)
-    let ns = "org.iso.18013.5.1"
-    let elements: [MdocIssuer.Element] = [
-        .init("family_name", .text("Mustermann")), .init("given_name", .text("Erika")),
-        .init("birth_date", .tagged(1004, .text("1971-09-01"))),
-        .init("issue_date", .tagged(1004, .text("2024-01-01"))),
-        .init("expiry_date", .tagged(1004, .text("2029-01-01"))), .init("issuing_country", .text("UT")),
-        .init("issuing_authority", .text("Utopia DMV")), .init("document_number", .text("D1234567")),
-        .init("portrait", .bytes([UInt8](repeating: 0xd8, count: 8192))),
-        .init("driving_privileges", .array([.map([.init(.text("vehicle_category_code"), .text("B"))])])),
-        .init("age_over_18", .bool(true)), .init("age_over_21", .bool(true)),
-    ]
-    let issued = try! MdocIssuer(signer: dsKey, certificateChain: [ds]).issue(
-        docType: "org.iso.18013.5.1.mDL", nameSpaces: [(ns, elements)], deviceKey: device.publicKey,
-        signed: now - day, validFrom: now - day, validUntil: now + 365 * day)
-    let rootKey = try! SoftwareSigner.generate()
-    let readerKey = try! SoftwareSigner.generate()
-    let rootName = DistinguishedName(commonName: "Bench Reader Root")
-    let root = try! Certificate.issue(
-        subject: rootName, publicKey: rootKey.publicKey, issuer: nil, issuerKey: rootKey, serial: 3,
-        notBefore: now - day, notAfter: now + 900 * day, profile: .readerRoot)
-    let readerCert = try! Certificate.issue(
-        subject: .init(commonName: "Bench Reader"), publicKey: readerKey.publicKey, issuer: root, issuerKey: rootKey,
-        serial: 4,
-        notBefore: now - day, notAfter: now + 900 * day, profile: .readerAuthentication)
-    let context = try! CredentialContext(
-        entries: [.init(id: "mdl", issuerSigned: issued, deviceKeyReference: "k")],
-        readerTrust: ReaderTrustPolicy(trustAnchors: [root]), keyResolver: InMemoryKeyResolver(["k": device]))
+    let w = BenchWorld.shared
+    let (now, ns, elements, context, root, readerKey, readerCert) = (
+        w.now, w.ns, w.elements, w.context, w.root, w.readerKey, w.readerCert
+    )
     let engine = AnnexCEngine(context: context, configuration: .init(clock: { now }))
     let origin = try! Origin("https://verifier.example")
     let doc = AnnexCReader.DocumentRequest(

@@ -23,7 +23,8 @@ if arguments.contains("--help") || arguments.contains("-h") {
           --samples N  samples per figure (default 301; more narrows the spread of a ratio between runs)
           --op NAME --iterations N
                        run one operation N times, untimed, then exit (for valgrind --tool=callgrind):
-                       accept, accept_ios, accept_reader_auth, floor, floor_reader_auth, accept_ios_and_floor, parse, respond
+                       accept, accept_ios, accept_reader_auth, floor, floor_reader_auth, accept_ios_and_floor, parse, respond,
+                       oid4vp_accept, oid4vp_floor, oid4vp_accept_signed, oid4vp_floor_signed
         Set MDOC_SHARED_VECTORS to the shared vectors folder to include the Annex D DeviceResponse.
         """)
     exit(0)
@@ -52,7 +53,7 @@ let samples = quick ? 15 : max(1, requestedSamples ?? 301)
 
 var figures = [Figure]()
 
-if onlyOp != nil { acceptFigures() }
+if let op = onlyOp { op.hasPrefix("oid4vp_") ? openID4VPFigures() : acceptFigures() }
 
 if let annexD = annexDResponse() {
     cborFigures("annexd_response", annexD)
@@ -72,6 +73,7 @@ figures.append(
 hpkeFigures(size: 4096)
 hpkeFigures(size: 32768)
 acceptFigures()
+openID4VPFigures()
 scalingFigures()
 primitiveFigures()
 

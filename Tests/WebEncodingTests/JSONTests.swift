@@ -125,4 +125,24 @@ struct JSONTests {
         let f = try JSONSerialization.jsonObject(with: Data(v.serialized)) as? [String: Any]
         #expect(f?["z"] as? String == "q\"b\\s\u{1}\u{1f}\n\r\t\u{8}\u{c}é😀</")
     }
+
+    @Test("The writer's eight-byte scan: an escape at every position of long strings is written and read back")
+    func longStrings() throws {
+        for length in [0, 1, 7, 8, 9, 15, 16, 17, 63, 64, 65] {
+            for position in 0..<max(length, 1) {
+                for special in ["\"", "\\", "\u{1}", "\n", "é"] {
+                    var chars = Array(repeating: "a", count: length)
+                    if length > 0 { chars[position] = special }
+                    let text = chars.joined()
+                    let v = JSONValue.array([.string(text)])
+                    #expect(try JSONValue.parse(v.serialized) == v, "length \(length) at \(position)")
+                }
+            }
+        }
+        var w = JSONWriter()
+        w.writeRaw("{\"k\":")
+        w.writeBase64URLString([0xfb, 0xff, 0x00])
+        w.writeRaw("}")
+        #expect(String(decoding: w.bytes, as: UTF8.self) == "{\"k\":\"-_8A\"}")
+    }
 }

@@ -1,0 +1,79 @@
+import Foundation
+import MdocCBOR
+import AnnexC
+
+/// The benchmark credential world: an mDL (12 elements including an 8 KB portrait) issued under a
+/// test IACA, its context with a reader root as trust anchor, a reader and an OpenID4VP verifier
+/// certificate under that root. Built once.
+@MainActor
+struct BenchWorld {
+    static let shared = BenchWorld()
+
+    let now: Date
+    let ns: String
+    let elements: [MdocIssuer.Element]
+    let context: CredentialContext
+    let root: Certificate
+    let rootKey: SoftwareSigner
+    let readerKey: SoftwareSigner
+    let readerCert: Certificate
+    let verifierKey: SoftwareSigner
+    let verifierCert: Certificate
+
+    init() {
+        let now = Date(timeIntervalSince1970: 1_780_000_000)
+        let day: TimeInterval = 86400
+        let iacaKey = try! SoftwareSigner.generate()
+        let dsKey = try! SoftwareSigner.generate()
+        let device = try! SoftwareSigner.generate()
+        let iacaName = DistinguishedName(commonName: "Bench IACA", country: "UT")
+        let iaca = try! Certificate.issue(
+            subject: iacaName, publicKey: iacaKey.publicKey, issuer: nil, issuerKey: iacaKey, serial: 1,
+            notBefore: now - day, notAfter: now + 900 * day, profile: .iaca)
+        let ds = try! Certificate.issue(
+            subject: .init(commonName: "Bench DS"), publicKey: dsKey.publicKey, issuer: iaca, issuerKey: iacaKey,
+            serial: 2,
+            notBefore: now - day, notAfter: now + 900 * day, profile: .documentSigner)
+        let ns = "org.iso.18013.5.1"
+        let elements: [MdocIssuer.Element] = [
+            .init("family_name", .text("Mustermann")), .init("given_name", .text("Erika")),
+            .init("birth_date", .tagged(1004, .text("1971-09-01"))),
+            .init("issue_date", .tagged(1004, .text("2024-01-01"))),
+            .init("expiry_date", .tagged(1004, .text("2029-01-01"))), .init("issuing_country", .text("UT")),
+            .init("issuing_authority", .text("Utopia DMV")), .init("document_number", .text("D1234567")),
+            .init("portrait", .bytes([UInt8](repeating: 0xd8, count: 8192))),
+            .init("driving_privileges", .array([.map([.init(.text("vehicle_category_code"), .text("B"))])])),
+            .init("age_over_18", .bool(true)), .init("age_over_21", .bool(true)),
+        ]
+        let issued = try! MdocIssuer(signer: dsKey, certificateChain: [ds]).issue(
+            docType: "org.iso.18013.5.1.mDL", nameSpaces: [(ns, elements)], deviceKey: device.publicKey,
+            signed: now - day, validFrom: now - day, validUntil: now + 365 * day)
+        let rootKey = try! SoftwareSigner.generate()
+        let readerKey = try! SoftwareSigner.generate()
+        let rootName = DistinguishedName(commonName: "Bench Reader Root")
+        let root = try! Certificate.issue(
+            subject: rootName, publicKey: rootKey.publicKey, issuer: nil, issuerKey: rootKey, serial: 3,
+            notBefore: now - day, notAfter: now + 900 * day, profile: .readerRoot)
+        let readerCert = try! Certificate.issue(
+            subject: .init(commonName: "Bench Reader"), publicKey: readerKey.publicKey, issuer: root,
+            issuerKey: rootKey,
+            serial: 4,
+            notBefore: now - day, notAfter: now + 900 * day, profile: .readerAuthentication)
+        let context = try! CredentialContext(
+            entries: [.init(id: "mdl", issuerSigned: issued, deviceKeyReference: "k")],
+            readerTrust: ReaderTrustPolicy(trustAnchors: [root]), keyResolver: InMemoryKeyResolver(["k": device]))
+        verifierKey = try! SoftwareSigner.generate()
+        verifierCert = try! Certificate.issue(
+            subject: .init(commonName: "Bench Verifier"), publicKey: verifierKey.publicKey, issuer: root,
+            issuerKey: rootKey, serial: 5, notBefore: now - day, notAfter: now + 900 * day,
+            profile: .requestSigner(dnsNames: ["verifier.example"]))
+        self.now = now
+        self.ns = ns
+        self.elements = elements
+        self.context = context
+        self.root = root
+        self.rootKey = rootKey
+        self.readerKey = readerKey
+        self.readerCert = readerCert
+    }
+}

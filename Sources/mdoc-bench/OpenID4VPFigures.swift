@@ -1,0 +1,110 @@
+import Foundation
+#if canImport(Glibc)
+    import Glibc
+#endif
+import CryptoCore
+import MdocCBOR
+import OpenID4VP
+import OpenID4VPReader
+import Presentment
+
+/// The cryptographic floor of answering an OpenID4VP `dc_api.jwt` request: what no implementation
+/// can skip — import and validate the verifier's key, its RFC 7638 thumbprint and the handover
+/// hash (SHA-256), one key generation, one ECDH, the Concat KDF (one SHA-256), one ECDSA signature
+/// over DeviceAuthentication, and AES-256-GCM over a payload of the size the engine sends. A signed
+/// request adds the JWS verification and the chain check.
+struct OpenID4VPFloor {
+    let devKey = try! CryptoCore.PrivateKey.generate(.ec(.p256))
+    let x: [UInt8], y: [UInt8]
+    let verifier: CryptoCore.PublicKey
+    let thumbprintInput = [UInt8](repeating: 1, count: 120)
+    let handoverInfo: [UInt8]
+    let kdfRound = [UInt8](repeating: 2, count: 4 + 32 + 4 + 7 + 12)
+    let tbs = [UInt8](repeating: 4, count: 120)
+    let cek = [UInt8](repeating: 5, count: 32), iv = [UInt8](repeating: 6, count: 12)
+    let payload: [UInt8]
+    let aad: [UInt8]
+
+    init(built: OpenID4VPReader.BuiltRequest, payloadSize: Int, headerSize: Int) {
+        let k = try! CryptoCore.PrivateKey.generate(.ec(.p256))
+        (x, y) = k.publicKey.coordinates!
+        verifier = k.publicKey
+        handoverInfo = [UInt8](
+            repeating: 3, count: 3 + 2 + built.origin.serialized.utf8.count + 2 + built.nonce.utf8.count + 34)
+        payload = [UInt8](repeating: 7, count: payloadSize)
+        aad = [UInt8](repeating: 8, count: headerSize)
+    }
+
+    func run() {
+        blackHole(try! CryptoCore.PublicKey(curve: .p256, x: x, y: y))
+        blackHole(DigestAlgorithm.sha256.hash(thumbprintInput))
+        blackHole(DigestAlgorithm.sha256.hash(handoverInfo))
+        let e = try! CryptoCore.PrivateKey.generateForAgreement(.ec(.p256))
+        blackHole(e.publicKey.rawRepresentation)
+        blackHole(try! e.sharedSecret(with: verifier))
+        blackHole(DigestAlgorithm.sha256.hash(kdfRound))
+        blackHole(try! devKey.signECDSA(message: tbs, digest: .sha256))
+        blackHole(try! AEADAlgorithm.aes256gcm.seal(key: cek, nonce: iv, plaintext: payload, aad: aad))
+    }
+}
+
+@MainActor
+func openID4VPFigures() {
+    let w = BenchWorld.shared
+    let engine = OpenID4VPEngine(context: w.context, configuration: .init(clock: { w.now }))
+    let origin = try! Origin("https://verifier.example")
+    let query = OpenID4VPReader.CredentialQuery(
+        id: "mdl", docType: "org.iso.18013.5.1.mDL", claims: w.elements.map { .init(ElementID(w.ns, $0.identifier)) })
+    let unsigned = try! OpenID4VPReader.makeRequest(queries: [query], origin: origin)
+    let signed = try! OpenID4VPReader.makeRequest(
+        queries: [query], origin: origin,
+        signing: .signed(.init(key: w.verifierKey, chain: [w.verifierCert], clientID: .sanDNS("verifier.example"))))
+    // The sizes the engine produces: the JWE payload and the protected header (AAD).
+    let answer = try! engine.accept(rawRequest: unsigned.rawRequest, origin: origin.serialized)
+    let outer = try! JSONSerialization.jsonObject(with: answer) as! [String: Any]
+    let jwe = ((outer["data"] as? [String: Any]) ?? outer)["response"] as! String
+    let parts = jwe.split(separator: ".", omittingEmptySubsequences: false)
+    let payloadSize = parts[3].utf8.count * 3 / 4
+    let floor = OpenID4VPFloor(built: unsigned, payloadSize: payloadSize, headerSize: parts[0].utf8.count)
+    // The verifier's signature as the engine checks it: the leaf key from the certificate.
+    let verifierPub = try! X509Certificate(der: w.verifierCert.der).publicKey()
+    let jwsInput = [UInt8](repeating: 9, count: 2000)
+    let jwsSig = try! w.verifierKey.privateKey.signECDSA(message: jwsInput, digest: .sha256)
+    let signedFloor = {
+        floor.run()
+        blackHole(try! verifierPub.verifyECDSA(signature: jwsSig, message: jwsInput, digest: .sha256))
+        try! Certificate.validatePath(leaf: w.verifierCert, anchors: [w.root], at: w.now)
+    }
+    if let op = onlyOp {
+        let body: () -> Void
+        switch op {
+        case "oid4vp_accept":
+            body = { blackHole(try! engine.accept(rawRequest: unsigned.rawRequest, origin: origin.serialized)) }
+        case "oid4vp_floor": body = floor.run
+        case "oid4vp_accept_signed":
+            body = { blackHole(try! engine.accept(rawRequest: signed.rawRequest, origin: origin.serialized)) }
+        case "oid4vp_floor_signed": body = signedFloor
+        case "oid4vp_parse":
+            body = { blackHole(try! engine.parse(rawRequest: unsigned.rawRequest, origin: origin.serialized)) }
+        default: return
+        }
+        body()
+        for _ in 0..<opIterations { body() }
+        exit(0)
+    }
+    let (a, f) = measurePair(
+        "oid4vp.accept.unsigned_dc_api_jwt", "floor.oid4vp.unsigned_dc_api_jwt", bytes: payloadSize,
+        { blackHole(try! engine.accept(rawRequest: unsigned.rawRequest, origin: origin.serialized)) }, floor.run)
+    let (b, g) = measurePair(
+        "oid4vp.accept.signed_dc_api_jwt", "floor.oid4vp.signed_dc_api_jwt", bytes: payloadSize,
+        { blackHole(try! engine.accept(rawRequest: signed.rawRequest, origin: origin.serialized)) }, signedFloor)
+    figures += [a, f, b, g]
+    figures.append(
+        measure("oid4vp.stage.parse_unsigned") {
+            blackHole(try! engine.parse(rawRequest: unsigned.rawRequest, origin: origin.serialized))
+        })
+    figures.append(
+        measure("oid4vp.stage.parse_signed") {
+            blackHole(try! engine.parse(rawRequest: signed.rawRequest, origin: origin.serialized))
+        })
+}
