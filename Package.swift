@@ -98,7 +98,10 @@ let package = Package(
             dependencies: ["Presentment", "AnnexC", "AnnexCReader", "MdocCBOR", "HPKE", "TestSupport", "TestWorld"]),
         .testTarget(
             name: "AnnexCTests",
-            dependencies: ["AnnexC", "AnnexCReader", "Presentment", "MdocCBOR", "HPKE", "TestSupport", "TestWorld"]),
+            dependencies: [
+                "AnnexC", "AnnexCReader", "Presentment", "MdocCBOR", "HPKE", "TestSupport", "TestWorld",
+                "DigitalCredentials", "OpenID4VP", "OpenID4VPReader",
+            ]),
         .testTarget(
             name: "OpenID4VPTests",
             dependencies: [

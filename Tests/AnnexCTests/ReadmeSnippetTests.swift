@@ -5,6 +5,8 @@ import Testing
 
 import AnnexC
 import AnnexCReader
+import DigitalCredentials
+import OpenID4VPReader
 
 /// The README's Swift snippets, compiled and run here. `readmeSnippetsAreHere` fails when a README
 /// snippet is edited without this file (each ```swift block must appear verbatim between the
@@ -66,6 +68,35 @@ struct ReadmeSnippetTests {
         #expect(all.documents.map { Set($0.elements.map(\.element)) } == [Set(asked)])
         let chosen = try AnnexCReader.openResponse(sealed, for: built, issuerRoots: [iaca], at: Date())
         #expect(chosen.documents.map { $0.elements.map(\.element) } == [[asked[1]]])
+    }
+
+    @Test("the both-protocols snippet answers an OpenID4VP request the verifier side accepts")
+    func bothProtocolsSnippet() throws {
+        let contextDirectory = try Self.privateTestContext()
+        defer { try? FileManager.default.removeItem(at: contextDirectory) }
+        let context = try CredentialContext.load(from: contextDirectory)!
+        let origin = "https://verifier.example"
+        let asked = ElementID("org.iso.18013.5.1", "age_over_18")
+        let built = try OpenID4VPReader.makeRequest(
+            queries: [.init(id: "mdl", docType: "org.iso.18013.5.1.mDL", claims: [.init(asked)])],
+            origin: try Origin(origin))
+        let requestJSON = built.rawRequest
+        let userChoice: Set<ElementID> = [asked]
+
+        // README snippet: begin
+        let engine = DigitalCredentialsEngine(context: context)  // Annex C and OpenID4VP over one context
+        let answer = try engine.accept(rawRequest: requestJSON, origin: "https://verifier.example")
+        let request = try engine.parse(rawRequest: requestJSON, origin: origin)  // request.protocolIdentifier says which
+        let answered = try engine.respond(to: request, approving: .elements(userChoice))
+        // README snippet: end
+
+        let iaca = try Certificate(
+            der: Array(Data(contentsOf: Self.repo.appendingPathComponent("TestVectors/pki/iaca.der"))))
+        for response in [answer, answered] {
+            let v = try OpenID4VPReader.openResponse(response, for: built, issuerRoots: [iaca], at: Date())
+            #expect(v.documents(for: "mdl").first?.elements.map(\.element) == [asked])
+        }
+        #expect(request.protocolIdentifier == "openid4vp-v1-unsigned")
     }
 
     @Test("the HPKE snippet seals what the recipient opens")
