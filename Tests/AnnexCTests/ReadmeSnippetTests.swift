@@ -86,7 +86,8 @@ struct ReadmeSnippetTests {
         // README snippet: begin
         let engine = DigitalCredentialsEngine(context: context)  // Annex C and OpenID4VP over one context
         let answer = try engine.accept(rawRequest: requestJSON, origin: "https://verifier.example")
-        let request = try engine.parse(rawRequest: requestJSON, origin: origin)  // request.protocolIdentifier says which
+        // request.protocolIdentifier says which protocol the request is answered in
+        let request = try engine.parse(rawRequest: requestJSON, origin: origin)
         let answered = try engine.respond(to: request, approving: .elements(userChoice))
         // README snippet: end
 
