@@ -145,4 +145,29 @@ struct JSONTests {
         w.writeRaw("}")
         #expect(String(decoding: w.bytes, as: UTF8.self) == "{\"k\":\"-_8A\"}")
     }
+
+    @Test("The tape: lookups compare key bytes (escaped keys decoded), strings decode on demand, text is exact")
+    func tape() throws {
+        let text = #" {"a\u0062":[1,"x\ud83d\ude00\n",{"k":null}],"plain":"v","n":-1.5e2,"t":true} "#
+        let doc = try JSONDocument(Array(text.utf8))
+        let root = doc.root
+        #expect(root.isObject && root.count == 4)
+        let ab = try #require(root["ab"])
+        #expect(ab.isArray && ab.count == 3)
+        #expect(ab.elements?[1].string == "x😀\n")
+        #expect(ab.elements?[2]["k"]?.isNull == true)
+        #expect(root["plain"]?.string == "v" && root["n"]?.number == JSONNumber("-150") && root["t"]?.bool == true)
+        #expect(root["missing"] == nil && root["a"] == nil)
+        #expect(String(decoding: root["plain"]!.text, as: UTF8.self) == "\"v\"")
+        #expect(String(decoding: ab.text, as: UTF8.self) == #"[1,"x\ud83d\ude00\n",{"k":null}]"#)
+        #expect(root.members?.map(\.0) == ["ab", "plain", "n", "t"])
+        #expect(root.shape == (depth: 3, widest: 4))
+        #expect(root.value == (try JSONValue.parse(Array(text.utf8))))
+        // A key spelled with an escape duplicates the plain one.
+        #expect(throws: JSONValue.ParseError.self) { try JSONDocument(Array(#"{"a":1,"\u0061":2}"#.utf8)) }
+        // Bytes handed over in a buffer.
+        let bytes = Array(#"{"z":[]}"#.utf8)
+        let fromBuffer = try bytes.withUnsafeBufferPointer { try JSONDocument($0) }
+        #expect(fromBuffer.root["z"]?.elements?.isEmpty == true)
+    }
 }

@@ -1,0 +1,567 @@
+internal import CryptoCore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A JSON text (RFC 8259) parsed strictly onto a flat tape: one node per value in document order,
+/// each with its byte range in the kept input and the index just past its subtree. Nothing is built
+/// per value: strings are decoded when read (one without escapes straight from its bytes), numbers
+/// kept as their lexeme, objects looked up by comparing key bytes. The whole document is one input
+/// copy and one node array, released in two steps.
+///
+/// The rules, checked while parsing with the rule broken as the error: bounded size, depth, member
+/// count and string length; duplicate object keys refused; invalid UTF-8, lone surrogates, control
+/// characters and bad escapes in strings refused; the number grammar; nothing after the value.
+package struct JSONDocument: Sendable {
+    /// Kind of one node.
+    enum Kind: UInt8 { case object, array, string, number, `true`, `false`, null }
+
+    struct Node {
+        var kind: Kind
+        /// A string with at least one escape (decoded through the slow path).
+        var escaped: Bool
+        /// Strings: the content between the quotes; numbers: the lexeme; containers: the brackets.
+        var start: UInt32
+        var end: UInt32
+        /// Index of the node after this one's subtree.
+        var next: UInt32
+        /// Members (objects: key and value nodes alternate as children) or elements.
+        var count: UInt32
+    }
+
+    final class Storage: Sendable {
+        let bytes: [UInt8]
+        let nodes: [Node]
+        init(bytes: [UInt8], nodes: [Node]) {
+            self.bytes = bytes
+            self.nodes = nodes
+        }
+    }
+
+    let storage: Storage
+
+    /// The top-level value.
+    package var root: JSONNode { JSONNode(storage: storage, index: 0) }
+
+    /// Parses `bytes`.
+    package init(_ bytes: [UInt8], limits: JSONValue.Limits = .init()) throws(JSONValue.ParseError) {
+        guard bytes.count <= limits.maxBytes else { throw JSONValue.ParseError(what: "JSON larger than the limit") }
+        guard bytes.count < Int(UInt32.max) else { throw JSONValue.ParseError(what: "JSON larger than the limit") }
+        let r: Result<[Node], JSONValue.ParseError> = bytes.withUnsafeBufferPointer { b in
+            Result { () throws(JSONValue.ParseError) in
+                var p = TapeParser(bytes: b, limits: limits)
+                p.skipSpace()
+                try p.value(depth: 0)
+                p.skipSpace()
+                guard p.i == b.count else { throw JSONValue.ParseError(what: "trailing bytes after the JSON value") }
+                return p.nodes
+            }
+        }
+        storage = Storage(bytes: bytes, nodes: try r.get())
+    }
+
+    /// Parses bytes handed over in a buffer (copied once).
+    package init(_ bytes: UnsafeBufferPointer<UInt8>, limits: JSONValue.Limits = .init())
+        throws(JSONValue.ParseError)
+    {
+        guard bytes.count <= limits.maxBytes else { throw JSONValue.ParseError(what: "JSON larger than the limit") }
+        try self.init(Array(bytes), limits: limits)
+    }
+}
+
+/// One value of a `JSONDocument`: cheap to copy (a reference and an index).
+package struct JSONNode: Sendable {
+    let storage: JSONDocument.Storage
+    let index: Int
+
+    var node: JSONDocument.Node { storage.nodes[index] }
+
+    /// True for an object.
+    package var isObject: Bool { node.kind == .object }
+    /// True for an array.
+    package var isArray: Bool { node.kind == .array }
+    /// True for `null`.
+    package var isNull: Bool { node.kind == .null }
+    /// True for a string.
+    package var isString: Bool { node.kind == .string }
+
+    /// The boolean, when this is one.
+    package var bool: Bool? {
+        switch node.kind {
+        case .true: true
+        case .false: false
+        default: nil
+        }
+    }
+
+    /// The number, when this is one.
+    package var number: JSONNumber? {
+        let n = node
+        guard n.kind == .number else { return nil }
+        return JSONNumber(String(decoding: storage.bytes[Int(n.start)..<Int(n.end)], as: UTF8.self))
+    }
+
+    /// The string, decoded, when this is one.
+    package var string: String? {
+        let n = node
+        guard n.kind == .string else { return nil }
+        if !n.escaped { return String(decoding: storage.bytes[Int(n.start)..<Int(n.end)], as: UTF8.self) }
+        return String(decoding: JSONDocument.unescape(storage.bytes, Int(n.start)..<Int(n.end)), as: UTF8.self)
+    }
+
+    /// Members (objects) or elements (arrays); 0 otherwise.
+    package var count: Int {
+        let n = node
+        return n.kind == .object || n.kind == .array ? Int(n.count) : 0
+    }
+
+    /// The elements, when this is an array.
+    package var elements: [JSONNode]? {
+        let n = node
+        guard n.kind == .array else { return nil }
+        var out = [JSONNode]()
+        out.reserveCapacity(Int(n.count))
+        var k = index + 1
+        for _ in 0..<n.count {
+            out.append(JSONNode(storage: storage, index: k))
+            k = Int(storage.nodes[k].next)
+        }
+        return out
+    }
+
+    /// Calls `body` with each member's key node and value, in order (objects only).
+    package func forEachMember(_ body: (_ key: JSONNode, _ value: JSONNode) throws -> Void) rethrows {
+        let n = node
+        guard n.kind == .object else { return }
+        var k = index + 1
+        for _ in 0..<n.count {
+            let v = Int(storage.nodes[k].next)
+            try body(JSONNode(storage: storage, index: k), JSONNode(storage: storage, index: v))
+            k = Int(storage.nodes[v].next)
+        }
+    }
+
+    /// The members with decoded keys, when this is an object.
+    package var members: [(String, JSONNode)]? {
+        guard isObject else { return nil }
+        var out = [(String, JSONNode)]()
+        out.reserveCapacity(count)
+        forEachMember { k, v in out.append((k.string ?? "", v)) }
+        return out
+    }
+
+    /// The member named `key` of an object (nil for a missing member or a non-object): key bytes
+    /// compared in place.
+    package subscript(key: String) -> JSONNode? {
+        let n = node
+        guard n.kind == .object else { return nil }
+        var found: JSONNode?
+        var key = key
+        key.withUTF8 { want in
+            var k = index + 1
+            for _ in 0..<n.count {
+                let v = Int(storage.nodes[k].next)
+                if JSONDocument.keyEquals(storage, k, want) {
+                    found = JSONNode(storage: storage, index: v)
+                    return
+                }
+                k = Int(storage.nodes[v].next)
+            }
+        }
+        return found
+    }
+
+    /// The exact text of this value in the input.
+    package var text: ArraySlice<UInt8> {
+        let n = node
+        return n.kind == .string
+            ? storage.bytes[Int(n.start) - 1..<Int(n.end) + 1] : storage.bytes[Int(n.start)..<Int(n.end)]
+    }
+
+    /// Nesting depth (a scalar is 0, `{}` and `[]` are 1) and the largest member count of any
+    /// container in the subtree.
+    package var shape: (depth: Int, widest: Int) {
+        var depth = 0
+        var widest = 0
+        func walk(_ i: Int, _ d: Int) -> Int {
+            let n = storage.nodes[i]
+            guard n.kind == .object || n.kind == .array else { return Int(n.next) }
+            depth = max(depth, d)
+            widest = max(widest, Int(n.count))
+            var k = i + 1
+            let end = Int(n.next)
+            while k < end { k = walk(k, d + 1) }
+            return end
+        }
+        _ = walk(index, 1)
+        return (depth, widest)
+    }
+
+    /// The value as a `JSONValue` tree (for code that builds or pattern-matches; the request path reads
+    /// nodes).
+    package var value: JSONValue {
+        let n = node
+        switch n.kind {
+        case .object:
+            var members = [(String, JSONValue)]()
+            members.reserveCapacity(Int(n.count))
+            forEachMember { k, v in members.append((k.string ?? "", v.value)) }
+            return .object(members)
+        case .array: return .array(elements!.map(\.value))
+        case .string: return .string(string!)
+        case .number: return .number(number!)
+        case .true: return .bool(true)
+        case .false: return .bool(false)
+        case .null: return .null
+        }
+    }
+}
+
+extension JSONDocument {
+    /// Whether the key node at `k` spells `want`.
+    static func keyEquals(_ storage: Storage, _ k: Int, _ want: UnsafeBufferPointer<UInt8>) -> Bool {
+        let n = storage.nodes[k]
+        if n.escaped { return unescape(storage.bytes, Int(n.start)..<Int(n.end)).elementsEqual(want) }
+        let len = Int(n.end - n.start)
+        guard len == want.count else { return false }
+        guard len > 0 else { return true }
+        return storage.bytes.withUnsafeBufferPointer { b in
+            memcmp(b.baseAddress! + Int(n.start), want.baseAddress!, len) == 0
+        }
+    }
+
+    /// Whether two key nodes are the same key.
+    static func keysEqual(_ bytes: UnsafeBufferPointer<UInt8>, _ a: Node, _ b: Node) -> Bool {
+        if !a.escaped && !b.escaped {
+            let len = Int(a.end - a.start)
+            return len == Int(b.end - b.start)
+                && (len == 0 || memcmp(bytes.baseAddress! + Int(a.start), bytes.baseAddress! + Int(b.start), len) == 0)
+        }
+        let all = Array(bytes)
+        return unescape(all, Int(a.start)..<Int(a.end)) == unescape(all, Int(b.start)..<Int(b.end))
+    }
+
+    /// The decoded bytes of a string's content that the parser has validated.
+    static func unescape(_ bytes: [UInt8], _ range: Range<Int>) -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(range.count)
+        var i = range.lowerBound
+        func hex4(_ at: Int) -> UInt32 {
+            var v: UInt32 = 0
+            for k in 1...4 {
+                let c = bytes[at + k]
+                v = v << 4 | UInt32(c <= 0x39 ? c - 0x30 : (c | 0x20) - 0x61 + 10)
+            }
+            return v
+        }
+        while i < range.upperBound {
+            let b = bytes[i]
+            guard b == 0x5c else {
+                out.append(b)
+                i += 1
+                continue
+            }
+            let e = bytes[i + 1]
+            switch e {
+            case UInt8(ascii: "b"): out.append(0x08)
+            case UInt8(ascii: "f"): out.append(0x0c)
+            case UInt8(ascii: "n"): out.append(0x0a)
+            case UInt8(ascii: "r"): out.append(0x0d)
+            case UInt8(ascii: "t"): out.append(0x09)
+            case UInt8(ascii: "u"):
+                var scalar = hex4(i + 1)
+                i += 4
+                if scalar >= 0xD800 && scalar < 0xDC00 {
+                    let low = hex4(i + 3)
+                    i += 6
+                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                }
+                out.append(contentsOf: Array(String(Character(Unicode.Scalar(scalar)!)).utf8))
+            default: out.append(e)  // " \ /
+            }
+            i += 2
+        }
+        return out
+    }
+}
+
+/// The parser: one pass, recursion bounded by the depth limit, one node per value.
+private struct TapeParser {
+    let bytes: UnsafeBufferPointer<UInt8>
+    let limits: JSONValue.Limits
+    var i = 0
+    var nodes: [JSONDocument.Node] = []
+
+    typealias ParseError = JSONValue.ParseError
+
+    init(bytes: UnsafeBufferPointer<UInt8>, limits: JSONValue.Limits) {
+        self.bytes = bytes
+        self.limits = limits
+        nodes.reserveCapacity(bytes.count / 12 + 4)
+    }
+
+    mutating func skipSpace() {
+        while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x09 || bytes[i] == 0x0a || bytes[i] == 0x0d {
+            i += 1
+        }
+    }
+
+    mutating func add(_ kind: JSONDocument.Kind, _ start: Int, _ end: Int, escaped: Bool = false) -> Int {
+        nodes.append(
+            .init(
+                kind: kind, escaped: escaped, start: UInt32(start), end: UInt32(end), next: UInt32(nodes.count + 1),
+                count: 0))
+        return nodes.count - 1
+    }
+
+    mutating func value(depth: Int) throws(ParseError) {
+        guard depth < limits.maxDepth else { throw ParseError(what: "JSON nested too deeply") }
+        guard i < bytes.count else { throw ParseError(what: "JSON ends early") }
+        switch bytes[i] {
+        case UInt8(ascii: "{"):
+            let me = add(.object, i, i)
+            i += 1
+            var keys = [Int]()
+            skipSpace()
+            if i < bytes.count, bytes[i] == UInt8(ascii: "}") {
+                i += 1
+                close(me, count: 0)
+                return
+            }
+            while true {
+                skipSpace()
+                guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else {
+                    throw ParseError(what: "JSON object key is not a string")
+                }
+                let k = try string()
+                for other in keys where JSONDocument.keysEqual(bytes, nodes[other], nodes[k]) {
+                    throw ParseError(what: "duplicate JSON object key")
+                }
+                keys.append(k)
+                skipSpace()
+                guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else {
+                    throw ParseError(what: "JSON object lacks ':'")
+                }
+                i += 1
+                skipSpace()
+                try value(depth: depth + 1)
+                guard keys.count <= limits.maxMembers else { throw ParseError(what: "too many JSON members") }
+                skipSpace()
+                guard i < bytes.count else { throw ParseError(what: "JSON ends early") }
+                if bytes[i] == UInt8(ascii: ",") {
+                    i += 1
+                    continue
+                }
+                if bytes[i] == UInt8(ascii: "}") {
+                    i += 1
+                    close(me, count: keys.count)
+                    return
+                }
+                throw ParseError(what: "JSON object lacks ',' or '}'")
+            }
+        case UInt8(ascii: "["):
+            let me = add(.array, i, i)
+            i += 1
+            var count = 0
+            skipSpace()
+            if i < bytes.count, bytes[i] == UInt8(ascii: "]") {
+                i += 1
+                close(me, count: 0)
+                return
+            }
+            while true {
+                skipSpace()
+                try value(depth: depth + 1)
+                count += 1
+                guard count <= limits.maxMembers else { throw ParseError(what: "too many JSON array elements") }
+                skipSpace()
+                guard i < bytes.count else { throw ParseError(what: "JSON ends early") }
+                if bytes[i] == UInt8(ascii: ",") {
+                    i += 1
+                    continue
+                }
+                if bytes[i] == UInt8(ascii: "]") {
+                    i += 1
+                    close(me, count: count)
+                    return
+                }
+                throw ParseError(what: "JSON array lacks ',' or ']'")
+            }
+        case UInt8(ascii: "\""):
+            _ = try string()
+        case UInt8(ascii: "t"):
+            let s = i
+            try literal("true")
+            _ = add(.true, s, i)
+        case UInt8(ascii: "f"):
+            let s = i
+            try literal("false")
+            _ = add(.false, s, i)
+        case UInt8(ascii: "n"):
+            let s = i
+            try literal("null")
+            _ = add(.null, s, i)
+        default:
+            let s = i
+            try number()
+            _ = add(.number, s, i)
+        }
+    }
+
+    /// Finishes a container: its closing position, child count and the index past its subtree.
+    mutating func close(_ me: Int, count: Int) {
+        nodes[me].end = UInt32(i)
+        nodes[me].count = UInt32(count)
+        nodes[me].next = UInt32(nodes.count)
+    }
+
+    mutating func literal(_ s: StaticString) throws(ParseError) {
+        let n = s.utf8CodeUnitCount
+        guard i + n <= bytes.count else { throw ParseError(what: "invalid JSON literal") }
+        let lit = UnsafeBufferPointer(start: s.utf8Start, count: n)
+        for k in 0..<n where bytes[i + k] != lit[k] { throw ParseError(what: "invalid JSON literal") }
+        i += n
+    }
+
+    mutating func number() throws(ParseError) {
+        let start = i
+        if i < bytes.count, bytes[i] == UInt8(ascii: "-") { i += 1 }
+        guard i < bytes.count, bytes[i] >= 0x30, bytes[i] <= 0x39 else {
+            throw ParseError(what: "invalid JSON value")
+        }
+        if bytes[i] == 0x30 { i += 1 } else { while i < bytes.count, bytes[i] >= 0x30, bytes[i] <= 0x39 { i += 1 } }
+        if i < bytes.count, bytes[i] == UInt8(ascii: ".") {
+            i += 1
+            let d = i
+            while i < bytes.count, bytes[i] >= 0x30, bytes[i] <= 0x39 { i += 1 }
+            guard i > d else { throw ParseError(what: "invalid JSON number") }
+        }
+        if i < bytes.count, bytes[i] == UInt8(ascii: "e") || bytes[i] == UInt8(ascii: "E") {
+            i += 1
+            if i < bytes.count, bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-") { i += 1 }
+            let d = i
+            while i < bytes.count, bytes[i] >= 0x30, bytes[i] <= 0x39 { i += 1 }
+            guard i > d else { throw ParseError(what: "invalid JSON number") }
+        }
+        // Finite and at most 64 characters (a longer lexeme or one that overflows a double is refused).
+        guard i - start <= 64, JSONNumber(String(decoding: bytes[start..<i], as: UTF8.self)) != nil else {
+            throw ParseError(what: "invalid JSON number")
+        }
+    }
+
+    /// Where the escape-free run of string content starting at `start` ends: the closing quote's
+    /// offset (found with memchr), or the first backslash or control character before it, or the
+    /// end of the input.
+    private func plainEnd(from start: Int) -> Int {
+        let b = bytes
+        guard start < b.count, let q = memchr(b.baseAddress! + start, 0x22, b.count - start) else { return b.count }
+        let end = b.baseAddress!.distance(to: q.assumingMemoryBound(to: UInt8.self))
+        // Eight bytes at a time: any byte < 0x20 or == 0x5c sends us to the slow path.
+        var k = start
+        let p = UnsafeRawPointer(b.baseAddress!)
+        while k + 8 <= end {
+            let w = p.loadUnaligned(fromByteOffset: k, as: UInt64.self)
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let highs: UInt64 = 0x8080_8080_8080_8080
+            let below20 = (w &- ones &* 0x20) & ~w & highs
+            let x = w ^ (ones &* 0x5c)
+            let isBackslash = (x &- ones) & ~x & highs
+            if below20 | isBackslash != 0 { break }
+            k += 8
+        }
+        while k < end {
+            if b[k] == 0x5c || b[k] < 0x20 { return k }
+            k += 1
+        }
+        return end
+    }
+
+    /// A string: validated (escapes, surrogates, control characters, UTF-8, length) and recorded by
+    /// its content range; returns its node index.
+    mutating func string() throws(ParseError) -> Int {
+        i += 1  // opening quote
+        let start = i
+        // Fast path: no escapes (base64url members never have any).
+        let j = plainEnd(from: i)
+        if j < bytes.count, bytes[j] == UInt8(ascii: "\"") {
+            guard j - i <= limits.maxStringBytes else { throw ParseError(what: "JSON string longer than the limit") }
+            let span = UnsafeBufferPointer(rebasing: bytes[i..<j])
+            guard span.isEmpty || UTF8Check.isValid(span.baseAddress!, count: span.count) else {
+                throw ParseError(what: "invalid UTF-8 in JSON string")
+            }
+            i = j + 1
+            return add(.string, start, j)
+        }
+        // Slow path: decode into a scratch buffer to check the decoded text.
+        var out = [UInt8]()
+        while true {
+            guard i < bytes.count else { throw ParseError(what: "unterminated JSON string") }
+            let b = bytes[i]
+            if b == UInt8(ascii: "\"") { break }
+            if b < 0x20 { throw ParseError(what: "control character in JSON string") }
+            if b == UInt8(ascii: "\\") {
+                i += 1
+                guard i < bytes.count else { throw ParseError(what: "unterminated JSON string") }
+                switch bytes[i] {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                    UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                    out.append(0x20)  // one byte, any printable stand-in: the length is what counts
+                case UInt8(ascii: "u"):
+                    var scalar = try hex4()
+                    if scalar >= 0xD800 && scalar < 0xDC00 {
+                        guard i + 2 < bytes.count, bytes[i + 1] == UInt8(ascii: "\\"), bytes[i + 2] == UInt8(ascii: "u")
+                        else { throw ParseError(what: "lone surrogate in JSON string") }
+                        i += 2
+                        let low = try hex4()
+                        guard low >= 0xDC00 && low < 0xE000 else {
+                            throw ParseError(what: "lone surrogate in JSON string")
+                        }
+                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    } else if scalar >= 0xDC00 && scalar < 0xE000 {
+                        throw ParseError(what: "lone surrogate in JSON string")
+                    }
+                    out.append(contentsOf: Array(String(Character(Unicode.Scalar(scalar)!)).utf8))
+                default: throw ParseError(what: "invalid JSON escape")
+                }
+                i += 1
+            } else {
+                out.append(b)
+                i += 1
+            }
+            guard out.count <= limits.maxStringBytes else {
+                throw ParseError(what: "JSON string longer than the limit")
+            }
+        }
+        let valid = out.withUnsafeBufferPointer { buf in
+            buf.isEmpty || UTF8Check.isValid(buf.baseAddress!, count: buf.count)
+        }
+        guard valid else { throw ParseError(what: "invalid UTF-8 in JSON string") }
+        let end = i
+        i += 1  // closing quote
+        return add(.string, start, end, escaped: true)
+    }
+
+    mutating func hex4() throws(ParseError) -> UInt32 {
+        guard i + 4 < bytes.count else { throw ParseError(what: "invalid JSON \\u escape") }
+        var v: UInt32 = 0
+        for k in 1...4 {
+            let c = bytes[i + k]
+            let d: UInt32
+            switch c {
+            case 0x30...0x39: d = UInt32(c - 0x30)
+            case 0x41...0x46: d = UInt32(c - 0x41 + 10)
+            case 0x61...0x66: d = UInt32(c - 0x61 + 10)
+            default: throw ParseError(what: "invalid JSON \\u escape")
+            }
+            v = v << 4 | d
+        }
+        i += 4
+        return v
+    }
+}
