@@ -53,13 +53,13 @@ struct Envelope: Sendable {
     }
 
     /// A bare Annex C data object: it has `deviceRequest` or `encryptionInfo`.
-    static func isBareData(_ json: JSONValue) -> Bool { json["deviceRequest"] != nil || json["encryptionInfo"] != nil }
+    static func isBareData(_ json: JSONNode) -> Bool { json["deviceRequest"] != nil || json["encryptionInfo"] != nil }
 
     /// The two strings of an `org-iso-mdoc` entry's `data`.
-    private static func fromData(_ d: JSONValue, framing: RequestFraming, protocolName: String?, maxBytes: Int)
+    private static func fromData(_ d: JSONNode, framing: RequestFraming, protocolName: String?, maxBytes: Int)
         throws(PresentmentError) -> Envelope
     {
-        let data: JSONValue
+        let data: JSONNode
         do {
             // Older Chrome handed `data` as a JSON string.
             data = try RequestEnvelope.dataObject(
@@ -67,10 +67,10 @@ struct Envelope: Sendable {
         } catch {
             throw PresentmentError(.malformedRequest, "data string is not JSON")
         }
-        guard case .object = data else { throw PresentmentError(.malformedRequest, "data is not a JSON object") }
-        if case .object(let members) = data,
-            !members.allSatisfy({ if case .string = $0.1 { true } else { false } }) || members.count > dataMembers
-        {
+        guard data.isObject else { throw PresentmentError(.malformedRequest, "data is not a JSON object") }
+        var allStrings = true
+        data.forEachMember { _, v in allStrings = allStrings && v.isString }
+        if !allStrings || data.count > dataMembers {
             // Only a data object with members other than strings needs its shape measured.
             let shape = data.shape
             guard shape.depth <= dataDepth else {

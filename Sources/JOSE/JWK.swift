@@ -49,7 +49,14 @@ package struct JWK: Sendable {
     /// - Throws: `malformed` for a missing or mistyped member, `invalidKey` for another key type,
     ///   an unknown curve, coordinates of the wrong size or a point off the curve.
     package init(_ json: JSONValue) throws(JOSEError) {
-        guard case .object = json else { throw JOSEError(.malformed, "JWK is not a JSON object") }
+        do { try self.init(try JSONDocument(json.serialized).root) } catch let e as JOSEError { throw e } catch {
+            throw JOSEError(.malformed, "JWK is not JSON")
+        }
+    }
+
+    /// Reads a JWK object from a parsed document (the request path).
+    package init(_ json: JSONNode) throws(JOSEError) {
+        guard json.isObject else { throw JOSEError(.malformed, "JWK is not a JSON object") }
         guard let kty = json["kty"]?.string else { throw JOSEError(.malformed, "JWK kty missing") }
         guard kty == "EC" else { throw JOSEError(.invalidKey, "JWK kty is not EC") }
         guard let crvName = json["crv"]?.string else { throw JOSEError(.malformed, "JWK crv missing") }

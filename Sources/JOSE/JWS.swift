@@ -50,14 +50,14 @@ package struct JWSHeader: Sendable {
     /// The base64url protected header exactly as received (part of the signing input).
     package let protectedEncoded: String
     /// The protected header's members.
-    package let protected: JSONValue
+    package let protected: JSONNode
     /// The unprotected `header` members (JSON serializations only), or nil.
-    package let unprotected: JSONValue?
+    package let unprotected: JSONNode?
     /// `alg`, which must be in the protected header.
     package let algorithm: JWSAlgorithm
 
     /// A header parameter, protected first.
-    package subscript(name: String) -> JSONValue? { protected[name] ?? unprotected?[name] }
+    package subscript(name: String) -> JSONNode? { protected[name] ?? unprotected?[name] }
 
     /// A protected header parameter's string value (nil when absent or not a string).
     package func protectedString(_ name: String) -> String? { protected[name]?.string }
@@ -71,7 +71,7 @@ package struct JWSHeader: Sendable {
             if unprotected?["x5c"] != nil { throw JOSEError(.malformed, "x5c is not in the protected header") }
             return nil
         }
-        guard case .array(let items)? = protected["x5c"], !items.isEmpty, items.count <= limits.maxChain else {
+        guard let items = protected["x5c"]?.elements, !items.isEmpty, items.count <= limits.maxChain else {
             throw JOSEError(.malformed, "x5c is not a non-empty array within the chain bound")
         }
         var chain = [[UInt8]]()
@@ -84,28 +84,31 @@ package struct JWSHeader: Sendable {
         return chain
     }
 
-    init(protectedEncoded: String, unprotected: JSONValue?, limits: JOSELimits) throws(JOSEError) {
+    init(protectedEncoded: String, unprotected: JSONNode?, limits: JOSELimits) throws(JOSEError) {
         guard let bytes = Base64URL.decodeUnpadded(protectedEncoded), !bytes.isEmpty else {
             throw JOSEError(.malformed, "JWS protected header is not base64url")
         }
-        let json: JSONValue
+        let json: JSONNode
         do {
-            json = try JSONValue.parse(
+            json = try JSONDocument(
                 bytes,
                 limits: .init(
                     maxBytes: limits.maxBytes, maxDepth: limits.headerDepth, maxMembers: limits.headerMembers,
-                    maxStringBytes: limits.maxBytes))
+                    maxStringBytes: limits.maxBytes)
+            ).root
         } catch { throw JOSEError(.malformed, "JWS protected header: \(error.what)") }
-        guard case .object = json else {
+        guard json.isObject else {
             throw JOSEError(.malformed, "JWS protected header is not a JSON object")
         }
         if let unprotected {
-            guard case .object(let extra) = unprotected else {
+            guard unprotected.isObject else {
                 throw JOSEError(.malformed, "JWS unprotected header is not a JSON object")
             }
             guard unprotected.shape.depth <= limits.headerDepth, unprotected.shape.widest <= limits.headerMembers
             else { throw JOSEError(.malformed, "JWS unprotected header exceeds the bounds") }
-            for (name, _) in extra where json[name] != nil {
+            var both = false
+            unprotected.forEachMember { k, _ in both = both || (k.string.map { json[$0] != nil } ?? false) }
+            if both {
                 throw JOSEError(.malformed, "JWS header parameter in both protected and unprotected headers")
             }
             if unprotected["alg"] != nil { throw JOSEError(.malformed, "JWS alg is not in the protected header") }
@@ -117,7 +120,7 @@ package struct JWSHeader: Sendable {
         }
         // RFC 7515 §4.1.11: every name in crit must be understood; this layer understands none.
         if let crit = json["crit"] {
-            guard case .array(let names) = crit, !names.isEmpty, names.allSatisfy({ $0.string != nil }) else {
+            guard let names = crit.elements, !names.isEmpty, names.allSatisfy({ $0.string != nil }) else {
                 throw JOSEError(.malformed, "JWS crit is not a non-empty array of names")
             }
             throw JOSEError(.unsupportedCritical, "JWS crit names a parameter not understood")
@@ -204,16 +207,25 @@ package struct JWS: Sendable {
     /// - Throws: `malformed` for a missing or mistyped member, an empty or oversized signature list,
     ///   both forms at once; the header errors of `init(compact:)`.
     package init(json: JSONValue, limits: JOSELimits = JOSELimits()) throws(JOSEError) {
-        guard case .object = json else { throw JOSEError(.malformed, "JWS JSON is not an object") }
+        let node: JSONNode
+        do { node = try JSONDocument(json.serialized).root } catch {
+            throw JOSEError(.malformed, "JWS JSON is not JSON")
+        }
+        try self.init(json: node, limits: limits)
+    }
+
+    /// `init(json:limits:)` over a parsed document (the request path).
+    package init(json: JSONNode, limits: JOSELimits = JOSELimits()) throws(JOSEError) {
+        guard json.isObject else { throw JOSEError(.malformed, "JWS JSON is not an object") }
         guard let p = json["payload"]?.string, !p.isEmpty, let payload = Base64URL.decodeUnpadded(p) else {
             throw JOSEError(.malformed, "JWS JSON payload missing or not base64url")
         }
-        let entries: [JSONValue]
+        let entries: [JSONNode]
         if let list = json["signatures"] {
             guard json["signature"] == nil, json["protected"] == nil, json["header"] == nil else {
                 throw JOSEError(.malformed, "JWS JSON mixes the general and flattened forms")
             }
-            guard case .array(let items) = list, !items.isEmpty, items.count <= limits.maxSignatures else {
+            guard let items = list.elements, !items.isEmpty, items.count <= limits.maxSignatures else {
                 throw JOSEError(.malformed, "JWS JSON signatures is not a non-empty array within the bound")
             }
             entries = items
@@ -222,7 +234,7 @@ package struct JWS: Sendable {
         }
         var signatures = [Signature]()
         for e in entries {
-            guard case .object = e else { throw JOSEError(.malformed, "JWS JSON signature is not an object") }
+            guard e.isObject else { throw JOSEError(.malformed, "JWS JSON signature is not an object") }
             guard let h = e["protected"]?.string else {
                 throw JOSEError(.malformed, "JWS JSON signature lacks a protected header")
             }

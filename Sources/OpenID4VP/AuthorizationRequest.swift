@@ -53,7 +53,7 @@ public struct VerifierSignature: Sendable {
 struct RequestObject {
     let form: OpenID4VPRequestForm
     /// The Authorization Request parameters.
-    let parameters: JSONValue
+    let parameters: JSONNode
     /// The verified signatures, each with its chain (verdicts are added later).
     let signers: [(label: String, clientID: String, chain: [Certificate], header: JWSHeader)]
 
@@ -62,11 +62,11 @@ struct RequestObject {
     /// Reads the request object for `form` from `data`, verifying every signature over its exact
     /// signing input and each `client_id` against its certificate. Trust and `expected_origins` come
     /// after (the caller's).
-    init(form: OpenID4VPRequestForm, data: JSONValue, limits: JOSELimits, parameterLimits: JSONValue.Limits)
+    init(form: OpenID4VPRequestForm, data: JSONNode, limits: JOSELimits, parameterLimits: JSONValue.Limits)
         throws(PresentmentError)
     {
         self.form = form
-        guard case .object = data else { throw PresentmentError(.invalidRequest, "data is not a JSON object") }
+        guard data.isObject else { throw PresentmentError(.invalidRequest, "data is not a JSON object") }
         switch form {
         case .unsigned:
             guard data["request"] == nil, data["payload"] == nil else {
@@ -75,7 +75,7 @@ struct RequestObject {
             parameters = data
             signers = []
         case .signed:
-            guard case .string(let compact)? = data["request"] else {
+            guard let compact = data["request"]?.string else {
                 throw PresentmentError(.invalidRequest, "data.request is not a compact JWS")
             }
             let jws: JWS
@@ -89,14 +89,14 @@ struct RequestObject {
             try ClientIdentifier(clientID).check(leaf: chain[0], label: "request")
             signers = [("request", clientID, chain, jws.signatures[0].header)]
         case .multisigned:
-            let object: JSONValue
+            let object: JSONNode
             if data["payload"] != nil || data["signatures"] != nil {
                 object = data  // the spec's example: payload and signatures at the top of data
-            } else if case .object? = data["request"] {
+            } else if data["request"]?.isObject == true {
                 object = data["request"]!  // data.request as the JSON object
-            } else if case .string(let s)? = data["request"], s.first == "{" {
+            } else if let s = data["request"]?.string, s.first == "{" {
                 // data.request as the JSON text of the object
-                do { object = try JSONValue.parse(Array(s.utf8), limits: parameterLimits) } catch {
+                do { object = try JSONDocument(Array(s.utf8), limits: parameterLimits).root } catch {
                     throw PresentmentError(.invalidRequest, "data.request is not JSON")
                 }
             } else {
@@ -132,12 +132,12 @@ struct RequestObject {
     }
 
     /// The JWS payload as the parameters object.
-    private static func payload(_ jws: JWS, _ limits: JSONValue.Limits) throws(PresentmentError) -> JSONValue {
-        let json: JSONValue
-        do { json = try JSONValue.parse(jws.payload, limits: limits) } catch {
+    private static func payload(_ jws: JWS, _ limits: JSONValue.Limits) throws(PresentmentError) -> JSONNode {
+        let json: JSONNode
+        do { json = try JSONDocument(jws.payload, limits: limits).root } catch {
             throw PresentmentError(.invalidRequest, "the request object payload is not JSON: \(error.what)")
         }
-        guard case .object = json else {
+        guard json.isObject else {
             throw PresentmentError(.invalidRequest, "the request object payload is not a JSON object")
         }
         return json

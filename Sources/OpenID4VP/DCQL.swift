@@ -42,12 +42,12 @@ struct DCQLQuery: Sendable {
     ///   - formatsAccepted: false when the verifier's `vp_formats_supported` lists no `mso_mdoc`:
     ///     no mdoc query can then match.
     init(
-        _ json: JSONValue, issuerAuthAlgorithms: [Int64]?, deviceAuthAlgorithms: [Int64]?, formatsAccepted: Bool,
+        _ json: JSONNode, issuerAuthAlgorithms: [Int64]?, deviceAuthAlgorithms: [Int64]?, formatsAccepted: Bool,
         limits: Limits
     ) throws(PresentmentError) {
         func bad(_ rule: String) -> PresentmentError { PresentmentError(.invalidRequest, "dcql_query: \(rule)") }
-        guard case .object = json else { throw bad("not an object") }
-        guard case .array(let entries)? = json["credentials"], !entries.isEmpty else {
+        guard json.isObject else { throw bad("not an object") }
+        guard let entries = json["credentials"]?.elements, !entries.isEmpty else {
             throw bad("credentials is not a non-empty array")
         }
         guard entries.count <= limits.maxCredentialQueries else {
@@ -57,7 +57,7 @@ struct DCQLQuery: Sendable {
         var queries = [DocumentQuery]()
         var totalElements = 0
         for (index, entry) in entries.enumerated() {
-            guard case .object = entry else { throw bad("a credential query is not an object") }
+            guard entry.isObject else { throw bad("a credential query is not an object") }
             guard let id = entry["id"]?.string, Self.isIdentifier(id, limits) else {
                 throw bad("a credential query id is missing or not [A-Za-z0-9_-]+")
             }
@@ -67,7 +67,7 @@ struct DCQLQuery: Sendable {
             _ = try Self.bool(
                 entry["require_cryptographic_holder_binding"], default: true,
                 bad("require_cryptographic_holder_binding is not a boolean"))
-            guard case .object = entry["meta"] else { throw bad("a credential query meta is missing") }
+            guard entry["meta"]?.isObject == true else { throw bad("a credential query meta is missing") }
             credentials.append(CredentialQuery(id: id, format: format, multiple: multiple))
             guard format == "mso_mdoc" else {
                 // Not an mdoc query: it never matches a credential here (its members are not ours to read).
@@ -96,21 +96,21 @@ struct DCQLQuery: Sendable {
         }
         var sets = [DocumentSetRule]()
         if let raw = json["credential_sets"] {
-            guard case .array(let list) = raw, !list.isEmpty else {
+            guard let list = raw.elements, !list.isEmpty else {
                 throw bad("credential_sets is not a non-empty array")
             }
             guard list.count <= limits.maxCredentialSets else {
                 throw PresentmentError(.limitExceeded, "dcql_query: more credential sets than the configured limit")
             }
             for set in list {
-                guard case .object = set, case .array(let options)? = set["options"], !options.isEmpty,
+                guard set.isObject, let options = set["options"]?.elements, !options.isEmpty,
                     options.count <= limits.maxOptions
                 else { throw bad("a credential set's options is not a non-empty array within the limit") }
                 let required = try Self.bool(
                     set["required"], default: true, bad("credential set required is not a boolean"))
                 var positions = [[Int]]()
                 for option in options {
-                    guard case .array(let ids) = option, !ids.isEmpty, ids.count <= entries.count else {
+                    guard let ids = option.elements, !ids.isEmpty, ids.count <= entries.count else {
                         throw bad("a credential set option is not a non-empty array of ids")
                     }
                     var option = [Int]()
@@ -139,7 +139,7 @@ struct DCQLQuery: Sendable {
             }
     }
 
-    static func bool(_ v: JSONValue?, default d: Bool, _ error: PresentmentError) throws(PresentmentError) -> Bool {
+    static func bool(_ v: JSONNode?, default d: Bool, _ error: PresentmentError) throws(PresentmentError) -> Bool {
         guard let v else { return d }
         guard let b = v.bool else { throw error }
         return b
@@ -148,14 +148,14 @@ struct DCQLQuery: Sendable {
     /// `claims` and `claim_sets`: the requested elements, each one's accepted values, and the sets as
     /// positions. A claim repeating an earlier path is dropped (§6.1: "SHOULD ignore"), its id kept as
     /// an alias of the first.
-    static func claims(_ entry: JSONValue, limits: Limits, _ bad: (String) -> PresentmentError)
+    static func claims(_ entry: JSONNode, limits: Limits, _ bad: (String) -> PresentmentError)
         throws(PresentmentError) -> ([RequestedElement], [[ClaimValue]?], [[Int]]?)
     {
         guard let raw = entry["claims"] else {
             guard entry["claim_sets"] == nil else { throw bad("claim_sets without claims") }
             return ([], [], nil)
         }
-        guard case .array(let claims) = raw, !claims.isEmpty else { throw bad("claims is not a non-empty array") }
+        guard let claims = raw.elements, !claims.isEmpty else { throw bad("claims is not a non-empty array") }
         guard claims.count <= limits.maxClaimsPerQuery else {
             throw PresentmentError(.limitExceeded, "dcql_query: more claims in a query than the configured limit")
         }
@@ -163,26 +163,28 @@ struct DCQLQuery: Sendable {
         var values = [[ClaimValue]?]()
         var ids = [(id: String, position: Int)]()
         for claim in claims {
-            guard case .object = claim else { throw bad("a claim is not an object") }
-            guard case .array(let path)? = claim["path"], path.count == 2, let ns = path[0].string,
+            guard claim.isObject else { throw bad("a claim is not an object") }
+            guard let path = claim["path"]?.elements, path.count == 2, let ns = path[0].string,
                 let name = path[1].string, !ns.isEmpty, !name.isEmpty,
                 ns.utf8.count <= limits.maxPathComponentBytes, name.utf8.count <= limits.maxPathComponentBytes
             else { throw bad("a claim path is not [namespace, element] (two non-empty strings)") }
             let retain = try bool(claim["intent_to_retain"], default: false, bad("intent_to_retain is not a boolean"))
             var accepted: [ClaimValue]?
             if let raw = claim["values"] {
-                guard case .array(let list) = raw, !list.isEmpty, list.count <= limits.maxValues else {
+                guard let list = raw.elements, !list.isEmpty, list.count <= limits.maxValues else {
                     throw bad("a claim's values is not a non-empty array within the limit")
                 }
                 var out = [ClaimValue]()
                 for v in list {
-                    switch v {
-                    case .string(let s): out.append(.text(s))
-                    case .bool(let b): out.append(.bool(b))
-                    case .number(let n):
+                    if let s = v.string {
+                        out.append(.text(s))
+                    } else if let b = v.bool {
+                        out.append(.bool(b))
+                    } else if let n = v.number {
                         guard let i = n.int64 else { throw bad("a claim value is a number that is not an integer") }
                         out.append(.integer(i))
-                    default: throw bad("a claim value is not a string, integer or boolean")
+                    } else {
+                        throw bad("a claim value is not a string, integer or boolean")
                     }
                 }
                 accepted = out
@@ -203,13 +205,13 @@ struct DCQLQuery: Sendable {
             }
         }
         guard let rawSets = entry["claim_sets"] else { return (elements, values, nil) }
-        guard case .array(let list) = rawSets, !list.isEmpty, list.count <= limits.maxClaimSets else {
+        guard let list = rawSets.elements, !list.isEmpty, list.count <= limits.maxClaimSets else {
             throw bad("claim_sets is not a non-empty array within the limit")
         }
         guard ids.count == claims.count else { throw bad("claim_sets requires an id on every claim") }
         var sets = [[Int]]()
         for option in list {
-            guard case .array(let names) = option, !names.isEmpty, names.count <= claims.count else {
+            guard let names = option.elements, !names.isEmpty, names.count <= claims.count else {
                 throw bad("a claim set is not a non-empty array of claim ids")
             }
             var set = [Int]()
@@ -226,16 +228,16 @@ struct DCQLQuery: Sendable {
 
     /// `trusted_authorities`: the raw key identifiers of its `aki` entries; nil when absent. Entries of
     /// other types (`etsi_tl`, `openid_federation`) cannot be evaluated here and match no credential.
-    static func trustedAuthorities(_ raw: JSONValue?, limits: Limits, _ bad: (String) -> PresentmentError)
+    static func trustedAuthorities(_ raw: JSONNode?, limits: Limits, _ bad: (String) -> PresentmentError)
         throws(PresentmentError) -> [[UInt8]]?
     {
         guard let raw else { return nil }
-        guard case .array(let list) = raw, !list.isEmpty, list.count <= limits.maxAuthorities else {
+        guard let list = raw.elements, !list.isEmpty, list.count <= limits.maxAuthorities else {
             throw bad("trusted_authorities is not a non-empty array within the limit")
         }
         var akis = [[UInt8]]()
         for entry in list {
-            guard case .object = entry, let type = entry["type"]?.string, case .array(let values)? = entry["values"],
+            guard entry.isObject, let type = entry["type"]?.string, let values = entry["values"]?.elements,
                 !values.isEmpty, values.count <= limits.maxValues
             else { throw bad("a trusted authority is not {type, values: [string, ...]}") }
             for v in values {

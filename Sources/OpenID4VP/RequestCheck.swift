@@ -27,7 +27,7 @@ struct RequestState: Sendable {
     /// policy accepts), or `.notAuthenticated`.
     let verifierVerdict: ReaderVerdict
     /// `verifier_info` entries as received (informational: shown, never trusted).
-    let verifierInfo: [JSONValue]
+    let verifierInfo: [JSONNode]
 }
 
 extension OpenID4VPEngine {
@@ -42,16 +42,16 @@ extension OpenID4VPEngine {
     static let parameterMembers = 256
 
     /// A top-level object that is an OpenID4VP `data` object on its own.
-    static func isBareData(_ json: JSONValue) -> Bool {
+    static func isBareData(_ json: JSONNode) -> Bool {
         json["response_type"] != nil || json["dcql_query"] != nil || json["request"] != nil
             || (json["payload"] != nil && json["signatures"] != nil)
     }
 
     /// The form of a bare data object.
-    static func bareForm(_ data: JSONValue) -> OpenID4VPRequestForm {
+    static func bareForm(_ data: JSONNode) -> OpenID4VPRequestForm {
         if data["payload"] != nil || data["signatures"] != nil { return .multisigned }
-        if case .string(let s)? = data["request"] { return s.first == "{" ? .multisigned : .signed }
-        if case .object? = data["request"] { return .multisigned }
+        if let s = data["request"]?.string { return s.first == "{" ? .multisigned : .signed }
+        if data["request"]?.isObject == true { return .multisigned }
         return .unsigned
     }
 
@@ -77,7 +77,7 @@ extension OpenID4VPEngine {
             throw PresentmentError(error.tooLarge ? .limitExceeded : .malformedRequest, error.what)
         }
         let form: OpenID4VPRequestForm
-        let rawData: JSONValue
+        let rawData: JSONNode
         switch envelope.framing {
         case .dataObject:
             rawData = envelope.entries[0].data!
@@ -98,7 +98,7 @@ extension OpenID4VPEngine {
             form = OpenID4VPRequestForm(protocolIdentifier: entry.protocolIdentifier!)!
             rawData = d
         }
-        let data: JSONValue
+        let data: JSONNode
         do { data = try RequestEnvelope.dataObject(rawData, limits: parameterLimits) } catch {
             throw PresentmentError(.malformedRequest, "data string is not JSON")
         }
@@ -129,9 +129,9 @@ extension OpenID4VPEngine {
         }
         guard let dcqlJSON = p["dcql_query"] else { throw PresentmentError(.invalidRequest, "dcql_query missing") }
         if let m = p["client_metadata"] {
-            guard case .object = m else { throw PresentmentError(.invalidRequest, "client_metadata is not an object") }
+            guard m.isObject else { throw PresentmentError(.invalidRequest, "client_metadata is not an object") }
         }
-        var verifierInfo = [JSONValue]()
+        var verifierInfo = [JSONNode]()
         if form == .multisigned {
             for s in object.signers { verifierInfo += try Self.verifierInfo(s.header.protected["verifier_info"]) }
         } else {
@@ -140,7 +140,7 @@ extension OpenID4VPEngine {
 
         // A signed request: expected_origins, compared with the origin exactly as the platform gave it.
         if form != .unsigned {
-            guard case .array(let expected)? = p["expected_origins"], !expected.isEmpty, expected.count <= 64,
+            guard let expected = p["expected_origins"]?.elements, !expected.isEmpty, expected.count <= 64,
                 expected.allSatisfy({ $0.string != nil })
             else { throw PresentmentError(.invalidRequest, "expected_origins is not a non-empty array of strings") }
             guard expected.contains(where: { $0.string == originText }) else {
@@ -190,9 +190,9 @@ extension OpenID4VPEngine {
     }
 
     /// `verifier_info`: a non-empty array of `{format, data, credential_ids?}` (kept to show).
-    static func verifierInfo(_ v: JSONValue?) throws(PresentmentError) -> [JSONValue] {
+    static func verifierInfo(_ v: JSONNode?) throws(PresentmentError) -> [JSONNode] {
         guard let v else { return [] }
-        guard case .array(let list) = v, !list.isEmpty, list.count <= 16,
+        guard let list = v.elements, !list.isEmpty, list.count <= 16,
             list.allSatisfy({ $0["format"]?.string != nil && $0["data"] != nil })
         else { throw PresentmentError(.invalidRequest, "verifier_info is not a non-empty array of {format, data}") }
         return list
@@ -202,15 +202,15 @@ extension OpenID4VPEngine {
     /// whose `use` is absent or `enc`; keys of other types are passed over, an EC key that is not
     /// valid refuses) and content encryption (`encrypted_response_enc_values_supported`, default
     /// `A128GCM`).
-    static func encryptionKey(_ metadata: JSONValue?, preferA256GCM: Bool) throws(PresentmentError)
+    static func encryptionKey(_ metadata: JSONNode?, preferA256GCM: Bool) throws(PresentmentError)
         -> (key: JWK, encryption: JWEEncryption)
     {
-        guard case .array(let keys)? = metadata?["jwks"]?["keys"], !keys.isEmpty, keys.count <= 16 else {
+        guard let keys = metadata?["jwks"]?["keys"]?.elements, !keys.isEmpty, keys.count <= 16 else {
             throw PresentmentError(.invalidRequest, "dc_api.jwt without client_metadata.jwks.keys")
         }
         var chosen: JWK?
         for k in keys {
-            guard case .object = k else { throw PresentmentError(.invalidRequest, "a jwks key is not an object") }
+            guard k.isObject else { throw PresentmentError(.invalidRequest, "a jwks key is not an object") }
             let use = k["use"]
             guard use == nil || use?.string == "enc", k["alg"]?.string == "ECDH-ES", k["kty"]?.string == "EC" else {
                 continue
@@ -225,7 +225,7 @@ extension OpenID4VPEngine {
         }
         var offered = ["A128GCM"]
         if let v = metadata?["encrypted_response_enc_values_supported"] {
-            guard case .array(let list) = v, !list.isEmpty, list.count <= 16, list.allSatisfy({ $0.string != nil })
+            guard let list = v.elements, !list.isEmpty, list.count <= 16, list.allSatisfy({ $0.string != nil })
             else {
                 throw PresentmentError(
                     .invalidRequest, "encrypted_response_enc_values_supported is not a non-empty array of strings")
@@ -241,23 +241,23 @@ extension OpenID4VPEngine {
 
     /// `client_metadata.vp_formats_supported`: whether `mso_mdoc` is accepted (true when the member
     /// is absent) and its algorithm lists.
-    static func formats(_ metadata: JSONValue?) throws(PresentmentError) -> (Bool, [Int64]?, [Int64]?) {
+    static func formats(_ metadata: JSONNode?) throws(PresentmentError) -> (Bool, [Int64]?, [Int64]?) {
         guard let formats = metadata?["vp_formats_supported"] else { return (true, nil, nil) }
-        guard case .object = formats else {
+        guard formats.isObject else {
             throw PresentmentError(.invalidRequest, "vp_formats_supported is not an object")
         }
         guard let mdoc = formats["mso_mdoc"] else { return (false, nil, nil) }
-        guard case .object = mdoc else {
+        guard mdoc.isObject else {
             throw PresentmentError(.invalidRequest, "vp_formats_supported.mso_mdoc is not an object")
         }
         func list(_ name: String) throws(PresentmentError) -> [Int64]? {
             guard let v = mdoc[name] else { return nil }
-            guard case .array(let items) = v, !items.isEmpty, items.count <= 32 else {
+            guard let items = v.elements, !items.isEmpty, items.count <= 32 else {
                 throw PresentmentError(.invalidRequest, "\(name) is not a non-empty array")
             }
             var out = [Int64]()
             for item in items {
-                guard case .number(let n) = item, let i = n.int64 else {
+                guard let n = item.number, let i = n.int64 else {
                     throw PresentmentError(.invalidRequest, "\(name) holds a value that is not an integer")
                 }
                 out.append(i)
@@ -366,7 +366,7 @@ public struct OpenID4VPRequestDetails: Sendable {
         nonce = s.nonce
         credentialQueryIDs = s.queryIDs
         signatures = s.signers
-        verifierInfo = s.verifierInfo.map { String(decoding: $0.serialized, as: UTF8.self) }
+        verifierInfo = s.verifierInfo.map { String(decoding: $0.text, as: UTF8.self) }
         encryption = s.encryption.map { ($0.key.keyID, $0.key.thumbprint, $0.encryption.rawValue) }
         handover = s.handover
     }

@@ -22,7 +22,7 @@ package struct RequestEnvelope: Sendable {
         /// The `protocol` member; nil for a bare data object.
         package let protocolIdentifier: String?
         /// The `data` member as parsed (an object, or a string older browsers sent), nil when absent.
-        package let data: JSONValue?
+        package let data: JSONNode?
     }
 
     /// The framing found.
@@ -49,27 +49,28 @@ package struct RequestEnvelope: Sendable {
     /// - Parameter isBareData: whether a top-level object without a framing member is a protocol's
     ///   data object (e.g. it has Annex C's `deviceRequest`).
     package static func parse(
-        _ raw: UnsafeBufferPointer<UInt8>, maxBytes: Int, isBareData: (JSONValue) -> Bool
+        _ raw: UnsafeBufferPointer<UInt8>, maxBytes: Int, isBareData: (JSONNode) -> Bool
     ) throws(Refusal) -> RequestEnvelope {
-        let json: JSONValue
+        let json: JSONNode
         do {
-            json = try JSONValue.parse(
+            json = try JSONDocument(
                 raw,
-                limits: .init(maxBytes: maxBytes, maxDepth: maxDepth, maxMembers: maxMembers, maxStringBytes: maxBytes))
+                limits: .init(maxBytes: maxBytes, maxDepth: maxDepth, maxMembers: maxMembers, maxStringBytes: maxBytes)
+            ).root
         } catch {
             if raw.count > maxBytes {
                 throw Refusal(what: "request larger than the configured maximum", tooLarge: true)
             }
             throw Refusal(what: error.what, tooLarge: false)
         }
-        guard case .object = json else { throw Refusal(what: "request is not a JSON object", tooLarge: false) }
-        func list(_ value: JSONValue?) throws(Refusal) -> [Entry] {
-            guard case .array(let items)? = value else {
+        guard json.isObject else { throw Refusal(what: "request is not a JSON object", tooLarge: false) }
+        func list(_ value: JSONNode?) throws(Refusal) -> [Entry] {
+            guard let items = value?.elements else {
                 throw Refusal(what: "requests is not an array", tooLarge: false)
             }
             var out = [Entry]()
             for item in items {
-                guard case .object = item, let p = item["protocol"]?.string else { continue }
+                guard item.isObject, let p = item["protocol"]?.string else { continue }
                 out.append(Entry(protocolIdentifier: p, data: item["data"]))
             }
             return out
@@ -78,7 +79,7 @@ package struct RequestEnvelope: Sendable {
             return RequestEnvelope(framing: .dataObject, entries: [Entry(protocolIdentifier: nil, data: json)])
         }
         if let digital = json["digital"] {
-            guard case .object = digital else { throw Refusal(what: "digital is not an object", tooLarge: false) }
+            guard digital.isObject else { throw Refusal(what: "digital is not an object", tooLarge: false) }
             return RequestEnvelope(framing: .digitalRequestList, entries: try list(digital["requests"]))
         }
         if json["requests"] != nil {
@@ -93,10 +94,9 @@ package struct RequestEnvelope: Sendable {
     }
 
     /// A `data` member older browsers sent as a JSON string, parsed within `limits`; other values as given.
-    package static func dataObject(_ data: JSONValue, limits: JSONValue.Limits) throws(JSONValue.ParseError)
-        -> JSONValue
+    package static func dataObject(_ data: JSONNode, limits: JSONValue.Limits) throws(JSONValue.ParseError) -> JSONNode
     {
-        guard case .string(let s) = data else { return data }
-        return try JSONValue.parse(Array(s.utf8), limits: limits)
+        guard let s = data.string else { return data }
+        return try JSONDocument(Array(s.utf8), limits: limits).root
     }
 }

@@ -160,7 +160,7 @@ struct JOSEBehaviourTests {
         let key = try PrivateKey.generate(.ec(.p256))
         let jws = try JWS(compact: try JWS.signCompact(payload: [1, 2, 3], header: [("typ", .string("x"))], key: key))
         #expect(jws.signatures[0].header.algorithm == .es256)
-        #expect(jws.signatures[0].header.protected.object?.map(\.0) == ["alg", "typ"])
+        #expect(jws.signatures[0].header.protected.members?.map(\.0) == ["alg", "typ"])
         try jws.signatures[0].verify(with: key.publicKey)
         #expect(throws: JOSEError(.signatureInvalid, "")) {
             try jws.signatures[0].verify(with: try PrivateKey.generate(.ec(.p256)).publicKey)
