@@ -199,21 +199,14 @@ package struct JSONWriter: Sendable {
             var runStart = 0
             var i = 0
             let n = u.count
-            let p = UnsafeRawPointer(u.baseAddress!)
+            guard n > 0, let base = u.baseAddress else {
+                bytes.append(UInt8(ascii: "\""))
+                return
+            }
+            let p = UnsafeRawPointer(base)
             while i < n {
                 // Eight bytes at a time: any byte < 0x20, == 0x22 or == 0x5c drops to the byte loop.
-                while i + 8 <= n {
-                    let w = p.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-                    let ones: UInt64 = 0x0101_0101_0101_0101
-                    let highs: UInt64 = 0x8080_8080_8080_8080
-                    let below20 = (w &- ones &* 0x20) & ~w & highs
-                    let q = w ^ (ones &* 0x22)
-                    let isQuote = (q &- ones) & ~q & highs
-                    let x = w ^ (ones &* 0x5c)
-                    let isBackslash = (x &- ones) & ~x & highs
-                    if below20 | isQuote | isBackslash != 0 { break }
-                    i += 8
-                }
+                i = JSONScan.plainRun(p, from: i, to: n, stopAtQuote: true)
                 guard i < n else { break }
                 let b = u[i]
                 if b < 0x20 || b == 0x22 || b == 0x5c {

@@ -463,18 +463,7 @@ private struct TapeParser {
         guard start < b.count, let q = memchr(b.baseAddress! + start, 0x22, b.count - start) else { return b.count }
         let end = b.baseAddress!.distance(to: q.assumingMemoryBound(to: UInt8.self))
         // Eight bytes at a time: any byte < 0x20 or == 0x5c sends us to the slow path.
-        var k = start
-        let p = UnsafeRawPointer(b.baseAddress!)
-        while k + 8 <= end {
-            let w = p.loadUnaligned(fromByteOffset: k, as: UInt64.self)
-            let ones: UInt64 = 0x0101_0101_0101_0101
-            let highs: UInt64 = 0x8080_8080_8080_8080
-            let below20 = (w &- ones &* 0x20) & ~w & highs
-            let x = w ^ (ones &* 0x5c)
-            let isBackslash = (x &- ones) & ~x & highs
-            if below20 | isBackslash != 0 { break }
-            k += 8
-        }
+        var k = JSONScan.plainRun(UnsafeRawPointer(b.baseAddress!), from: start, to: end, stopAtQuote: false)
         while k < end {
             if b[k] == 0x5c || b[k] < 0x20 { return k }
             k += 1
@@ -563,5 +552,30 @@ private struct TapeParser {
         }
         i += 4
         return v
+    }
+}
+
+/// The eight-bytes-at-a-time scan both directions of JSON share: how far from `start` (up to `end`)
+/// runs of bytes need no escaping, stopping at the first eight-byte word holding a control character or
+/// a backslash (or, with `stopAtQuote`, a quote). Callers finish the last few bytes one by one.
+enum JSONScan {
+    @inline(__always)
+    static func plainRun(_ p: UnsafeRawPointer, from start: Int, to end: Int, stopAtQuote: Bool) -> Int {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        var k = start
+        while k + 8 <= end {
+            let w = p.loadUnaligned(fromByteOffset: k, as: UInt64.self)
+            let below20 = (w &- ones &* 0x20) & ~w & highs
+            let x = w ^ (ones &* 0x5c)
+            var special = below20 | ((x &- ones) & ~x & highs)
+            if stopAtQuote {
+                let q = w ^ (ones &* 0x22)
+                special |= (q &- ones) & ~q & highs
+            }
+            if special != 0 { break }
+            k += 8
+        }
+        return k
     }
 }

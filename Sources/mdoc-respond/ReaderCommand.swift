@@ -62,24 +62,9 @@ enum ReaderCommand {
             "--origin", "--doctype", "--elements", "--framing", "--version", "--reader-auth", "--reader-key",
             "--reader-chain", "--out-request", "--out-state",
         ])
-        let origin: Origin
-        do { origin = try Origin(o.require("--origin")) } catch { fail(Exit.usage, error.code.rawValue, error.detail) }
-        let types = o.values["--doctype"] ?? []
-        let lists = o.values["--elements"] ?? []
-        guard !types.isEmpty, types.count == lists.count else {
-            fail(Exit.usage, "usage", "give one --elements per --doctype")
-        }
-        let docs: [AnnexCReader.DocumentRequest] = zip(types, lists).map { t, l in
-            .init(
-                docType: t,
-                elements: l.split(separator: ",").map { item in
-                    guard let slash = item.lastIndex(of: "/") else {
-                        fail(Exit.usage, "usage", "--elements takes namespace/element items")
-                    }
-                    return .init(
-                        ElementID(String(item[..<slash]), String(item[item.index(after: slash)...])),
-                        intentToRetain: o.flags.contains("--retain"))
-                })
+        let (origin, asked) = originAndDocuments(o)
+        let docs: [AnnexCReader.DocumentRequest] = asked.map { t, elements in
+            .init(docType: t, elements: elements.map { .init($0, intentToRetain: o.flags.contains("--retain")) })
         }
         let framing: RequestFraming
         switch o.value("--framing") ?? "digital" {
@@ -174,13 +159,9 @@ enum ReaderCommand {
             documents: documents)
     }
 
-    /// `reader request --protocol openid4vp`.
-    static func requestOpenID4VP(_ args: [String]) {
-        let o = Options(args, flags: ["--retain", "--builtin-verifier"], help: help)
-        o.check(allowed: [
-            "--origin", "--doctype", "--elements", "--framing", "--signing", "--response-mode", "--out-request",
-            "--out-state",
-        ])
+    /// `--origin`, and each `--doctype` with its `--elements` (namespace/element items), for both forms
+    /// of `reader request`.
+    static func originAndDocuments(_ o: Options) -> (Origin, [(docType: String, elements: [ElementID])]) {
         let origin: Origin
         do { origin = try Origin(o.require("--origin")) } catch { fail(Exit.usage, error.code.rawValue, error.detail) }
         let types = o.values["--doctype"] ?? []
@@ -188,17 +169,34 @@ enum ReaderCommand {
         guard !types.isEmpty, types.count == lists.count else {
             fail(Exit.usage, "usage", "give one --elements per --doctype")
         }
-        let queries: [OpenID4VPReader.CredentialQuery] = zip(types, lists).enumerated().map { k, pair in
-            .init(
-                id: "q\(k)", docType: pair.0,
-                claims: pair.1.split(separator: ",").map { item in
-                    guard let slash = item.lastIndex(of: "/") else {
-                        fail(Exit.usage, "usage", "--elements takes namespace/element items")
+        return (
+            origin,
+            zip(types, lists).map { t, l in
+                (
+                    t,
+                    l.split(separator: ",").map { item in
+                        guard let slash = item.lastIndex(of: "/") else {
+                            fail(Exit.usage, "usage", "--elements takes namespace/element items")
+                        }
+                        return ElementID(String(item[..<slash]), String(item[item.index(after: slash)...]))
                     }
-                    return .init(
-                        ElementID(String(item[..<slash]), String(item[item.index(after: slash)...])),
-                        intentToRetain: o.flags.contains("--retain") ? true : nil)
-                })
+                )
+            }
+        )
+    }
+
+    /// `reader request --protocol openid4vp`.
+    static func requestOpenID4VP(_ args: [String]) {
+        let o = Options(args, flags: ["--retain", "--builtin-verifier"], help: help)
+        o.check(allowed: [
+            "--origin", "--doctype", "--elements", "--framing", "--signing", "--response-mode", "--out-request",
+            "--out-state",
+        ])
+        let (origin, asked) = originAndDocuments(o)
+        let queries: [OpenID4VPReader.CredentialQuery] = asked.enumerated().map { k, pair in
+            .init(
+                id: "q\(k)", docType: pair.docType,
+                claims: pair.elements.map { .init($0, intentToRetain: o.flags.contains("--retain") ? true : nil) })
         }
         let framing: OpenID4VPReader.Framing
         switch o.value("--framing") ?? "digital" {

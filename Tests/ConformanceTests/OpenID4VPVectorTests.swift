@@ -121,4 +121,42 @@ extension ConformanceTests {
         #expect(n >= 25)
         print("OpenID4VP vectors through the CLI: \(n) cases as expected")
     }
+
+    @Test(
+        "CLI: 'reader request --protocol openid4vp' for every signing form, answered by 'respond' and verified by 'reader open'",
+        .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
+    func openID4VPReaderCommands() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "mdoc-cli-oid4vp-reader-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for signing in ["unsigned", "signed-dns", "signed-hash", "multisigned"] {
+            for mode in ["dc_api", "dc_api.jwt"] {
+                let request = dir.appendingPathComponent("\(signing)-\(mode).request").path
+                let state = dir.appendingPathComponent("\(signing)-\(mode).state").path
+                let response = dir.appendingPathComponent("\(signing)-\(mode).response").path
+                let built = try #require(
+                    try Self.runCLI([
+                        "reader", "request", "--protocol", "openid4vp", "--origin", "https://verifier.example",
+                        "--doctype", "org.iso.18013.5.1.mDL", "--elements", "org.iso.18013.5.1/family_name",
+                        "--signing", signing, "--builtin-verifier", "--response-mode", mode, "--out-request", request,
+                        "--out-state", state,
+                    ]))
+                #expect(built.status == 0, "\(signing) \(mode): \(built.err)")
+                let answered = try #require(
+                    try Self.runCLI([
+                        "respond", "--request", request, "--origin", "https://verifier.example", "--clock",
+                        "2027-03-01T12:00:00Z", "--out", response,
+                    ]))
+                #expect(answered.status == 0, "\(signing) \(mode): \(answered.err)")
+                let opened = try #require(
+                    try Self.runCLI([
+                        "reader", "open", "--response", response, "--state", state, "--builtin-iaca", "--clock",
+                        "2027-03-01T12:00:00Z", "--json",
+                    ]))
+                #expect(opened.status == 0, "\(signing) \(mode): \(opened.err)")
+                #expect(String(decoding: opened.out, as: UTF8.self).contains("family_name"))
+            }
+        }
+    }
 }
