@@ -1,5 +1,6 @@
-import AnnexC
 import AnnexCReader
+import DigitalCredentials
+import OpenID4VPReader
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -10,22 +11,29 @@ import AnnexCReader
 #endif
 import MdocCBOR
 
-/// `mdoc-respond demo`: the whole Annex C flow on the built-in test data. A page's request is built
-/// (signed by the test reader), the wallet answers it from the built-in context, and the reader opens
-/// and verifies the answer against the test IACA.
+/// `mdoc-respond demo`: both presentment protocols end to end on the built-in test data. A page's
+/// request is built (signed by the test reader / verifier), the wallet answers it from the built-in
+/// context, and the verifier opens and verifies the answer against the test IACA.
 enum Demo {
     static let help = """
         usage: mdoc-respond demo [--verbose] [--framing data|protocol|requests|digital] [--no-reader-auth]
+                                 [--protocol both|annexc|openid4vp]
 
-        Runs the Annex C flow end to end on the built-in test data (TestVectors/): request → parse and
-        reader authentication → selection → DeviceResponse → device signature → HPKE seal → the verifier
-        opens and verifies. Prints what was asked, what was disclosed, sizes and time per stage.
-        --verbose also prints the request and the decrypted DeviceResponse in diagnostic notation.
+        Runs the flow end to end on the built-in test data (TestVectors/): request → parse and reader
+        authentication → selection → DeviceResponse → device signature → encryption → the verifier opens
+        and verifies. Annex C (org-iso-mdoc, HPKE) and then OpenID4VP (openid4vp-v1-signed with
+        x509_san_dns, DCQL with a claim set, dc_api.jwt). Prints what was asked, what was disclosed,
+        sizes and time per stage. --verbose also prints the Annex C request and the decrypted
+        DeviceResponse in diagnostic notation.
         """
 
     static func run(_ args: [String]) {
         let o = Options(args, flags: ["--verbose", "-v", "--no-reader-auth"], help: help)
-        o.check(allowed: ["--framing"])
+        o.check(allowed: ["--framing", "--protocol"])
+        let which = o.value("--protocol") ?? "both"
+        guard ["both", "annexc", "openid4vp"].contains(which) else {
+            fail(Exit.usage, "usage", "--protocol must be both, annexc or openid4vp")
+        }
         let framing: RequestFraming =
             switch o.value("--framing") ?? "digital" {
             case "data": .dataObject
@@ -34,9 +42,13 @@ enum Demo {
             default: .digitalRequestList
             }
         do {
-            try perform(
-                verbose: o.flags.contains("--verbose") || o.flags.contains("-v"), framing: framing,
-                readerAuth: !o.flags.contains("--no-reader-auth"))
+            if which != "openid4vp" {
+                try perform(
+                    verbose: o.flags.contains("--verbose") || o.flags.contains("-v"), framing: framing,
+                    readerAuth: !o.flags.contains("--no-reader-auth"))
+            }
+            if which == "both" { print("") }
+            if which != "annexc" { try performOpenID4VP(readerAuth: !o.flags.contains("--no-reader-auth")) }
         } catch {
             fail(Exit.refused, error.code.rawValue, error.detail)
         }
@@ -124,6 +136,69 @@ enum Demo {
                     "\nDeviceResponse:\n"
                         + CBORDiagnostic.describe(doc.root, options: .init(expandEmbedded: true, indent: 2)))
             }
+        }
+    }
+
+    /// The OpenID4VP leg: a signed request with a DCQL claim set, answered in `dc_api.jwt` through the
+    /// one entry point, opened and verified by the verifier side.
+    static func performOpenID4VP(readerAuth: Bool) throws(AnnexCError) {
+        let context = BuiltIn.context(nil)
+        let engine = DigitalCredentialsEngine(context: context)
+        let origin = try Origin("https://verifier.example")
+        let ns = "org.iso.18013.5.1"
+        let query = OpenID4VPReader.CredentialQuery(
+            id: "mdl", docType: "org.iso.18013.5.1.mDL",
+            claims: [
+                .init(ElementID(ns, "family_name"), id: "name"),
+                .init(ElementID(ns, "age_over_25"), id: "a25"), .init(ElementID(ns, "age_over_21"), id: "a21"),
+            ],
+            claimSets: [["name", "a25"], ["name", "a21"]])
+        var t = Date()
+        let signing: OpenID4VPReader.Signing =
+            readerAuth
+            ? .signed(
+                .init(
+                    key: BuiltIn.signer("verifier"), chain: [BuiltIn.certificate("verifier")],
+                    clientID: .sanDNS("verifier.example"))) : .unsigned
+        let request = try OpenID4VPReader.makeRequest(queries: [query], origin: origin, signing: signing)
+        let buildMS = ms(t)
+        t = Date()
+        let parsed = try engine.parse(rawRequest: request.rawRequest, origin: origin.serialized)
+        let parseMS = ms(t)
+        t = Date()
+        let response = try engine.respond(to: parsed)
+        let respondMS = ms(t)
+        t = Date()
+        let verified = try OpenID4VPReader.openResponse(
+            response, for: request, issuerRoots: [BuiltIn.certificate("iaca")], at: Date())
+        let verifyMS = ms(t)
+        let details = parsed.openID4VP
+        print("mdoc-respond demo: OpenID4VP over the Digital Credentials API on the built-in test data")
+        print(
+            "  protocol            \(parsed.protocolIdentifier), response mode \(details?.responseMode.rawValue ?? "-")"
+        )
+        print(
+            "  request             \(request.rawRequest.count) bytes; client_id \(details?.signatures.first?.clientID ?? "none")"
+        )
+        print(
+            "  verifier            \(parsed.readerVerdict.subject.map { "\($0) (JWS verified, chains to the test root)" } ?? "not authenticated")"
+        )
+        print(
+            "  asked for           \(query.docType): family_name and age_over_25, or else family_name and age_over_21")
+        print("  disclosed (verified by the verifier against the test IACA):")
+        for d in verified.documents(for: "mdl") {
+            for e in d.elements { print("    \(e.element) = \(CBORDiagnostic.describe(e.value))") }
+        }
+        print(
+            "  response            \(response.count) bytes (JWE ECDH-ES/\(details?.encryption?.encryption ?? "-") to the verifier's key)"
+        )
+        print("  time per stage")
+        for (label, v) in [
+            ("verifier builds + signs request", buildMS), ("wallet parse + verifier auth", parseMS),
+            ("wallet respond (sign + encrypt)", respondMS), ("verifier open + verify", verifyMS),
+        ] {
+            let t = fixed(v, 3)
+            print("    " + padded(label, 32) + String(repeating: " ", count: max(0, 8 - t.count)) + t + " ms")
         }
     }
 }

@@ -47,6 +47,32 @@ extension ConformanceTests {
     }
 
     @Test(
+        "CLI: the demo runs both protocols end to end, each alone on request, and refuses an unknown protocol",
+        .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
+    func cliDemo() throws {
+        let (status, data, errText) = try #require(try Self.runCLI(["demo"]))
+        let out = String(decoding: data, as: UTF8.self)
+        #expect(status == 0, "\(errText)")
+        #expect(out.contains("ISO/IEC 18013-7 Annex C") && out.contains("OpenID4VP over the Digital Credentials API"))
+        #expect(out.contains("openid4vp-v1-signed, response mode dc_api.jwt"))
+        // The claim set falls back to age_over_21 (the credential holds no age_over_25); nothing else comes back.
+        let oid4vp = try #require(out.components(separatedBy: "OpenID4VP over the Digital Credentials API").last)
+        let disclosed = oid4vp.split(separator: "\n").filter { $0.hasPrefix("    org.iso.18013.5.1/") }
+        #expect(
+            disclosed.map { $0.split(separator: " ")[0] } == [
+                "org.iso.18013.5.1/family_name", "org.iso.18013.5.1/age_over_21",
+            ])
+        let annexOnly = try #require(try Self.runCLI(["demo", "--protocol", "annexc"]))
+        #expect(annexOnly.status == 0 && !String(decoding: annexOnly.out, as: UTF8.self).contains("OpenID4VP"))
+        let unsigned = try #require(try Self.runCLI(["demo", "--protocol", "openid4vp", "--no-reader-auth"]))
+        let unsignedText = String(decoding: unsigned.out, as: UTF8.self)
+        #expect(
+            unsigned.status == 0 && unsignedText.contains("openid4vp-v1-unsigned") && !unsignedText.contains("Annex C"))
+        let bad = try #require(try Self.runCLI(["demo", "--protocol", "bogus"]))
+        #expect(bad.status == 2 && bad.out.isEmpty && bad.err.contains("error[usage]"))
+    }
+
+    @Test(
         "CLI: inspect shows each substitution (text and --json); respond --approve of the requested elements releases no substitute",
         .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
     func cliSubstitutes() throws {
