@@ -12,6 +12,7 @@ let package = Package(
     products: [
         .library(name: "MdocCBOR", targets: ["MdocCBOR"]),
         .library(name: "HPKE", targets: ["HPKE"]),
+        .library(name: "PKCS11", targets: ["PKCS11"]),
         .library(name: "WebEncoding", targets: ["WebEncoding"]),
         .library(name: "Presentment", targets: ["Presentment"]),
         .library(name: "AnnexC", targets: ["AnnexC"]),
@@ -20,6 +21,8 @@ let package = Package(
         .library(name: "AnnexCReader", targets: ["AnnexCReader"]),
         .library(name: "OpenID4VPReader", targets: ["OpenID4VPReader"]),
         .executable(name: "mdoc-respond", targets: ["mdoc-respond"]),
+        // A fault-injecting PKCS#11 module over SoftHSM2, for the PKCS#11 failure tests only.
+        .library(name: "mdoc-p11-fault", type: .dynamic, targets: ["PKCS11FaultModule"]),
         .executable(name: "mdoc-bench", targets: ["mdoc-bench"]),
         .executable(name: "mdoc-vectors", targets: ["mdoc-vectors"]),
     ],
@@ -28,12 +31,17 @@ let package = Package(
         // strings that Swift cannot import directly.
         .systemLibrary(name: "CLibCBOR", pkgConfig: "libcbor", providers: [.apt(["libcbor-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // The PKCS#11 (Cryptoki 2.40) header from libp11-kit-dev; nothing is linked (modules are dlopened).
+        .systemLibrary(name: "CPKCS11", providers: [.apt(["libp11-kit-dev"])]),
 
         // The one wrapper around OpenSSL: every OpenSSL call in the project lives here.
         .target(name: "CryptoCore", dependencies: ["COpenSSL"]),
 
         .target(name: "MdocCBOR", dependencies: ["CLibCBOR", "CryptoCore"]),
         .target(name: "HPKE", dependencies: ["CryptoCore"]),
+        // Device keys in a PKCS#11 token (an HSM, SoftHSM2 in tests): RFC 7512 URIs, the module loaded
+        // once, a pool of logged-in sessions, a COSESigner over CKM_ECDSA. Every Cryptoki call lives here.
+        .target(name: "PKCS11", dependencies: ["CPKCS11", "MdocCBOR", "CryptoCore"]),
         // Strict bounded JSON (parser and deterministic writer) and base64url: the web encodings both
         // Digital Credentials API front ends and JOSE read and write.
         .target(name: "WebEncoding", dependencies: ["CryptoCore"]),
@@ -43,7 +51,7 @@ let package = Package(
         // The protocol-neutral presentment core: credential context and its store, reader trust and
         // X.509 evaluation, selection and the one planner, the consent model, the DeviceResponse and
         // device signature over a given SessionTranscript. No framing, HPKE or base64url.
-        .target(name: "Presentment", dependencies: ["MdocCBOR", "CryptoCore"]),
+        .target(name: "Presentment", dependencies: ["MdocCBOR", "PKCS11", "CryptoCore"]),
         // The org-iso-mdoc front end: framings, EncryptionInfo, the dcapi SessionTranscript, COSE
         // reader authentication, HPKE sealing, AnnexCEngine.
         .target(name: "AnnexC", dependencies: ["Presentment", "MdocCBOR", "HPKE", "WebEncoding", "CryptoCore"]),
@@ -85,11 +93,14 @@ let package = Package(
             name: "TestWorld",
             dependencies: [
                 "AnnexC", "AnnexCReader", "OpenID4VP", "OpenID4VPReader", "Presentment", "MdocCBOR", "HPKE", "JOSE",
-                "WebEncoding", "CryptoCore",
+                "WebEncoding", "CryptoCore", "PKCS11", "TestSupport",
             ],
             path: "Tests/TestWorld"),
         .testTarget(name: "CryptoCoreTests", dependencies: ["CryptoCore", "TestSupport"]),
         .testTarget(name: "MdocCBORTests", dependencies: ["MdocCBOR", "CryptoCore", "TestSupport"]),
+        .target(name: "PKCS11FaultModule", path: "Tests/PKCS11FaultModule", linkerSettings: [.linkedLibrary("dl")]),
+        .testTarget(
+            name: "PKCS11Tests", dependencies: ["PKCS11", "MdocCBOR", "CryptoCore", "TestSupport", "TestWorld"]),
         .testTarget(name: "HPKETests", dependencies: ["HPKE", "CryptoCore", "TestSupport"]),
         .testTarget(name: "WebEncodingTests", dependencies: ["WebEncoding", "TestSupport"]),
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "WebEncoding", "CryptoCore", "TestSupport"]),

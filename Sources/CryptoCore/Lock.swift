@@ -37,3 +37,51 @@ package final class LockedValue<Value>: @unchecked Sendable {
         return try body(&value)
     }
 }
+
+/// A value guarded by a POSIX mutex with a condition variable: a caller may wait until the value
+/// satisfies a predicate (a pool waiting for a free slot).
+package final class ConditionValue<Value>: @unchecked Sendable {
+    // @unchecked: `value` is only touched with the mutex held.
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let condition: UnsafeMutablePointer<pthread_cond_t>
+    private var value: Value
+
+    /// Creates the lock holding `initial`.
+    package init(_ initial: Value) {
+        value = initial
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        condition = .allocate(capacity: 1)
+        condition.initialize(to: pthread_cond_t())
+        precondition(pthread_mutex_init(mutex, nil) == 0 && pthread_cond_init(condition, nil) == 0)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deinitialize(count: 1)
+        condition.deallocate()
+        mutex.deinitialize(count: 1)
+        mutex.deallocate()
+    }
+
+    /// Waits until `ready(value)` holds, then runs `body` with exclusive access.
+    package func withLock<R, E: Error>(waitingUntil ready: (Value) -> Bool, _ body: (inout Value) throws(E) -> R)
+        throws(E) -> R
+    {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        while !ready(value) { pthread_cond_wait(condition, mutex) }
+        return try body(&value)
+    }
+
+    /// Runs `body` with exclusive access, then wakes every waiter to re-check its predicate.
+    package func withLockSignalling<R>(_ body: (inout Value) -> R) -> R {
+        pthread_mutex_lock(mutex)
+        defer {
+            pthread_cond_broadcast(condition)
+            pthread_mutex_unlock(mutex)
+        }
+        return body(&value)
+    }
+}

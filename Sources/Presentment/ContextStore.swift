@@ -36,7 +36,7 @@ extension CredentialContext {
     /// directory is not the user's own or is writable by group or others. Device keys are not read
     /// here: each is resolved when its credential first signs.
     /// - Parameters:
-    ///   - keyResolver: defaults to `FileKeyResolver(directory:)`.
+    ///   - keyResolver: defaults to `ContextKeyResolver(directory:)` (key files, and `pkcs11:` URIs).
     ///   - requirePrivateFiles: apply the ownership and mode checks (default true; false only for the
     ///     published test context, whose modes a git checkout does not keep).
     public static func load(
@@ -46,7 +46,8 @@ extension CredentialContext {
         guard let bytes = try readSnapshot(directory, requirePrivateFiles: requirePrivateFiles) else { return nil }
         return try CredentialContext(
             encoded: bytes,
-            keyResolver: keyResolver ?? FileKeyResolver(directory: directory, requirePrivateFiles: requirePrivateFiles))
+            keyResolver: keyResolver
+                ?? ContextKeyResolver(directory: directory, requirePrivateFiles: requirePrivateFiles))
     }
 
     /// The snapshot's bytes, or nil when there is none; checked on the opened descriptor.
@@ -166,7 +167,8 @@ extension CredentialContext {
     /// - Parameters:
     ///   - create: start from an empty context (creating the directory with mode 0700) when there is
     ///     none; otherwise a missing snapshot is `contextUnavailable`.
-    ///   - keyResolver: how the new context's device keys are checked (default: the directory's files).
+    ///   - keyResolver: how the new context's device keys are checked (default: the directory's files
+    ///     and `pkcs11:` URIs).
     /// - Returns: the context as written.
     @discardableResult
     public static func update(
@@ -189,7 +191,7 @@ extension CredentialContext {
         defer { lock.release() }
         removeStaleTemporaries(in: dir)
         removeStaleTemporaries(in: dir + "/" + keyDirectoryName)
-        let resolver = keyResolver ?? FileKeyResolver(directory: directory)
+        let resolver = keyResolver ?? ContextKeyResolver(directory: directory)
         let current: CredentialContext
         if let bytes = try readSnapshot(directory, requirePrivateFiles: true) {
             current = try CredentialContext(encoded: bytes, keyResolver: resolver)

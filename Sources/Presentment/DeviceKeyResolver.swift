@@ -7,12 +7,47 @@
     import Glibc
 #endif
 import MdocCBOR
+import PKCS11
 
 /// Resolves a credential's device-key reference to a signer. Implement it to keep device keys in an
 /// HSM, KMS or secure element; `FileKeyResolver` reads PKCS#8 files next to the context.
 public protocol DeviceKeyResolver: Sendable {
     /// The signer for `reference`. Throw `PresentmentError(.keyUnavailable, …)` when it cannot be resolved.
     func signer(for reference: String) throws(PresentmentError) -> any COSESigner
+}
+
+/// The context's default resolver: a `pkcs11:` reference (RFC 7512) names a key in a token
+/// (`PKCS11KeyResolver`), anything else a key file inside the context directory (`FileKeyResolver`).
+public struct ContextKeyResolver: DeviceKeyResolver {
+    /// Resolves key files.
+    public let files: FileKeyResolver
+    /// Resolves token keys.
+    public let tokens = PKCS11KeyResolver()
+
+    /// Creates a resolver for the context in `directory`.
+    public init(directory: URL, requirePrivateFiles: Bool = true) {
+        files = FileKeyResolver(directory: directory, requirePrivateFiles: requirePrivateFiles)
+    }
+
+    /// The signer for a file path or a `pkcs11:` URI.
+    public func signer(for reference: String) throws(PresentmentError) -> any COSESigner {
+        PKCS11URI.isPKCS11(reference) ? try tokens.signer(for: reference) : try files.signer(for: reference)
+    }
+}
+
+/// Resolves `pkcs11:` URIs (RFC 7512, with `module-path` and a `pin-source` file or `x-pin-env`
+/// variable) to signers over keys held in a PKCS#11 token. Every failure is `keyUnavailable` with the
+/// token's step and return value, never the PIN, its source or the URI.
+public struct PKCS11KeyResolver: DeviceKeyResolver {
+    /// Creates a resolver.
+    public init() {}
+
+    /// Loads the module (once per process), finds the token and key, and checks the key.
+    public func signer(for reference: String) throws(PresentmentError) -> any COSESigner {
+        do { return try PKCS11Signer(uri: PKCS11URI(parsing: reference)) } catch {
+            throw PresentmentError(.keyUnavailable, "device key in a token: \(error.code.rawValue): \(error.message)")
+        }
+    }
 }
 
 /// Reads PKCS#8 PEM/DER private keys from files named by relative paths inside `directory`.

@@ -129,7 +129,14 @@ package enum DeviceResponseBuilder {
                         deviceNameSpacesBytes: nameSpaces)
                 }, detached: true, signer: signer)
         } catch {
-            throw PresentmentError(.signingFailed, "the device key could not sign DeviceAuthentication")
+            // A signer's own detail (a token's step and return value) is static text; never a secret.
+            if error.code == .keyUnavailable {
+                throw PresentmentError(.keyUnavailable, "the device key cannot be reached: \(error.detail)")
+            }
+            throw PresentmentError(
+                .signingFailed,
+                "the device key could not sign DeviceAuthentication" + (error.detail.isEmpty ? "" : ": \(error.detail)")
+            )
         }
     }
 

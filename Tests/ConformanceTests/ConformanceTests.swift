@@ -56,7 +56,7 @@ struct ConformanceTests {
         trust.requireReaderAuthentication = p["requireReaderAuthentication"] ?? trust.requireReaderAuthentication
         let adjusted = try CredentialContext(
             entries: context.entries, readerTrust: trust,
-            keyResolver: FileKeyResolver(
+            keyResolver: ContextKeyResolver(
                 directory: vectors.appendingPathComponent("context"), requirePrivateFiles: false))
         return AnnexCEngine(context: adjusted, configuration: .init(clock: { Self.clock }))
     }
@@ -96,6 +96,24 @@ struct ConformanceTests {
         let context = try #require(
             try CredentialContext.load(from: Self.vectors.appendingPathComponent("context"), requirePrivateFiles: false)
         )
+        let (answered, refused) = try Self.runAnnexCManifest(context)
+        print("TestVectors requests: \(answered) answered and verified, \(refused) refused as expected")
+    }
+
+    @Test(
+        "Every TestVectors request gives the same outcome with every device key in a SoftHSM2 token",
+        .enabled(if: TokenContext.runnable, TokenContext.skipNote))
+    func libraryWithTokenKeys() throws {
+        let context = try TokenContext.builtIn(vectors: Self.vectors)
+        #expect(context.entries.allSatisfy { $0.deviceKeyReference.hasPrefix("pkcs11:") })
+        let (answered, refused) = try Self.runAnnexCManifest(context)
+        #expect(answered >= 20)
+        print(
+            "TestVectors requests, keys in SoftHSM2: \(answered) answered and verified, \(refused) refused as expected")
+    }
+
+    /// Runs every Annex C case against `context`; the counts answered and refused.
+    static func runAnnexCManifest(_ context: CredentialContext) throws -> (Int, Int) {
         #expect(context.credentials.count == 7)
         let iaca = try Certificate(der: Array(Data(contentsOf: Self.vectors.appendingPathComponent("pki/iaca.der"))))
         var answered = 0
@@ -134,7 +152,7 @@ struct ConformanceTests {
                 refused += 1
             }
         }
-        print("TestVectors requests: \(answered) answered and verified, \(refused) refused as expected")
+        return (answered, refused)
     }
 
     @Test("Credentials a context must refuse: wrong device key, tampered element; the built-in context loads all seven")

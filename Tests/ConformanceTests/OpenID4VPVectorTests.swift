@@ -5,6 +5,7 @@ import OpenID4VPReader
 import Presentment
 import Testing
 import TestSupport
+import TestWorld
 
 /// Runs every case of TestVectors/requests/openid4vp/manifest.json through the library and through
 /// the CLI binary (with `reader open` verifying each CLI answer), against the expected outcomes.
@@ -39,7 +40,7 @@ extension ConformanceTests {
         trust.requireReaderAuthentication = policy?["requireReaderAuthentication"] ?? trust.requireReaderAuthentication
         let adjusted = try CredentialContext(
             entries: context.entries, readerTrust: trust,
-            keyResolver: FileKeyResolver(
+            keyResolver: ContextKeyResolver(
                 directory: vectors.appendingPathComponent("context"), requirePrivateFiles: false))
         return OpenID4VPEngine(context: adjusted, configuration: .init(clock: { Self.clock }))
     }
@@ -55,6 +56,21 @@ extension ConformanceTests {
         let context = try #require(
             try CredentialContext.load(from: Self.vectors.appendingPathComponent("context"), requirePrivateFiles: false)
         )
+        let (answered, refused) = try Self.runOpenID4VPManifest(context)
+        print("OpenID4VP vectors: \(answered) answered and \(refused) refused as expected")
+    }
+
+    @Test(
+        "Every OpenID4VP TestVectors request gives the same outcome with every device key in a SoftHSM2 token",
+        .enabled(if: TokenContext.runnable, TokenContext.skipNote))
+    func openID4VPLibraryWithTokenKeys() throws {
+        let (answered, refused) = try Self.runOpenID4VPManifest(try TokenContext.builtIn(vectors: Self.vectors))
+        #expect(answered >= 20)
+        print("OpenID4VP vectors, keys in SoftHSM2: \(answered) answered and \(refused) refused as expected")
+    }
+
+    /// Runs every OpenID4VP case against `context`; the counts answered and refused.
+    static func runOpenID4VPManifest(_ context: CredentialContext) throws -> (Int, Int) {
         let iaca = try Certificate(der: Array(Data(contentsOf: Self.vectors.appendingPathComponent("pki/iaca.der"))))
         let cases = try Self.openID4VPManifest()
         #expect(cases.count >= 30)
@@ -80,7 +96,7 @@ extension ConformanceTests {
                 refused += 1
             }
         }
-        print("OpenID4VP vectors: \(answered) answered and \(refused) refused as expected")
+        return (answered, refused)
     }
 
     @Test(

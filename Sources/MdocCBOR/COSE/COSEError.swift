@@ -22,6 +22,8 @@ public struct COSEError: Error, Hashable, Sendable, CustomStringConvertible {
         case payloadMismatch
         /// The signer could not produce a signature.
         case signingFailed
+        /// The signer's key cannot be reached: its token is absent, locked or refuses the login.
+        case keyUnavailable
         /// A certificate could not be parsed.
         case invalidCertificate
         /// Certificate path validation failed (see `verifyCode`).

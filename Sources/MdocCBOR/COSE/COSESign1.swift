@@ -99,7 +99,8 @@ public struct COSESign1: Sendable {
             signature: signature, over: tbs, algorithm: alg, key: key, allowCurveMismatch: allowCurveMismatch)
     }
 
-    static func verify<S: Collection<UInt8>>(
+    /// Verifies a raw signature over `tbs` (the Sig_structure, or any message) with `key`.
+    package static func verify<S: Collection<UInt8>>(
         signature: S, over tbs: [UInt8], algorithm alg: COSEAlgorithm, key: COSEKey,
         allowCurveMismatch: Bool = false
     ) throws(COSEError) {
