@@ -173,7 +173,8 @@ package final class TokenSessions: Sendable {
 
     private func checkOut(pin: PINSource?) throws(PKCS11Error) -> UInt {
         let capacity = self.capacity
-        let reused = state.withLock(waitingUntil: { !$0.idle.isEmpty || $0.open < capacity }) { s -> UInt? in
+        let ready: (State) -> Bool = { !$0.idle.isEmpty || $0.open < capacity }
+        let reused = state.withLock(waitingUntil: ready) { s -> UInt? in
             if let session = s.idle.popLast() { return session }
             s.open += 1
             return nil
