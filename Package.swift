@@ -72,8 +72,7 @@ let package = Package(
             name: "mdoc-respond",
             dependencies: [
                 "DigitalCredentials", "AnnexC", "AnnexCReader", "OpenID4VP", "OpenID4VPReader", "Presentment",
-                "MdocCBOR",
-                "HPKE", "WebEncoding",
+                "MdocCBOR", "HPKE", "WebEncoding", "PKCS11",
             ]),
         .executableTarget(
             name: "mdoc-bench",

@@ -141,6 +141,23 @@ package struct PublicKey: Sendable {
         self.kind = .ec(point.curve)
     }
 
+    /// The key as a DER SubjectPublicKeyInfo (`i2d_PUBKEY`).
+    package func subjectPublicKeyInfo() throws(CryptoError) -> [UInt8] {
+        let box = try evp()
+        var ptr: UnsafeMutablePointer<UInt8>? = nil
+        let len = i2d_PUBKEY(box.pkey, &ptr)
+        guard len > 0, let ptr else { throw .operationFailed(operation: "i2d_PUBKEY") }
+        defer { mdoc_OPENSSL_free(ptr) }
+        return Array(UnsafeBufferPointer(start: ptr, count: Int(len)))
+    }
+
+    /// The key as PEM text (`-----BEGIN PUBLIC KEY-----`), for handing a public key to an issuer.
+    package func pem() throws(CryptoError) -> String {
+        let b64 = Data(try subjectPublicKeyInfo()).base64EncodedString(
+            options: [.lineLength64Characters, .endLineWithLineFeed])
+        return "-----BEGIN PUBLIC KEY-----\n\(b64)\n-----END PUBLIC KEY-----\n"
+    }
+
     /// The uncompressed SEC1 point `04 ‖ x ‖ y` (EC keys), or the raw key (OKP keys).
     package var rawRepresentation: [UInt8] {
         if let p = storage.bareBox { return p.encoded }

@@ -174,6 +174,14 @@ public struct PKCS11URI: Sendable, Hashable, CustomStringConvertible {
         return b.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) || $0 == 0x5F }
     }
 
+    /// The URI without its query (no module path, no PIN source): what names the key itself.
+    public var keyOnly: PKCS11URI {
+        var u = self
+        u.modulePath = nil
+        u.pinSource = nil
+        return u
+    }
+
     /// The URI, every value percent-encoded where needed, attributes in a fixed order.
     public var string: String { serialized(redactingPINSource: false) }
 

@@ -8,6 +8,7 @@ import AnnexC
     import Glibc
 #endif
 import MdocCBOR
+import PKCS11
 
 /// `mdoc-respond context`: the host app's side of the credential context.
 enum ContextCommand {
@@ -17,6 +18,16 @@ enum ContextCommand {
           init                                   create an empty context in DIR
           import --issuer-signed FILE --device-key FILE [--id ID] [--doctype D]...
                                                  add a credential; the key is copied to DIR/keys/ (0600)
+          import --issuer-signed FILE --device-key 'pkcs11:URI' --pkcs11-module PATH
+                 [--pin-file FILE | --pin-env VAR] [--id ID] [--doctype D]...
+                                                 add a credential whose device key stays in a PKCS#11
+                                                 token (RFC 7512 URI: token=…;object=… or id=…); the
+                                                 PIN is read from the file or variable at each login,
+                                                 never stored in the context
+          device-key new --pkcs11-module PATH --token LABEL --label NAME [--id HEX]
+                 [--curve P-256|P-384|P-521] [--pin-file FILE | --pin-env VAR] [--json]
+                                                 create a device key in a token (no --context needed);
+                                                 prints its URI, COSE_Key and PEM for the issuer
           list [--json]                          credentials with their registration metadata
           remove ID | cancel ID | reinstate ID   change one credential
           policy [--allow-authority SKI_HEX ... | --any] [--require-reader-auth | --no-require-reader-auth]
@@ -37,6 +48,10 @@ enum ContextCommand {
         """
 
     static func run(_ args: [String]) {
+        if args.first == "device-key" {
+            newDeviceKey(Array(args.dropFirst()))
+            return
+        }
         guard let action = args.first, !action.hasPrefix("-") else {
             if args.contains("--help") || args.contains("-h") {
                 print(help)
@@ -52,6 +67,7 @@ enum ContextCommand {
             ], help: help)
         o.check(allowed: [
             "--context", "--issuer-signed", "--device-key", "--id", "--doctype", "--allow-authority", "--lock-timeout",
+            "--pkcs11-module", "--pin-file", "--pin-env",
         ])
         let dir = URL(fileURLWithPath: o.require("--context"))
         var lockTimeout = CredentialContext.defaultLockTimeout
@@ -90,7 +106,30 @@ enum ContextCommand {
                     throw AnnexCError(.duplicateCredential, "a context already exists in that directory")
                 }
             }
+        case "import" where PKCS11URI.isPKCS11(o.require("--device-key")):
+            let issuerSigned = Input.read(o.require("--issuer-signed"))
+            let reference = tokenKeyReference(o)
+            if let id = o.value("--id"), !CredentialContext.isValidCredentialID(id) {
+                fail(Exit.refused, "invalidId", "the id must be 1-64 characters of [A-Za-z0-9-_]")
+            }
+            var imported = ""
+            // Validation resolves the key in the token and checks it against the MSO deviceKey; on any
+            // failure nothing is written.
+            change("imported \(imported) (device key in a PKCS#11 token)") { tx throws(AnnexCError) in
+                let id = o.value("--id") ?? tx.newCredentialID()
+                guard !tx.entries.contains(where: { $0.id == id }) else {
+                    throw AnnexCError(.duplicateCredential, "a credential with that id exists already")
+                }
+                tx.entries.append(
+                    .init(
+                        id: id, docTypes: o.values["--doctype"], issuerSigned: issuerSigned,
+                        deviceKeyReference: reference))
+                imported = id
+            }
         case "import":
+            for f in ["--pkcs11-module", "--pin-file", "--pin-env"] where o.value(f) != nil {
+                fail(Exit.usage, "usage", "\(f) goes with a pkcs11: device key URI")
+            }
             let issuerSigned = Input.read(o.require("--issuer-signed"))
             var keyBytes = Input.read(o.require("--device-key"))
             defer { for i in keyBytes.indices { keyBytes[i] = 0 } }
@@ -193,6 +232,107 @@ enum ContextCommand {
             }
         default:
             fail(Exit.usage, "usage", "unknown context action '\(action)'")
+        }
+    }
+
+    /// The `pkcs11:` URI of `--device-key` completed with `--pkcs11-module` and the PIN source, as the
+    /// context stores it. A PIN value in the URI is refused; the PIN file path is made absolute.
+    static func tokenKeyReference(_ o: Options) -> String {
+        var uri: PKCS11URI
+        do { uri = try PKCS11URI(parsing: o.require("--device-key")) } catch {
+            fail(Exit.usage, "usage", "the device key URI is invalid: \(error.detail)")
+        }
+        if let module = o.value("--pkcs11-module") {
+            if let given = uri.modulePath, given != module {
+                fail(Exit.usage, "usage", "--pkcs11-module differs from the URI's module-path")
+            }
+            uri.modulePath = absolutePath(module)
+        }
+        guard uri.modulePath != nil else {
+            fail(Exit.usage, "usage", "a pkcs11: device key needs --pkcs11-module (or module-path in the URI)")
+        }
+        if let source = pinSource(o) {
+            guard uri.pinSource == nil || uri.pinSource == source else {
+                fail(Exit.usage, "usage", "the PIN source is given twice, differently")
+            }
+            uri.pinSource = source
+        }
+        return uri.string
+    }
+
+    /// `--pin-file F` or `--pin-env VAR` (exclusive), or nil.
+    static func pinSource(_ o: Options) -> PINSource? {
+        switch (o.value("--pin-file"), o.value("--pin-env")) {
+        case (let f?, nil): return .file(absolutePath(f))
+        case (nil, let v?):
+            guard PKCS11URI.isEnvironmentName(v) else {
+                fail(Exit.usage, "usage", "--pin-env takes an environment variable name")
+            }
+            return .environment(v)
+        case (nil, nil): return nil
+        default: fail(Exit.usage, "usage", "--pin-file and --pin-env are exclusive")
+        }
+    }
+
+    static func absolutePath(_ p: String) -> String {
+        p.hasPrefix("/") ? p : FileManager.default.currentDirectoryPath + "/" + p
+    }
+
+    static let deviceKeyHelp = """
+        usage: mdoc-respond context device-key new --pkcs11-module PATH --token LABEL --label NAME [--id HEX]
+                                                   [--curve P-256|P-384|P-521] [--pin-file FILE | --pin-env VAR] [--json]
+
+        Creates an EC key pair in the token (the private key sensitive and not extractable, labelled NAME,
+        with id HEX or 16 random bytes) and prints the key's URI, its public key as a COSE_Key (hex) and as
+        PEM: the issuer puts the public key in the credential's MSO; the holder then imports the credential
+        with context import --device-key 'URI' --pkcs11-module PATH and the same PIN source.
+        exit codes: 0 created, 1 refused (token, PIN, a key with that label or id exists), 2 usage
+        """
+
+    /// `context device-key new`.
+    static func newDeviceKey(_ args: [String]) {
+        guard args.first == "new" else {
+            if args.contains("--help") || args.contains("-h") {
+                print(deviceKeyHelp)
+                exit(Exit.ok)
+            }
+            fail(Exit.usage, "usage", "device-key takes the action new; see 'mdoc-respond context device-key --help'")
+        }
+        let o = Options(Array(args.dropFirst()), flags: ["--json"], help: deviceKeyHelp)
+        o.check(allowed: ["--pkcs11-module", "--token", "--label", "--id", "--curve", "--pin-file", "--pin-env"])
+        var uri = PKCS11URI(
+            token: o.require("--token"), object: o.require("--label"),
+            modulePath: absolutePath(o.require("--pkcs11-module")), pinSource: pinSource(o))
+        if let h = o.value("--id") {
+            guard let id = Input.hexBytes(h), (1...64).contains(id.count) else {
+                fail(Exit.usage, "usage", "--id takes 1-64 bytes in hex")
+            }
+            uri.id = id
+        }
+        let curve: COSEKey.Curve
+        switch o.value("--curve") ?? "P-256" {
+        case "P-256": curve = .p256
+        case "P-384": curve = .p384
+        case "P-521": curve = .p521
+        default: fail(Exit.usage, "usage", "--curve is P-256, P-384 or P-521")
+        }
+        do {
+            let (made, key) = try PKCS11KeyGeneration.generate(uri, curve: curve)
+            let pem = try key.pem()
+            let name = made.keyOnly.string
+            if o.flags.contains("--json") {
+                print(
+                    "{\"uri\":\(jsonString(name)),\"coseKey\":\(jsonString(hex(key.encoded()))),\"pem\":\(jsonString(pem))}"
+                )
+            } else {
+                print("uri       \(name)")
+                print("cose_key  \(hex(key.encoded()))")
+                print(pem, terminator: "")
+            }
+        } catch let e as PKCS11Error {
+            fail(Exit.refused, "keyUnavailable", "device key in a token: \(e.code.rawValue): \(e.message)")
+        } catch {
+            fail(Exit.refused, "keyUnavailable", "the new key's public half cannot be encoded")
         }
     }
 }

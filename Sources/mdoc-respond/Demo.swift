@@ -10,6 +10,7 @@ import OpenID4VPReader
     import Glibc
 #endif
 import MdocCBOR
+import PKCS11
 
 /// `mdoc-respond demo`: both presentment protocols end to end on the built-in test data. A page's
 /// request is built (signed by the test reader / verifier), the wallet answers it from the built-in
@@ -17,7 +18,7 @@ import MdocCBOR
 enum Demo {
     static let help = """
         usage: mdoc-respond demo [--verbose] [--framing data|protocol|requests|digital] [--no-reader-auth]
-                                 [--protocol both|annexc|openid4vp]
+                                 [--protocol both|annexc|openid4vp] [--pkcs11 [--pkcs11-module PATH]]
 
         Runs the flow end to end on the built-in test data (TestVectors/): request → parse and reader
         authentication → selection → DeviceResponse → device signature → encryption → the verifier opens
@@ -25,11 +26,14 @@ enum Demo {
         x509_san_dns, DCQL with a claim set, dc_api.jwt). Prints what was asked, what was disclosed,
         sizes and time per stage. --verbose also prints the Annex C request and the decrypted
         DeviceResponse in diagnostic notation.
+        --pkcs11 first sets up a SoftHSM2 token in a temporary directory (removed at exit), creates the
+        holder's device key in it, has the test issuer issue an mDL for that key, and answers both
+        requests signing in the token (module: --pkcs11-module, default Debian's SoftHSM2).
         """
 
     static func run(_ args: [String]) {
-        let o = Options(args, flags: ["--verbose", "-v", "--no-reader-auth"], help: help)
-        o.check(allowed: ["--framing", "--protocol"])
+        let o = Options(args, flags: ["--verbose", "-v", "--no-reader-auth", "--pkcs11"], help: help)
+        o.check(allowed: ["--framing", "--protocol", "--pkcs11-module"])
         let which = o.value("--protocol") ?? "both"
         guard ["both", "annexc", "openid4vp"].contains(which) else {
             fail(Exit.usage, "usage", "--protocol must be both, annexc or openid4vp")
@@ -41,14 +45,26 @@ enum Demo {
             case "requests": .requestList
             default: .digitalRequestList
             }
+        let t = Date()
+        let context: CredentialContext
+        if o.flags.contains("--pkcs11") {
+            context = tokenContext(modulePath: o.value("--pkcs11-module"))
+        } else {
+            if o.value("--pkcs11-module") != nil { fail(Exit.usage, "usage", "--pkcs11-module goes with --pkcs11") }
+            context = BuiltIn.context(nil)
+        }
+        let loadMS = ms(t)
+
         do {
             if which != "openid4vp" {
                 try perform(
-                    verbose: o.flags.contains("--verbose") || o.flags.contains("-v"), framing: framing,
-                    readerAuth: !o.flags.contains("--no-reader-auth"))
+                    context: context, loadMS: loadMS, verbose: o.flags.contains("--verbose") || o.flags.contains("-v"),
+                    framing: framing, readerAuth: !o.flags.contains("--no-reader-auth"))
             }
             if which == "both" { print("") }
-            if which != "annexc" { try performOpenID4VP(readerAuth: !o.flags.contains("--no-reader-auth")) }
+            if which != "annexc" {
+                try performOpenID4VP(context: context, readerAuth: !o.flags.contains("--no-reader-auth"))
+            }
         } catch {
             fail(Exit.refused, error.code.rawValue, error.detail)
         }
@@ -56,10 +72,50 @@ enum Demo {
 
     static func ms(_ start: Date) -> Double { Date().timeIntervalSince(start) * 1000 }
 
-    static func perform(verbose: Bool, framing: RequestFraming, readerAuth: Bool) throws(AnnexCError) {
+    /// A context whose one mDL's device key was born in a fresh SoftHSM2 token: the token set up in a
+    /// temporary directory, the key generated there, the credential issued for it by the test issuer.
+    static func tokenContext(modulePath: String?) -> CredentialContext {
+        do {
+            let sandbox = try SoftHSM2Sandbox.shared(modulePath: modulePath)
+            let token = try sandbox.makeToken(label: "mdoc-respond-demo")
+            let (uri, key) = try PKCS11KeyGeneration.generate(token.uri(object: "holder-mdl"))
+            let builtIn = BuiltIn.context(nil)
+            guard let mdl = builtIn.credential(id: "mdl") else {
+                fail(Exit.io, "contextUnavailable", "the built-in mDL is missing")
+            }
+            var spaces = [(String, [MdocIssuer.Element])]()
+            for id in mdl.elements {
+                guard let v = mdl.element(id) else { continue }
+                if spaces.last?.0 != id.nameSpace { spaces.append((id.nameSpace, [])) }
+                spaces[spaces.count - 1].1.append(.init(id.identifier, CBORValue(v)))
+            }
+            let now = Date()
+            let issuer = MdocIssuer(signer: BuiltIn.signer("ds"), certificateChain: [BuiltIn.certificate("ds")])
+            let issued = try issuer.issue(
+                docType: mdl.docTypes[0], nameSpaces: spaces, deviceKey: key, signed: now,
+                validFrom: now.addingTimeInterval(-60), validUntil: now.addingTimeInterval(30 * 86400))
+            let context = try CredentialContext(
+                entries: [.init(id: "mdl", issuerSigned: issued, deviceKeyReference: uri.string)],
+                readerTrust: builtIn.readerTrust,
+                keyResolver: ContextKeyResolver(directory: BuiltIn.contextDirectory, requirePrivateFiles: false))
+            print("mdoc-respond demo: the holder's device key lives in a SoftHSM2 token")
+            print("  token               \(safe(token.label)) in \(safe(sandbox.directory)) (temporary)")
+            print("  device key          \(safe(uri.keyOnly.string)) (P-256, born in the token, not extractable)")
+            print("  credential          an mDL issued by the test issuer for that key\n")
+            return context
+        } catch let e as PKCS11Error {
+            fail(Exit.refused, "keyUnavailable", "device key in a token: \(e.code.rawValue): \(e.message)")
+        } catch let e as PresentmentError {
+            fail(Exit.refused, e.code.rawValue, e.detail)
+        } catch {
+            fail(Exit.refused, "keyUnavailable", "the demo credential could not be issued")
+        }
+    }
+
+    static func perform(
+        context: CredentialContext, loadMS: Double, verbose: Bool, framing: RequestFraming, readerAuth: Bool
+    ) throws(AnnexCError) {
         var t = Date()
-        let context = BuiltIn.context(nil)
-        let loadMS = ms(t)
         let engine = AnnexCEngine(context: context)
         let origin = try Origin("https://verifier.example")
         let ns = "org.iso.18013.5.1"
@@ -141,8 +197,7 @@ enum Demo {
 
     /// The OpenID4VP leg: a signed request with a DCQL claim set, answered in `dc_api.jwt` through the
     /// one entry point, opened and verified by the verifier side.
-    static func performOpenID4VP(readerAuth: Bool) throws(AnnexCError) {
-        let context = BuiltIn.context(nil)
+    static func performOpenID4VP(context: CredentialContext, readerAuth: Bool) throws(AnnexCError) {
         let engine = DigitalCredentialsEngine(context: context)
         let origin = try Origin("https://verifier.example")
         let ns = "org.iso.18013.5.1"

@@ -23,7 +23,31 @@ struct HostileCatalogueTests {
     @Test("Every catalogued hostile input is refused with its exact code and no response bytes")
     func catalogue() throws {
         let world = try TestWorld()
-        let engine = world.engine(try world.context([try world.entry(id: "mdl")], trust: world.trusted))
+        try Self.runCatalogue(
+            world, world.engine(try world.context([try world.entry(id: "mdl")], trust: world.trusted)))
+    }
+
+    @Test(
+        "Every catalogued hostile input is refused the same way when the device key lives in a SoftHSM2 token",
+        .enabled(if: TokenContext.runnable, TokenContext.skipNote))
+    func catalogueWithTokenKeys() throws {
+        let world = try TestWorld()
+        let context = try world.tokenContext([try world.entry(id: "mdl")], trust: world.trusted)
+        #expect(context.entries[0].deviceKeyReference.hasPrefix("pkcs11:"))
+        let engine = world.engine(context)
+        try Self.runCatalogue(world, engine)
+        // And the token context answers a good request.
+        let good = try AnnexCReader.makeRequest(
+            documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin, framing: .dataObject,
+            signing: world.perDocumentSigning)
+        let v = try AnnexCReader.openResponse(
+            try engine.accept(rawRequest: good.rawRequest, origin: Self.origin), for: good,
+            issuerRoots: [world.iaca], at: TestWorld.now)
+        #expect(v.documents.count == 1)
+    }
+
+    /// Runs every catalogue row and every truncation of a valid request against `engine`.
+    static func runCatalogue(_ world: TestWorld, _ engine: AnnexCEngine) throws {
         let cases = try Self.catalogue(world: world)
         #expect(cases.count >= 100)
         var refused = 0

@@ -13,7 +13,19 @@ struct HostileRequestTests {
     @Test("Every catalogue row is refused by accept and by parse with its exact code and the rule that refuses it")
     func catalogue() throws {
         let world = try TestWorld()
-        let context = try world.context([try world.entry(id: "mdl")], trust: world.trusted)
+        try Self.runCatalogue(world, try world.context([try world.entry(id: "mdl")], trust: world.trusted))
+    }
+
+    @Test(
+        "Every catalogue row is refused the same way when the device key lives in a SoftHSM2 token",
+        .enabled(if: TokenContext.runnable, TokenContext.skipNote))
+    func catalogueWithTokenKeys() throws {
+        let world = try TestWorld()
+        try Self.runCatalogue(world, try world.tokenContext([try world.entry(id: "mdl")], trust: world.trusted))
+    }
+
+    /// Runs every row through accept and parse of an engine over `context`.
+    static func runCatalogue(_ world: TestWorld, _ context: CredentialContext) throws {
         let engine = OpenID4VPEngine(context: context, configuration: .init(clock: { TestWorld.now }))
         let rows = try OpenID4VPCatalogue.rows(world: world)
         #expect(rows.count >= 50)

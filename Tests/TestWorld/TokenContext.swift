@@ -86,3 +86,23 @@ extension TokenContext {
 
     private static let faultCopies = LockedValue<Set<String>>([])
 }
+
+extension TestWorld {
+    /// A context of `entries` whose device keys (issued by `entry(…)`) are imported into a new SoftHSM2
+    /// token and referenced by `pkcs11:` URIs: the same credentials, every key in the token.
+    public func tokenContext(_ entries: [CredentialContext.Entry], trust: ReaderTrustPolicy = ReaderTrustPolicy())
+        throws -> CredentialContext
+    {
+        let token = try TokenContext.newToken("world")
+        var moved = entries
+        for i in moved.indices {
+            guard let key = deviceKeys[moved[i].deviceKeyReference] else {
+                throw PKCS11Error(.keyNotFound, "no test key for the entry")
+            }
+            moved[i].deviceKeyReference = try TokenContext.importKey(key, into: token, label: moved[i].id).string
+        }
+        return try CredentialContext(
+            entries: moved, readerTrust: trust,
+            keyResolver: ContextKeyResolver(directory: URL(fileURLWithPath: "/nonexistent")))
+    }
+}

@@ -191,6 +191,13 @@ public struct COSEKey: Sendable, Hashable {
     /// Deterministic encoding of the key.
     public func encoded() -> [UInt8] { cborValue.encoded() }
 
+    /// The key as PEM text (`-----BEGIN PUBLIC KEY-----`, a SubjectPublicKeyInfo), for an issuer.
+    public func pem() throws(COSEError) -> String {
+        do { return try publicKey.pem() } catch {
+            throw .invalidKey("the key cannot be encoded as SubjectPublicKeyInfo")
+        }
+    }
+
     /// Keys are equal when their type, curve and public bytes are equal.
     public static func == (a: COSEKey, b: COSEKey) -> Bool {
         a.curve == b.curve && a.x == b.x && a.y == b.y && a.keyID == b.keyID
