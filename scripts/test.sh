@@ -92,7 +92,7 @@ if [ "$quick" -eq 0 ]; then
     set +e
     MDOC_STRESS_ACCEPTS=2000 LSAN_OPTIONS="suppressions=$PWD/Tests/lsan.supp" swift test --sanitize=address --scratch-path .build/asan -j 2 > "$logs/asan.log" 2>&1
     asan=$?
-    swift test --sanitize=thread --scratch-path .build/tsan -j 2 --filter "EndToEndTests/concurrency|StressTests|PooledContextTests|ContextStoreTests" > "$logs/tsan.log" 2>&1
+    swift test --sanitize=thread --scratch-path .build/tsan -j 2 --filter "EndToEndTests/concurrency|StressTests|PooledContextTests|ContextStoreTests|PKCS11SignerTests" > "$logs/tsan.log" 2>&1
     tsan=$?
     set -e
     asan_passed=$(passed_of "$logs/asan.log")

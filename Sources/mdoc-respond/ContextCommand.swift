@@ -168,14 +168,14 @@ enum ContextCommand {
                 let items = regs.map { c in
                     "{\"id\":\(jsonString(c.id)),\"docTypes\":[\(c.docTypes.map(jsonString).joined(separator: ","))],\"cancelled\":\(c.isCancelled),"
                         + "\"validFrom\":\(jsonString(MdocDate.formatDateTime(c.validFrom))),\"validUntil\":\(jsonString(MdocDate.formatDateTime(c.validUntil))),"
-                        + "\"elements\":\(c.elements.count),\"registration\":{\"credentialId\":\(jsonString(c.registration.credentialID)),"
+                        + "\"elements\":\(c.elements.count),\"deviceKey\":\(jsonString(shownKey(c.deviceKeyReference))),\"registration\":{\"credentialId\":\(jsonString(c.registration.credentialID)),"
                         + "\"docType\":\(jsonString(c.registration.docType)),\"invalidationDate\":\(jsonString(MdocDate.formatDateTime(c.registration.invalidationDate)))}}"
                 }
                 print("[" + items.joined(separator: ",") + "]")
             } else {
                 for c in regs {
                     print(
-                        "\(safe(c.id))\t\(c.docTypes.map(safe).joined(separator: ","))\t\(c.elements.count) elements\tvalid \(MdocDate.formatDateTime(c.validFrom)) … \(MdocDate.formatDateTime(c.validUntil))\(c.isCancelled ? "\tCANCELLED" : "")"
+                        "\(safe(c.id))\t\(c.docTypes.map(safe).joined(separator: ","))\t\(c.elements.count) elements\tvalid \(MdocDate.formatDateTime(c.validFrom)) … \(MdocDate.formatDateTime(c.validUntil))\tkey \(safe(shownKey(c.deviceKeyReference)))\(c.isCancelled ? "\tCANCELLED" : "")"
                     )
                 }
                 let auth: String
@@ -334,5 +334,12 @@ enum ContextCommand {
         } catch {
             fail(Exit.refused, "keyUnavailable", "the new key's public half cannot be encoded")
         }
+    }
+
+    /// A device key reference as listings show it: a file path as is, a `pkcs11:` URI without its PIN
+    /// source's location.
+    static func shownKey(_ reference: String) -> String {
+        guard PKCS11URI.isPKCS11(reference) else { return reference }
+        return (try? PKCS11URI(parsing: reference))?.redacted ?? "pkcs11:(unreadable URI)"
     }
 }

@@ -71,6 +71,24 @@ struct StressTests {
         let engine = world.engine(
             try world.context(
                 [try world.entry(id: "mdl"), try world.entry(id: "pid", docType: TestWorld.pid)], trust: world.trusted))
+        try Self.run(engine, world, total: total, threads: threads, label: "stress")
+    }
+
+    @Test(
+        "Device keys in one SoftHSM2 token: 2 threads x 2,000 mixed accepts, every response verified",
+        .enabled(if: TokenContext.runnable, TokenContext.skipNote))
+    func stressWithTokenKeys() throws {
+        let env = ProcessInfo.processInfo.environment
+        let total = env["MDOC_STRESS_TOKEN_ACCEPTS"].flatMap(Int.init) ?? 4_000
+        let world = try TestWorld()
+        let context = try world.tokenContext(
+            [try world.entry(id: "mdl"), try world.entry(id: "pid", docType: TestWorld.pid)], trust: world.trusted)
+        #expect(context.entries.allSatisfy { $0.deviceKeyReference.hasPrefix("pkcs11:") })
+        try Self.run(world.engine(context), world, total: total, threads: 2, label: "stress (SoftHSM2 keys)")
+    }
+
+    /// `total` accepts of the mixed pool from `threads` threads, each response opened and verified.
+    static func run(_ engine: AnnexCEngine, _ world: TestWorld, total: Int, threads: Int, label: String) throws {
         let cases = try Self.pool(world)
         #expect(cases.count == 60)
         let iaca = world.iaca
@@ -110,7 +128,7 @@ struct StressTests {
         }
         let seconds = Date().timeIntervalSince(start)
         print(
-            "stress: \(tally.verified)/\(total) accepts verified on \(threads) threads in \(String(format: "%.1f", seconds)) s "
+            "\(label): \(tally.verified)/\(total) accepts verified on \(threads) threads in \(String(format: "%.1f", seconds)) s "
                 + "(\(Int(Double(total) / seconds)) accept+verify per second), \(tally.ephemeralKeys.count) distinct ephemeral keys"
         )
         #expect(tally.failures.isEmpty, "\(tally.failures)")

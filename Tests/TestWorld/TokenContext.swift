@@ -67,16 +67,20 @@ public enum TokenContext {
 
 extension TokenContext {
     /// The fault-injecting module (`Tests/PKCS11FaultModule`) as built beside the test binary, copied
-    /// into the sandbox as `fault-<mode>.so` so it runs `mode` over SoftHSM2. Nil when not built.
-    package static func faultModule(_ mode: String) throws -> String? {
+    /// into the sandbox as `<user>/fault-<mode>.so` so it runs `mode` over SoftHSM2 (each user its own
+    /// copy, so its own call counters). Nil when not built.
+    package static func faultModule(_ mode: String, user: String = "shared") throws -> String? {
         let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
         let built = exe.appendingPathComponent("libmdoc-p11-fault.so").path
         guard FileManager.default.fileExists(atPath: built) else { return nil }
         let s = try sandbox()
         if let target = SoftHSM2Sandbox.installedModule { setenv("MDOC_P11FAULT_TARGET", target, 1) }
-        let copy = s.directory + "/fault-\(mode).so"
+        let copy = s.directory + "/\(user)/fault-\(mode).so"
         return try faultCopies.withLock { (done: inout Set<String>) throws -> String in
-            if done.insert(mode).inserted {
+            if done.insert(copy).inserted {
+                try FileManager.default.createDirectory(
+                    atPath: s.directory + "/\(user)", withIntermediateDirectories: true,
+                    attributes: [.posixPermissions: 0o755])
                 try FileManager.default.copyItem(atPath: built, toPath: copy)
                 try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: copy)
             }
