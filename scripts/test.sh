@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite (the README's test command; .ci/run runs exactly this):
-#   format lint, the debug suite, the independent Python peers, the suite again on optimized (-O) code,
+#   format lint, the debug suite, the independent Python peers (with file keys, then with the keys in a
+#   SoftHSM2 token), the suite again on optimized (-O) code,
 #   the suite under AddressSanitizer and the concurrency tests under ThreadSanitizer, each fuzz target
 #   for 30 s, and the benchmark harness in quick mode (which asserts nothing about time).
 #
@@ -71,6 +72,21 @@ set -e
 [ "$oid_peer" -eq 0 ] || failures+=("openid4vp interop")
 oid_peer_passed=$(sed -nE 's/^openid4vp interop: ([0-9]+) passed.*/\1/p' "$logs/oid-peer.log" | tail -1)
 
+# Both peers again, answering from a copy of the built-in context whose device keys live only in a
+# SoftHSM2 token (built through the CLI: softhsm2-util imports the test keys, context import --device-key
+# pkcs11:...).
+set +e
+"$venv/bin/python" Tests/interop/annexc_peer.py --cli .build/debug/mdoc-respond --vectors TestVectors --pkcs11 | tee "$logs/peer-pkcs11.log"
+peer_p11=${PIPESTATUS[0]}
+"$venv/bin/python" Tests/interop/openid4vp_peer.py --cli .build/debug/mdoc-respond --vectors TestVectors --pkcs11 | tee "$logs/oid-peer-pkcs11.log"
+oid_peer_p11=${PIPESTATUS[0]}
+set -e
+[ "$peer_p11" -eq 0 ] || failures+=("annexc interop (pkcs11)")
+[ "$oid_peer_p11" -eq 0 ] || failures+=("openid4vp interop (pkcs11)")
+p11_a=$(sed -nE 's/^annexc interop \(pkcs11\): ([0-9]+) passed.*/\1/p' "$logs/peer-pkcs11.log" | tail -1)
+p11_b=$(sed -nE 's/^openid4vp interop \(pkcs11\): ([0-9]+) passed.*/\1/p' "$logs/oid-peer-pkcs11.log" | tail -1)
+p11_passed=$(( ${p11_a:-0} + ${p11_b:-0} ))
+
 optimized_line="" sanitizer_line="" fuzz_line=""
 opt_passed=0 asan_passed=0 tsan_passed=0 fuzz_targets=0
 if [ "$quick" -eq 0 ]; then
@@ -118,9 +134,9 @@ fi
 read -r debug_run debug_skipped < <(counts "$logs/debug.log")
 debug_passed=$(passed_of "$logs/debug.log")
 debug_failed=$(grep -cE '^✘ Test .* failed' "$logs/debug.log" || true)
-total=$((debug_passed + ${peer_passed:-0} + ${oid_peer_passed:-0} + opt_passed + asan_passed + tsan_passed))
+total=$((debug_passed + ${peer_passed:-0} + ${oid_peer_passed:-0} + ${p11_passed:-0} + opt_passed + asan_passed + tsan_passed))
 mode=$([ "$quick" -eq 1 ] && echo "quick" || echo "full")
-echo "tests ($mode): $total passed, ${debug_failed:-0} failed, $debug_skipped skipped — debug $debug_passed, annexc interop ${peer_passed:-0}, openid4vp interop ${oid_peer_passed:-0}$(
+echo "tests ($mode): $total passed, ${debug_failed:-0} failed, $debug_skipped skipped — debug $debug_passed, annexc interop ${peer_passed:-0}, openid4vp interop ${oid_peer_passed:-0}, interop with token keys ${p11_passed:-0}$(
     [ "$quick" -eq 0 ] && echo ", optimized $opt_passed, address sanitizer $asan_passed, thread sanitizer $tsan_passed, fuzz targets $fuzz_targets clean"
 ); format lint $lint"
 if [ ${#failures[@]} -gt 0 ]; then

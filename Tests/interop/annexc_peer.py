@@ -143,10 +143,14 @@ def issued_items(path):
     return out
 
 
+# With --pkcs11: `--context DIR` of a copy of the built-in context whose keys live in a SoftHSM2 token.
+CONTEXT_ARGS = []
+
+
 def run_cli(cli, raw, args):
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         f.write(raw); f.flush()
-        p = subprocess.run([cli, "respond", "--request", f.name, "--origin", ORIGIN] + args, capture_output=True)
+        p = subprocess.run([cli, "respond", "--request", f.name, "--origin", ORIGIN] + CONTEXT_ARGS + list(args), capture_output=True)
     return p.returncode, p.stdout, p.stderr.decode()
 
 
@@ -154,7 +158,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cli", required=True)
     ap.add_argument("--vectors", required=True)
+    ap.add_argument("--pkcs11", action="store_true",
+                    help="answer from a copy of the built-in context whose device keys are in a SoftHSM2 token")
     a = ap.parse_args()
+    if a.pkcs11:
+        import atexit, token_context
+        ctx, root = token_context.build(a.cli, a.vectors)
+        atexit.register(token_context.cleanup, root)
+        CONTEXT_ARGS[:] = ["--context", ctx]
     pki = os.path.join(a.vectors, "pki")
     iaca = x509.load_der_x509_certificate(open(os.path.join(pki, "iaca.der"), "rb").read())
     reader_key = serialization.load_pem_private_key(open(os.path.join(pki, "reader.key.pem"), "rb").read(), None)
@@ -188,7 +199,7 @@ def main():
     raw, state = build_request([(mdl, mns, ["family_name"])], "data", "1.0", "readerAuth", reader_key, reader_chain)
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         f.write(raw); f.flush()
-        p = subprocess.run([a.cli, "respond", "--request", f.name, "--origin", "https://evil.example"], capture_output=True)
+        p = subprocess.run([a.cli, "respond", "--request", f.name, "--origin", "https://evil.example"] + CONTEXT_ARGS, capture_output=True)
     if p.returncode == 1 and not p.stdout and b"readerAuthenticationFailed" in p.stderr:
         passed += 1
     else:
@@ -320,7 +331,7 @@ def main():
     except Exception as e:
         failed += 1
         print(f"FAIL pymdoccbor-issued credential: {type(e).__name__}: {e}")
-    print(f"annexc interop: {passed} passed, {failed} failed")
+    print(f"annexc interop{' (pkcs11)' if a.pkcs11 else ''}: {passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 
 

@@ -169,10 +169,14 @@ def open_response(out, state, iaca, now, expect_enc=None):
     return result
 
 
+# With --pkcs11: `--context DIR` of a copy of the built-in context whose keys live in a SoftHSM2 token.
+CONTEXT_ARGS = []
+
+
 def run_cli(cli, raw, args=()):
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         f.write(raw); f.flush()
-        p = subprocess.run([cli, "respond", "--request", f.name, "--origin", ORIGIN, "--clock", CLOCK] + list(args), capture_output=True)
+        p = subprocess.run([cli, "respond", "--request", f.name, "--origin", ORIGIN, "--clock", CLOCK] + CONTEXT_ARGS + list(args), capture_output=True)
     return p.returncode, p.stdout, p.stderr.decode()
 
 
@@ -190,7 +194,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cli", required=True)
     ap.add_argument("--vectors", required=True)
+    ap.add_argument("--pkcs11", action="store_true",
+                    help="answer from a copy of the built-in context whose device keys are in a SoftHSM2 token")
     a = ap.parse_args()
+    if a.pkcs11:
+        import atexit, token_context
+        ctx, root = token_context.build(a.cli, a.vectors)
+        atexit.register(token_context.cleanup, root)
+        CONTEXT_ARGS[:] = ["--context", ctx]
     iaca = x509.load_der_x509_certificate(open(os.path.join(a.vectors, "pki", "iaca.der"), "rb").read())
     now = datetime.datetime(2026, 6, 1, 12, tzinfo=datetime.timezone.utc)
     pki = make_pki()
@@ -263,7 +274,7 @@ def main():
         assert rc == 1 and not out and "error[readerAuthenticationFailed]" in err, err
     case("alg-none-refused", alg_none)
 
-    print(f"openid4vp interop: {passed} passed, {failed} failed")
+    print(f"openid4vp interop{' (pkcs11)' if a.pkcs11 else ''}: {passed} passed, {failed} failed")
     sys.exit(0 if failed == 0 else 1)
 
 

@@ -1,0 +1,60 @@
+"""Builds, through the CLI alone, a copy of the built-in test context whose device keys live only in a
+SoftHSM2 token: a token initialised with softhsm2-util in a temporary directory, the published test
+keys imported into it (softhsm2-util --import), and every credential imported with
+`mdoc-respond context import --device-key 'pkcs11:...' --pkcs11-module ... --pin-file ...`.
+The peers run their cases against it with --pkcs11; nothing here is project code."""
+import json, os, secrets, shutil, subprocess, tempfile
+
+MODULES = ["/usr/lib/softhsm/libsofthsm2.so", "/usr/lib/x86_64-linux-gnu/softhsm/libsofthsm2.so",
+           "/usr/lib/aarch64-linux-gnu/softhsm/libsofthsm2.so"]
+
+
+def run(args):
+    p = subprocess.run(args, capture_output=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"{os.path.basename(args[0])} {args[1]} failed ({p.returncode}): {p.stderr.decode().strip()}")
+    return p.stdout
+
+
+def build(cli, vectors):
+    """Returns (context directory, temporary root to remove). Sets SOFTHSM2_CONF for child processes."""
+    module = next((m for m in MODULES if os.path.exists(m)), None)
+    if module is None:
+        raise RuntimeError("SoftHSM2 is not installed")
+    root = tempfile.mkdtemp(prefix="mdoc-peer-hsm-")
+    os.makedirs(os.path.join(root, "tokens"))
+    conf = os.path.join(root, "softhsm2.conf")
+    with open(conf, "w") as f:
+        f.write(f"directories.tokendir = {root}/tokens\nobjectstore.backend = file\nlog.level = ERROR\n")
+    os.environ["SOFTHSM2_CONF"] = conf
+    pin, so = secrets.token_hex(6), secrets.token_hex(6)
+    pin_file = os.path.join(root, "pin")
+    fd = os.open(pin_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.write(fd, (pin + "\n").encode()); os.close(fd)
+    token = "peer-wallet"
+    run(["softhsm2-util", "--init-token", "--free", "--label", token, "--pin", pin, "--so-pin", so])
+    builtin = os.path.join(vectors, "context")
+    listing = json.loads(run([cli, "context", "list", "--context", builtin, "--json"]))
+    ctx = os.path.join(root, "ctx")
+    run([cli, "context", "init", "--context", ctx])
+    run([cli, "context", "trust", "add", os.path.join(vectors, "pki", "reader-root.der"), "--context", ctx])
+    for i, c in enumerate(listing):
+        key = os.path.join(builtin, c["deviceKey"])
+        run(["softhsm2-util", "--import", key, "--token", token, "--label", c["id"], "--id", f"{i + 1:04x}", "--pin", pin])
+        args = [cli, "context", "import", "--context", ctx, "--id", c["id"],
+                "--issuer-signed", os.path.join(vectors, "credentials", f"{c['id']}.issuer-signed.cbor"),
+                "--device-key", f"pkcs11:token={token};object={c['id']};type=private",
+                "--pkcs11-module", module, "--pin-file", pin_file]
+        for d in c["docTypes"]:
+            args += ["--doctype", d]
+        run(args)
+        if c["cancelled"]:
+            run([cli, "context", "cancel", c["id"], "--context", ctx])
+    mine = json.loads(run([cli, "context", "list", "--context", ctx, "--json"]))
+    assert [c["id"] for c in mine] == [c["id"] for c in listing], "the token context holds the built-in credentials"
+    assert all(c["deviceKey"].startswith("pkcs11:") and pin_file not in c["deviceKey"] for c in mine)
+    return ctx, root
+
+
+def cleanup(root):
+    shutil.rmtree(root, ignore_errors=True)
