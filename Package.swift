@@ -78,7 +78,7 @@ let package = Package(
             name: "mdoc-bench",
             dependencies: [
                 "MdocCBOR", "HPKE", "Presentment", "AnnexC", "AnnexCReader", "OpenID4VP", "OpenID4VPReader",
-                "CryptoCore",
+                "CryptoCore", "PKCS11",
             ]),
         // Regenerates TestVectors/ (seeded keys, salts and nonces; ECDSA signatures vary per run).
         .executableTarget(

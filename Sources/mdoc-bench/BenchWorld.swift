@@ -19,6 +19,8 @@ struct BenchWorld {
     let readerCert: Certificate
     let verifierKey: SoftwareSigner
     let verifierCert: Certificate
+    /// The mDL's device key (the context resolves it in process; the PKCS#11 figures import it into a token).
+    let deviceKey: SoftwareSigner
 
     init() {
         let now = Date(timeIntervalSince1970: 1_780_000_000)
@@ -67,6 +69,7 @@ struct BenchWorld {
             subject: .init(commonName: "Bench Verifier"), publicKey: verifierKey.publicKey, issuer: root,
             issuerKey: rootKey, serial: 5, notBefore: now - day, notAfter: now + 900 * day,
             profile: .requestSigner(dnsNames: ["verifier.example"]))
+        self.deviceKey = device
         self.now = now
         self.ns = ns
         self.elements = elements

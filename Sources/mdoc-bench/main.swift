@@ -74,6 +74,7 @@ hpkeFigures(size: 4096)
 hpkeFigures(size: 32768)
 acceptFigures()
 openID4VPFigures()
+pkcs11Figures()
 scalingFigures()
 primitiveFigures()
 
