@@ -308,8 +308,36 @@ extension ConformanceTests {
             #expect(l.status == 0 && String(decoding: l.out, as: UTF8.self).contains("mdl"), "\(args): \(l.err)")
             scan(args.joined(separator: " "), String(decoding: l.out, as: UTF8.self) + l.err)
         }
+        // The same outputs from a context whose device keys live in a SoftHSM2 token: nor do they show
+        // the token's PIN or where it is kept.
+        var outputs = 7
+        if TokenContext.runnable {
+            let (tokenContext, token) = try TokenContext.builtInWithToken(vectors: Self.vectors)
+            let tokenDir = try Self.privateDirectory("secrets-token")
+            defer { try? FileManager.default.removeItem(at: tokenDir) }
+            try tokenContext.write(to: tokenDir)
+            let pin = try String(contentsOfFile: token.pinFile, encoding: .utf8)
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            let pinSecrets = [pin, token.pinFile]
+            let withContext = ["--context", tokenDir.path] + clock
+            let tokenReport = try #require(
+                try Self.runCLI(["respond", "--report", "--request", file, "--origin", c.origin] + withContext))
+            #expect(tokenReport.status == 0, "\(tokenReport.err)")
+            scan("respond --report (token keys)", tokenReport.err, extra: pinSecrets)
+            let r = try #require(
+                try Self.runCLI(["respond", "--request", file, "--origin", "https://leaky-cli-marker.example"] + withContext))
+            #expect(r.status == 1 && r.out.isEmpty)
+            scan("refusal (token keys)", r.err, extra: pinSecrets + ["leaky-cli-marker"])
+            for args in [["context", "list"], ["context", "list", "--json"]] {
+                let l = try #require(try Self.runCLI(args + ["--context", tokenDir.path]))
+                let text = String(decoding: l.out, as: UTF8.self) + l.err
+                #expect(l.status == 0 && text.contains("pkcs11:token="), "\(args): \(l.err)")
+                scan(args.joined(separator: " ") + " (token keys)", text, extra: pinSecrets)
+            }
+            outputs += 4
+        }
         print(
-            "CLI secrets: \(values.count) element values, \(keyWindows.count) key windows and \(requestWindows.count) request windows absent from 7 outputs"
+            "CLI secrets: \(values.count) element values, \(keyWindows.count) key windows and \(requestWindows.count) request windows absent from \(outputs) outputs"
         )
     }
 
