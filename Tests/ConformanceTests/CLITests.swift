@@ -325,7 +325,8 @@ extension ConformanceTests {
             #expect(tokenReport.status == 0, "\(tokenReport.err)")
             scan("respond --report (token keys)", tokenReport.err, extra: pinSecrets)
             let r = try #require(
-                try Self.runCLI(["respond", "--request", file, "--origin", "https://leaky-cli-marker.example"] + withContext))
+                try Self.runCLI(
+                    ["respond", "--request", file, "--origin", "https://leaky-cli-marker.example"] + withContext))
             #expect(r.status == 1 && r.out.isEmpty)
             scan("refusal (token keys)", r.err, extra: pinSecrets + ["leaky-cli-marker"])
             for args in [["context", "list"], ["context", "list", "--json"]] {
