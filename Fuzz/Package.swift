@@ -29,6 +29,9 @@ let package = Package(
             ],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
         .executableTarget(
+            name: "FuzzPKCS11URI", dependencies: [.product(name: "PKCS11", package: "mdoc-respond")],
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
+        .executableTarget(
             name: "FuzzContext", dependencies: [.product(name: "AnnexC", package: "mdoc-respond")],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
     ],

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # libFuzzer + AddressSanitizer runs of the fuzz targets in Fuzz/ (a separate package, so the main
 # build never links a libFuzzer main). Seeds come from TestVectors/ and, when present, ../shared/vectors.
-#   scripts/fuzz.sh [SECONDS] [TARGET...]      targets: FuzzCBOR FuzzRequest FuzzOpenID4VP FuzzHPKEOpen FuzzContext (default: all)
+#   scripts/fuzz.sh [SECONDS] [TARGET...]      targets: FuzzCBOR FuzzRequest FuzzOpenID4VP FuzzHPKEOpen FuzzContext FuzzPKCS11URI (default: all)
 #   MDOC_FUZZ_JOBS=N        N processes per target on the one corpus (executions are summed)
 #   MDOC_FUZZ_MAX_LEN=BYTES input size cap (default per target)
 # A crash, leak or timeout fails the run; the input is kept in .build/fuzz/artifacts/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-30}; shift || true
-targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(FuzzCBOR FuzzRequest FuzzOpenID4VP FuzzHPKEOpen FuzzContext)
+targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(FuzzCBOR FuzzRequest FuzzOpenID4VP FuzzHPKEOpen FuzzContext FuzzPKCS11URI)
 work=.build/fuzz
 mkdir -p "$work/artifacts"
 shared=${MDOC_SHARED_VECTORS:-../shared/vectors}
@@ -33,6 +33,12 @@ else:
     print("NOTICE: shared vectors not found; fuzzing with TestVectors seeds only")
 put(f"{work}/seeds-FuzzContext", "context", open("TestVectors/context/context.cbor", "rb").read())
 put(f"{work}/seeds-FuzzHPKEOpen", "empty", b"\x00" * 90)
+for i, u in enumerate([
+        b"pkcs11:token=Wallet%20HSM;manufacturer=SoftHSM%20project;serial=1a2b;model=SoftHSM%20v2;slot-id=7;object=mdl-1;id=%01%02%ff;type=private?module-path=/usr/lib/softhsm/libsofthsm2.so&pin-source=file:/run/pin",
+        b"pkcs11:object=k?x-pin-env=WALLET_PIN&module-path=/m.so",
+        b"pkcs11:id=%aa;library-version=3;library-manufacturer=x;library-description=y;slot-description=s;slot-manufacturer=m",
+        b"pkcs11:object=k?pin-source=file:///run/pin"]):
+    put(f"{work}/seeds-FuzzPKCS11URI", f"u{i}", u)
 for i, c in enumerate(json.load(open("TestVectors/requests/manifest.json"))):
     put(f"{work}/seeds-FuzzRequest", f"r{i}", c["origin"].encode() + b"\n" + open("TestVectors/" + c["file"], "rb").read())
 for i, c in enumerate(json.load(open("TestVectors/requests/openid4vp/manifest.json"))):
@@ -71,7 +77,7 @@ for t in "${targets[@]}"; do
     mkdir -p "$work/corpus-$t"
     # Input size cap per target: CBOR structures past 16 KiB only repeat what smaller ones exercise
     # (and slow each execution); HPKE open needs enc + a short ciphertext.
-    case "$t" in FuzzCBOR) maxlen=16384 ;; FuzzHPKEOpen) maxlen=4096 ;; FuzzContext) maxlen=16384 ;; *) maxlen=65536 ;; esac
+    case "$t" in FuzzCBOR) maxlen=16384 ;; FuzzHPKEOpen) maxlen=4096 ;; FuzzContext) maxlen=16384 ;; FuzzPKCS11URI) maxlen=8192 ;; *) maxlen=65536 ;; esac
     # MDOC_FUZZ_JOBS=N runs N processes on the one corpus (each picks up what the others find when it
     # reloads the directory); the count reported is their sum.
     jobs=${MDOC_FUZZ_JOBS:-1}

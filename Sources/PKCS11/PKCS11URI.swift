@@ -194,7 +194,7 @@ public struct PKCS11URI: Sendable, Hashable, CustomStringConvertible {
     private func serialized(redactingPINSource redact: Bool) -> String {
         var path = [String]()
         func add(_ name: String, _ value: String?) {
-            if let value { path.append(name + "=" + Self.encode(Array(value.utf8), keep: Self.pathCharacters)) }
+            if let value { path.append(name + "=" + Self.encode(Array(value.utf8), keep: Self.writtenPathCharacters)) }
         }
         add("library-manufacturer", libraryManufacturer)
         add("library-description", libraryDescription)
@@ -211,12 +211,13 @@ public struct PKCS11URI: Sendable, Hashable, CustomStringConvertible {
         path.append("type=private")
         var query = [String]()
         if let modulePath {
-            query.append("module-path=" + Self.encode(Array(modulePath.utf8), keep: Self.queryCharacters))
+            query.append("module-path=" + Self.encode(Array(modulePath.utf8), keep: Self.writtenQueryCharacters))
         }
         switch pinSource {
         case .file(let f):
             query.append(
-                "pin-source=" + (redact ? "…" : "file:" + Self.encode(Array(f.utf8), keep: Self.queryCharacters)))
+                "pin-source="
+                    + (redact ? "…" : "file://" + Self.encode(Array(f.utf8), keep: Self.writtenQueryCharacters)))
         case .environment(let v): query.append("x-pin-env=" + (redact ? "…" : v))
         case nil: break
         }
@@ -231,6 +232,11 @@ public struct PKCS11URI: Sendable, Hashable, CustomStringConvertible {
     /// Characters a query value may carry unencoded (RFC 7512 pk11-qchar: unreserved and
     /// `:[]@!$'()*+,=/?|;`).
     static let queryCharacters = Set(Array("-._~:[]@!$'()*+,=/?|;".utf8))
+
+    /// What the writer leaves unencoded: fewer than a reader accepts, so no value can contain text
+    /// that reads as another attribute (`=`, `&`, `?`, `;` are always encoded).
+    static let writtenPathCharacters = Set(Array("-._~:[]@!$'()*+,".utf8))
+    static let writtenQueryCharacters = Set(Array("-._~:[]@!$'()*+,/|".utf8))
 
     private static func isUnreserved(_ c: UInt8) -> Bool {
         (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A)

@@ -27,6 +27,12 @@ struct PKCS11URITests {
         }
         #expect(try PKCS11URI(parsing: "pkcs11:id=%aa;library-version=3").libraryVersion == "3.0")
         #expect(PKCS11URI.isPKCS11("pkcs11:object=x") && !PKCS11URI.isPKCS11("keys/mdl.pem"))
+        // Values holding URI punctuation are written percent-encoded (found by FuzzPKCS11URI): the text
+        // reads back to the same URI, and no value can pass for another attribute in the redacted form.
+        let odd = try PKCS11URI(parsing: "pkcs11:object=a=b&c?module-path=/m?x-pin-env=Y.so&pin-source=//run/pin")
+        #expect(odd.object == "a=b&c" && odd.modulePath == "/m?x-pin-env=Y.so" && odd.pinSource == .file("//run/pin"))
+        #expect(try PKCS11URI(parsing: odd.string) == odd)
+        #expect(!odd.redacted.contains("x-pin-env=Y") && odd.string.contains("object=a%3Db%26c"))
     }
 
     @Test("Malformed, ambiguous, secret-carrying and unsupported URIs are refused with the rule they break")
