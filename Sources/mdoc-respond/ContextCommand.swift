@@ -106,48 +106,46 @@ enum ContextCommand {
                     throw AnnexCError(.duplicateCredential, "a context already exists in that directory")
                 }
             }
-        case "import" where PKCS11URI.isPKCS11(o.require("--device-key")):
-            let issuerSigned = Input.read(o.require("--issuer-signed"))
-            let reference = tokenKeyReference(o)
-            if let id = o.value("--id"), !CredentialContext.isValidCredentialID(id) {
-                fail(Exit.refused, "invalidId", "the id must be 1-64 characters of [A-Za-z0-9-_]")
-            }
-            var imported = ""
-            // Validation resolves the key in the token and checks it against the MSO deviceKey; on any
-            // failure nothing is written.
-            change("imported \(imported) (device key in a PKCS#11 token)") { tx throws(AnnexCError) in
-                let id = o.value("--id") ?? tx.newCredentialID()
-                guard !tx.entries.contains(where: { $0.id == id }) else {
-                    throw AnnexCError(.duplicateCredential, "a credential with that id exists already")
-                }
-                tx.entries.append(
-                    .init(
-                        id: id, docTypes: o.values["--doctype"], issuerSigned: issuerSigned,
-                        deviceKeyReference: reference))
-                imported = id
-            }
         case "import":
-            for f in ["--pkcs11-module", "--pin-file", "--pin-env"] where o.value(f) != nil {
-                fail(Exit.usage, "usage", "\(f) goes with a pkcs11: device key URI")
-            }
             let issuerSigned = Input.read(o.require("--issuer-signed"))
-            var keyBytes = Input.read(o.require("--device-key"))
-            defer { for i in keyBytes.indices { keyBytes[i] = 0 } }
-            guard let signer = try? SoftwareSigner(encodedPrivateKey: keyBytes), let pem = try? signer.pkcs8PEM() else {
-                fail(Exit.refused, "keyUnavailable", "the device key is not a PKCS#8 P-256/P-384/P-521/Ed25519 key")
-            }
+            let keyArgument = o.require("--device-key")
             if let id = o.value("--id"), !CredentialContext.isValidCredentialID(id) {
                 fail(Exit.refused, "invalidId", "the id must be 1-64 characters of [A-Za-z0-9-_]")
             }
+            // The device key: a URI naming a key in a token (stored as the reference; validation
+            // resolves it and checks it against the MSO deviceKey), or a key file copied into keys/.
+            let tokenReference: String?
+            var pem = [UInt8]()
+            defer { for i in pem.indices { pem[i] = 0 } }
+            if PKCS11URI.isPKCS11(keyArgument) {
+                tokenReference = tokenKeyReference(o)
+            } else {
+                for f in ["--pkcs11-module", "--pin-file", "--pin-env"] where o.value(f) != nil {
+                    fail(Exit.usage, "usage", "\(f) goes with a pkcs11: device key URI")
+                }
+                tokenReference = nil
+                var keyBytes = Input.read(keyArgument)
+                defer { for i in keyBytes.indices { keyBytes[i] = 0 } }
+                guard let signer = try? SoftwareSigner(encodedPrivateKey: keyBytes), let p = try? signer.pkcs8PEM()
+                else {
+                    fail(
+                        Exit.refused, "keyUnavailable", "the device key is not a PKCS#8 P-256/P-384/P-521/Ed25519 key")
+                }
+                pem = Array(p.utf8)
+            }
             var imported = ""
-            change("imported \(imported)") { tx throws(AnnexCError) in
+            change("imported \(imported)\(tokenReference == nil ? "" : " (device key in a PKCS#11 token)")") {
+                tx throws(AnnexCError) in
                 let id = o.value("--id") ?? tx.newCredentialID()
                 guard !tx.entries.contains(where: { $0.id == id }) else {
                     throw AnnexCError(.duplicateCredential, "a credential with that id exists already")
                 }
-                var pemBytes = Array(pem.utf8)
-                defer { for i in pemBytes.indices { pemBytes[i] = 0 } }
-                let reference = try tx.storeDeviceKey(pemBytes, name: id)
+                let reference: String
+                if let tokenReference {
+                    reference = tokenReference
+                } else {
+                    reference = try tx.storeDeviceKey(pem, name: id)
+                }
                 tx.entries.append(
                     .init(
                         id: id, docTypes: o.values["--doctype"], issuerSigned: issuerSigned,

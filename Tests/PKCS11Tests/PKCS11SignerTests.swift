@@ -206,136 +206,68 @@ struct PKCS11SignerTests {
                 $0.object = "twin"
                 $0.id = nil
             })
-        // Not allowed to sign.
-        let nosign = try SoftwareSigner.generate()
-        var nsScalar = try nosign.privateKey.exportSecret()
-        defer { SecureBytes.cleanse(&nsScalar) }
+        // Keys that are there but unusable, created object by object: not allowed to sign, on another
+        // curve (secp256k1, generated in the token), of another type (RSA test numbers), paired with
+        // another key's public object, with a public point off the curve, with a P-384 public object.
+        let mine = try SoftwareSigner.generate()
+        let other = try SoftwareSigner.generate()
+        let big = try SoftwareSigner.generate(curve: .p384)
+        var scalar = try mine.privateKey.exportSecret()
+        defer { SecureBytes.cleanse(&scalar) }
+        func privateKey(_ label: String, sign: Bool = true, type: UInt = PKCS11Module.ObjectClass.ecKeyType)
+            -> [PKCS11Module.Attribute]
+        {
+            [
+                .ulong(A.objectClass, PKCS11Module.ObjectClass.privateKey), .ulong(A.keyType, type),
+                .bool(A.token, true), .bytes(A.label, Array(label.utf8)), .bytes(A.id, Array(label.utf8)),
+                .bool(A.sign, sign),
+            ]
+        }
+        func ecPrivateKey(_ label: String, sign: Bool = true) -> [PKCS11Module.Attribute] {
+            privateKey(label, sign: sign) + [
+                .bytes(A.ecParams, PKCS11Signer.ecParams(.p256)!), .bytes(A.value, scalar),
+            ]
+        }
+        func publicKey(_ label: String, _ curve: COSEKey.Curve, point: [UInt8]) -> [PKCS11Module.Attribute] {
+            [
+                .ulong(A.objectClass, PKCS11Module.ObjectClass.publicKey),
+                .ulong(A.keyType, PKCS11Module.ObjectClass.ecKeyType), .bool(A.token, true),
+                .bytes(A.label, Array(label.utf8)), .bytes(A.id, Array(label.utf8)),
+                .bytes(A.ecParams, PKCS11Signer.ecParams(curve)!),
+                .bytes(A.ecPoint, [0x04, UInt8(point.count)] + point),
+            ]
+        }
         try Self.withSession(good) { m, s in
-            _ = try m.createObject(
-                s,
-                [
-                    .ulong(A.objectClass, PKCS11Module.ObjectClass.privateKey),
-                    .ulong(A.keyType, PKCS11Module.ObjectClass.ecKeyType), .bool(A.token, true),
-                    .bytes(A.label, Array("nosign".utf8)), .bool(A.sign, false),
-                    .bytes(A.ecParams, PKCS11Signer.ecParams(.p256)!), .bytes(A.value, nsScalar),
-                ])
-            // Another curve: secp256k1, generated in the token.
+            _ = try m.createObject(s, ecPrivateKey("nosign", sign: false))
             _ = try m.generateECKeyPair(
                 s,
                 publicTemplate: [
                     .ulong(A.objectClass, PKCS11Module.ObjectClass.publicKey), .bool(A.token, true),
-                    .bytes(A.label, Array("k1".utf8)), .bytes(A.id, [0x6B, 0x31]),
+                    .bytes(A.label, Array("k1".utf8)), .bytes(A.id, Array("k1".utf8)),
                     .bytes(A.ecParams, [0x06, 0x05, 0x2B, 0x81, 0x04, 0x00, 0x0A]),
                 ],
-                privateTemplate: [
-                    .ulong(A.objectClass, PKCS11Module.ObjectClass.privateKey), .bool(A.token, true),
-                    .bytes(A.label, Array("k1".utf8)), .bytes(A.id, [0x6B, 0x31]), .bool(A.sign, true),
-                    .bool(A.sensitive, true),
-                ])
-            // Another type: an RSA private key (test numbers; CKK_RSA, modulus, exponents).
+                privateTemplate: privateKey("k1") + [.bool(A.sensitive, true)])
             _ = try m.createObject(
                 s,
-                [
-                    .ulong(A.objectClass, PKCS11Module.ObjectClass.privateKey), .ulong(A.keyType, 0),
-                    .bool(A.token, true), .bytes(A.label, Array("rsa".utf8)), .bool(A.sign, true),
+                privateKey("rsa", type: 0) + [
                     .bytes(0x120, [0x0C, 0xA1]), .bytes(0x122, [0x11]), .bytes(0x123, [0x0A, 0xC1]),
                 ])
-            // A public key object that belongs to another key, under the same id as a private key.
-            let other = try SoftwareSigner.generate()
-            let mine = try SoftwareSigner.generate()
-            var mineScalar = try mine.privateKey.exportSecret()
-            defer { SecureBytes.cleanse(&mineScalar) }
+            _ = try m.createObject(s, ecPrivateKey("paired-wrong"))
             _ = try m.createObject(
-                s,
-                [
-                    .ulong(A.objectClass, PKCS11Module.ObjectClass.privateKey),
-                    .ulong(A.keyType, PKCS11Module.ObjectClass.ecKeyType), .bool(A.token, true),
-                    .bytes(A.label, Array("paired-wrong".utf8)), .bytes(A.id, [0x70, 0x77]), .bool(A.sign, true),
-                    .bytes(A.ecParams, PKCS11Signer.ecParams(.p256)!), .bytes(A.value, mineScalar),
-                ])
-            _ = try m.createObject(
-                s,
-                [
-                    .ulong(A.objectClass, PKCS11Module.ObjectClass.publicKey),
-                    .ulong(A.keyType, PKCS11Module.ObjectClass.ecKeyType), .bool(A.token, true),
-                    .bytes(A.label, Array("paired-wrong".utf8)), .bytes(A.id, [0x70, 0x77]),
-                    .bytes(A.ecParams, PKCS11Signer.ecParams(.p256)!),
-                    .bytes(A.ecPoint, [0x04, 0x41, 0x04] + other.publicKey.x + other.publicKey.y!),
-                ])
-            // A public key object whose point is not on the curve.
-            _ = try m.createObject(
-                s,
-                [
-                    .ulong(A.objectClass, PKCS11Module.ObjectClass.privateKey),
-                    .ulong(A.keyType, PKCS11Module.ObjectClass.ecKeyType), .bool(A.token, true),
-                    .bytes(A.label, Array("off-curve".utf8)), .bytes(A.id, [0x6F, 0x63]), .bool(A.sign, true),
-                    .bytes(A.ecParams, PKCS11Signer.ecParams(.p256)!), .bytes(A.value, mineScalar),
-                ])
-            _ = try m.createObject(
-                s,
-                [
-                    .ulong(A.objectClass, PKCS11Module.ObjectClass.publicKey),
-                    .ulong(A.keyType, PKCS11Module.ObjectClass.ecKeyType), .bool(A.token, true),
-                    .bytes(A.label, Array("off-curve".utf8)), .bytes(A.id, [0x6F, 0x63]),
-                    .bytes(A.ecParams, PKCS11Signer.ecParams(.p256)!),
-                    .bytes(A.ecPoint, [0x04, 0x41, 0x04] + [UInt8](repeating: 1, count: 64)),
-                ])
-            // A public key object on P-384 beside a P-256 private key.
-            let big = try SoftwareSigner.generate(curve: .p384)
-            _ = try m.createObject(
-                s,
-                [
-                    .ulong(A.objectClass, PKCS11Module.ObjectClass.privateKey),
-                    .ulong(A.keyType, PKCS11Module.ObjectClass.ecKeyType), .bool(A.token, true),
-                    .bytes(A.label, Array("mixed".utf8)), .bytes(A.id, [0x6D, 0x78]), .bool(A.sign, true),
-                    .bytes(A.ecParams, PKCS11Signer.ecParams(.p256)!), .bytes(A.value, mineScalar),
-                ])
-            _ = try m.createObject(
-                s,
-                [
-                    .ulong(A.objectClass, PKCS11Module.ObjectClass.publicKey),
-                    .ulong(A.keyType, PKCS11Module.ObjectClass.ecKeyType), .bool(A.token, true),
-                    .bytes(A.label, Array("mixed".utf8)), .bytes(A.id, [0x6D, 0x78]),
-                    .bytes(A.ecParams, PKCS11Signer.ecParams(.p384)!),
-                    .bytes(A.ecPoint, [0x04, 0x61, 0x04] + big.publicKey.x + big.publicKey.y!),
-                ])
+                s, publicKey("paired-wrong", .p256, point: [0x04] + other.publicKey.x + other.publicKey.y!))
+            _ = try m.createObject(s, ecPrivateKey("off-curve"))
+            _ = try m.createObject(s, publicKey("off-curve", .p256, point: [0x04] + [UInt8](repeating: 1, count: 64)))
+            _ = try m.createObject(s, ecPrivateKey("mixed"))
+            _ = try m.createObject(s, publicKey("mixed", .p384, point: [0x04] + big.publicKey.x + big.publicKey.y!))
         }
-        expect(
-            .keyUnsuitable, "not allowed to sign",
-            uri {
-                $0.object = "nosign"
-                $0.id = nil
-            })
-        expect(
-            .keyUnsuitable, "not P-256, P-384 or P-521",
-            uri {
-                $0.object = "k1"
-                $0.id = nil
-            })
-        expect(
-            .keyUnsuitable, "not an EC key",
-            uri {
-                $0.object = "rsa"
-                $0.id = nil
-            })
-        expect(
-            .keyMismatch, "does not sign for the public key",
-            uri {
-                $0.object = "paired-wrong"
-                $0.id = nil
-            })
-        expect(
-            .keyUnsuitable, "not a valid point",
-            uri {
-                $0.object = "off-curve"
-                $0.id = nil
-            })
-        expect(
-            .keyMismatch, "another curve",
-            uri {
-                $0.object = "mixed"
-                $0.id = nil
-            })
+        for (code, detail, label) in [
+            (PKCS11Error.Code.keyUnsuitable, "not allowed to sign", "nosign"),
+            (.keyUnsuitable, "not P-256, P-384 or P-521", "k1"), (.keyUnsuitable, "not an EC key", "rsa"),
+            (.keyMismatch, "does not sign for the public key", "paired-wrong"),
+            (.keyUnsuitable, "not a valid point", "off-curve"), (.keyMismatch, "another curve", "mixed"),
+        ] {
+            expect(code, detail, token.uri(object: label))
+        }
         // No message names the PIN, the PIN file or the variable.
         print("PKCS#11 resolve failures: \(rows) rows")
     }
