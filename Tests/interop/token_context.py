@@ -33,7 +33,14 @@ def build(cli, vectors):
     os.write(fd, (pin + "\n").encode()); os.close(fd)
     token = "peer-wallet"
     run(["softhsm2-util", "--init-token", "--free", "--label", token, "--pin", pin, "--so-pin", so])
-    builtin = os.path.join(vectors, "context")
+    # A clean clone's files carry the umask's mode (often 0644), which the CLI refuses for a context it
+    # is told to open; read a private copy of the built-in context instead.
+    builtin = os.path.join(root, "builtin")
+    shutil.copytree(os.path.join(vectors, "context"), builtin)
+    for d, _, files in os.walk(builtin):
+        os.chmod(d, 0o700)
+        for f in files:
+            os.chmod(os.path.join(d, f), 0o600)
     listing = json.loads(run([cli, "context", "list", "--context", builtin, "--json"]))
     ctx = os.path.join(root, "ctx")
     run([cli, "context", "init", "--context", ctx])
