@@ -21,6 +21,9 @@ let package = Package(
         .library(name: "AnnexCReader", targets: ["AnnexCReader"]),
         .library(name: "OpenID4VPReader", targets: ["OpenID4VPReader"]),
         .executable(name: "mdoc-respond", targets: ["mdoc-respond"]),
+        // The C ABI (include/mdoc_respond.h): libmdocrespond.so, and libmdocrespond-static.a.
+        .library(name: "mdocrespond", type: .dynamic, targets: ["MdocRespondC"]),
+        .library(name: "mdocrespond-static", type: .static, targets: ["MdocRespondC"]),
         // A fault-injecting PKCS#11 module over SoftHSM2, for the PKCS#11 failure tests only.
         .library(name: "mdoc-p11-fault", type: .dynamic, targets: ["PKCS11FaultModule"]),
         .executable(name: "mdoc-bench", targets: ["mdoc-bench"]),
@@ -63,11 +66,19 @@ let package = Package(
         // only answer requests do not link it.
         .target(name: "AnnexCReader", dependencies: ["AnnexC", "Presentment", "MdocCBOR", "HPKE"]),
         // One entry point for both protocols (the CLI's): picks the protocol from the framing.
-        .target(name: "DigitalCredentials", dependencies: ["AnnexC", "OpenID4VP", "Presentment"]),
+        .target(name: "DigitalCredentials", dependencies: ["AnnexC", "OpenID4VP", "Presentment", "MdocCBOR"]),
         // The verifier's side of OpenID4VP, beside AnnexCReader (whose document verification it shares).
         .target(
             name: "OpenID4VPReader",
             dependencies: ["OpenID4VP", "AnnexCReader", "JOSE", "Presentment", "MdocCBOR", "WebEncoding", "CryptoCore"]),
+        // The C ABI's header as a module, so its status numbers and error struct have one definition.
+        .systemLibrary(name: "CMdocRespondABI"),
+        // The C ABI over DigitalCredentialsEngine: @_cdecl entry points, a handle registry, JSON settings.
+        .target(
+            name: "MdocRespondC",
+            dependencies: [
+                "CMdocRespondABI", "DigitalCredentials", "Presentment", "MdocCBOR", "WebEncoding", "CryptoCore",
+            ]),
         .executableTarget(
             name: "mdoc-respond",
             dependencies: [

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite (the README's test command; .ci/run runs exactly this):
 #   format lint, the debug suite, the independent Python peers (with file keys, then with the keys in a
-#   SoftHSM2 token), the suite again on optimized (-O) code,
+#   SoftHSM2 token), the C ABI's C test (ASan + UBSan), the Python binding's pytest suite and the README's
+#   C and Python examples, the suite again on optimized (-O) code,
 #   the suite under AddressSanitizer and the concurrency tests under ThreadSanitizer, each fuzz target
 #   for 30 s, and the benchmark harness in quick mode (which asserts nothing about time).
 #
@@ -42,7 +43,7 @@ if swift format lint --strict -r Sources Tests Fuzz/Sources Package.swift > "$lo
 
 # Pinned independent peers from PyPI (pyhpke, cryptography, cbor2, pymdoccbor, jwcrypto) for the interop tests.
 venv=.build/interop-venv
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import pyhpke, cbor2, pymdoccbor, cryptography, jwcrypto" 2>/dev/null; then
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import pyhpke, cbor2, pymdoccbor, cryptography, jwcrypto, pytest" 2>/dev/null; then
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q --disable-pip-version-check -r Tests/interop/requirements.txt
 fi
@@ -87,7 +88,33 @@ p11_a=$(sed -nE 's/^annexc interop \(pkcs11\): ([0-9]+) passed.*/\1/p' "$logs/pe
 p11_b=$(sed -nE 's/^openid4vp interop \(pkcs11\): ([0-9]+) passed.*/\1/p' "$logs/oid-peer-pkcs11.log" | tail -1)
 p11_passed=$(( ${p11_a:-0} + ${p11_b:-0} ))
 
+# The C ABI (include/mdoc_respond.h): the C test program built with the system compiler under ASan and
+# UBSan against the debug libmdocrespond.so; the Python binding's pytest suite (python/tests, whose
+# round trips the independent peers above verify); the README's C and Python examples, compiled and run.
+{ swift build -j 2 --product mdocrespond && swift build -j 2 --product mdocrespond-static; } > "$logs/abi-build.log" 2>&1 \
+    || { cat "$logs/abi-build.log" >&2; failures+=("C ABI build"); }
+set +e
+Tests/CABI/run.sh .build/debug abi 2>&1 | tee "$logs/abi.log"
+abi=${PIPESTATUS[0]}
+Tests/CABI/run.sh --static .build/debug "abi (static library)" 2>&1 | tee "$logs/abi-static.log"
+abi_static=${PIPESTATUS[0]}
+MDOC_RESPOND_LIBRARY="$PWD/.build/debug/libmdocrespond.so" "$venv/bin/python" -m pytest -q -p no:cacheprovider python/tests 2>&1 | tee "$logs/pytest.log"
+pytest_status=${PIPESTATUS[0]}
+Tests/CABI/examples.sh .build/debug 2>&1 | tee "$logs/examples.log"
+examples=${PIPESTATUS[0]}
+set -e
+[ "$abi" -eq 0 ] || failures+=("C ABI tests")
+[ "$abi_static" -eq 0 ] || failures+=("C ABI tests (static library)")
+[ "$pytest_status" -eq 0 ] || failures+=("Python binding tests")
+[ "$examples" -eq 0 ] || failures+=("README examples (C, Python)")
+abi_passed=$(( $(sed -nE 's/^abi: ([0-9]+) passed.*/\1/p' "$logs/abi.log" | tail -1 || true) + 0 ))
+abi_static_passed=$(sed -nE 's/^abi \(static library\): ([0-9]+) passed.*/\1/p' "$logs/abi-static.log" | tail -1 || true)
+abi_passed=$(( abi_passed + ${abi_static_passed:-0} ))
+py_passed=$(grep -Eo '[0-9]+ passed' "$logs/pytest.log" | tail -1 | grep -Eo '[0-9]+' || true)
+ex_passed=$(grep -c '^example ok:' "$logs/examples.log" || true)
+
 optimized_line="" sanitizer_line="" fuzz_line=""
+abi_asan_passed=0
 opt_passed=0 asan_passed=0 tsan_passed=0 fuzz_targets=0
 if [ "$quick" -eq 0 ]; then
     # The whole suite again on optimized code (-O, what `mdoc-respond` and library users ship): catches
@@ -113,6 +140,20 @@ if [ "$quick" -eq 0 ]; then
     set -e
     asan_passed=$(passed_of "$logs/asan.log")
     tsan_passed=$(passed_of "$logs/tsan.log")
+    # The C test again against a libmdocrespond itself built with AddressSanitizer (the toolchain's
+    # clang, so the program and the library share one ASan runtime).
+    set +e
+    swift build --sanitize=address --scratch-path .build/asan -j 2 --product mdocrespond > "$logs/abi-asan-build.log" 2>&1
+    abi_asan=$?
+    if [ "$abi_asan" -eq 0 ]; then
+        CC="$(dirname "$(command -v swift)")/clang" CXX="$(dirname "$(command -v swift)")/clang++" Tests/CABI/run.sh .build/asan/debug "abi (asan library)" 2>&1 | tee "$logs/abi-asan.log"
+        abi_asan=${PIPESTATUS[0]}
+    else
+        tail -40 "$logs/abi-asan-build.log" >&2
+    fi
+    set -e
+    [ "$abi_asan" -eq 0 ] || asan=1
+    abi_asan_passed=$(sed -nE 's/^abi \(asan library\): ([0-9]+) passed.*/\1/p' "$logs/abi-asan.log" 2>/dev/null | tail -1 || true)
     grep -h "^stress:" "$logs/tsan.log" | sed 's/^/TSan /' || true
     echo "sanitizers: address $( [ $asan -eq 0 ] && echo clean || echo FAILED ) ($asan_passed tests), thread $( [ $tsan -eq 0 ] && echo clean || echo FAILED ) ($tsan_passed tests)"
     [ $asan -eq 0 ] || { tail -60 "$logs/asan.log" >&2; failures+=("address sanitizer"); }
@@ -134,10 +175,10 @@ fi
 read -r debug_run debug_skipped < <(counts "$logs/debug.log")
 debug_passed=$(passed_of "$logs/debug.log")
 debug_failed=$(grep -cE '^✘ Test .* failed' "$logs/debug.log" || true)
-total=$((debug_passed + ${peer_passed:-0} + ${oid_peer_passed:-0} + ${p11_passed:-0} + opt_passed + asan_passed + tsan_passed))
+total=$((debug_passed + ${peer_passed:-0} + ${oid_peer_passed:-0} + ${p11_passed:-0} + ${abi_passed:-0} + ${py_passed:-0} + ${ex_passed:-0} + opt_passed + asan_passed + ${abi_asan_passed:-0} + tsan_passed))
 mode=$([ "$quick" -eq 1 ] && echo "quick" || echo "full")
-echo "tests ($mode): $total passed, ${debug_failed:-0} failed, $debug_skipped skipped — debug $debug_passed, annexc interop ${peer_passed:-0}, openid4vp interop ${oid_peer_passed:-0}, interop with token keys ${p11_passed:-0}$(
-    [ "$quick" -eq 0 ] && echo ", optimized $opt_passed, address sanitizer $asan_passed, thread sanitizer $tsan_passed, fuzz targets $fuzz_targets clean"
+echo "tests ($mode): $total passed, ${debug_failed:-0} failed, $debug_skipped skipped — debug $debug_passed, annexc interop ${peer_passed:-0}, openid4vp interop ${oid_peer_passed:-0}, interop with token keys ${p11_passed:-0}, C ABI checks ${abi_passed:-0}, Python binding ${py_passed:-0}, README examples ${ex_passed:-0}$(
+    [ "$quick" -eq 0 ] && echo ", optimized $opt_passed, address sanitizer $asan_passed (+ C ABI ${abi_asan_passed:-0}), thread sanitizer $tsan_passed, fuzz targets $fuzz_targets clean"
 ); format lint $lint"
 if [ ${#failures[@]} -gt 0 ]; then
     echo "FAILED: ${failures[*]}" >&2

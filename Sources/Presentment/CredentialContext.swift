@@ -86,6 +86,18 @@ public struct CredentialContext: Sendable {
         self.nextCredentialNumber = max(nextCredentialNumber ?? 1, highest == UInt64.max ? highest : highest + 1)
     }
 
+    /// This context under another reader-trust policy: the same (already validated) credentials, for a
+    /// host that keeps its trust policy outside the snapshot (the C ABI's configuration).
+    public func replacingReaderTrust(_ policy: ReaderTrustPolicy) -> CredentialContext {
+        CredentialContext(credentials: credentials, readerTrust: policy, nextCredentialNumber: nextCredentialNumber)
+    }
+
+    private init(credentials: [StoredCredential], readerTrust: ReaderTrustPolicy, nextCredentialNumber: UInt64) {
+        self.credentials = credentials
+        self.readerTrust = readerTrust
+        self.nextCredentialNumber = nextCredentialNumber
+    }
+
     /// Default credential ids are `credential-N`.
     static let defaultIDPrefix = "credential-"
     /// The N of the next default id: stored in the snapshot and only ever increased, so an id is never

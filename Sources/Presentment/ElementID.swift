@@ -12,6 +12,16 @@ public struct ElementID: Sendable, Hashable, Comparable, CustomStringConvertible
     }
     /// `namespace/identifier`.
     public var description: String { "\(nameSpace)/\(identifier)" }
+    /// Reads the `namespace/identifier` form of `description`, split at the last `/` (namespaces are
+    /// dotted names; an identifier holding a `/` cannot be named this way, which can only narrow an
+    /// approval). Nil when either part is empty.
+    public init?(parsing text: String) {
+        guard let slash = text.lastIndex(of: "/") else { return nil }
+        let ns = text[..<slash]
+        let id = text[text.index(after: slash)...]
+        guard !ns.isEmpty, !id.isEmpty else { return nil }
+        self.init(String(ns), String(id))
+    }
     /// Orders by namespace then identifier.
     public static func < (a: ElementID, b: ElementID) -> Bool {
         (a.nameSpace, a.identifier) < (b.nameSpace, b.identifier)

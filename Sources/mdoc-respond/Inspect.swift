@@ -140,13 +140,14 @@ enum Inspect {
                 "\"readerChecks\":["
                     + e.readerChecks.map { c in
                         "{\"label\":\(jsonString(c.label)),\"algorithm\":\(c.algorithm.rawValue),\"verified\":\(c.verified),\"certificates\":[\(c.certificateSubjects.map(jsonString).joined(separator: ","))],"
-                            + "\"trust\":\(verdictJSON(c.trust)),\"refusal\":\(c.refusal.map(jsonString) ?? "null"),\"signedBytes\":\(jsonString(hex(c.signedBytes)))}"
+                            + "\"trust\":\(ConsentModelJSON.verdict(c.trust)),\"refusal\":\(c.refusal.map(jsonString) ?? "null"),\"signedBytes\":\(jsonString(hex(c.signedBytes)))}"
                     }.joined(separator: ",") + "]")
-            fields.append("\"readerVerdict\":\(e.readerVerdict.map(verdictJSON) ?? "null")")
-            fields.append("\"documentVerdicts\":[\(e.documentVerdicts.map(verdictJSON).joined(separator: ","))]")
-            fields.append("\"readers\":[\(e.readers.map(verdictJSON).joined(separator: ","))]")
+            fields.append("\"readerVerdict\":\(e.readerVerdict.map(ConsentModelJSON.verdict) ?? "null")")
+            fields.append(
+                "\"documentVerdicts\":[\(e.documentVerdicts.map(ConsentModelJSON.verdict).joined(separator: ","))]")
+            fields.append("\"readers\":[\(e.readers.map(ConsentModelJSON.verdict).joined(separator: ","))]")
             fields.append("\"selection\":[\(e.selection.map(jsonString).joined(separator: ","))]")
-            fields.append("\"documents\":[" + e.documents.map(documentJSON).joined(separator: ",") + "]")
+            fields.append("\"documents\":[" + e.documents.map(ConsentModelJSON.document).joined(separator: ",") + "]")
             fields.append(
                 "\"error\":\(e.error.map { "{\"code\":\(jsonString($0.code.rawValue)),\"detail\":\(jsonString($0.detail))}" } ?? "null")"
             )
@@ -204,12 +205,13 @@ enum Inspect {
             fields.append(
                 "\"signatures\":["
                     + (d?.signatures ?? []).map {
-                        "{\"label\":\(jsonString($0.label)),\"clientID\":\(jsonString($0.clientID)),\"certificates\":[\($0.chain.map { jsonString($0.subject) }.joined(separator: ","))],\"trust\":\(verdictJSON($0.verdict))}"
+                        "{\"label\":\(jsonString($0.label)),\"clientID\":\(jsonString($0.clientID)),\"certificates\":[\($0.chain.map { jsonString($0.subject) }.joined(separator: ","))],\"trust\":\(ConsentModelJSON.verdict($0.verdict))}"
                     }.joined(separator: ",") + "]")
             fields.append("\"verifierInfo\":[\((d?.verifierInfo ?? []).map(jsonString).joined(separator: ","))]")
-            fields.append("\"readerVerdict\":\(e.request.map { verdictJSON($0.readerVerdict) } ?? "null")")
+            fields.append("\"readerVerdict\":\(e.request.map { ConsentModelJSON.verdict($0.readerVerdict) } ?? "null")")
             fields.append(
-                "\"documents\":[" + (e.request?.documents ?? []).map(documentJSON).joined(separator: ",") + "]")
+                "\"documents\":[" + (e.request?.documents ?? []).map(ConsentModelJSON.document).joined(separator: ",")
+                    + "]")
             fields.append(
                 "\"error\":\(e.error.map { "{\"code\":\(jsonString($0.code.rawValue)),\"detail\":\(jsonString($0.detail))}" } ?? "null")"
             )
@@ -247,32 +249,6 @@ enum Inspect {
             if let err = e.error { print("refused:            \(err.code.rawValue): \(safe(err.detail))") }
         }
         if e.error != nil { exit(Exit.refused) }
-    }
-
-    /// One requested document as the consent model has it, in JSON (element ids only, never values).
-    static func documentJSON(_ d: RequestedDocument) -> String {
-        func ids(_ l: [ElementID]) -> String { "[" + l.map { jsonString($0.description) }.joined(separator: ",") + "]" }
-        let alternatives = d.elements.compactMap { e in
-            d.alternatives[e.id].map {
-                "{\"requested\":\(jsonString(e.id.description)),\"sets\":[\($0.map(ids).joined(separator: ","))]}"
-            }
-        }
-        let ignored = d.ignoredAlternatives.map {
-            "{\"requested\":\(jsonString($0.requested.description)),\"set\":\(ids($0.set)),\"reason\":\(jsonString($0.reason.rawValue))}"
-        }
-        let candidates = d.candidates.map { c in
-            "{\"credential\":\(jsonString(c.credentialID)),\"releasable\":\(ids(c.releasable)),\"substitutions\":["
-                + c.substitutions.map {
-                    "{\"requested\":\(jsonString($0.requested.description)),\"replacement\":\(ids($0.replacement))}"
-                }.joined(separator: ",")
-                + "],\"missing\":\(ids(c.missing)),\"wouldRelease\":\(ids(c.shownElements))}"
-        }
-        return
-            "{\"index\":\(d.index),\"docType\":\(jsonString(d.docType)),\"readerVerdict\":\(verdictJSON(d.readerVerdict)),"
-            + "\"readerAuthentication\":[\(d.readerAuthentication.map(jsonString).joined(separator: ","))],\"requested\":\(ids(d.elements.map(\.id))),"
-            + "\"alternatives\":[\(alternatives.joined(separator: ","))],\"ignoredAlternatives\":[\(ignored.joined(separator: ","))],"
-            + "\"claimSets\":[\(d.claimSets.map(ids).joined(separator: ","))],\"valueRestricted\":\(ids(d.valueConstraints.keys.sorted())),"
-            + "\"candidates\":[\(candidates.joined(separator: ","))]}"
     }
 
     /// One requested document as text: who asks, what is asked, and per candidate what would leave the
@@ -318,16 +294,6 @@ enum Inspect {
         case .notAuthenticated?: "not authenticated"
         case .trusted(let s, let aki)?: "trusted: \(safe(s))" + (aki.map { " (authority \(hex($0)))" } ?? "")
         case .signedNotTrusted(let s, let reason)?: "signed, not trusted (\(reason.explanation)): \(safe(s))"
-        }
-    }
-
-    static func verdictJSON(_ v: ReaderVerdict) -> String {
-        switch v {
-        case .notAuthenticated: "{\"status\":\"notAuthenticated\"}"
-        case .trusted(let s, let aki):
-            "{\"status\":\"trusted\",\"subject\":\(jsonString(s)),\"authorityKeyIdentifier\":\(aki.map { jsonString(hex($0)) } ?? "null")}"
-        case .signedNotTrusted(let s, let reason):
-            "{\"status\":\"signedNotTrusted\",\"subject\":\(jsonString(s)),\"reason\":\(jsonString(reason.rawValue))}"
         }
     }
 

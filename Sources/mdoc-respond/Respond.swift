@@ -86,10 +86,10 @@ enum Respond {
         if let a = o.value("--approve"), a != "all" {
             var set = Set<ElementID>()
             for item in a.split(separator: ",") {
-                guard let slash = item.lastIndex(of: "/") else {
+                guard let id = ElementID(parsing: String(item)) else {
                     fail(Exit.usage, "usage", "--approve takes namespace/element items")
                 }
-                set.insert(ElementID(String(item[..<slash]), String(item[item.index(after: slash)...])))
+                set.insert(id)
             }
             approval = .elements(set)
         }

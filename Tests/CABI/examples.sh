@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Extracts the README's C and Python examples (the ```c block starting "/* example.c" and the ```python
+# block starting "# example.py") exactly as printed, compiles the C one against LIBDIR's
+# libmdocrespond.so, and runs both on a private copy of the built-in test context.
+#   usage: Tests/CABI/examples.sh LIBDIR     (prints "example ok: NAME" per example)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+libdir=$1
+work=$(mktemp -d "${TMPDIR:-/tmp}/mdoc-examples.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+python3 - "$work" <<'PY'
+import re, sys
+text = open("README.md").read()
+for lang, first, name in (("c", "/* example.c", "example.c"), ("python", "# example.py", "example.py")):
+    blocks = [b for b in re.findall(r"```" + lang + r"\n(.*?)```", text, re.S) if b.startswith(first)]
+    if len(blocks) != 1:
+        sys.exit(f"README: expected one {lang} block starting {first!r}, found {len(blocks)}")
+    open(f"{sys.argv[1]}/{name}", "w").write(blocks[0])
+PY
+cp -r TestVectors/context "$work/context"
+chmod 700 "$work/context" "$work/context/keys"
+chmod 600 "$work/context/context.cbor" "$work/context/keys/"*
+request=TestVectors/requests/mdl-digitalRequestList-v1.0-none.json
+origin=https://verifier.example
+swift_lib=$(dirname "$(dirname "$(command -v swift)")")/lib/swift/linux
+"${CC:-cc}" -std=c11 -Wall -Wextra -Werror "$work/example.c" -Iinclude -L"$libdir" -lmdocrespond \
+    -Wl,-rpath,"$PWD/$libdir" -Wl,-rpath,"$swift_lib" -o "$work/example"
+"$work/example" "$work/context" "$request" "$origin" > "$work/c.out" 2> "$work/c.err" || { cat "$work/c.err" >&2; exit 1; }
+grep -q '"org.iso.18013.5.1/family_name"' "$work/c.err" && [ -s "$work/c.out" ]
+echo "example ok: README C example ($(wc -c < "$work/c.out") response bytes)"
+python=${MDOC_INTEROP_PYTHON:-python3}
+MDOC_RESPOND_LIBRARY="$PWD/$libdir/libmdocrespond.so" PYTHONPATH=python \
+    "$python" "$work/example.py" "$work/context" "$request" "$origin" > "$work/py.out" 2> "$work/py.err" || { cat "$work/py.err" >&2; exit 1; }
+grep -q 'org.iso.18013.5.1.mDL asks for' "$work/py.err" && [ -s "$work/py.out" ]
+echo "example ok: README Python example ($(wc -c < "$work/py.out") response bytes)"

@@ -1,0 +1,200 @@
+"""The Python binding end to end: requests built and responses verified by the independent peers of
+Tests/interop (annexc_peer, openid4vp_peer), two-phase consent with narrower approvals, every error
+class surfacing as MdocError with the engine's code, and two threads sharing one engine."""
+import os
+import threading
+
+import pytest
+
+import annexc_peer
+import openid4vp_peer
+from mdoc_respond import ABI_VERSION, Engine, MdocError, load_library, status_name
+
+MDL, MNS = "org.iso.18013.5.1.mDL", "org.iso.18013.5.1"
+PID = "eu.europa.ec.eudi.pid.1"
+ORIGIN = annexc_peer.ORIGIN
+
+
+def annexc_request(pki, elements=("family_name", "birth_date", "portrait", "age_over_18"), signing="none",
+                   framing="digital", docs=None):
+    return annexc_peer.build_request(docs or [(MDL, MNS, list(elements))], framing, "1.0", signing,
+                                     pki["reader_key"], pki["reader_chain"])
+
+
+def test_library_and_status_names():
+    lib = load_library()
+    assert lib.mdoc_abi_version() == ABI_VERSION
+    assert status_name(0) == "ok"
+    assert status_name(22) == "keyUnavailable"
+    assert status_name(101) == "invalidHandle"
+    assert status_name(9999) == "unknown"
+
+
+@pytest.mark.parametrize("framing", ["data", "protocol", "requests", "digital"])
+@pytest.mark.parametrize("signing", ["none", "readerAuth"])
+def test_accept_round_trip_verified_independently(context_dir, pki, now, framing, signing):
+    raw, state = annexc_request(pki, signing=signing, framing=framing)
+    with Engine(context_dir) as engine:
+        out = engine.accept(raw, ORIGIN)
+    disclosed = annexc_peer.verify(out, state, pki["iaca"], now)
+    assert disclosed == {MDL: sorted(f"{MNS}/{e}" for e in ("family_name", "birth_date", "portrait", "age_over_18"))}
+
+
+def test_two_documents(context_dir, pki, now):
+    raw, state = annexc_request(pki, docs=[(MDL, MNS, ["family_name"]), (PID, PID, ["nationality"])], framing="data")
+    with Engine(context_dir) as engine:
+        disclosed = annexc_peer.verify(engine.accept(raw, ORIGIN), state, pki["iaca"], now)
+    assert disclosed == {MDL: [f"{MNS}/family_name"], PID: [f"{PID}/nationality"]}
+
+
+def test_two_phase_releases_only_what_was_approved(context_dir, pki, now):
+    raw, state = annexc_request(pki)
+    with Engine(context_dir) as engine, engine.parse(raw, ORIGIN) as request:
+        consent = request.consent
+        assert consent["protocol"] == "org-iso-mdoc"
+        (doc,) = consent["documents"]
+        assert doc["docType"] == MDL
+        assert sorted(doc["requested"]) == sorted(f"{MNS}/{e}" for e in ("family_name", "birth_date", "portrait", "age_over_18"))
+        assert doc["candidates"][0]["credential"] == "mdl"
+        assert ORIGIN not in repr(consent)
+        narrow = request.respond(approve=[f"{MNS}/age_over_18"])
+        assert annexc_peer.verify(narrow, state, pki["iaca"], now) == {MDL: [f"{MNS}/age_over_18"]}
+        per_doc = request.respond(approve={0: [f"{MNS}/family_name", f"{MNS}/age_over_18"]}, using={0: "mdl"})
+        assert annexc_peer.verify(per_doc, state, pki["iaca"], now) == {MDL: [f"{MNS}/age_over_18", f"{MNS}/family_name"]}
+        # Approving an element that was not requested releases nothing more.
+        wider = request.respond(approve=[f"{MNS}/age_over_18", f"{MNS}/document_number", f"{MNS}/resident_address"])
+        assert annexc_peer.verify(wider, state, pki["iaca"], now) == {MDL: [f"{MNS}/age_over_18"]}
+        everything = request.respond()
+        assert len(annexc_peer.verify(everything, state, pki["iaca"], now)[MDL]) == 4
+        with pytest.raises(MdocError) as e:
+            request.respond(approve=[])
+        assert e.value.name == "cannotSatisfyRequest"
+        with pytest.raises(MdocError) as e:
+            request.respond(consented={MDL: [f"{MNS}/family_name"]})
+        assert e.value.name == "consentMismatch" and e.value.code == 13
+
+
+def test_openid4vp_round_trip(context_dir, pki, now):
+    verifier_pki = openid4vp_peer.make_pki()
+    raw, state = openid4vp_peer.build([openid4vp_peer.q(
+        "mdl", MDL, MNS, ["family_name", "age_over_18"], ids=True,
+        claim_sets=[["family_name", "age_over_18"], ["age_over_18"]])],
+                                      form="signed-dns", mode="dc_api.jwt", pki=verifier_pki)
+    with Engine(context_dir, config={"protocol": "openID4VP"}) as engine:
+        request = engine.parse(raw, ORIGIN)
+        assert request.consent["protocol"].startswith("openid4vp-v1-")
+        assert request.consent["credentialQueryIDs"] == ["mdl"]
+        got = openid4vp_peer.open_response(request.respond(approve=[f"{MNS}/age_over_18"]), state, pki["iaca"], now)
+        assert got == {"mdl": [{f"{MNS}/age_over_18": True}]}
+        got = openid4vp_peer.open_response(engine.accept(raw, ORIGIN), state, pki["iaca"], now)
+        assert got == {"mdl": [{f"{MNS}/family_name": "Mustermann", f"{MNS}/age_over_18": True}]}
+
+
+@pytest.mark.parametrize("origin,name", [
+    ("ftp://verifier.example", "invalidOrigin"),
+    ("https://evil.example", "readerAuthenticationFailed"),
+    ("https://" + "a" * 5000, "limitExceeded"),
+])
+def test_refusals_carry_the_engine_code(context_dir, pki, origin, name):
+    raw, _ = annexc_request(pki, signing="readerAuth")
+    with Engine(context_dir) as engine:
+        with pytest.raises(MdocError) as e:
+            engine.accept(raw, origin)
+    assert e.value.name == name
+    assert e.value.code == {"invalidOrigin": 3, "readerAuthenticationFailed": 8, "limitExceeded": 15}[name]
+    assert "evil" not in e.value.detail and "verifier" not in e.value.detail
+
+
+def test_malformed_inputs(context_dir):
+    with Engine(context_dir) as engine:
+        for raw, name in [(b"not json", "malformedRequest"), (b"{}", "malformedRequest"), (b"", "invalidArgument"),
+                          (b"x" * (300 << 10), "limitExceeded")]:
+            with pytest.raises(MdocError) as e:
+                engine.accept(raw, ORIGIN)
+            assert e.value.name == name, raw[:10]
+        with pytest.raises(TypeError):
+            engine.accept("a string", ORIGIN)
+        with pytest.raises(TypeError):
+            engine.accept(b"{}", None)
+
+
+def test_configuration(context_dir, pki):
+    raw, _ = annexc_request(pki)
+    for config in [{"clokc": "2026-06-01T00:00:00Z"}, {"limits": {"maxRequestBytes": -1}}, {"protocol": "x"}]:
+        with pytest.raises(MdocError) as e:
+            Engine(context_dir, config=config)
+        assert e.value.name == "invalidConfiguration"
+    with Engine(context_dir, config={"trust": {"requireReaderAuthentication": True}}) as strict:
+        with pytest.raises(MdocError) as e:
+            strict.accept(raw, ORIGIN)
+        assert e.value.name == "readerAuthenticationRequired"
+    with Engine(context_dir, config={"clock": "2040-01-01T00:00:00Z"}) as late:
+        with pytest.raises(MdocError) as e:
+            late.accept(raw, ORIGIN)
+        assert e.value.name == "noMatchingCredential"
+    with pytest.raises(MdocError) as e:
+        Engine(os.path.join(context_dir, "missing"))
+    assert e.value.name == "contextUnavailable"
+    os.chmod(os.path.join(context_dir, "context.cbor"), 0o644)
+    with pytest.raises(MdocError) as e:
+        Engine(context_dir)
+    assert e.value.name == "contextInsecure"
+
+
+def test_snapshot_engine(context_dir, pki, now):
+    snapshot = open(os.path.join(context_dir, "context.cbor"), "rb").read()
+    raw, state = annexc_request(pki)
+    with Engine.from_snapshot(snapshot, config={"keyDirectory": context_dir}) as engine:
+        assert MDL in annexc_peer.verify(engine.accept(raw, ORIGIN), state, pki["iaca"], now)
+    with Engine.from_snapshot(snapshot) as engine:
+        with pytest.raises(MdocError) as e:
+            engine.accept(raw, ORIGIN)
+        assert e.value.name == "keyUnavailable"
+    with pytest.raises(MdocError) as e:
+        Engine.from_snapshot(snapshot[:100])
+    assert e.value.name == "contextCorrupt"
+
+
+def test_use_after_close_is_refused(context_dir, pki):
+    raw, _ = annexc_request(pki)
+    engine = Engine(context_dir)
+    request = engine.parse(raw, ORIGIN)
+    engine.close()
+    engine.close()  # idempotent in Python; the library refuses a second release itself
+    with pytest.raises(MdocError) as e:
+        engine.accept(raw, ORIGIN)
+    assert e.value.name == "invalidHandle"
+    assert len(request.respond()) > 0  # a parsed request keeps its engine alive
+    request.close()
+    with pytest.raises(MdocError) as e:
+        request.respond()
+    assert e.value.name == "invalidHandle"
+    with pytest.raises(MdocError) as e:
+        request.consent
+    assert e.value.name == "invalidHandle"
+    with Engine(context_dir) as engine2, engine2.parse(raw, ORIGIN) as r2:
+        with pytest.raises(ValueError):
+            r2.respond(approve="some")
+
+
+def test_two_threads_share_one_engine(context_dir, pki, now):
+    requests = [annexc_request(pki, elements=("family_name", "age_over_18")) for _ in range(8)]
+    failures, done = [], []
+    with Engine(context_dir) as engine:
+        def work(k):
+            try:
+                for i in range(100):
+                    raw, state = requests[(k * 100 + i) % len(requests)]
+                    out = engine.accept(raw, ORIGIN)
+                    if i % 10 == 0:  # verification is slower than the engine; check a tenth
+                        assert annexc_peer.verify(out, state, pki["iaca"], now) == {MDL: [f"{MNS}/age_over_18", f"{MNS}/family_name"]}
+                    done.append(1)
+            except Exception as e:  # pragma: no cover - reported below
+                failures.append(repr(e))
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert failures == []
+    assert len(done) == 200
