@@ -3,8 +3,9 @@
 // ISO/IEC 18013-7 Annex C (org-iso-mdoc) over a protocol-neutral presentment core.
 //
 // Import graph (no back edges):
-//   CryptoCore <- MdocCBOR, HPKE, WebEncoding <- Presentment (MdocCBOR only) <- AnnexC <- mdoc-respond
-//                                                  AnnexCReader (beside AnnexC; CLI, bench, vectors, tests)
+//   CryptoCore <- MdocCBOR, HPKE, WebEncoding <- Presentment (MdocCBOR only) <- AnnexC, OpenID4VP
+//     <- DigitalCredentials <- mdoc-respond (CLI), MdocRespondC (the C ABI, libmdocrespond)
+//   AnnexCReader, OpenID4VPReader beside the front ends (CLI, bench, vectors, tests)
 import PackageDescription
 
 let package = Package(
@@ -89,7 +90,7 @@ let package = Package(
             name: "mdoc-bench",
             dependencies: [
                 "MdocCBOR", "HPKE", "Presentment", "AnnexC", "AnnexCReader", "OpenID4VP", "OpenID4VPReader",
-                "CryptoCore", "PKCS11",
+                "CryptoCore", "PKCS11", "DigitalCredentials", "MdocRespondC", "CMdocRespondABI",
             ]),
         // Regenerates TestVectors/ (seeded keys, salts and nonces; ECDSA signatures vary per run).
         .executableTarget(

@@ -32,6 +32,9 @@ let package = Package(
             name: "FuzzPKCS11URI", dependencies: [.product(name: "PKCS11", package: "mdoc-respond")],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
         .executableTarget(
+            name: "FuzzABI", dependencies: [.product(name: "mdocrespond-static", package: "mdoc-respond")],
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
+        .executableTarget(
             name: "FuzzContext", dependencies: [.product(name: "AnnexC", package: "mdoc-respond")],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
     ],

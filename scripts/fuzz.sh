@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # libFuzzer + AddressSanitizer runs of the fuzz targets in Fuzz/ (a separate package, so the main
 # build never links a libFuzzer main). Seeds come from TestVectors/ and, when present, ../shared/vectors.
-#   scripts/fuzz.sh [SECONDS] [TARGET...]      targets: FuzzCBOR FuzzRequest FuzzOpenID4VP FuzzHPKEOpen FuzzContext FuzzPKCS11URI (default: all)
+#   scripts/fuzz.sh [SECONDS] [TARGET...]      targets: FuzzCBOR FuzzRequest FuzzOpenID4VP FuzzHPKEOpen FuzzContext FuzzPKCS11URI FuzzABI (default: all)
 #   MDOC_FUZZ_JOBS=N        N processes per target on the one corpus (executions are summed)
 #   MDOC_FUZZ_MAX_LEN=BYTES input size cap (default per target)
 # A crash, leak or timeout fails the run; the input is kept in .build/fuzz/artifacts/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-30}; shift || true
-targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(FuzzCBOR FuzzRequest FuzzOpenID4VP FuzzHPKEOpen FuzzContext FuzzPKCS11URI)
+targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(FuzzCBOR FuzzRequest FuzzOpenID4VP FuzzHPKEOpen FuzzContext FuzzPKCS11URI FuzzABI)
 work=.build/fuzz
 mkdir -p "$work/artifacts"
 shared=${MDOC_SHARED_VECTORS:-../shared/vectors}
@@ -39,6 +39,14 @@ for i, u in enumerate([
         b"pkcs11:id=%aa;library-version=3;library-manufacturer=x;library-description=y;slot-description=s;slot-manufacturer=m",
         b"pkcs11:object=k?pin-source=file:///run/pin"]):
     put(f"{work}/seeds-FuzzPKCS11URI", f"u{i}", u)
+for i, seed in enumerate([
+        b'\x00{"clock":"2026-06-01T00:00:00Z","protocol":"answerable","missingElements":"report","selfCheck":true,"allowAppOrigins":false,"preferA256GCM":true,"limits":{"maxRequestBytes":1000,"maxDocRequests":2,"maxRequestedElements":9,"maxAlternativeSetSize":3,"maxNestingDepth":9,"maxDataItems":99,"maxCredentialQueries":2},"trust":{"anchors":[],"authorities":["0a0b"],"requireReaderAuthentication":false,"requireTrustedReader":true}}',
+        b'\x01{"approve":["org.iso.18013.5.1/family_name"],"using":{"0":"mdl"},"consented":{"org.iso.18013.5.1.mDL":["org.iso.18013.5.1/family_name"]}}',
+        b'\x01{"approve":{"0":["org.iso.18013.5.1/age_over_21"]}}',
+        b'\x02https://verifier.example']):
+    put(f"{work}/seeds-FuzzABI", f"s{i}", seed)
+for i, c in enumerate(json.load(open("TestVectors/requests/manifest.json"))):
+    put(f"{work}/seeds-FuzzABI", f"r{i}", b"\x03" + open("TestVectors/" + c["file"], "rb").read())
 for i, c in enumerate(json.load(open("TestVectors/requests/manifest.json"))):
     put(f"{work}/seeds-FuzzRequest", f"r{i}", c["origin"].encode() + b"\n" + open("TestVectors/" + c["file"], "rb").read())
 for i, c in enumerate(json.load(open("TestVectors/requests/openid4vp/manifest.json"))):

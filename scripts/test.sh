@@ -170,6 +170,9 @@ if [ "$quick" -eq 0 ]; then
     swift build -c release -j 2 --product mdoc-bench
     swift build -c release -j 2 --product mdoc-respond
     .build/release/mdoc-bench --quick
+    # The Python binding's benchmark harness, likewise in quick mode (asserts nothing about time).
+    swift build -c release -j 2 --product mdocrespond
+    MDOC_RESPOND_LIBRARY="$PWD/.build/release/libmdocrespond.so" "$venv/bin/python" python/bench.py --quick
 fi
 
 read -r debug_run debug_skipped < <(counts "$logs/debug.log")

@@ -75,6 +75,7 @@ hpkeFigures(size: 32768)
 acceptFigures()
 openID4VPFigures()
 pkcs11Figures()
+abiFigures()
 scalingFigures()
 primitiveFigures()
 
