@@ -25,11 +25,15 @@ nonisolated(unsafe) let fixture: (engine: OpaquePointer, parsed: OpaquePointer, 
         chmod(path, isDir.boolValue ? 0o700 : 0o600)
     }
     chmod(dir.path, 0o700)
-    atexit { try? FileManager.default.removeItem(atPath: FileManager.default.temporaryDirectory.path + "/mdoc-fuzz-abi-\(getpid())") }
+    atexit {
+        try? FileManager.default.removeItem(
+            atPath: FileManager.default.temporaryDirectory.path + "/mdoc-fuzz-abi-\(getpid())")
+    }
     var engine: OpaquePointer?
     var error = mdoc_error()
     precondition(mdocEngineOpen(dir.path, "{\"clock\":\"2026-06-01T00:00:00Z\"}", &engine, &error) == MDOC_OK)
-    let request = [UInt8](fm.contents(atPath: vectors.appendingPathComponent("requests/mdl-dataObject-v1.1-none.json").path)!)
+    let request = [UInt8](
+        fm.contents(atPath: vectors.appendingPathComponent("requests/mdl-dataObject-v1.1-none.json").path)!)
     var parsed: OpaquePointer?
     precondition(mdocParse(engine, request, request.count, "https://verifier.example", &parsed, &error) == MDOC_OK)
     return (engine!, parsed!, request)
