@@ -43,7 +43,7 @@ if swift format lint --strict -r Sources Tests Fuzz/Sources Package.swift > "$lo
 
 # Pinned independent peers from PyPI (pyhpke, cryptography, cbor2, pymdoccbor, jwcrypto) for the interop tests.
 venv=.build/interop-venv
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import pyhpke, cbor2, pymdoccbor, cryptography, jwcrypto, pytest" 2>/dev/null; then
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import pyhpke, cbor2, pymdoccbor, cryptography, jwcrypto, pytest, mypy" 2>/dev/null; then
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q --disable-pip-version-check -r Tests/interop/requirements.txt
 fi
@@ -100,6 +100,8 @@ Tests/CABI/run.sh --static .build/debug "abi (static library)" 2>&1 | tee "$logs
 abi_static=${PIPESTATUS[0]}
 MDOC_RESPOND_LIBRARY="$PWD/.build/debug/libmdocrespond.so" "$venv/bin/python" -m pytest -q -p no:cacheprovider python/tests 2>&1 | tee "$logs/pytest.log"
 pytest_status=${PIPESTATUS[0]}
+"$venv/bin/python" -m mypy --strict --no-incremental python/mdoc_respond 2>&1 | tee -a "$logs/pytest.log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || pytest_status=1
 Tests/CABI/examples.sh .build/debug 2>&1 | tee "$logs/examples.log"
 examples=${PIPESTATUS[0]}
 set -e

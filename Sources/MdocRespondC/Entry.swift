@@ -49,6 +49,23 @@ private func run(_ error: UnsafeMutablePointer<mdoc_error>?, _ body: () throws(A
     }
 }
 
+/// Runs a call whose result is a buffer the caller frees with `mdoc_free`: clears the outputs on
+/// entry, refuses NULL output pointers, and sets them only when the body succeeds.
+private func runReturningBuffer<T, B: ContiguousBytes>(
+    _ out: UnsafeMutablePointer<UnsafeMutablePointer<T>?>?, _ outCount: UnsafeMutablePointer<Int>?,
+    _ error: UnsafeMutablePointer<mdoc_error>?, _ body: () throws(ABIFailure) -> B
+) -> Int32 {
+    out?.pointee = nil
+    outCount?.pointee = 0
+    return run(error) { () throws(ABIFailure) in
+        guard let out, let outCount else { throw ABIFailure(MDOC_ERR_INVALID_ARGUMENT, "output pointers are NULL") }
+        let bytes = try body()
+        let count = bytes.withUnsafeBytes { $0.count }
+        out.pointee = UnsafeMutableRawPointer(try handOut(bytes, count: count)).assumingMemoryBound(to: T.self)
+        outCount.pointee = count
+    }
+}
+
 /// Maps the Swift API's refusal to its ABI number.
 private func api<R>(_ body: () throws(PresentmentError) -> R) throws(ABIFailure) -> R {
     do { return try body() } catch { throw ABIFailure(error) }
@@ -186,21 +203,14 @@ public func mdocAccept(
     _ response: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?, _ responseCount: UnsafeMutablePointer<Int>?,
     _ error: UnsafeMutablePointer<mdoc_error>?
 ) -> Int32 {
-    response?.pointee = nil
-    responseCount?.pointee = 0
-    return run(error) { () throws(ABIFailure) in
+    runReturningBuffer(response, responseCount, error) { () throws(ABIFailure) in
         let box = try Handles.engine(engine)
-        guard let response, let responseCount else {
-            throw ABIFailure(MDOC_ERR_INVALID_ARGUMENT, "response output pointers are NULL")
-        }
         let bytes = try requestBytes(request, requestCount, limit: box.maxRequestBytes)
         let origin = try originText(origin)
         // The caller's bytes are read in place: accept keeps nothing of the request after it returns.
         let raw = Data(
             bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes.baseAddress!), count: bytes.count, deallocator: .none)
-        let out = try api { () throws(PresentmentError) in try box.engine.accept(rawRequest: raw, origin: origin) }
-        response.pointee = try handOut(out, count: out.count)
-        responseCount.pointee = out.count
+        return try api { () throws(PresentmentError) in try box.engine.accept(rawRequest: raw, origin: origin) }
     }
 }
 
@@ -229,16 +239,8 @@ public func mdocRequestConsentJSON(
     _ parsed: OpaquePointer?, _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
     _ jsonCount: UnsafeMutablePointer<Int>?, _ error: UnsafeMutablePointer<mdoc_error>?
 ) -> Int32 {
-    json?.pointee = nil
-    jsonCount?.pointee = 0
-    return run(error) { () throws(ABIFailure) in
-        let box = try Handles.request(parsed)
-        guard let json, let jsonCount else {
-            throw ABIFailure(MDOC_ERR_INVALID_ARGUMENT, "JSON output pointers are NULL")
-        }
-        let text = Array(ConsentModelJSON.request(box.request).utf8)
-        json.pointee = UnsafeMutableRawPointer(try handOut(text, count: text.count)).assumingMemoryBound(to: CChar.self)
-        jsonCount.pointee = text.count
+    runReturningBuffer(json, jsonCount, error) { () throws(ABIFailure) in
+        Array(ConsentModelJSON.request(try Handles.request(parsed).request).utf8)
     }
 }
 
@@ -249,20 +251,13 @@ public func mdocRespond(
     _ response: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?, _ responseCount: UnsafeMutablePointer<Int>?,
     _ error: UnsafeMutablePointer<mdoc_error>?
 ) -> Int32 {
-    response?.pointee = nil
-    responseCount?.pointee = 0
-    return run(error) { () throws(ABIFailure) in
+    runReturningBuffer(response, responseCount, error) { () throws(ABIFailure) in
         let box = try Handles.request(parsed)
-        guard let response, let responseCount else {
-            throw ABIFailure(MDOC_ERR_INVALID_ARGUMENT, "response output pointers are NULL")
-        }
         let choice = try ABIApproval(json: try json(approval, what: "approval"))
-        let out = try api { () throws(PresentmentError) in
+        return try api { () throws(PresentmentError) in
             try box.owner.engine.respond(
                 to: box.request, using: choice.using, approving: choice.approval, consented: choice.consented)
         }
-        response.pointee = try handOut(out, count: out.count)
-        responseCount.pointee = out.count
     }
 }
 

@@ -39,60 +39,48 @@ package enum Handles {
     private static let table = LockedValue(Table())
 
     /// Handles are multiples of 16 from 0x10 on: they look like aligned pointers to C and are never NULL.
-    private static func value(_ p: OpaquePointer?) -> UInt? {
-        guard let p else { return nil }
-        return UInt(bitPattern: p)
-    }
-
-    package static func add(_ box: EngineBox) -> OpaquePointer {
+    private static func insert<Box>(_ box: Box, _ kind: WritableKeyPath<Table, [UInt: Box]>) -> OpaquePointer {
         let n = table.withLock { t in
             t.next += 1
-            t.engines[t.next << 4] = box
+            t[keyPath: kind][t.next << 4] = box
             return t.next << 4
         }
         return OpaquePointer(bitPattern: n)!
     }
 
-    package static func add(_ box: RequestBox) -> OpaquePointer {
-        let n = table.withLock { t in
-            t.next += 1
-            t.requests[t.next << 4] = box
-            return t.next << 4
-        }
-        return OpaquePointer(bitPattern: n)!
-    }
-
-    package static func engine(_ p: OpaquePointer?) throws(ABIFailure) -> EngineBox {
-        guard let v = value(p) else { throw ABIFailure(MDOC_ERR_INVALID_ARGUMENT, "engine handle is NULL") }
-        guard let box = table.withLock({ $0.engines[v] }) else {
-            throw ABIFailure(MDOC_ERR_INVALID_HANDLE, "not a live engine handle (released, unknown, or another kind)")
+    /// The live box behind a handle of `kind`, removed from the table when `releasing`.
+    private static func find<Box>(
+        _ p: OpaquePointer?, _ kind: WritableKeyPath<Table, [UInt: Box]>, _ name: String, releasing: Bool = false
+    ) throws(ABIFailure) -> Box {
+        guard let p else { throw ABIFailure(MDOC_ERR_INVALID_ARGUMENT, "\(name) handle is NULL") }
+        let v = UInt(bitPattern: p)
+        // A released box is dropped outside the lock (its deinit may free a whole context).
+        let box = table.withLock { t in releasing ? t[keyPath: kind].removeValue(forKey: v) : t[keyPath: kind][v] }
+        guard let box else {
+            throw ABIFailure(
+                MDOC_ERR_INVALID_HANDLE, "not a live \(name) handle (released, unknown, or another kind)")
         }
         return box
+    }
+
+    package static func add(_ box: EngineBox) -> OpaquePointer { insert(box, \.engines) }
+
+    package static func add(_ box: RequestBox) -> OpaquePointer { insert(box, \.requests) }
+
+    package static func engine(_ p: OpaquePointer?) throws(ABIFailure) -> EngineBox {
+        try find(p, \.engines, "engine")
     }
 
     package static func request(_ p: OpaquePointer?) throws(ABIFailure) -> RequestBox {
-        guard let v = value(p) else { throw ABIFailure(MDOC_ERR_INVALID_ARGUMENT, "request handle is NULL") }
-        guard let box = table.withLock({ $0.requests[v] }) else {
-            throw ABIFailure(MDOC_ERR_INVALID_HANDLE, "not a live request handle (released, unknown, or another kind)")
-        }
-        return box
+        try find(p, \.requests, "request")
     }
 
     package static func releaseEngine(_ p: OpaquePointer?) throws(ABIFailure) {
-        guard let v = value(p) else { throw ABIFailure(MDOC_ERR_INVALID_ARGUMENT, "engine handle is NULL") }
-        // The box is released outside the lock (its deinit may free the context).
-        let box = table.withLock { $0.engines.removeValue(forKey: v) }
-        guard box != nil else {
-            throw ABIFailure(MDOC_ERR_INVALID_HANDLE, "not a live engine handle (released, unknown, or another kind)")
-        }
+        _ = try find(p, \.engines, "engine", releasing: true)
     }
 
     package static func releaseRequest(_ p: OpaquePointer?) throws(ABIFailure) {
-        guard let v = value(p) else { throw ABIFailure(MDOC_ERR_INVALID_ARGUMENT, "request handle is NULL") }
-        let box = table.withLock { $0.requests.removeValue(forKey: v) }
-        guard box != nil else {
-            throw ABIFailure(MDOC_ERR_INVALID_HANDLE, "not a live request handle (released, unknown, or another kind)")
-        }
+        _ = try find(p, \.requests, "request", releasing: true)
     }
 
     /// Live handles of each kind (tests check that releases balance).

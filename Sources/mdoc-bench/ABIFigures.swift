@@ -16,6 +16,10 @@ import Presentment
 @MainActor
 func abiFigures() {
     if let filter, !"abi.accept.vector_request swift.accept.vector_request".contains(filter) { return }
+    if let op = onlyOp, op != "abi_accept" && op != "abi_swift_accept" {
+        print("unknown --op \(op)")
+        exit(2)
+    }
     let vectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("TestVectors")
     let requestFile = vectors.appendingPathComponent("requests/mdl-dataObject-v1.0-readerAuth.json")
@@ -54,17 +58,24 @@ func abiFigures() {
     defer { _ = mdocEngineRelease(engine) }
     let origin = "https://verifier.example"
     let bytes = [UInt8](request)
-    let (a, b) = measurePair(
-        "abi.accept.vector_request", "swift.accept.vector_request",
-        {
-            var out: UnsafeMutablePointer<UInt8>?
-            var count = 0
-            let rc = bytes.withUnsafeBufferPointer {
-                mdocAccept(engine, $0.baseAddress, $0.count, origin, &out, &count, &error)
-            }
-            precondition(rc == MDOC_OK)
-            mdocFree(out)
-        },
-        { blackHole(try! swiftEngine.accept(rawRequest: request, origin: origin)) })
+    let throughABI = {
+        var out: UnsafeMutablePointer<UInt8>?
+        var count = 0
+        let rc = bytes.withUnsafeBufferPointer {
+            mdocAccept(engine, $0.baseAddress, $0.count, origin, &out, &count, &error)
+        }
+        precondition(rc == MDOC_OK)
+        mdocFree(out)
+    }
+    let throughSwift = { blackHole(try! swiftEngine.accept(rawRequest: request, origin: origin)) }
+    // `--op abi_accept` / `abi_swift_accept` for scripts/instructions.sh: the C boundary's own
+    // instructions and mallocs are the difference between the two.
+    if let op = onlyOp {
+        let body = op == "abi_accept" ? throughABI : throughSwift
+        body()
+        for _ in 0..<opIterations { body() }
+        exit(0)
+    }
+    let (a, b) = measurePair("abi.accept.vector_request", "swift.accept.vector_request", throughABI, throughSwift)
     figures += [a, b]
 }

@@ -53,7 +53,15 @@ let samples = quick ? 15 : max(1, requestedSamples ?? 301)
 
 var figures = [Figure]()
 
-if let op = onlyOp { op.hasPrefix("oid4vp_") ? openID4VPFigures() : acceptFigures() }
+if let op = onlyOp {
+    if op.hasPrefix("oid4vp_") {
+        openID4VPFigures()
+    } else if op.hasPrefix("abi_") {
+        abiFigures()
+    } else {
+        acceptFigures()
+    }
+}
 
 if let annexD = annexDResponse() {
     cborFigures("annexd_response", annexD)

@@ -24,7 +24,7 @@ import ctypes.util
 import json
 import os
 import threading
-from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, TypeVar, Union
 
 __all__ = ["ABI_VERSION", "Engine", "MdocError", "Request", "load_library", "status_name"]
 
@@ -50,6 +50,8 @@ class MdocError(Exception):
 
 _lib: Optional[ctypes.CDLL] = None
 _lib_lock = threading.Lock()
+
+_H = TypeVar("_H", bound="_Handle")
 
 Approve = Union[str, Sequence[str], Mapping[int, Sequence[str]]]
 
@@ -120,7 +122,8 @@ def _declare(lib: ctypes.CDLL) -> None:
 
 def status_name(code: int) -> str:
     """The name of a status code ("ok", "keyUnavailable", ...; "unknown" for numbers the ABI never returns)."""
-    return load_library().mdoc_status_name(code).decode()
+    name: bytes = load_library().mdoc_status_name(code)
+    return name.decode()
 
 
 def _raise(code: int, err: _Error) -> None:
@@ -129,7 +132,7 @@ def _raise(code: int, err: _Error) -> None:
 
 def _take(lib: ctypes.CDLL, ptr: ctypes.c_void_p, length: ctypes.c_size_t) -> bytes:
     try:
-        return ctypes.string_at(ptr.value, length.value) if length.value else b""
+        return ctypes.string_at(ptr, length.value) if ptr.value and length.value else b""
     finally:
         lib.mdoc_free(ptr)
 
@@ -150,11 +153,42 @@ def _json(value: Optional[Mapping[str, Any]]) -> Optional[bytes]:
     return None if value is None else json.dumps(value, separators=(",", ":")).encode()
 
 
-class Engine:
+class _Handle:
+    """A library handle released once: close() (or `with`, or garbage collection). The handle value is
+    kept after release, so a later call is refused by the library's registry ("invalidHandle")."""
+
+    _release = ""  # the library function that releases this kind of handle
+    _lib: ctypes.CDLL
+    _handle: Optional[int] = None
+    _released = False
+
+    def close(self) -> None:
+        """Releases the handle (idempotent here; the library itself refuses a second release)."""
+        if self._handle and not self._released:
+            self._released = True
+            getattr(self._lib, self._release)(self._handle)
+
+    def __enter__(self: "_H") -> "_H":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+class Engine(_Handle):
     """An engine over one credential context: `Engine(context_dir)` (the directory `mdoc-respond
     context` manages) or `Engine.from_snapshot(bytes)`. `config` is the configuration of
     mdoc_respond.h as a dict (clock, protocol, limits, trust, ...). Thread-safe; close() (or `with`)
-    releases it, after which every call raises MdocError("invalidHandle")."""
+    releases it (requests parsed from it stay usable until closed), after which every call raises
+    MdocError("invalidHandle")."""
+
+    _release = "mdoc_engine_release"
 
     def __init__(self, context_dir: Union[str, "os.PathLike[str]"], *, config: Optional[Mapping[str, Any]] = None,
                  library: Optional[str] = None) -> None:
@@ -203,30 +237,13 @@ class Engine:
             _raise(rc, err)
         return Request(self._lib, handle.value)
 
-    def close(self) -> None:
-        """Releases the engine (requests parsed from it stay usable until closed). The handle value is
-        kept, so a later call is refused by the library's registry (invalidHandle) rather than guessed."""
-        if getattr(self, "_handle", None) and not getattr(self, "_released", False):
-            self._released = True
-            self._lib.mdoc_engine_release(self._handle)
 
-    def __enter__(self) -> "Engine":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
-
-
-class Request:
+class Request(_Handle):
     """A parsed request: `consent` is the consent model (a dict with "protocol", "readerVerdict" and
     "documents"; element ids as "namespace/identifier", never values); respond() answers it with the
     holder's approval. May be answered more than once; close() (or `with`) releases it."""
+
+    _release = "mdoc_request_release"
 
     def __init__(self, lib: ctypes.CDLL, handle: Optional[int]) -> None:
         self._lib = lib
@@ -239,7 +256,8 @@ class Request:
         rc = self._lib.mdoc_request_consent_json(self._handle, ctypes.byref(out), ctypes.byref(length), ctypes.byref(err))
         if rc != 0:
             _raise(rc, err)
-        return json.loads(_take(self._lib, out, length))
+        model: Dict[str, Any] = json.loads(_take(self._lib, out, length))
+        return model
 
     def respond(self, approve: Approve = "all", *, using: Optional[Mapping[int, str]] = None,
                 consented: Optional[Mapping[str, Sequence[str]]] = None) -> bytes:
@@ -265,21 +283,3 @@ class Request:
         if rc != 0:
             _raise(rc, err)
         return _take(self._lib, out, length)
-
-    def close(self) -> None:
-        """Releases the request handle (later calls raise MdocError "invalidHandle")."""
-        if getattr(self, "_handle", None) and not getattr(self, "_released", False):
-            self._released = True
-            self._lib.mdoc_request_release(self._handle)
-
-    def __enter__(self) -> "Request":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
