@@ -113,6 +113,8 @@ let package = Package(
         .testTarget(
             name: "PKCS11Tests", dependencies: ["PKCS11", "MdocCBOR", "CryptoCore", "TestSupport", "TestWorld"]),
         .testTarget(name: "HPKETests", dependencies: ["HPKE", "CryptoCore", "TestSupport"]),
+        .testTarget(
+            name: "MdocRespondCTests", dependencies: ["MdocRespondC", "CMdocRespondABI", "Presentment", "TestSupport"]),
         .testTarget(name: "WebEncodingTests", dependencies: ["WebEncoding", "TestSupport"]),
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "WebEncoding", "CryptoCore", "TestSupport"]),
         .testTarget(

@@ -133,11 +133,12 @@ if [ "$quick" -eq 0 ]; then
 
     # Sanitizers: the whole suite under AddressSanitizer (LeakSanitizer on; leaks inside the toolchain's
     # Foundation are listed in Tests/lsan.supp; the stress test runs 2 000 accepts there) and the
-    # concurrency and stress tests (20 000 accepts from 2 threads) under ThreadSanitizer.
+    # concurrency and stress tests (20 000 accepts from 2 threads) and the C ABI's handle registry
+    # under ThreadSanitizer.
     set +e
     MDOC_STRESS_ACCEPTS=2000 LSAN_OPTIONS="suppressions=$PWD/Tests/lsan.supp" swift test --sanitize=address --scratch-path .build/asan -j 2 > "$logs/asan.log" 2>&1
     asan=$?
-    swift test --sanitize=thread --scratch-path .build/tsan -j 2 --filter "EndToEndTests/concurrency|StressTests|PooledContextTests|ContextStoreTests|PKCS11SignerTests" > "$logs/tsan.log" 2>&1
+    swift test --sanitize=thread --scratch-path .build/tsan -j 2 --filter "EndToEndTests/concurrency|StressTests|PooledContextTests|ContextStoreTests|PKCS11SignerTests|ABITests" > "$logs/tsan.log" 2>&1
     tsan=$?
     set -e
     asan_passed=$(passed_of "$logs/asan.log")

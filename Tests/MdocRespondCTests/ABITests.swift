@@ -1,0 +1,141 @@
+import CMdocRespondABI
+import Foundation
+import MdocRespondC
+import Presentment
+import Testing
+
+/// The C ABI from Swift: the fixed status numbering, the configuration and approval readers, and the
+/// handle registry under concurrent use (this suite also runs under ThreadSanitizer). The C program
+/// `Tests/CABI/abi_test.c` drives the same entry points from C under ASan.
+@Suite("C ABI: numbering, settings, handles")
+struct ABITests {
+    static let vectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("TestVectors")
+
+    @Test("Every Swift error code has its own number 1-30 and its own name; misuse codes are 100-103")
+    func numbering() {
+        let numbers = PresentmentError.Code.allCases.map(ABIStatus.number)
+        #expect(Set(numbers).count == PresentmentError.Code.allCases.count)
+        #expect(Set(numbers) == Set(1...Int32(PresentmentError.Code.allCases.count)))
+        for c in PresentmentError.Code.allCases { #expect(ABIStatus.names[ABIStatus.number(c)] == c.rawValue) }
+        #expect(ABIStatus.names[MDOC_OK] == "ok")
+        #expect(
+            [MDOC_ERR_INVALID_ARGUMENT, MDOC_ERR_INVALID_HANDLE, MDOC_ERR_INVALID_CONFIGURATION, MDOC_ERR_INVALID_APPROVAL]
+                == [100, 101, 102, 103])
+        #expect(String(cString: mdocStatusName(MDOC_ERR_KEY_UNAVAILABLE)) == "keyUnavailable")
+        #expect(String(cString: mdocStatusName(77)) == "unknown")
+    }
+
+    @Test(
+        "Configuration JSON: each knob lands in the engine configuration",
+        arguments: [
+            (#"{"protocol":"openID4VP"}"#, "preference openID4VP"),
+            (#"{"missingElements":"report"}"#, "report"),
+            (#"{"selfCheck":true}"#, "selfCheck"),
+            (#"{"allowAppOrigins":true}"#, "allowAppOrigins"),
+            (#"{"preferA256GCM":false}"#, "A128GCM"),
+            (#"{"limits":{"maxRequestBytes":1000,"maxDocRequests":3,"maxCredentialQueries":4}}"#, "limits"),
+            (#"{"trust":{"authorities":["0A0b"],"requireTrustedReader":true}}"#, "trust"),
+            (#"{"clock":"2030-01-02T03:04:05Z"}"#, "clock"),
+        ])
+    func settings(json: String, what: String) throws {
+        let s = try ABISettings(json: Array(json.utf8))
+        switch what {
+        case "preference openID4VP": #expect(s.preference == .openID4VP)
+        case "report": #expect(s.annexC.missingElements == .report)
+        case "selfCheck": #expect(s.annexC.selfCheck && s.openID4VP.selfCheck)
+        case "allowAppOrigins": #expect(s.annexC.allowAppOrigins && s.openID4VP.allowAppOrigins)
+        case "A128GCM": #expect(!s.openID4VP.preferA256GCM)
+        case "limits":
+            #expect(s.maxRequestBytes == 1000 && s.annexC.maxDocRequests == 3 && s.openID4VP.maxCredentialQueries == 4)
+        case "trust": #expect(s.authorities == [[0x0a, 0x0b]] && s.requireTrustedReader == true && s.anchors == nil)
+        default:
+            #expect(s.annexC.clock().timeIntervalSince1970 == 1_893_553_445)
+            #expect(s.openID4VP.clock().timeIntervalSince1970 == 1_893_553_445)
+        }
+    }
+
+    @Test(
+        "Approval JSON: all, elements, per document, using, consented",
+        arguments: [
+            #"{"approve":"all"}"#, #"{"approve":["a.b/c","d.e/f"]}"#, #"{"approve":{"1":["a.b/c"]},"using":{"1":"mdl"}}"#,
+            #"{"consented":{"org.iso.18013.5.1.mDL":["a.b/c"]}}"#,
+        ])
+    func approvals(json: String) throws {
+        let a = try ABIApproval(json: Array(json.utf8))
+        if json.contains("\"all\"") { #expect(a.approval == .allRequested) }
+        if json.contains("d.e/f") { #expect(a.approval == .elements([ElementID("a.b", "c"), ElementID("d.e", "f")])) }
+        if json.contains("using") {
+            #expect(a.approval == .perDocument([1: [ElementID("a.b", "c")]]) && a.using == [1: "mdl"])
+        }
+        if json.contains("consented") {
+            #expect(a.consented == ConsentedRequest(documents: ["org.iso.18013.5.1.mDL": [ElementID("a.b", "c")]]))
+            #expect(a.approval == .allRequested)
+        }
+    }
+
+    @Test("Four threads parse, read, answer and release on one engine while another releases engines")
+    func registryUnderThreads() throws {
+        let fm = FileManager.default
+        let dir = fm.temporaryDirectory.appendingPathComponent("mdoc-abi-tests-\(getpid())-\(UUID().uuidString)")
+        defer { try? fm.removeItem(at: dir) }
+        try fm.copyItem(at: Self.vectors.appendingPathComponent("context"), to: dir)
+        for name in try fm.subpathsOfDirectory(atPath: dir.path) {
+            var isDir: ObjCBool = false
+            _ = fm.fileExists(atPath: dir.appendingPathComponent(name).path, isDirectory: &isDir)
+            chmod(dir.appendingPathComponent(name).path, isDir.boolValue ? 0o700 : 0o600)
+        }
+        chmod(dir.path, 0o700)
+        let request = try [UInt8](Data(contentsOf: Self.vectors.appendingPathComponent("requests/mdl-dataObject-v1.0-none.json")))
+        var engine: OpaquePointer?
+        var error = mdoc_error()
+        try #require(mdocEngineOpen(dir.path, #"{"clock":"2027-03-01T12:00:00Z"}"#, &engine, &error) == MDOC_OK)
+        let shared = UInt(bitPattern: engine)
+        let before = Handles.liveCounts
+        let failures = LockedCounter()
+        DispatchQueue.concurrentPerform(iterations: 5) { k in
+            let engine = OpaquePointer(bitPattern: shared)
+            var error = mdoc_error()
+            for _ in 0..<(k == 4 ? 40 : 25) {
+                if k == 4 {
+                    // Engines opened and released beside the others' calls.
+                    var other: OpaquePointer?
+                    if mdocEngineOpen(dir.path, nil, &other, &error) != MDOC_OK || mdocEngineRelease(other) != MDOC_OK
+                        || mdocEngineRelease(other) != MDOC_ERR_INVALID_HANDLE
+                    {
+                        failures.add()
+                    }
+                    continue
+                }
+                var parsed: OpaquePointer?
+                guard mdocParse(engine, request, request.count, "https://verifier.example", &parsed, &error) == MDOC_OK
+                else {
+                    failures.add()
+                    continue
+                }
+                var json: UnsafeMutablePointer<CChar>?
+                var n = 0
+                var out: UnsafeMutablePointer<UInt8>?
+                if mdocRequestConsentJSON(parsed, &json, &n, &error) != MDOC_OK
+                    || mdocRespond(parsed, #"{"approve":["org.iso.18013.5.1/family_name"]}"#, &out, &n, &error) != MDOC_OK
+                    || mdocRequestRelease(parsed) != MDOC_OK || mdocRequestRelease(parsed) != MDOC_ERR_INVALID_HANDLE
+                {
+                    failures.add()
+                }
+                mdocFree(json)
+                mdocFree(out)
+            }
+        }
+        #expect(failures.value == 0)
+        #expect(Handles.liveCounts == before)
+        #expect(mdocEngineRelease(engine) == MDOC_OK)
+    }
+}
+
+/// A counter several threads add to.
+final class LockedCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var n = 0
+    func add() { lock.withLock { n += 1 } }
+    var value: Int { lock.withLock { n } }
+}
