@@ -20,7 +20,10 @@ struct ABITests {
         for c in PresentmentError.Code.allCases { #expect(ABIStatus.names[ABIStatus.number(c)] == c.rawValue) }
         #expect(ABIStatus.names[MDOC_OK] == "ok")
         #expect(
-            [MDOC_ERR_INVALID_ARGUMENT, MDOC_ERR_INVALID_HANDLE, MDOC_ERR_INVALID_CONFIGURATION, MDOC_ERR_INVALID_APPROVAL]
+            [
+                MDOC_ERR_INVALID_ARGUMENT, MDOC_ERR_INVALID_HANDLE, MDOC_ERR_INVALID_CONFIGURATION,
+                MDOC_ERR_INVALID_APPROVAL,
+            ]
                 == [100, 101, 102, 103])
         #expect(String(cString: mdocStatusName(MDOC_ERR_KEY_UNAVAILABLE)) == "keyUnavailable")
         #expect(String(cString: mdocStatusName(77)) == "unknown")
@@ -58,7 +61,8 @@ struct ABITests {
     @Test(
         "Approval JSON: all, elements, per document, using, consented",
         arguments: [
-            #"{"approve":"all"}"#, #"{"approve":["a.b/c","d.e/f"]}"#, #"{"approve":{"1":["a.b/c"]},"using":{"1":"mdl"}}"#,
+            #"{"approve":"all"}"#, #"{"approve":["a.b/c","d.e/f"]}"#,
+            #"{"approve":{"1":["a.b/c"]},"using":{"1":"mdl"}}"#,
             #"{"consented":{"org.iso.18013.5.1.mDL":["a.b/c"]}}"#,
         ])
     func approvals(json: String) throws {
@@ -86,7 +90,8 @@ struct ABITests {
             chmod(dir.appendingPathComponent(name).path, isDir.boolValue ? 0o700 : 0o600)
         }
         chmod(dir.path, 0o700)
-        let request = try [UInt8](Data(contentsOf: Self.vectors.appendingPathComponent("requests/mdl-dataObject-v1.0-none.json")))
+        let request = try [UInt8](
+            Data(contentsOf: Self.vectors.appendingPathComponent("requests/mdl-dataObject-v1.0-none.json")))
         var engine: OpaquePointer?
         var error = mdoc_error()
         try #require(mdocEngineOpen(dir.path, #"{"clock":"2027-03-01T12:00:00Z"}"#, &engine, &error) == MDOC_OK)
@@ -117,7 +122,8 @@ struct ABITests {
                 var n = 0
                 var out: UnsafeMutablePointer<UInt8>?
                 if mdocRequestConsentJSON(parsed, &json, &n, &error) != MDOC_OK
-                    || mdocRespond(parsed, #"{"approve":["org.iso.18013.5.1/family_name"]}"#, &out, &n, &error) != MDOC_OK
+                    || mdocRespond(parsed, #"{"approve":["org.iso.18013.5.1/family_name"]}"#, &out, &n, &error)
+                        != MDOC_OK
                     || mdocRequestRelease(parsed) != MDOC_OK || mdocRequestRelease(parsed) != MDOC_ERR_INVALID_HANDLE
                 {
                     failures.add()
