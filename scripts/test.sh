@@ -100,7 +100,7 @@ Tests/CABI/run.sh --static .build/debug "abi (static library)" 2>&1 | tee "$logs
 abi_static=${PIPESTATUS[0]}
 MDOC_RESPOND_LIBRARY="$PWD/.build/debug/libmdocrespond.so" "$venv/bin/python" -m pytest -q -p no:cacheprovider python/tests 2>&1 | tee "$logs/pytest.log"
 pytest_status=${PIPESTATUS[0]}
-"$venv/bin/python" -m mypy --strict --no-incremental python/mdoc_respond 2>&1 | tee -a "$logs/pytest.log"
+"$venv/bin/python" -m mypy --strict --cache-dir .build/mypy-cache python/mdoc_respond 2>&1 | tee -a "$logs/pytest.log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || pytest_status=1
 Tests/CABI/examples.sh .build/debug 2>&1 | tee "$logs/examples.log"
 examples=${PIPESTATUS[0]}
