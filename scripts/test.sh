@@ -102,7 +102,7 @@ MDOC_RESPOND_LIBRARY="$PWD/.build/debug/libmdocrespond.so" "$venv/bin/python" -m
 pytest_status=${PIPESTATUS[0]}
 "$venv/bin/python" -m mypy --strict --cache-dir .build/mypy-cache python/mdoc_respond 2>&1 | tee -a "$logs/pytest.log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || pytest_status=1
-Tests/CABI/examples.sh .build/debug 2>&1 | tee "$logs/examples.log"
+Tests/CABI/examples.sh 2>&1 | tee "$logs/examples.log"
 examples=${PIPESTATUS[0]}
 set -e
 [ "$abi" -eq 0 ] || failures+=("C ABI tests")

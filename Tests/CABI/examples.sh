@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Extracts the README's C and Python examples (the ```c block starting "/* example.c" and the ```python
-# block starting "# example.py") exactly as printed, compiles the C one against LIBDIR's
-# libmdocrespond.so, and runs both on a private copy of the built-in test context.
-#   usage: Tests/CABI/examples.sh LIBDIR     (prints "example ok: NAME" per example)
+# block starting "# example.py") exactly as printed, compiles the C one against the library as
+# scripts/build-c.sh lays it out (through its pkg-config file), and runs both on a private copy of the
+# built-in test context.
+#   usage: Tests/CABI/examples.sh            (prints "example ok: NAME" per example)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-libdir=$1
 work=$(mktemp -d "${TMPDIR:-/tmp}/mdoc-examples.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 python3 - "$work" <<'PY'
@@ -22,14 +22,16 @@ chmod 700 "$work/context" "$work/context/keys"
 chmod 600 "$work/context/context.cbor" "$work/context/keys/"*
 request=TestVectors/requests/mdl-digitalRequestList-v1.0-none.json
 origin=https://verifier.example
-swift_lib=$(dirname "$(dirname "$(command -v swift)")")/lib/swift/linux
-"${CC:-cc}" -std=c11 -Wall -Wextra -Werror "$work/example.c" -Iinclude -L"$libdir" -lmdocrespond \
-    -Wl,-rpath,"$PWD/$libdir" -Wl,-rpath,"$swift_lib" -o "$work/example"
+# Laid out by scripts/build-c.sh (debug build) and compiled through its pkg-config file, as the README says.
+dist=$(scripts/build-c.sh --debug "$work/dist" 2> "$work/build.log") || { cat "$work/build.log" >&2; exit 1; }
+# shellcheck disable=SC2046
+"${CC:-cc}" -std=c11 -Wall -Wextra -Werror "$work/example.c" \
+    $(PKG_CONFIG_PATH="$dist/lib/pkgconfig" pkg-config --cflags --libs mdocrespond) -o "$work/example"
 "$work/example" "$work/context" "$request" "$origin" > "$work/c.out" 2> "$work/c.err" || { cat "$work/c.err" >&2; exit 1; }
 grep -q '"org.iso.18013.5.1/family_name"' "$work/c.err" && [ -s "$work/c.out" ]
 echo "example ok: README C example ($(wc -c < "$work/c.out") response bytes)"
 python=${MDOC_INTEROP_PYTHON:-python3}
-MDOC_RESPOND_LIBRARY="$PWD/$libdir/libmdocrespond.so" PYTHONPATH=python \
+MDOC_RESPOND_LIBRARY="$dist/lib/libmdocrespond.so" PYTHONPATH=python \
     "$python" "$work/example.py" "$work/context" "$request" "$origin" > "$work/py.out" 2> "$work/py.err" || { cat "$work/py.err" >&2; exit 1; }
 grep -q 'org.iso.18013.5.1.mDL asks for' "$work/py.err" && [ -s "$work/py.out" ]
 echo "example ok: README Python example ($(wc -c < "$work/py.out") response bytes)"
