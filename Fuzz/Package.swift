@@ -7,12 +7,20 @@ let package = Package(
     name: "mdoc-respond-fuzz",
     dependencies: [.package(name: "mdoc-respond", path: "..")],
     targets: [
+        // What the request-path targets share: the built-in context and the accept/respond agreement check.
+        .target(
+            name: "FuzzSupport",
+            dependencies: [
+                .product(name: "Presentment", package: "mdoc-respond"),
+                .product(name: "MdocCBOR", package: "mdoc-respond"),
+            ]),
         .executableTarget(
             name: "FuzzCBOR", dependencies: [.product(name: "MdocCBOR", package: "mdoc-respond")],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
         .executableTarget(
             name: "FuzzRequest",
             dependencies: [
+                "FuzzSupport", .product(name: "Presentment", package: "mdoc-respond"),
                 .product(name: "AnnexC", package: "mdoc-respond"), .product(name: "MdocCBOR", package: "mdoc-respond"),
                 .product(name: "HPKE", package: "mdoc-respond"),
             ],
@@ -23,6 +31,7 @@ let package = Package(
         .executableTarget(
             name: "FuzzOpenID4VP",
             dependencies: [
+                "FuzzSupport",
                 .product(name: "OpenID4VP", package: "mdoc-respond"),
                 .product(name: "MdocCBOR", package: "mdoc-respond"),
                 .product(name: "Presentment", package: "mdoc-respond"),

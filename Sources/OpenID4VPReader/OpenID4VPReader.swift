@@ -133,17 +133,8 @@ public enum OpenID4VPReader {
         case multisigned([Signer], placement: MultisignedPlacement)
     }
 
-    /// The framing of the raw request.
-    public enum Framing: String, Sendable, CaseIterable {
-        /// The `data` object alone.
-        case dataObject
-        /// `{protocol, data}`.
-        case protocolAndData
-        /// `{"requests": [...]}`.
-        case requestList
-        /// `{"digital": {"requests": [...]}}`.
-        case digitalRequestList
-    }
+    /// The framing of the raw request: the framings every front end reads (`RequestFraming`).
+    public typealias Framing = RequestFraming
 
     /// A built request and what the verifier keeps to open the answer.
     public struct BuiltRequest: Sendable {

@@ -66,14 +66,7 @@ enum ReaderCommand {
         let docs: [AnnexCReader.DocumentRequest] = asked.map { t, elements in
             .init(docType: t, elements: elements.map { .init($0, intentToRetain: o.flags.contains("--retain")) })
         }
-        let framing: RequestFraming
-        switch o.value("--framing") ?? "digital" {
-        case "data": framing = .dataObject
-        case "protocol": framing = .protocolAndData
-        case "requests": framing = .requestList
-        case "digital": framing = .digitalRequestList
-        default: fail(Exit.usage, "usage", "--framing must be data, protocol, requests or digital")
-        }
+        let framing = requestFraming(o)
         var signing = AnnexCReader.Signing.none
         if let mode = o.value("--reader-auth") {
             let signer: SoftwareSigner
@@ -149,8 +142,7 @@ enum ReaderCommand {
         let dr = j.deviceRequest
         let documents: [AnnexCReader.DocumentRequest] = j.documents.map { d in
             let elems = d.elements.compactMap { e -> AnnexCReader.ElementRequest? in
-                guard let slash = e.lastIndex(of: "/") else { return nil }
-                return .init(ElementID(String(e[..<slash]), String(e[e.index(after: slash)...])), intentToRetain: false)
+                ElementID(parsing: e).map { .init($0, intentToRetain: false) }
             }
             return .init(docType: d.docType, elements: elems)
         }
@@ -175,14 +167,25 @@ enum ReaderCommand {
                 (
                     t,
                     l.split(separator: ",").map { item in
-                        guard let slash = item.lastIndex(of: "/") else {
+                        guard let id = ElementID(parsing: String(item)) else {
                             fail(Exit.usage, "usage", "--elements takes namespace/element items")
                         }
-                        return ElementID(String(item[..<slash]), String(item[item.index(after: slash)...]))
+                        return id
                     }
                 )
             }
         )
+    }
+
+    /// `--framing data|protocol|requests|digital` (default digital), for both forms of `reader request`.
+    static func requestFraming(_ o: Options) -> RequestFraming {
+        switch o.value("--framing") ?? "digital" {
+        case "data": .dataObject
+        case "protocol": .protocolAndData
+        case "requests": .requestList
+        case "digital": .digitalRequestList
+        default: fail(Exit.usage, "usage", "--framing must be data, protocol, requests or digital")
+        }
     }
 
     /// `reader request --protocol openid4vp`.
@@ -198,14 +201,7 @@ enum ReaderCommand {
                 id: "q\(k)", docType: pair.docType,
                 claims: pair.elements.map { .init($0, intentToRetain: o.flags.contains("--retain") ? true : nil) })
         }
-        let framing: OpenID4VPReader.Framing
-        switch o.value("--framing") ?? "digital" {
-        case "data": framing = .dataObject
-        case "protocol": framing = .protocolAndData
-        case "requests": framing = .requestList
-        case "digital": framing = .digitalRequestList
-        default: fail(Exit.usage, "usage", "--framing must be data, protocol, requests or digital")
-        }
+        let framing = requestFraming(o)
         let verifier = {
             (scheme: OpenID4VPReader.ClientIDScheme) -> OpenID4VPReader.Signer in
             guard o.flags.contains("--builtin-verifier") else {

@@ -41,10 +41,7 @@ struct ConformanceTests {
         let expected: Expected
     }
 
-    static func element(_ e: String) -> ElementID {
-        let slash = e.lastIndex(of: "/")!
-        return ElementID(String(e[..<slash]), String(e[e.index(after: slash)...]))
-    }
+    static func element(_ e: String) -> ElementID { ElementID(parsing: e)! }
 
     /// The built-in context with the case's policy switches applied.
     static func engine(_ context: CredentialContext, for c: Case) throws -> AnnexCEngine {

@@ -152,3 +152,15 @@ struct CredentialContextTests {
         }
     }
 }
+
+@Suite("ElementID: the namespace/identifier text form")
+struct ElementIDTextTests {
+    @Test("Reads what description writes, split at the last slash; refuses a missing or empty part")
+    func parsing() {
+        for id in [ElementID("org.iso.18013.5.1", "age_over_18"), ElementID("eu.europa.ec.eudi.pid.1", "given_name")] {
+            #expect(ElementID(parsing: id.description) == id)
+        }
+        #expect(ElementID(parsing: "a/b/c") == ElementID("a/b", "c"))
+        for bad in ["", "no-slash", "/elem", "ns/", "/"] { #expect(ElementID(parsing: bad) == nil, "\(bad)") }
+    }
+}

@@ -9,6 +9,17 @@ MODULES = ["/usr/lib/softhsm/libsofthsm2.so", "/usr/lib/x86_64-linux-gnu/softhsm
            "/usr/lib/aarch64-linux-gnu/softhsm/libsofthsm2.so"]
 
 
+def private_copy(src, dst):
+    """A copy of a context directory with the modes the engine requires (directories 0700, files 0600):
+    a clean clone's files carry the umask's mode (often 0644), which a context opened by path refuses."""
+    shutil.copytree(src, dst)
+    for d, _, files in os.walk(dst):
+        os.chmod(d, 0o700)
+        for f in files:
+            os.chmod(os.path.join(d, f), 0o600)
+    return dst
+
+
 def run(args):
     p = subprocess.run(args, capture_output=True)
     if p.returncode != 0:
@@ -33,14 +44,7 @@ def build(cli, vectors):
     os.write(fd, (pin + "\n").encode()); os.close(fd)
     token = "peer-wallet"
     run(["softhsm2-util", "--init-token", "--free", "--label", token, "--pin", pin, "--so-pin", so])
-    # A clean clone's files carry the umask's mode (often 0644), which the CLI refuses for a context it
-    # is told to open; read a private copy of the built-in context instead.
-    builtin = os.path.join(root, "builtin")
-    shutil.copytree(os.path.join(vectors, "context"), builtin)
-    for d, _, files in os.walk(builtin):
-        os.chmod(d, 0o700)
-        for f in files:
-            os.chmod(os.path.join(d, f), 0o600)
+    builtin = private_copy(os.path.join(vectors, "context"), os.path.join(root, "builtin"))
     listing = json.loads(run([cli, "context", "list", "--context", builtin, "--json"]))
     ctx = os.path.join(root, "ctx")
     run([cli, "context", "init", "--context", ctx])

@@ -2,7 +2,6 @@
 of Tests/interop (cbor2, cryptography, pyhpke, jwcrypto; no project code) importable as modules."""
 import datetime
 import os
-import shutil
 import sys
 
 import pytest
@@ -16,13 +15,9 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 @pytest.fixture
 def context_dir(tmp_path):
     """TestVectors/context copied with the modes the engine requires (a clone's files carry the umask's)."""
-    ctx = tmp_path / "context"
-    shutil.copytree(os.path.join(VECTORS, "context"), ctx)
-    for d, _, files in os.walk(ctx):
-        os.chmod(d, 0o700)
-        for f in files:
-            os.chmod(os.path.join(d, f), 0o600)
-    return str(ctx)
+    import token_context
+
+    return token_context.private_copy(os.path.join(VECTORS, "context"), str(tmp_path / "context"))
 
 
 @pytest.fixture(scope="session")

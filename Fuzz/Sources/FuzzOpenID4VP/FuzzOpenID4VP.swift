@@ -10,6 +10,7 @@
 // fuzzer reads each answer back through that key and compares the payloads with every (randomized)
 // device signature blanked.
 import FoundationEssentials
+import FuzzSupport
 import MdocCBOR
 @_spi(Testing) import OpenID4VP
 import Presentment
@@ -17,15 +18,9 @@ import Presentment
 let ephemeral = try! JWEEphemeralKey(p256Scalar: [UInt8](repeating: 0, count: 31) + [7])
 
 let engine: OpenID4VPEngine = {
-    let clock = MdocDate.parseDateTime("2026-09-01T00:00:00Z")!
-    let ctx =
-        (try? CredentialContext.load(from: URL(fileURLWithPath: "TestVectors/context"), requirePrivateFiles: false))
-        ?? nil
-    var configuration = OpenID4VPEngine.Configuration(clock: { clock })
+    var configuration = OpenID4VPEngine.Configuration(clock: { fuzzClock })
     configuration.ephemeralKeySource = { ephemeral }
-    return OpenID4VPEngine(
-        context: ctx ?? (try! CredentialContext(entries: [], keyResolver: InMemoryKeyResolver([:]))),
-        configuration: configuration)
+    return OpenID4VPEngine(context: builtInContext(), configuration: configuration)
 }()
 
 /// The payload of an answer with every device signature in every presentation zeroed.
@@ -58,28 +53,12 @@ func base64(_ s: String) -> String {
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
-    let bytes = Array(UnsafeRawBufferPointer(start: start, count: count))
-    let newline = bytes.firstIndex(of: 0x0a) ?? bytes.count
-    let origin = String(decoding: bytes[0..<newline], as: UTF8.self)
-    let raw = Data(newline < bytes.count ? Array(bytes[(newline + 1)...]) : [])
-    let parsed = Result { () throws(PresentmentError) in try engine.parse(rawRequest: raw, origin: origin) }
-    _ = engine.explain(rawRequest: raw, origin: origin)
-    let direct = Result { () throws(PresentmentError) in try engine.accept(rawRequest: raw, origin: origin) }
-    let reference = parsed.flatMap { p in Result { () throws(PresentmentError) in try engine.respond(to: p) } }
-    let consented = parsed.flatMap { p in
-        Result { () throws(PresentmentError) in try engine.respond(to: p, consented: p.consentSummary()) }
-    }
-    for other in [reference, consented] {
-        switch (direct, other) {
-        case (.success(let a), .success(let b)):
-            guard case .success(let p) = parsed else { preconditionFailure("an answer without a parse") }
-            precondition(
-                normalized(a, for: p) == normalized(b, for: p),
-                "accept and respond(to: parse) released different payloads")
-        case (.failure(let a), .failure(let b)):
-            precondition(a.code == b.code, "accept and respond(to: parse) refused differently")
-        default: preconditionFailure("accept and respond(to: parse) disagree")
-        }
-    }
+    checkAgreement(
+        start, count,
+        parse: { (raw, origin) throws(PresentmentError) in try engine.parse(rawRequest: raw, origin: origin) },
+        explain: { _ = engine.explain(rawRequest: $0, origin: $1) },
+        accept: { (raw, origin) throws(PresentmentError) in try engine.accept(rawRequest: raw, origin: origin) },
+        respond: { (p, consented) throws(PresentmentError) in try engine.respond(to: p, consented: consented) },
+        normalized: normalized)
     return 0
 }

@@ -12,20 +12,16 @@
 @_spi(Testing) import AnnexC
 @_spi(Testing) import HPKE
 import FoundationEssentials
+import FuzzSupport
 import MdocCBOR
+import Presentment
 
 let ephemeral = try! HPKE.PrivateKey.derive(kem: .p256HKDFSHA256, ikm: [UInt8](repeating: 7, count: 32))
 
 let engine: AnnexCEngine = {
-    let clock = MdocDate.parseDateTime("2026-09-01T00:00:00Z")!
-    let ctx =
-        (try? CredentialContext.load(from: URL(fileURLWithPath: "TestVectors/context"), requirePrivateFiles: false))
-        ?? nil
-    var configuration = AnnexCEngine.Configuration(clock: { clock })
+    var configuration = AnnexCEngine.Configuration(clock: { fuzzClock })
     configuration.ephemeralKeySource = { ephemeral }
-    return AnnexCEngine(
-        context: ctx ?? (try! CredentialContext(entries: [], keyResolver: InMemoryKeyResolver([:]))),
-        configuration: configuration)
+    return AnnexCEngine(context: builtInContext(), configuration: configuration)
 }()
 
 /// The DeviceResponse inside a sealed answer, opened with the fixed ephemeral key, with every device
@@ -50,28 +46,12 @@ func plaintext(_ response: Data, for request: PresentmentRequest) -> [UInt8] {
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
-    let bytes = Array(UnsafeRawBufferPointer(start: start, count: count))
-    let newline = bytes.firstIndex(of: 0x0a) ?? bytes.count
-    let origin = String(decoding: bytes[0..<newline], as: UTF8.self)
-    let raw = Data(newline < bytes.count ? Array(bytes[(newline + 1)...]) : [])
-    let parsed = Result { () throws(AnnexCError) in try engine.parse(rawRequest: raw, origin: origin) }
-    _ = engine.explain(rawRequest: raw, origin: origin)
-    let direct = Result { () throws(AnnexCError) in try engine.accept(rawRequest: raw, origin: origin) }
-    let reference = parsed.flatMap { p in Result { () throws(AnnexCError) in try engine.respond(to: p) } }
-    let consented = parsed.flatMap { p in
-        Result { () throws(AnnexCError) in try engine.respond(to: p, consented: p.consentSummary()) }
-    }
-    for other in [reference, consented] {
-        switch (direct, other) {
-        case (.success(let a), .success(let b)):
-            guard case .success(let p) = parsed else { preconditionFailure("an answer without a parse") }
-            precondition(
-                plaintext(a, for: p) == plaintext(b, for: p),
-                "accept and respond(to: parse) released different DeviceResponses")
-        case (.failure(let a), .failure(let b)):
-            precondition(a.code == b.code, "accept and respond(to: parse) refused differently")
-        default: preconditionFailure("accept and respond(to: parse) disagree")
-        }
-    }
+    checkAgreement(
+        start, count,
+        parse: { (raw, origin) throws(PresentmentError) in try engine.parse(rawRequest: raw, origin: origin) },
+        explain: { _ = engine.explain(rawRequest: $0, origin: $1) },
+        accept: { (raw, origin) throws(PresentmentError) in try engine.accept(rawRequest: raw, origin: origin) },
+        respond: { (p, consented) throws(PresentmentError) in try engine.respond(to: p, consented: consented) },
+        normalized: plaintext)
     return 0
 }
