@@ -110,6 +110,7 @@ extern "C" {
 #define MDOC_ERR_UNSUPPORTED_CLIENT_IDENTIFIER 28
 #define MDOC_ERR_ORIGIN_MISMATCH 29
 #define MDOC_ERR_UNSUPPORTED_TRANSACTION_DATA 30
+#define MDOC_ERR_ZK_UNSUPPORTED 31
 /* Misuse of the ABI. */
 #define MDOC_ERR_INVALID_ARGUMENT 100      /* a NULL pointer, an empty input, text that is not UTF-8 */
 #define MDOC_ERR_INVALID_HANDLE 101        /* released, unknown, or the wrong kind of handle */

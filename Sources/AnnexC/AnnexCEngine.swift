@@ -153,6 +153,11 @@ public final class AnnexCEngine: Sendable {
         guard Self.elementReferences(request) <= configuration.maxRequestedElements else {
             throw PresentmentError(.limitExceeded, "more requested and alternative elements than the configured limit")
         }
+        // A reader that requires a zero-knowledge proof must never get a plain, linkable presentation.
+        if request.docRequests.contains(where: { $0.itemsRequest.requestInfo?.zkRequest?.required == true }) {
+            throw PresentmentError(
+                .zkUnsupported, "a DocRequest requires a zero-knowledge proof (zkRequired) and this engine makes none")
+        }
         let now = configuration.clock()
         let auth: ReaderAuthenticator.Result
         do {

@@ -42,6 +42,7 @@ package enum ABIStatus {
         case .unsupportedClientIdentifier: MDOC_ERR_UNSUPPORTED_CLIENT_IDENTIFIER
         case .originMismatch: MDOC_ERR_ORIGIN_MISMATCH
         case .unsupportedTransactionData: MDOC_ERR_UNSUPPORTED_TRANSACTION_DATA
+        case .zkUnsupported: MDOC_ERR_ZK_UNSUPPORTED
         }
     }
 

@@ -146,8 +146,9 @@ struct DCQLQuery: Sendable {
     }
 
     /// `claims` and `claim_sets`: the requested elements, each one's accepted values, and the sets as
-    /// positions. A claim repeating an earlier path is dropped (§6.1: "SHOULD ignore"), its id kept as
-    /// an alias of the first.
+    /// positions. A claim repeating an earlier path with the same constraints is dropped (§6.1:
+    /// "SHOULD ignore"), its id kept as an alias of the first; with other `values` or
+    /// `intent_to_retain` the query is refused (`invalidRequest`), never merged.
     static func claims(_ entry: JSONNode, limits: Limits, _ bad: (String) -> PresentmentError)
         throws(PresentmentError) -> ([RequestedElement], [[ClaimValue]?], [[Int]]?)
     {
@@ -168,7 +169,10 @@ struct DCQLQuery: Sendable {
                 let name = path[1].string, !ns.isEmpty, !name.isEmpty,
                 ns.utf8.count <= limits.maxPathComponentBytes, name.utf8.count <= limits.maxPathComponentBytes
             else { throw bad("a claim path is not [namespace, element] (two non-empty strings)") }
-            let retain = try bool(claim["intent_to_retain"], default: false, bad("intent_to_retain is not a boolean"))
+            let retainGiven: Bool? =
+                claim["intent_to_retain"] == nil
+                ? nil : try bool(claim["intent_to_retain"], default: false, bad("intent_to_retain is not a boolean"))
+            let retain = retainGiven ?? false
             var accepted: [ClaimValue]?
             if let raw = claim["values"] {
                 guard let list = raw.elements, !list.isEmpty, list.count <= limits.maxValues else {
@@ -192,10 +196,16 @@ struct DCQLQuery: Sendable {
             let element = ElementID(ns, name)
             let position: Int
             if let k = elements.firstIndex(where: { $0.id == element }) {
+                // A repeated path is one element, so it can keep only one set of constraints: the same
+                // ones, or the query is refused (merging would drop a `values` probe and release the
+                // element whatever its value).
+                guard values[k] == accepted, (elements[k].intentToRetain ?? false) == retain else {
+                    throw bad("two claims name the same path with different values or intent_to_retain")
+                }
                 position = k
             } else {
                 position = elements.count
-                elements.append(RequestedElement(id: element, intentToRetain: retain))
+                elements.append(RequestedElement(id: element, intentToRetain: retainGiven))
                 values.append(accepted)
             }
             if let id = claim["id"] {

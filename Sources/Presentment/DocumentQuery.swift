@@ -16,6 +16,24 @@ public struct Substitution: Sendable, Hashable {
     public let replacement: [ElementID]
 }
 
+/// A reader's request for a zero-knowledge proof of a document (ISO/IEC 18013-7 Annex C
+/// `requestInfo.zkRequest`). This engine makes no proofs yet: a DocRequest that requires one is refused
+/// (`zkUnsupported`); one that merely accepts one is answered with a plain presentation, which reveals
+/// the issuer's MSO (validity, digests, the device public key) and the issuer and device signatures:
+/// presentations can be linked through it, and the consent model says so.
+public struct ZeroKnowledgeOffer: Sendable, Hashable {
+    /// `zkRequired` (always false in a parsed request: a required proof is refused).
+    public let required: Bool
+    /// The reader's `zkSystemId`s, in its order.
+    public let systemIDs: [String]
+    /// The `system` of each spec (e.g. `longfellow-libzk-v1`), in the same order.
+    public let systems: [String]
+    /// What a plain presentation reveals that a proof would not.
+    public static let plainPresentationReveals = [
+        "issuerAuth", "mobileSecurityObject", "deviceKey", "validityInfo", "valueDigests", "deviceSignature",
+    ]
+}
+
 /// An alternative set from the request that the engine will never honour, and why. Shown in the
 /// consent model and the explanation; the request is otherwise answered.
 public struct IgnoredAlternative: Sendable, Hashable {
@@ -79,6 +97,8 @@ package struct DocumentQuery: Sendable {
     package let maximumResponseSize: UInt64?
     /// Selection rules (DCQL); nil: release what is held (ISO/IEC 18013-5).
     package let rules: ClaimRules?
+    /// The reader's zero-knowledge ask (`requestInfo.zkRequest`), if any.
+    package let zeroKnowledge: ZeroKnowledgeOffer?
 
     init(
         index: Int, request: ItemsRequest, alternatives: [(requested: ElementID, sets: [[ElementID]])],
@@ -91,6 +111,10 @@ package struct DocumentQuery: Sendable {
         self.ignored = ignored
         maximumResponseSize = request.requestInfo?.maximumResponseSize
         rules = nil
+        zeroKnowledge = request.requestInfo?.zkRequest.map {
+            ZeroKnowledgeOffer(
+                required: $0.required, systemIDs: $0.systemSpecs.map(\.id), systems: $0.systemSpecs.map(\.system))
+        }
     }
 
     /// A query for `elements` of `docType` under `rules` (front ends other than ISO/IEC 18013-5).
@@ -105,6 +129,7 @@ package struct DocumentQuery: Sendable {
         ignored = []
         maximumResponseSize = nil
         self.rules = rules
+        zeroKnowledge = nil
     }
 
     /// The number of requested elements.
@@ -127,7 +152,7 @@ package struct DocumentQuery: Sendable {
         case .listed(let l):
             for e in l {
                 withUTF8Bytes(e.id.nameSpace) { ns in
-                    withUTF8Bytes(e.id.identifier) { id in body(ns, id, e.intentToRetain) }
+                    withUTF8Bytes(e.id.identifier) { id in body(ns, id, e.intentToRetain ?? false) }
                 }
             }
         }

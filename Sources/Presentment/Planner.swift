@@ -12,8 +12,9 @@ package struct DocumentMatch: Sendable {
     let credential: StoredCredential
     /// Requested elements the credential holds, as item indices, in request order.
     var held: [Int]
-    /// Requested elements it lacks that an admissible alternative set it fully holds replaces.
-    var substitutions: [(substitution: Substitution, items: [Int])]
+    /// Requested elements it lacks that an admissible alternative set it fully holds replaces, with
+    /// the set's position among the reader's sets for that element (0: the reader's first choice).
+    var substitutions: [(substitution: Substitution, items: [Int], preference: Int)]
     /// Requested elements neither held nor replaced.
     var missing: [ElementID]
     /// Under selection rules (DCQL): each requested element's item index when held with an
@@ -21,8 +22,41 @@ package struct DocumentMatch: Sendable {
     /// the credential fully holds. Nil for ISO/IEC 18013-5 queries.
     var selection: (heldAt: [Int?], sets: [[Int]])?
 
-    /// How well the credential answers: requested elements held or replaced.
-    var score: Int { held.count + substitutions.count }
+    /// How well the credential answers the verifier, as a key compared lexicographically (smaller is
+    /// better; registration order breaks ties). Never "whoever releases most":
+    /// - under selection rules (DCQL): the position of the first claim set it satisfies (the
+    ///   verifier's order of preference, OpenID4VP §6.4.1), then the fewest elements released;
+    /// - for ISO/IEC 18013-5: the fewest requested elements left unanswered, then the substitutes'
+    ///   positions in the reader's order (an element held beats a substitute; an earlier alternative
+    ///   set beats a later one), then the fewest elements released.
+    var rank: (Int, Int, Int) {
+        if let selection {
+            let position =
+                selection.sets.firstIndex { set in set.allSatisfy { selection.heldAt[$0] != nil } } ?? Int.max
+            return (position, held.count, 0)
+        }
+        var cost = 0
+        var released = held.count
+        for s in substitutions {
+            cost += 1 + s.preference
+            released += s.items.count
+        }
+        return (missing.count, cost, released)
+    }
+
+    /// Whether the document may be presented with no issuer-signed element: an ISO/IEC 18013-5
+    /// DocRequest (its elements are all optional to the reader), or a query that asks for none (a
+    /// DCQL credential query without claims). A query whose claim sets name elements never is.
+    var presentableEmpty: Bool { selection.map { $0.heldAt.isEmpty } ?? true }
+
+    /// Whether the query asks for no element at all (before `release` takes `held`).
+    var asksForNoElement: Bool {
+        selection.map { $0.heldAt.isEmpty } ?? (held.isEmpty && missing.isEmpty && substitutions.isEmpty)
+    }
+
+    /// Whether this match ranks before `other` when `self` was registered first on equal rank.
+    @inline(__always)
+    func ranksBefore(_ other: DocumentMatch) -> Bool { rank < other.rank }
 }
 
 /// A DocRequest answered by one credential: what the DeviceResponse releases for it.
@@ -73,7 +107,7 @@ package enum Planner {
         if let rules = q.rules { return match(q, c, rules: rules) }
         var held = [Int]()
         held.reserveCapacity(q.elementCount)
-        var substitutions = [(substitution: Substitution, items: [Int])]()
+        var substitutions = [(substitution: Substitution, items: [Int], preference: Int)]()
         var missing = [ElementID]()
         q.forEachElement { ns, identifier, _ in
             if let i = c.itemIndex.probe(identifier, ns) {
@@ -82,7 +116,7 @@ package enum Planner {
             }
             let id = ElementID(String(decoding: ns, as: UTF8.self), String(decoding: identifier, as: UTF8.self))
             if !q.alternatives.isEmpty, let entry = q.alternatives.first(where: { $0.requested == id }) {
-                for set in entry.sets {
+                for (preference, set) in entry.sets.enumerated() {
                     var items = [Int]()
                     items.reserveCapacity(set.count)
                     for e in set {
@@ -90,7 +124,7 @@ package enum Planner {
                         items.append(i)
                     }
                     if items.count == set.count {
-                        substitutions.append((Substitution(requested: id, replacement: set), items))
+                        substitutions.append((Substitution(requested: id, replacement: set), items, preference))
                         return
                     }
                 }
@@ -141,29 +175,41 @@ package enum Planner {
         c.isUsable(at: now) && c.docTypes.contains(docType)
     }
 
-    /// Every usable credential's match for a DocRequest, best first: most requested elements held or
-    /// replaced, then registration order. (`best` picks exactly the first of these.)
-    package static func candidates(_ q: DocumentQuery, context: CredentialContext, now: Date) -> [DocumentMatch] {
+    /// Every usable credential's match for a DocRequest (only `credentialID` when given), best first
+    /// by `DocumentMatch.rank`, then registration order. `best` is the first of these: the one
+    /// ranking, written once.
+    package static func candidates(
+        _ q: DocumentQuery, context: CredentialContext, now: Date, credentialID: String? = nil
+    ) -> [DocumentMatch] {
         var all = [DocumentMatch]()
         for c in context.credentials where isCandidate(c, docType: q.docType, now: now) {
+            if let credentialID, c.id != credentialID { continue }
             if let m = match(q, c) { all.append(m) }
         }
         if all.count > 1 {
-            all = all.enumerated().sorted { a, b in
-                a.element.score != b.element.score ? a.element.score > b.element.score : a.offset < b.offset
-            }.map(\.element)
+            // A stable insertion sort by rank: equal ranks keep registration order.
+            for i in 1..<all.count {
+                let m = all[i]
+                var j = i
+                while j > 0 && m.ranksBefore(all[j - 1]) {
+                    all[j] = all[j - 1]
+                    j -= 1
+                }
+                all[j] = m
+            }
         }
         return all
     }
 
-    /// The best usable credential's match (only `credentialID` when given): the first of `candidates`.
+    /// The best usable credential's match (only `credentialID` when given): the first of `candidates`,
+    /// found without keeping the others.
     static func best(_ q: DocumentQuery, context: CredentialContext, now: Date, credentialID: String?) -> DocumentMatch?
     {
         var best: DocumentMatch?
         for c in context.credentials where isCandidate(c, docType: q.docType, now: now) {
             if let credentialID, c.id != credentialID { continue }
             guard let m = match(q, c) else { continue }
-            if best == nil || m.score > best!.score { best = m }
+            if best == nil || m.ranksBefore(best!) { best = m }
         }
         return best
     }
@@ -207,6 +253,7 @@ package enum Planner {
         index: Int, docType: String, maximumResponseSize: UInt64?, match: inout DocumentMatch,
         approving approval: Approval, consented: Set<ElementID>?
     ) throws(PresentmentError) -> PlannedDocument? {
+        let emptiness = (asksForNothing: match.asksForNoElement, presentable: match.presentableEmpty)
         let released = release(&match, approving: approval, document: index)
         if let consented {
             let items = match.credential.orderedItems
@@ -215,9 +262,11 @@ package enum Planner {
                     .consentMismatch, "the response would release an element (a substitute) the user was not shown")
             }
         }
-        // Nothing released answers nothing, except under selection rules when the chosen set is
-        // empty (a DCQL query without claims: the document with no issuer-signed elements).
-        if released.isEmpty && match.selection?.heldAt.isEmpty != true { return nil }
+        guard
+            approval.covers(
+                document: index, releasing: released.count, asksForNothing: emptiness.asksForNothing,
+                presentableEmpty: emptiness.presentable)
+        else { return nil }
         return PlannedDocument(
             index: index, docType: docType, maximumResponseSize: maximumResponseSize, credential: match.credential,
             released: released, missing: match.missing)

@@ -69,6 +69,10 @@ public struct PresentmentError: Error, Hashable, Sendable, CustomStringConvertib
         case originMismatch
         /// The request carries `transaction_data` of a type this wallet does not support (none is).
         case unsupportedTransactionData
+        /// A DocRequest requires a zero-knowledge proof (`requestInfo.zkRequest` with `zkRequired:
+        /// true`) and this engine cannot make one: it is never answered with a plain, linkable
+        /// presentation instead.
+        case zkUnsupported
     }
 
     /// What went wrong.

@@ -9,11 +9,12 @@ import MdocCBOR
 public struct RequestedElement: Sendable, Hashable {
     /// Namespace and DataElementIdentifier as the request names them.
     public let id: ElementID
-    /// IntentToRetain (a UI hint).
-    public let intentToRetain: Bool
+    /// Whether the verifier says it will retain the value (ISO/IEC 18013-5 `IntentToRetain`, DCQL
+    /// `intent_to_retain`); nil when the request does not say (a DCQL claim without the member).
+    public let intentToRetain: Bool?
 
     /// Creates a requested element.
-    public init(id: ElementID, intentToRetain: Bool) {
+    public init(id: ElementID, intentToRetain: Bool?) {
         self.id = id
         self.intentToRetain = intentToRetain
     }
@@ -74,6 +75,16 @@ public struct RequestedDocument: Sendable {
     public let ignoredAlternatives: [IgnoredAlternative]
     /// maximumResponseSize in bytes, if the reader set one (a larger DeviceResponse is refused).
     public let maximumResponseSize: UInt64?
+    /// The reader would accept a zero-knowledge proof for this document (`zkRequest` with
+    /// `zkRequired: false`); the answer is a plain presentation, which reveals what
+    /// `ZeroKnowledgeOffer.plainPresentationReveals` lists. Nil when the reader did not ask.
+    public let zeroKnowledge: ZeroKnowledgeOffer?
+    /// Whether the holder may present this document with no element at all, by document-level consent
+    /// (`Approval.perDocument([index: []])`): true for an ISO/IEC 18013-5 DocRequest and for a DCQL
+    /// query without claims, false for a query whose claims must be released. Such a presentation
+    /// still reveals the docType, the issuer's signature and MSO (validity, the device public key) and
+    /// a device signature.
+    public let presentableWithoutElements: Bool
     /// Stored credentials that can answer, best first (the first is the default choice).
     public let candidates: [CandidateCredential]
     /// Who asks for this document: the strongest verdict among the reader signatures covering it (its
@@ -105,6 +116,8 @@ public struct RequestedDocument: Sendable {
         self.alternatives = alternatives
         ignoredAlternatives = q.ignored
         maximumResponseSize = q.maximumResponseSize
+        zeroKnowledge = q.zeroKnowledge
+        presentableWithoutElements = q.rules == nil || q.elementCount == 0
         self.candidates = candidates.map(CandidateCredential.init)
     }
 }

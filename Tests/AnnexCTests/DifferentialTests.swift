@@ -226,6 +226,26 @@ extension EndToEndTests {
                                 {
                                     expected.formUnion(other.replacement)
                                 }
+                                if expected.isEmpty && approved[d.index]!.isEmpty {
+                                    // Document-level consent (`[i: []]`): presented with no element.
+                                    let bare = try engine.respond(
+                                        to: parsed, using: using, approving: .perDocument(approved), consented: summary)
+                                    let v = try AnnexCReader.openResponse(
+                                        bare, for: request, issuerRoots: [world.iaca], at: TestWorld.now)
+                                    let doc = v.documents.first { $0.docType == d.docType }
+                                    #expect(doc != nil && doc!.elements.isEmpty, "\(label): document-level consent")
+                                    var absent = approved
+                                    absent[d.index] = nil
+                                    if parsed.documents.count == 1 {
+                                        #expect(throws: AnnexCError.self, "\(label): document not approved") {
+                                            try engine.respond(
+                                                to: parsed, using: using, approving: .perDocument(absent),
+                                                consented: summary)
+                                        }
+                                    }
+                                    narrowedApprovals += 1
+                                    continue
+                                }
                                 if expected.isEmpty {
                                     #expect(
                                         throws: AnnexCError.self, "\(label): withholding \(withheld) leaves nothing"

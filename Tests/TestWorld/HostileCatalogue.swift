@@ -28,6 +28,22 @@ public enum HostileCatalogue {
         Array("{\"deviceRequest\":\"\(dr)\",\"encryptionInfo\":\"\(ei)\"}".utf8)
     }
 
+    /// A bare `data` object carrying `deviceRequest` with a fresh valid EncryptionInfo (for tests that
+    /// hand-build a DeviceRequest the reader library does not write, e.g. one with a `zkRequest`).
+    public static func frame(deviceRequest: CBORValue) throws -> Data {
+        let key = try HPKE.PrivateKey.generate(kem: .p256HKDFSHA256).publicKey.serialized
+        let cose: CBORValue = .map([
+            .init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(Array(key[1..<33]))),
+            .init(.int(-3), .bytes(Array(key[33...]))),
+        ])
+        let ei = b64(
+            .array([
+                .text("dcapi"),
+                .map([.init(.text("nonce"), .bytes([1, 2, 3])), .init(.text("recipientPublicKey"), cose)]),
+            ]))
+        return Data(data(b64(deviceRequest), ei))
+    }
+
     /// Every catalogued request, section by section.
     public static func requests(world: TestWorld) throws -> [Case] {
         let b = try CatalogueBuilder(world: world)
@@ -348,6 +364,26 @@ public enum RequestCBOR {
                         ])
                     ]))
             ]))
+    }
+
+    /// A DocRequestInfo (`requestInfo`) with a `zkRequest` for one Longfellow system spec.
+    public static func zkRequest(required: CBORValue) -> CBORValue {
+        .map([
+            .init(
+                .text("zkRequest"),
+                .map([
+                    .init(
+                        .text("systemSpecs"),
+                        .array([
+                            .map([
+                                .init(.text("zkSystemId"), .text("longfellow-libzk-v1_7_1")),
+                                .init(.text("system"), .text("longfellow-libzk-v1")),
+                                .init(.text("params"), .map([.init(.text("version"), .unsigned(7))])),
+                            ])
+                        ])),
+                    .init(.text("zkRequired"), required),
+                ]))
+        ])
     }
 
     /// A DocRequestInfo (`requestInfo`) with one `alternativeDataElements` entry.

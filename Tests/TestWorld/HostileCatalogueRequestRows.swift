@@ -105,6 +105,27 @@ extension CatalogueBuilder {
             "alternative element reference of one item",
             dr: v11(RequestCBOR.alternatives(ref("age_over_25"), .array([.array([.array([.text(TestWorld.mDLNS)])])]))),
             .invalidDeviceRequest, detail: "DocRequestInfo.alternativeDataElements element: wrongType")
+        // A reader that requires a zero-knowledge proof (requestInfo.zkRequest, zkRequired: true) never
+        // gets a plain presentation; a malformed zkRequest is a malformed DeviceRequest.
+        addData(
+            "zkRequired true (no proof can be made)", dr: v11(RequestCBOR.zkRequest(required: .bool(true))),
+            .zkUnsupported, detail: "requires a zero-knowledge proof")
+        addData(
+            "zkRequired true in a 1.0 request",
+            dr: request(
+                .array([
+                    RequestCBOR.docRequest(
+                        RequestCBOR.itemsRequest(
+                            TestWorld.mDL, TestWorld.mDLNS, [("age_over_18", .bool(false))],
+                            extra: [.init(.text("requestInfo"), RequestCBOR.zkRequest(required: .bool(true)))]))
+                ])), .zkUnsupported, detail: "requires a zero-knowledge proof")
+        addData(
+            "zkRequired not a boolean", dr: v11(RequestCBOR.zkRequest(required: .text("yes"))), .invalidDeviceRequest,
+            detail: "ZkRequest.zkRequired: wrongType")
+        addData(
+            "zkRequest without systemSpecs",
+            dr: v11(.map([.init(.text("zkRequest"), .map([.init(.text("zkRequired"), .bool(false))]))])),
+            .invalidDeviceRequest, detail: "ZkRequest.systemSpecs: missingField")
         let manyElements = RequestCBOR.itemsRequest(
             TestWorld.mDL, TestWorld.mDLNS, (0..<1025).map { ("e\($0)", .bool(false)) })
         addData(

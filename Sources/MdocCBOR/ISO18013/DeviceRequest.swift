@@ -257,6 +257,41 @@ public struct ItemsRequest: Sendable {
     }
 }
 
+/// A request for a zero-knowledge proof in place of a plain presentation (`requestInfo.zkRequest`
+/// of an ItemsRequest; the EUDI ZKP specification, copying the ISO/IEC 18013-5 2nd-edition draft):
+/// `{ "systemSpecs": [+ ZkSystemSpec], "zkRequired": bool, * tstr => RFU }`.
+public struct ZkRequest: Sendable {
+    /// One proof system the reader accepts: `{ "zkSystemId": tstr, "system": tstr, "params": {…} }`.
+    public struct SystemSpec: Sendable {
+        /// `zkSystemId`, set by the reader and echoed in a ZK response.
+        public let id: String
+        /// `system`, e.g. `longfellow-libzk-v1`.
+        public let system: String
+        /// `params` as received.
+        public let params: CBORItem
+    }
+    /// `systemSpecs`, in the reader's order.
+    public let systemSpecs: [SystemSpec]
+    /// `zkRequired`: only a zero-knowledge response satisfies the request.
+    public let required: Bool
+
+    init(_ item: CBORItem) throws(MdocDataError) {
+        _ = try item.requireMap("ZkRequest")
+        var specs = [SystemSpec]()
+        for s in try item.required("systemSpecs", "ZkRequest").array("ZkRequest.systemSpecs", nonEmpty: true) {
+            _ = try s.requireMap("ZkSystemSpec")
+            let params = try s.required("params", "ZkSystemSpec")
+            _ = try params.requireMap("ZkSystemSpec.params")
+            specs.append(
+                SystemSpec(
+                    id: try s.required("zkSystemId", "ZkSystemSpec").text("ZkSystemSpec.zkSystemId"),
+                    system: try s.required("system", "ZkSystemSpec").text("ZkSystemSpec.system"), params: params))
+        }
+        systemSpecs = specs
+        required = try item.required("zkRequired", "ZkRequest").bool("ZkRequest.zkRequired")
+    }
+}
+
 /// DocRequestInfo (2nd edition); unknown keys are kept in `item`.
 public struct DocRequestInfo: Sendable {
     /// An alternative for one requested element.
@@ -275,6 +310,8 @@ public struct DocRequestInfo: Sendable {
     public let uniqueDocSetRequired: Bool?
     /// `maximumResponseSize` in bytes.
     public let maximumResponseSize: UInt64?
+    /// `zkRequest`: the reader asks for (or requires) a zero-knowledge proof.
+    public let zkRequest: ZkRequest?
     /// The whole map, including keys this view does not interpret.
     public let item: CBORItem
 
@@ -321,6 +358,7 @@ public struct DocRequestInfo: Sendable {
         maximumResponseSize = try item["maximumResponseSize"].map { (i) throws(MdocDataError) in
             try i.uint("DocRequestInfo.maximumResponseSize")
         }
+        zkRequest = try item["zkRequest"].map { (i) throws(MdocDataError) in try ZkRequest(i) }
     }
 }
 
