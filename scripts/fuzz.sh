@@ -51,6 +51,15 @@ for i, c in enumerate(json.load(open("TestVectors/requests/manifest.json"))):
     put(f"{work}/seeds-FuzzRequest", f"r{i}", c["origin"].encode() + b"\n" + open("TestVectors/" + c["file"], "rb").read())
 for i, c in enumerate(json.load(open("TestVectors/requests/openid4vp/manifest.json"))):
     put(f"{work}/seeds-FuzzOpenID4VP", f"o{i}", c["origin"].encode() + b"\n" + open("TestVectors/" + c["file"], "rb").read())
+# The shape that once made the JSON reader quadratic: an object of many escaped keys of one length
+# beside a valid entry, within the targets' 64 KiB input cap (with the time-per-input limit below, a
+# reader that is not linear in its input fails the run).
+valid = json.load(open("TestVectors/requests/mdl-digitalRequestList-v1.0-none.json"))
+entry = json.dumps(valid["digital"]["requests"][0], separators=(",", ":"))
+keys = ",".join('"' + "\\u0061" * 30 + "%06d" % k + '":0' for k in range(300))
+for target in ("FuzzRequest", "FuzzOpenID4VP"):
+    put(f"{work}/seeds-{target}", "escaped-keys", b"https://verifier.example\n" + (
+        '{"digital":{"requests":[{"protocol":"openid4vp-v1-unsigned","data":{' + keys + '}},' + entry + ']}}').encode())
 PY
 # A small context (two 1.5 KB credentials) as a second FuzzContext seed: mutations of a 3.5 KB snapshot
 # run several times faster than of the 36 KB built-in one. Needs a built CLI; skipped otherwise.
@@ -86,12 +95,16 @@ for t in "${targets[@]}"; do
     # Input size cap per target: CBOR structures past 16 KiB only repeat what smaller ones exercise
     # (and slow each execution); HPKE open needs enc + a short ciphertext.
     case "$t" in FuzzCBOR) maxlen=16384 ;; FuzzHPKEOpen) maxlen=4096 ;; FuzzContext) maxlen=16384 ;; FuzzPKCS11URI) maxlen=8192 ;; *) maxlen=65536 ;; esac
+    # Time per input: the request readers answer a 64 KiB input in milliseconds even under ASan, so
+    # one second catches work that grows faster than the input (the quadratic duplicate-key check
+    # took seconds on such inputs); the other targets keep a generous bound.
+    case "$t" in FuzzRequest | FuzzOpenID4VP | FuzzABI) timeout=${MDOC_FUZZ_TIMEOUT:-1} ;; *) timeout=${MDOC_FUZZ_TIMEOUT:-10} ;; esac
     # MDOC_FUZZ_JOBS=N runs N processes on the one corpus (each picks up what the others find when it
     # reloads the directory); the count reported is their sum.
     jobs=${MDOC_FUZZ_JOBS:-1}
     pids=()
     for ((k = 1; k <= jobs; k++)); do
-        "$scratch/release/$t" -max_total_time="$secs" -rss_limit_mb=2048 -max_len="${MDOC_FUZZ_MAX_LEN:-$maxlen}" -timeout=10 \
+        "$scratch/release/$t" -max_total_time="$secs" -rss_limit_mb=2048 -max_len="${MDOC_FUZZ_MAX_LEN:-$maxlen}" -timeout="$timeout" \
             -artifact_prefix="$work/artifacts/$t-" "$work/corpus-$t" "$work/seeds-$t" >"$work/$t.$k.log" 2>&1 &
         pids+=($!)
     done

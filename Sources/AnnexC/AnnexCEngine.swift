@@ -131,7 +131,7 @@ public final class AnnexCEngine: Sendable {
         }
 
         guard let drBytes = Base64URL.decode(envelope.deviceRequest) else {
-            throw PresentmentError(.malformedRequest, "deviceRequest is not base64url")
+            throw PresentmentError(.malformedRequest, "deviceRequest is not base64url (URL-safe alphabet, no padding)")
         }
         if record { explanation.deviceRequest = drBytes }
         let options = CBORDecodingOptions(

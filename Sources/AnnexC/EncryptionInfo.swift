@@ -16,7 +16,7 @@ public struct EncryptionInfo: Sendable {
             throw PresentmentError(.invalidEncryptionInfo, "encryptionInfo longer than 4096 characters")
         }
         guard let bytes = Base64URL.decode(text) else {
-            throw PresentmentError(.malformedRequest, "encryptionInfo is not base64url")
+            throw PresentmentError(.malformedRequest, "encryptionInfo is not base64url (URL-safe alphabet, no padding)")
         }
         let root: CBORItem
         do {

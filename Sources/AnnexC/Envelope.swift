@@ -23,9 +23,20 @@ struct Envelope: Sendable {
         throws(PresentmentError) -> Envelope
     {
         let envelope: RequestEnvelope
+        var otherProtocol = false
         do {
-            envelope = try RequestEnvelope.parse(raw, maxBytes: maxBytes, isBareData: isBareData)
+            envelope = try RequestEnvelope.parse(
+                raw, maxBytes: maxBytes,
+                isBareData: { json in
+                    otherProtocol = isOpenID4VPData(json)
+                    return isBareData(json)
+                })
         } catch {
+            // A bare data object of the other protocol is an absent entry, not a malformed one: the
+            // one entry point then considers the other protocol (a selection reason, not a refusal).
+            if otherProtocol && !error.tooLarge {
+                throw PresentmentError(.unsupportedProtocol, "a bare data object of another protocol (OpenID4VP)")
+            }
             throw PresentmentError(error.tooLarge ? .limitExceeded : .malformedRequest, error.what)
         }
         func isMdoc(_ p: String?) -> Bool {
@@ -50,6 +61,12 @@ struct Envelope: Sendable {
             return try fromData(
                 d, framing: envelope.framing, protocolName: entry.protocolIdentifier, maxBytes: maxBytes)
         }
+    }
+
+    /// A bare OpenID4VP data object (its request parameters or a request object).
+    static func isOpenID4VPData(_ json: JSONNode) -> Bool {
+        json["response_type"] != nil || json["dcql_query"] != nil || json["request"] != nil
+            || (json["payload"] != nil && json["signatures"] != nil)
     }
 
     /// A bare Annex C data object: it has `deviceRequest` or `encryptionInfo`.

@@ -83,7 +83,7 @@ struct ReaderAuthenticator {
 
         // 2. Trust, per signature; the explicit refusal policies apply here.
         let judged = evaluator.judge(
-            signatures.indices.map { (signatures[$0].label, verified[$0].chain) }, profile: .mdocReader)
+            signatures.indices.map { (signatures[$0].label, verified[$0].chain) })
         for k in verified.indices {
             verified[k].verdict = judged.verdicts[k]
             if record {

@@ -42,54 +42,82 @@ public final class DigitalCredentialsEngine: Sendable {
         self.preference = preference
     }
 
-    /// The two protocols in the order they are tried.
+    /// The two protocols in the order they are considered.
     private var order: [Front] { preference == .openID4VP ? [.openID4VP, .annexC] : [.annexC, .openID4VP] }
 
     private enum Front { case annexC, openID4VP }
 
-    /// Tries the protocols in order: the first answer wins. A protocol the request does not offer is
-    /// passed over; when every offered protocol refuses, the preferred one's refusal is thrown. Under
-    /// `.annexC` / `.openID4VP` a refusal by the preferred protocol (when offered) is final.
-    private func first<R>(_ attempt: (Front) throws(PresentmentError) -> R) throws(PresentmentError) -> R {
+    /// A refusal for a selection reason: the entry cannot be answered from what is stored (no entry of
+    /// that protocol, no usable credential, not satisfiable as a whole). Only these let the next
+    /// entry be tried; every other refusal (a signature, trust, origin, parameter or policy refusal)
+    /// is final, whichever entry it came from.
+    package static func isSelectionRefusal(_ e: PresentmentError) -> Bool {
+        e.code == .unsupportedProtocol || e.code == .noMatchingCredential || e.code == .cannotSatisfyRequest
+    }
+
+    /// Answers a raw request in one call with the chosen protocol, releasing everything requested
+    /// and held (see `AnnexCEngine.accept` and `OpenID4VPEngine.accept`), framed automatically.
+    ///
+    /// Which entry answers (one written rule, the same for `parse`): the entries are considered in the
+    /// preference's order (Annex C first unless `.openID4VP`); an entry is answered unless it is
+    /// refused for a selection reason (`isSelectionRefusal`), and then the next is considered, under
+    /// `.answerable` only (under `.annexC` / `.openID4VP` only an absent entry passes). Any other
+    /// refusal is final. When no entry can be answered, the preferred offered entry's refusal is thrown.
+    public func accept(rawRequest: Data, origin: String, credentialID: String? = nil) throws(PresentmentError)
+        -> Data
+    {
         var refusal: PresentmentError?
         for p in order {
-            do { return try attempt(p) } catch {
-                if error.code == .unsupportedProtocol {
-                    if refusal == nil { refusal = error }
-                    continue
-                }
-                if preference != .answerable { throw error }
+            do {
+                return try
+                    (p == .annexC
+                    ? annexC.accept(rawRequest: rawRequest, origin: origin, credentialID: credentialID)
+                    : openID4VP.accept(rawRequest: rawRequest, origin: origin, credentialID: credentialID))
+            } catch {
+                guard Self.isSelectionRefusal(error) else { throw error }
                 if refusal == nil || refusal!.code == .unsupportedProtocol { refusal = error }
+                if error.code != .unsupportedProtocol && preference != .answerable { throw error }
             }
         }
         throw refusal ?? PresentmentError(.unsupportedProtocol, "no org-iso-mdoc or openid4vp-v1-* entry")
     }
 
-    /// Answers a raw request in one call with the chosen protocol, releasing everything requested
-    /// and held (see `AnnexCEngine.accept` and `OpenID4VPEngine.accept`), framed automatically.
-    public func accept(rawRequest: Data, origin: String, credentialID: String? = nil) throws(PresentmentError)
-        -> Data
-    {
-        try first { (p) throws(PresentmentError) -> Data in
-            switch p {
-            case .annexC: try annexC.accept(rawRequest: rawRequest, origin: origin, credentialID: credentialID)
-            case .openID4VP: try openID4VP.accept(rawRequest: rawRequest, origin: origin, credentialID: credentialID)
-            }
-        }
-    }
-
-    /// Parses a request with the chosen protocol for a consent screen. Under `.answerable` a protocol
-    /// whose request nothing stored can answer gives way to the other.
+    /// Parses a request with the chosen protocol for a consent screen, by the rule of `accept`: an
+    /// entry that cannot be answered from what is stored gives way to the next (under `.answerable`);
+    /// when none can, the preferred entry's consent model is returned with nothing releasable (never
+    /// a refusal at `parse` for that: the holder sees the request, and the page gets the refusal it
+    /// gets when the holder declines). `protocolChoice` says which entry and why.
     public func parse(rawRequest: Data, origin: String) throws(PresentmentError) -> PresentmentRequest {
-        try first { (p) throws(PresentmentError) -> PresentmentRequest in
-            let request =
-                switch p {
-                case .annexC: try annexC.parse(rawRequest: rawRequest, origin: origin)
-                case .openID4VP: try openID4VP.parse(rawRequest: rawRequest, origin: origin)
+        var considered = [String]()
+        var unanswerable: PresentmentRequest?
+        for p in order {
+            var request: PresentmentRequest
+            do {
+                request =
+                    try p == .annexC
+                    ? annexC.parse(rawRequest: rawRequest, origin: origin)
+                    : openID4VP.parse(rawRequest: rawRequest, origin: origin)
+            } catch {
+                if error.code == .unsupportedProtocol { continue }
+                throw error
+            }
+            considered.append(request.protocolIdentifier)
+            if preference == .answerable {
+                do { try request.checkAnswerable(context: annexC.context) } catch {
+                    guard Self.isSelectionRefusal(error) else { throw error }
+                    if unanswerable == nil { unanswerable = request }
+                    continue
                 }
-            if preference == .answerable { try request.checkAnswerable(context: annexC.context) }
+            }
+            request.protocolChoice = ProtocolChoice(
+                considered: considered, reason: unanswerable == nil ? .preferred : .preferredNotAnswerable)
             return request
         }
+        guard var shown = unanswerable else {
+            throw PresentmentError(.unsupportedProtocol, "no org-iso-mdoc or openid4vp-v1-* entry")
+        }
+        shown.protocolChoice = ProtocolChoice(considered: considered, reason: .noneAnswerable)
+        return shown
     }
 
     /// Answers a parsed request with the engine that parsed it (formats automatic).

@@ -167,8 +167,8 @@ package enum JWE {
         }
         guard parts.count == 5 else { throw JOSEError(.malformed, "JWE is not five segments") }
         guard parts[1].isEmpty else { throw JOSEError(.malformed, "JWE encrypted key is not empty (ECDH-ES)") }
-        guard let headerBytes = Base64URL.decodeUnpadded(parts[0]), let iv = Base64URL.decodeUnpadded(parts[2]),
-            let ct = Base64URL.decodeUnpadded(parts[3]), let tag = Base64URL.decodeUnpadded(parts[4])
+        guard let headerBytes = Base64URL.decode(parts[0]), let iv = Base64URL.decode(parts[2]),
+            let ct = Base64URL.decode(parts[3]), let tag = Base64URL.decode(parts[4])
         else { throw JOSEError(.malformed, "JWE segment is not base64url") }
         guard iv.count == 12, tag.count == 16 else { throw JOSEError(.malformed, "JWE IV or tag of the wrong size") }
         let header: JSONValue
@@ -194,7 +194,7 @@ package enum JWE {
         let epk = try JWK(epkJSON)
         func party(_ name: String) throws(JOSEError) -> [UInt8] {
             guard let v = header[name] else { return [] }
-            guard let s = v.string, let b = Base64URL.decodeUnpadded(s) else {
+            guard let s = v.string, let b = Base64URL.decode(s) else {
                 throw JOSEError(.malformed, "JWE \(name) is not base64url")
             }
             return b

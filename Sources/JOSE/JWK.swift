@@ -65,7 +65,7 @@ package struct JWK: Sendable {
         guard let xs = json["x"]?.string, let ys = json["y"]?.string else {
             throw JOSEError(.malformed, "JWK x or y missing")
         }
-        guard let x = Base64URL.decodeUnpadded(xs), let y = Base64URL.decodeUnpadded(ys) else {
+        guard let x = Base64URL.decode(xs), let y = Base64URL.decode(ys) else {
             throw JOSEError(.malformed, "JWK x or y is not base64url")
         }
         guard x.count == size, y.count == size else {
@@ -133,7 +133,7 @@ package struct JWK: Sendable {
     /// - Throws: as `init(_:)`, and `invalidKey` for a missing, mis-sized or non-matching `d`.
     package static func privateKey(_ json: JSONValue) throws(JOSEError) -> PrivateKey {
         let pub = try JWK(json)
-        guard let ds = json["d"]?.string, let d = Base64URL.decodeUnpadded(ds),
+        guard let ds = json["d"]?.string, let d = Base64URL.decode(ds),
             d.count == pub.curve.curve.coordinateSize
         else { throw JOSEError(.invalidKey, "JWK d missing or not the curve's size") }
         let key: PrivateKey

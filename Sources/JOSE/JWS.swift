@@ -85,7 +85,7 @@ package struct JWSHeader: Sendable {
     }
 
     init(protectedEncoded: String, unprotected: JSONNode?, limits: JOSELimits) throws(JOSEError) {
-        guard let bytes = Base64URL.decodeUnpadded(protectedEncoded), !bytes.isEmpty else {
+        guard let bytes = Base64URL.decode(protectedEncoded), !bytes.isEmpty else {
             throw JOSEError(.malformed, "JWS protected header is not base64url")
         }
         let json: JSONNode
@@ -193,7 +193,7 @@ package struct JWS: Sendable {
         let p = String(decoding: parts[1], as: UTF8.self)
         let s = String(decoding: parts[2], as: UTF8.self)
         let header = try JWSHeader(protectedEncoded: h, unprotected: nil, limits: limits)
-        guard !p.isEmpty, let payload = Base64URL.decodeUnpadded(p) else {
+        guard !p.isEmpty, let payload = Base64URL.decode(p) else {
             throw JOSEError(.malformed, "JWS payload is not base64url")
         }
         let signature = try Self.signatureBytes(s, header.algorithm)
@@ -217,7 +217,7 @@ package struct JWS: Sendable {
     /// `init(json:limits:)` over a parsed document (the request path).
     package init(json: JSONNode, limits: JOSELimits = JOSELimits()) throws(JOSEError) {
         guard json.isObject else { throw JOSEError(.malformed, "JWS JSON is not an object") }
-        guard let p = json["payload"]?.string, !p.isEmpty, let payload = Base64URL.decodeUnpadded(p) else {
+        guard let p = json["payload"]?.string, !p.isEmpty, let payload = Base64URL.decode(p) else {
             throw JOSEError(.malformed, "JWS JSON payload missing or not base64url")
         }
         let entries: [JSONNode]
@@ -249,7 +249,7 @@ package struct JWS: Sendable {
     }
 
     private static func signatureBytes(_ s: String, _ alg: JWSAlgorithm) throws(JOSEError) -> [UInt8] {
-        guard let sig = Base64URL.decodeUnpadded(s) else {
+        guard let sig = Base64URL.decode(s) else {
             throw JOSEError(.malformed, "JWS signature is not base64url")
         }
         guard sig.count == 2 * alg.curve.coordinateSize else {

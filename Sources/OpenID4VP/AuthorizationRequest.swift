@@ -207,7 +207,7 @@ enum ClientIdentifier {
             }
             self = .sanDNS(rest)
         case "x509_hash":
-            guard let h = Base64URL.decodeUnpadded(rest), h.count == 32 else {
+            guard let h = Base64URL.decode(rest), h.count == 32 else {
                 throw PresentmentError(
                     .readerAuthenticationFailed, "x509_hash client_id is not a base64url SHA-256 hash")
             }

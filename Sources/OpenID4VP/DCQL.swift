@@ -253,7 +253,7 @@ struct DCQLQuery: Sendable {
             for v in values {
                 guard let s = v.string else { throw bad("a trusted authority value is not a string") }
                 guard type == "aki" else { continue }
-                guard let id = Base64URL.decodeUnpadded(s), !id.isEmpty else {
+                guard let id = Base64URL.decode(s), !id.isEmpty else {
                     throw bad("an aki trusted authority value is not base64url")
                 }
                 akis.append(id)

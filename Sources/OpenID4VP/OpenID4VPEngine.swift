@@ -107,7 +107,8 @@ public final class OpenID4VPEngine: Sendable {
         let verdict = checked.state.verifierVerdict
         let documents = checked.dcql.queries.map { q in
             RequestedDocument(
-                q, candidates: Planner.candidates(q, context: context, now: checked.now), readerVerdict: verdict,
+                q, candidates: Planner.candidates(q, context: context, now: checked.now),
+                excluded: Planner.excluded(q, context: context, now: checked.now), readerVerdict: verdict,
                 readerAuthentication: checked.state.signers.map(\.label))
         }
         return PresentmentRequest(

@@ -138,12 +138,13 @@ extension OpenID4VPEngine {
             verifierInfo = try Self.verifierInfo(p["verifier_info"])
         }
 
-        // A signed request: expected_origins, compared with the origin exactly as the platform gave it.
+        // A signed request: expected_origins, compared with the one serialized origin (WHATWG), the
+        // string the transcript and the consent model use.
         if form != .unsigned {
             guard let expected = p["expected_origins"]?.elements, !expected.isEmpty, expected.count <= 64,
                 expected.allSatisfy({ $0.string != nil })
             else { throw PresentmentError(.invalidRequest, "expected_origins is not a non-empty array of strings") }
-            guard expected.contains(where: { $0.string == originText }) else {
+            guard expected.contains(where: { $0.string == origin.serialized }) else {
                 throw PresentmentError(.originMismatch, "the origin is not in expected_origins")
             }
         }
@@ -155,7 +156,9 @@ extension OpenID4VPEngine {
         if object.signers.isEmpty {
             try evaluator.requireSignature("the request is unsigned")
         } else {
-            let judged = evaluator.judge(object.signers.map { ($0.label, $0.chain) }, profile: .requestSigner)
+            // Trusted through any signature the policy trusts (a multisigned request carries one per
+            // trust framework, OpenID4VP Appendix A); every signature has verified already.
+            let judged = evaluator.judge(object.signers.map { ($0.label, $0.chain) }, anySignature: true)
             if let refusal = judged.refusal { throw refusal }
             for (s, v) in zip(object.signers, judged.verdicts) {
                 signers.append(VerifierSignature(label: s.label, clientID: s.clientID, chain: s.chain, verdict: v))

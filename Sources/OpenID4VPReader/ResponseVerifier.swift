@@ -77,7 +77,7 @@ extension OpenID4VPReader {
             else { throw bad("vp_token entry is not one presentation (or several under multiple)") }
             var docs = [AnnexCReader.VerifiedDocument]()
             for p in presentations {
-                guard let s = p.string, let bytes = Base64URL.decodeUnpadded(s) else {
+                guard let s = p.string, let bytes = Base64URL.decode(s) else {
                     throw bad("presentation is not base64url")
                 }
                 let dr: DeviceResponse

@@ -13,8 +13,10 @@ extension CredentialContext {
     /// The snapshot encoding (deterministic CBOR):
     /// `{"format", "version", "credentials": [{"id", "docTypes", "issuerSigned", "deviceKey", "cancelled", "validFrom", "validUntil"}],
     ///   "nextCredentialNumber": uint,
-    ///   "readerTrust": {"anchors": [bstr], "authorities": null / [bstr], "requireReaderAuth": bool, "requireTrustedReader": bool}}`
-    /// (`requireTrustedReader` absent in older snapshots: false).
+    ///   "readerTrust": {"anchors": [bstr], "authorities": null / [bstr], "requireReaderAuth": bool, "requireTrustedReader": bool,
+    ///   ? "signerProfile": "requestSigner"}}`
+    /// (`requireTrustedReader` absent in older snapshots: false; `signerProfile` written only when it is
+    /// not the default `mdocReader`).
     public func encoded() -> [UInt8] {
         let creds: [CBORValue] = credentials.map { c in
             .map([
@@ -39,12 +41,15 @@ extension CredentialContext {
             .init(.text("nextCredentialNumber"), .unsigned(nextCredentialNumber)),
             .init(
                 .text("readerTrust"),
-                .map([
-                    .init(.text("anchors"), .array(readerTrust.trustAnchors.map { .bytes($0.der) })),
-                    .init(.text("authorities"), authorities),
-                    .init(.text("requireReaderAuth"), .bool(readerTrust.requireReaderAuthentication)),
-                    .init(.text("requireTrustedReader"), .bool(readerTrust.requireTrustedReader)),
-                ])),
+                .map(
+                    [
+                        .init(.text("anchors"), .array(readerTrust.trustAnchors.map { .bytes($0.der) })),
+                        .init(.text("authorities"), authorities),
+                        .init(.text("requireReaderAuth"), .bool(readerTrust.requireReaderAuthentication)),
+                        .init(.text("requireTrustedReader"), .bool(readerTrust.requireTrustedReader)),
+                    ]
+                        + (readerTrust.signerProfile == .mdocReader
+                            ? [] : [.init(.text("signerProfile"), .text(readerTrust.signerProfile.rawValue))]))),
         ]).encoded()
     }
 
@@ -123,6 +128,13 @@ extension CredentialContext {
         }
         let require = rt["requireReaderAuth"]?.boolValue ?? false
         let requireTrusted = rt["requireTrustedReader"]?.boolValue ?? false
+        var profile = SignerProfile.mdocReader
+        if let p = rt["signerProfile"] {
+            guard let name = p.stringValue, let known = SignerProfile(rawValue: name) else {
+                throw PresentmentError(.contextCorrupt, "readerTrust.signerProfile is not a known profile")
+            }
+            profile = known
+        }
         var next: UInt64?
         if let n = root["nextCredentialNumber"] {
             guard let v = n.unsignedValue else {
@@ -134,7 +146,7 @@ extension CredentialContext {
             entries: entries,
             readerTrust: ReaderTrustPolicy(
                 trustAnchors: anchors, authorities: authorities, requireReaderAuthentication: require,
-                requireTrustedReader: requireTrusted),
+                requireTrustedReader: requireTrusted, signerProfile: profile),
             keyResolver: keyResolver, validatingKeys: validatingKeys, nextCredentialNumber: next)
         // The stored validity must agree with the MSOs (it is what the host app registered).
         for (c, raw) in zip(credentials, list.children) {

@@ -168,6 +168,42 @@ package enum Planner {
         return nil
     }
 
+    /// Why each usable credential of the query's docType that the rules exclude cannot answer (DCQL
+    /// only: an ISO/IEC 18013-5 query matches every usable credential of its docType), in registration
+    /// order: for the consent model, so a probe that does not match is shown, not refused.
+    package static func excluded(_ q: DocumentQuery, context: CredentialContext, now: Date) -> [ExcludedCredential] {
+        guard let rules = q.rules else { return [] }
+        var out = [ExcludedCredential]()
+        for c in context.credentials where isCandidate(c, docType: q.docType, now: now) && match(q, c) == nil {
+            guard rules.admits(c) else {
+                out.append(ExcludedCredential(credentialID: c.id, reason: .issuerNotAccepted))
+                continue
+            }
+            // A held element whose value the verifier's `values` do not accept, or claims not held.
+            var valueMismatch = false
+            var k = 0
+            q.forEachElement { ns, identifier, _ in
+                if let i = c.itemIndex.probe(identifier, ns), let accepted = rules.values[k],
+                    let v = c.items[c.orderedItems[i].id]?.elementValue, !accepted.contains(where: { $0.matches(v) })
+                {
+                    valueMismatch = true
+                }
+                k += 1
+            }
+            out.append(
+                ExcludedCredential(credentialID: c.id, reason: valueMismatch ? .valueNotAccepted : .claimsNotHeld))
+        }
+        return out
+    }
+
+    /// Whether the holder has a usable credential of the query's docType that the verifier's issuer
+    /// and algorithm rules admit: then a query it cannot answer (claims not held, a `values` probe
+    /// that does not match) is refused as one the holder declined (`cannotSatisfyRequest`), so the
+    /// refusal never tells the page whether a probed value matched.
+    static func holdsAdmitted(_ q: DocumentQuery, context: CredentialContext, now: Date) -> Bool {
+        context.credentials.contains { isCandidate($0, docType: q.docType, now: now) && (q.rules?.admits($0) ?? true) }
+    }
+
     /// Whether `c` may answer a DocRequest for `docType` at `now`: not cancelled, within its validity,
     /// holding the docType.
     @inline(__always)
@@ -289,12 +325,7 @@ package enum Planner {
         // Only consulted to word a refusal.
         return try settle(
             perDoc, documentSets: documentSets, docTypes: { queries[$0].docType },
-            hasCandidates: { i in
-                let q = queries[i]
-                return context.credentials.contains {
-                    isCandidate($0, docType: q.docType, now: now) && (q.rules == nil || match(q, $0) != nil)
-                }
-            })
+            hasCandidates: { holdsAdmitted(queries[$0], context: context, now: now) })
     }
 
     /// The plan for a parsed request: per document the chosen candidate (`using`, else the best),
@@ -334,7 +365,10 @@ package enum Planner {
         }
         return try settle(
             perDoc, documentSets: request.documentSets, docTypes: { request.documents[$0].docType },
-            hasCandidates: { !request.documents[$0].candidates.isEmpty })
+            hasCandidates: { i in
+                let d = request.documents[i]
+                return !d.candidates.isEmpty || d.excluded.contains { $0.reason != .issuerNotAccepted }
+            })
     }
 
     /// Decides which documents are answered, given each one's planned document (nil: none): with

@@ -53,6 +53,25 @@ public struct CandidateCredential: Sendable {
     }
 }
 
+/// A stored credential of the requested docType that cannot answer a query, and why (shown so the
+/// holder sees the request even when nothing can be released; never sent to the verifier).
+public struct ExcludedCredential: Sendable, Hashable {
+    /// Why.
+    public enum Reason: String, Sendable, Hashable, CaseIterable {
+        /// The verifier's issuer or algorithm rules (`trusted_authorities`, `vp_formats_supported`)
+        /// do not admit it.
+        case issuerNotAccepted
+        /// A held element's value is not among the verifier's `values` for it.
+        case valueNotAccepted
+        /// It does not hold every claim of any acceptable claim set.
+        case claimsNotHeld
+    }
+    /// The credential's identifier in the context.
+    public let credentialID: String
+    /// Why it cannot answer.
+    public let reason: Reason
+}
+
 /// One DocRequest as a consent UI shows it.
 public struct RequestedDocument: Sendable {
     /// Position of the DocRequest in `docRequests` (the key of `Approval.perDocument` and `respond(using:)`).
@@ -87,6 +106,8 @@ public struct RequestedDocument: Sendable {
     public let presentableWithoutElements: Bool
     /// Stored credentials that can answer, best first (the first is the default choice).
     public let candidates: [CandidateCredential]
+    /// Usable credentials of the docType that the query's rules exclude, with why (DCQL only).
+    public let excluded: [ExcludedCredential]
     /// Who asks for this document: the strongest verdict among the reader signatures covering it (its
     /// own readerAuth and every readerAuthAll), or `.notAuthenticated` when none does.
     public let readerVerdict: ReaderVerdict
@@ -94,8 +115,10 @@ public struct RequestedDocument: Sendable {
     public let readerAuthentication: [String]
 
     package init(
-        _ q: DocumentQuery, candidates: [DocumentMatch], readerVerdict: ReaderVerdict, readerAuthentication: [String]
+        _ q: DocumentQuery, candidates: [DocumentMatch], excluded: [ExcludedCredential] = [],
+        readerVerdict: ReaderVerdict, readerAuthentication: [String]
     ) {
+        self.excluded = excluded
         self.readerVerdict = readerVerdict
         self.readerAuthentication = readerAuthentication
         index = q.index
@@ -147,6 +170,9 @@ public struct PresentmentRequest: Sendable {
     package let documentSets: [DocumentSetRule]
     /// The front end's own state for answering (opaque to the core).
     package let frontEnd: any Sendable
+    /// Why this protocol's entry is the one answered, when the request came through the one entry
+    /// point for both protocols (`DigitalCredentialsEngine`); nil from a protocol's own engine.
+    public package(set) var protocolChoice: ProtocolChoice?
 
     /// Assembles a request (front ends only).
     package init(
@@ -162,6 +188,31 @@ public struct PresentmentRequest: Sendable {
         self.sessionTranscriptBytes = sessionTranscriptBytes
         self.documentSets = documentSets
         self.frontEnd = frontEnd
+    }
+}
+
+/// Which entry of a page's request is answered, and why (the rule of `DigitalCredentialsEngine`).
+public struct ProtocolChoice: Sendable, Hashable {
+    /// Why.
+    public enum Reason: String, Sendable, Hashable, CaseIterable {
+        /// The first entry in the preference's order (later entries were not considered).
+        case preferred
+        /// An earlier entry in the preference's order cannot be answered from the stored credentials
+        /// (no usable credential, or not satisfiable as a whole), so this one is answered.
+        case preferredNotAnswerable
+        /// No entry can be answered from the stored credentials; this is the first one, shown with
+        /// nothing releasable (declining it gives the page the refusal it gets when the holder declines).
+        case noneAnswerable
+    }
+    /// The protocol identifiers of the entries considered, in order (the chosen one among them).
+    public let considered: [String]
+    /// Why this entry was chosen.
+    public let reason: Reason
+
+    /// Creates a choice (the facade only).
+    package init(considered: [String], reason: Reason) {
+        self.considered = considered
+        self.reason = reason
     }
 }
 

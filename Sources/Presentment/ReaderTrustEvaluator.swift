@@ -22,11 +22,11 @@ package struct ReaderTrustEvaluator: Sendable {
     /// `.success` with trusted or signed-not-trusted (and why), or `.failure` (`untrustedReader`) when
     /// the holder's explicit authority list refuses the reader. Trusted means: the leaf's AKI passes
     /// the authority policy, the chain reaches an anchor at `now` (X.509 strict), and the leaf has the
-    /// ISO/IEC 18013-5 Annex B reader-authentication profile (not a CA, digitalSignature, EKU
-    /// 1.0.18013.5.1.6).
-    package func evaluate(_ chain: [Certificate], profile: SignerProfile = .mdocReader)
-        -> Swift.Result<ReaderVerdict, PresentmentError>
-    {
+    /// policy's signer profile (by default the ISO/IEC 18013-5 Annex B reader-authentication profile:
+    /// not a CA, digitalSignature, EKU 1.0.18013.5.1.6). The verdict depends on the certificate and
+    /// the policy only, never on the protocol the signature came in.
+    package func evaluate(_ chain: [Certificate]) -> Swift.Result<ReaderVerdict, PresentmentError> {
+        let profile = policy.signerProfile
         let leaf = chain[0]
         let subject = leaf.subject
         let aki = leaf.authorityKeyIdentifier
@@ -76,27 +76,49 @@ package struct ReaderTrustEvaluator: Sendable {
     /// signer, and the first refusal the policy makes (an authority outside `.only`; a signer not
     /// trusted under `requireTrustedReader` or `requireReaderAuthentication`), with the per-signer
     /// refusal detail for the explanation.
-    package func judge(_ signers: [(label: String, chain: [Certificate])], profile: SignerProfile) -> Judgement {
+    ///
+    /// With `anySignature` (several signatures over one request, OpenID4VP multisigned: a verifier
+    /// signs once per trust framework it belongs to), the request passes when any signature passes:
+    /// the authority list when any signer's authority is allowed, the trusted-reader requirement when
+    /// any signer is trusted; the other signers are reported as signed-not-trusted with their reason.
+    /// Without it every signature must pass (Annex C, where each signature covers its own DocRequests).
+    package func judge(_ signers: [(label: String, chain: [Certificate])], anySignature: Bool = false) -> Judgement {
         var out = Judgement(verdicts: [], details: [], refusal: nil)
         out.verdicts.reserveCapacity(signers.count)
+        var authorityRefusal: PresentmentError?
+        var trustRefusal: PresentmentError?
+        var firstRefusal: PresentmentError?  // in signature order, whichever kind
         for (label, chain) in signers {
             var detail: String?
-            switch evaluate(chain, profile: profile) {
+            switch evaluate(chain) {
             case .success(let verdict):
                 out.verdicts.append(verdict)
-                if out.refusal == nil, policy.requireTrustedReader || policy.requireReaderAuthentication,
+                if trustRefusal == nil, policy.requireTrustedReader || policy.requireReaderAuthentication,
                     case .signedNotTrusted(_, let reason) = verdict
                 {
-                    out.refusal = PresentmentError(
+                    trustRefusal = PresentmentError(
                         .untrustedReader,
                         "\(label): the holder's policy requires a trusted reader and \(reason.explanation)")
                 }
             case .failure(let e):
-                out.verdicts.append(.signedNotTrusted(subject: chain[0].subject, reason: .notChainedToAnchor))
+                out.verdicts.append(.signedNotTrusted(subject: chain[0].subject, reason: .authorityNotAllowed))
                 detail = e.detail
-                if out.refusal == nil { out.refusal = PresentmentError(.untrustedReader, "\(label): \(e.detail)") }
+                if authorityRefusal == nil {
+                    authorityRefusal = PresentmentError(.untrustedReader, "\(label): \(e.detail)")
+                }
+                if trustRefusal == nil, policy.requireTrustedReader || policy.requireReaderAuthentication {
+                    trustRefusal = PresentmentError(.untrustedReader, "\(label): \(e.detail)")
+                }
             }
             out.details.append(detail)
+            if firstRefusal == nil { firstRefusal = authorityRefusal ?? trustRefusal }
+        }
+        if anySignature {
+            let anyAllowed = out.details.contains { $0 == nil }
+            let anyTrusted = out.verdicts.contains { if case .trusted = $0 { true } else { false } }
+            out.refusal = !anyAllowed ? authorityRefusal : anyTrusted ? nil : trustRefusal
+        } else {
+            out.refusal = firstRefusal
         }
         return out
     }
@@ -112,10 +134,13 @@ package struct ReaderTrustEvaluator: Sendable {
     }
 }
 
-/// Which end-entity certificate profile a signer's certificate is held to before it can be trusted.
-package enum SignerProfile: Sendable {
-    /// An mdoc reader (ISO/IEC 18013-5 Annex B: not a CA, digitalSignature, EKU 1.0.18013.5.1.6).
+/// Which end-entity certificate profile a reader's or verifier's certificate is held to before it can
+/// be trusted: part of the holder's policy, the same for every protocol.
+public enum SignerProfile: String, Sendable, Hashable, CaseIterable {
+    /// An mdoc reader (ISO/IEC 18013-5 Annex B: not a CA, digitalSignature, EKU 1.0.18013.5.1.6): the
+    /// default, and the profile HAIP names for mdoc.
     case mdocReader
-    /// An OpenID4VP request signer (HAIP: not a CA, not self-signed, digitalSignature).
+    /// An end-entity request signer of an ecosystem that defines no EKU (HAIP leaves the profile to the
+    /// ecosystem): not a CA, not self-signed, digitalSignature.
     case requestSigner
 }

@@ -35,16 +35,22 @@ public struct ReaderTrustPolicy: Sendable {
     /// 18013-5 Annex B reader certificate profile); unsigned DocRequests are still answered unless
     /// `requireReaderAuthentication` is set.
     public var requireTrustedReader: Bool
+    /// The end-entity profile a signer's certificate must have to be trusted, in every protocol: one
+    /// certificate gets one verdict whether it signs an Annex C `readerAuth` or an OpenID4VP request
+    /// object. Default: the ISO/IEC 18013-5 Annex B reader profile (EKU 1.0.18013.5.1.6), which HAIP
+    /// names for mdoc; `.requestSigner` for an ecosystem whose verifiers carry no such EKU.
+    public var signerProfile: SignerProfile
 
     /// Creates a policy.
     public init(
         trustAnchors: [Certificate] = [], authorities: AuthorityPolicy = .any,
         requireReaderAuthentication: Bool = false,
-        requireTrustedReader: Bool = false
+        requireTrustedReader: Bool = false, signerProfile: SignerProfile = .mdocReader
     ) {
         self.trustAnchors = trustAnchors
         self.authorities = authorities
         self.requireReaderAuthentication = requireReaderAuthentication
         self.requireTrustedReader = requireTrustedReader
+        self.signerProfile = signerProfile
     }
 }

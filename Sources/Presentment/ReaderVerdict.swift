@@ -21,6 +21,9 @@ public enum UntrustedReason: String, Sendable, Hashable, CaseIterable {
     case lacksDigitalSignatureKeyUsage
     /// The reader certificate lacks extended key usage 1.0.18013.5.1.6.
     case lacksReaderExtendedKeyUsage
+    /// The certificate's authority is not in the holder's allowed authorities (reported for one of
+    /// several signatures when another one is allowed).
+    case authorityNotAllowed
 
     /// A phrase for the consent screen and the explanation.
     public var explanation: String {
@@ -32,6 +35,7 @@ public enum UntrustedReason: String, Sendable, Hashable, CaseIterable {
         case .isCertificateAuthority: "the reader certificate is a CA certificate"
         case .lacksDigitalSignatureKeyUsage: "the reader certificate lacks the digitalSignature key usage"
         case .lacksReaderExtendedKeyUsage: "the reader certificate lacks EKU 1.0.18013.5.1.6"
+        case .authorityNotAllowed: "the reader certificate's authority is not among the holder's allowed authorities"
         }
     }
 }

@@ -1,7 +1,7 @@
 internal import CryptoCore
 
-/// base64url (RFC 4648 §5) without padding. Decoding accepts only the URL-safe alphabet; trailing
-/// `=` padding is tolerated (and must then be correct), anything else is refused. Both directions
+/// base64url (RFC 4648 §5) without padding. Decoding accepts only the URL-safe alphabet and refuses
+/// any `=` padding, as the platform and JOSE do. Both directions
 /// work on raw buffers, three bytes ↔ four characters at a time.
 public enum Base64URL {
     private static let alphabet: [UInt8] = Array(
@@ -104,19 +104,15 @@ public enum Base64URL {
         }
     }
 
-    /// Decodes; returns nil for characters outside the alphabet, misplaced or wrong padding, an
+    /// Decodes strictly, as the platform does (Chrome refuses a padded `deviceRequest`; JOSE, RFC
+    /// 7515 §2, forbids padding): nil for any `=`, a character outside the URL-safe alphabet, an
     /// impossible length, or non-zero trailing bits.
     public static func decode(_ s: String) -> [UInt8]? {
         withUTF8Bytes(s) { decode(UnsafeRawBufferPointer($0)) }
     }
 
-    /// Decodes as JOSE requires (RFC 7515 §2): no `=` padding at all, otherwise as `decode`.
-    package static func decodeUnpadded(_ s: String) -> [UInt8]? {
-        withUTF8Bytes(s) { b in b.contains(UInt8(ascii: "=")) ? nil : decode(UnsafeRawBufferPointer(b)) }
-    }
-
     package static func decode(_ text: UnsafeRawBufferPointer) -> [UInt8]? {
-        decode(text, table: table)
+        text.contains(UInt8(ascii: "=")) ? nil : decode(text, table: table)
     }
 
     /// The decoder for either alphabet (`table` maps a character to its 6-bit value, 0xff if none).

@@ -236,19 +236,30 @@ extension JSONDocument {
         }
     }
 
-    /// Whether two key nodes are the same key.
+    /// Whether two key nodes are the same key. An escaped key is decoded from its own range only: the
+    /// work is linear in the two keys, never in the input.
     static func keysEqual(_ bytes: UnsafeBufferPointer<UInt8>, _ a: Node, _ b: Node) -> Bool {
         if !a.escaped && !b.escaped {
             let len = Int(a.end - a.start)
             return len == Int(b.end - b.start)
                 && (len == 0 || memcmp(bytes.baseAddress! + Int(a.start), bytes.baseAddress! + Int(b.start), len) == 0)
         }
-        let all = Array(bytes)
-        return unescape(all, Int(a.start)..<Int(a.end)) == unescape(all, Int(b.start)..<Int(b.end))
+        return keyBytes(bytes, a) == keyBytes(bytes, b)
+    }
+
+    /// A key's decoded bytes (a copy of its own range).
+    static func keyBytes(_ bytes: UnsafeBufferPointer<UInt8>, _ n: Node) -> [UInt8] {
+        let range = Int(n.start)..<Int(n.end)
+        return n.escaped ? unescape(bytes, range) : Array(bytes[range])
     }
 
     /// The decoded bytes of a string's content that the parser has validated.
     static func unescape(_ bytes: [UInt8], _ range: Range<Int>) -> [UInt8] {
+        bytes.withUnsafeBufferPointer { unescape($0, range) }
+    }
+
+    /// The decoded bytes of a string's content that the parser has validated, read in place.
+    static func unescape(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(range.count)
         var i = range.lowerBound
@@ -282,7 +293,22 @@ extension JSONDocument {
                     i += 6
                     scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
                 }
-                out.append(contentsOf: Array(String(Character(Unicode.Scalar(scalar)!)).utf8))
+                // UTF-8 by hand (the parser validated the scalar): no String per escape.
+                switch scalar {
+                case 0..<0x80: out.append(UInt8(scalar))
+                case 0x80..<0x800:
+                    out.append(UInt8(0xc0 | scalar >> 6))
+                    out.append(UInt8(0x80 | scalar & 0x3f))
+                case 0x800..<0x10000:
+                    out.append(UInt8(0xe0 | scalar >> 12))
+                    out.append(UInt8(0x80 | (scalar >> 6) & 0x3f))
+                    out.append(UInt8(0x80 | scalar & 0x3f))
+                default:
+                    out.append(UInt8(0xf0 | scalar >> 18))
+                    out.append(UInt8(0x80 | (scalar >> 12) & 0x3f))
+                    out.append(UInt8(0x80 | (scalar >> 6) & 0x3f))
+                    out.append(UInt8(0x80 | scalar & 0x3f))
+                }
             default: out.append(e)  // " \ /
             }
             i += 2
@@ -293,6 +319,8 @@ extension JSONDocument {
 
 /// The parser: one pass, recursion bounded by the depth limit, one node per value.
 private struct TapeParser {
+    /// Objects with up to this many members compare keys pairwise (no allocation); larger ones use a set.
+    static let pairwiseKeys = 16
     let bytes: UnsafeBufferPointer<UInt8>
     let limits: JSONValue.Limits
     var i = 0
@@ -328,6 +356,9 @@ private struct TapeParser {
             let me = add(.object, i, i)
             i += 1
             var keys = [Int]()
+            // Past `pairwiseKeys` members, duplicates are found through a set of decoded keys (hashed
+            // with the process's random seed), so the check stays linear in the input.
+            var seen: Set<[UInt8]>?
             skipSpace()
             if i < bytes.count, bytes[i] == UInt8(ascii: "}") {
                 i += 1
@@ -340,8 +371,19 @@ private struct TapeParser {
                     throw ParseError(what: "JSON object key is not a string")
                 }
                 let k = try string()
-                for other in keys where JSONDocument.keysEqual(bytes, nodes[other], nodes[k]) {
-                    throw ParseError(what: "duplicate JSON object key")
+                if keys.count < Self.pairwiseKeys {
+                    for other in keys where JSONDocument.keysEqual(bytes, nodes[other], nodes[k]) {
+                        throw ParseError(what: "duplicate JSON object key")
+                    }
+                } else {
+                    if seen == nil {
+                        var s = Set<[UInt8]>(minimumCapacity: 2 * Self.pairwiseKeys)
+                        for other in keys { s.insert(JSONDocument.keyBytes(bytes, nodes[other])) }
+                        seen = s
+                    }
+                    guard seen!.insert(JSONDocument.keyBytes(bytes, nodes[k])).inserted else {
+                        throw ParseError(what: "duplicate JSON object key")
+                    }
                 }
                 keys.append(k)
                 skipSpace()

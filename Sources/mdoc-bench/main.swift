@@ -24,7 +24,8 @@ if arguments.contains("--help") || arguments.contains("-h") {
           --op NAME --iterations N
                        run one operation N times, untimed, then exit (for valgrind --tool=callgrind):
                        accept, accept_ios, accept_reader_auth, floor, floor_reader_auth, accept_ios_and_floor, parse, respond,
-                       oid4vp_accept, oid4vp_floor, oid4vp_accept_signed, oid4vp_floor_signed
+                       oid4vp_accept, oid4vp_floor, oid4vp_accept_signed, oid4vp_floor_signed,
+                       json_worst (a 256 KiB request with 1,000 escaped keys beside a valid entry)
         Set MDOC_SHARED_VECTORS to the shared vectors folder to include the Annex D DeviceResponse.
         """)
     exit(0)
@@ -56,6 +57,8 @@ var figures = [Figure]()
 if let op = onlyOp {
     if op.hasPrefix("oid4vp_") {
         openID4VPFigures()
+    } else if op.hasPrefix("json_") {
+        jsonFigures()
     } else if op.hasPrefix("abi_") {
         abiFigures()
     } else {
@@ -81,6 +84,7 @@ figures.append(
 hpkeFigures(size: 4096)
 hpkeFigures(size: 32768)
 acceptFigures()
+jsonFigures()
 openID4VPFigures()
 pkcs11Figures()
 abiFigures()

@@ -109,7 +109,8 @@ func generateOpenID4VP(
     try add(
         "values-mismatch",
         [Q(id: "m", docType: "org.iso.18013.5.1.mDL", claims: [C(e("issuing_country"), values: [.text("DE")])])],
-        expected: refused(.noMatchingCredential))
+        // A probe that does not match is refused as a declined request: the page cannot tell the two apart.
+        expected: refused(.cannotSatisfyRequest))
     try add(
         "credential-sets-photo-or-mdl-and-optional-pid",
         [

@@ -111,8 +111,9 @@ struct RequestRuleTests {
                     "{\"mediation\":\"required\",\"digital\":{\"requests\":[{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}]}}",
                 result: .success(.digitalRequestList)),
             .init(
-                name: "trailing = tolerated", json: "{\"deviceRequest\":\"\(dr)\",\"encryptionInfo\":\"\(ei)=\"}",
-                result: .success(.dataObject)),
+                name: "trailing = refused (as the platform refuses it)",
+                json: "{\"deviceRequest\":\"\(dr)\",\"encryptionInfo\":\"\(ei)=\"}",
+                result: .failure(.malformedRequest)),
             .init(
                 name: "only openid4vp", json: "{\"requests\":[{\"protocol\":\"openid4vp-v1-unsigned\",\"data\":{}}]}",
                 result: .failure(.unsupportedProtocol)),
@@ -172,16 +173,17 @@ struct RequestRuleTests {
         }
     }
 
-    @Test("The transcript hashes the encryptionInfo string exactly as received (with its tolerated padding)")
+    @Test("The transcript hashes the encryptionInfo string exactly as received; a padded one is refused")
     func transcriptUsesReceivedString() throws {
         let engine = AnnexCEngine(context: try CredentialContext(entries: [], keyResolver: InMemoryKeyResolver([:])))
         let a = try engine.parse(
             rawRequest: Data("{\"deviceRequest\":\"\(Self.dr)\",\"encryptionInfo\":\"\(Self.ei)\"}".utf8),
             origin: "https://verifier.example")
-        let b = try engine.parse(
-            rawRequest: Data("{\"deviceRequest\":\"\(Self.dr)\",\"encryptionInfo\":\"\(Self.ei)=\"}".utf8),
-            origin: "https://verifier.example")
-        #expect(a.sessionTranscript != b.sessionTranscript)
+        expectRefusal(.malformedRequest, "encryptionInfo is not base64url (URL-safe alphabet, no padding)") {
+            try engine.parse(
+                rawRequest: Data("{\"deviceRequest\":\"\(Self.dr)\",\"encryptionInfo\":\"\(Self.ei)=\"}".utf8),
+                origin: "https://verifier.example")
+        }
         #expect(a.sessionTranscriptBytes.count == 44)
         #expect(Array(a.sessionTranscriptBytes.prefix(12)) == h("83 f6 f6 82 65 6463617069 58 20"))
     }

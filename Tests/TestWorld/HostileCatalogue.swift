@@ -105,6 +105,16 @@ extension CatalogueBuilder {
     func envelopeRows() {
         // Envelope / JSON.
         add("empty input", [], .malformedRequest, detail: "JSON ends early")
+        // Many escaped keys (the shape that made the duplicate check quadratic), one a duplicate far
+        // past the pairwise bound: found through the set, refused.
+        let keys = (0..<600).map { "\"\(String(repeating: "\\u0061", count: 20))\($0)\":0" }
+        add(
+            "duplicate escaped key among 600 in another protocol's entry",
+            Array(
+                ("{\"digital\":{\"requests\":[{\"protocol\":\"openid4vp-v1-unsigned\",\"data\":{"
+                    + keys.joined(separator: ",") + ",\"" + String(repeating: "a", count: 20) + "599\":1}},"
+                    + "{\"protocol\":\"org-iso-mdoc\",\"data\":" + String(decoding: data(goodDR, ei), as: UTF8.self)
+                    + "}]}}").utf8), .malformedRequest, detail: "duplicate JSON object key")
         add("whitespace only", Array("   \n".utf8), .malformedRequest, detail: "JSON ends early")
         add("not JSON", Array("hello".utf8), .malformedRequest, detail: "invalid JSON value")
         add("JSON array", Array("[]".utf8), .malformedRequest, detail: "request is not a JSON object")
@@ -215,6 +225,15 @@ extension CatalogueBuilder {
         addData(
             "padding in the middle", dr: "ab=c" + goodDR, .malformedRequest, detail: "deviceRequest is not base64url")
         addData("too much padding", dr: goodDR + "===", .malformedRequest, detail: "deviceRequest is not base64url")
+        // Padding of the right length, which a browser refuses too.
+        let padded = goodDR + String(repeating: "=", count: (4 - goodDR.utf8.count % 4) % 4)
+        addData(
+            "deviceRequest with correct padding", dr: padded == goodDR ? goodDR + "=" : padded, .malformedRequest,
+            detail: "deviceRequest is not base64url (URL-safe alphabet, no padding)")
+        let paddedEI = ei + String(repeating: "=", count: (4 - ei.utf8.count % 4) % 4)
+        addData(
+            "encryptionInfo with correct padding", ei: paddedEI == ei ? ei + "=" : paddedEI, .malformedRequest,
+            detail: "encryptionInfo is not base64url (URL-safe alphabet, no padding)")
         addData("impossible base64 length", dr: "A", .malformedRequest, detail: "deviceRequest is not base64url")
         addData(
             "encryptionInfo not base64url", ei: "!!!!", .malformedRequest, detail: "encryptionInfo is not base64url")

@@ -165,6 +165,17 @@ struct JSONTests {
         #expect(root.value == (try JSONValue.parse(Array(text.utf8))))
         // A key spelled with an escape duplicates the plain one.
         #expect(throws: JSONValue.ParseError.self) { try JSONDocument(Array(#"{"a":1,"\u0061":2}"#.utf8)) }
+        // Past the pairwise bound (16 members) duplicates are found through a set of decoded keys:
+        // escaped against plain, either order, at any position; distinct keys of one length pass.
+        let many = (0..<40).map { #""\u006b\#($0)":0"# }
+        #expect((try JSONDocument(Array("{\(many.joined(separator: ","))}".utf8))).root.members?.count == 40)
+        for (a, b) in [(#""k7""#, #""\u006b7""#), (#""\u006b39""#, #""k39""#), (#""\u006b\u0032""#, #""k2""#)] {
+            let text = "{\(many.joined(separator: ",")),\(a):1,\(b):2}"
+            #expect(throws: JSONValue.ParseError.self, "\(a) \(b)") { try JSONDocument(Array(text.utf8)) }
+        }
+        // Non-ASCII escapes decode to UTF-8 (two, three and four bytes).
+        let wide = try JSONDocument(Array(#"{"s":"\u00e9\u20ac\ud83d\ude00"}"#.utf8))
+        #expect(wide.root["s"]?.string == "é€😀")
         // Bytes handed over in a buffer.
         let bytes = Array(#"{"z":[]}"#.utf8)
         let fromBuffer = try bytes.withUnsafeBufferPointer { try JSONDocument($0) }

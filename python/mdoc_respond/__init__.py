@@ -143,14 +143,30 @@ def _bytes(value: Any, what: str) -> bytes:
     raise TypeError(f"{what} must be bytes")
 
 
+MDOC_ERR_INVALID_ARGUMENT = 100
+
+
+def _c_string(data: bytes, what: str) -> bytes:
+    """The bytes of a NUL-terminated C argument: an embedded NUL would make C read a shorter string
+    (a signed request answered for a truncated origin), so it is refused here."""
+    if b"\0" in data:
+        raise MdocError(MDOC_ERR_INVALID_ARGUMENT, "invalidArgument", f"{what} contains a NUL character")
+    return data
+
+
 def _text(value: Any, what: str) -> bytes:
     if not isinstance(value, str):
         raise TypeError(f"{what} must be str")
-    return value.encode("utf-8")
+    return _c_string(value.encode("utf-8"), what)
+
+
+def _path(value: Union[str, "os.PathLike[str]"], what: str) -> bytes:
+    return _c_string(os.fsencode(value), what)
 
 
 def _json(value: Optional[Mapping[str, Any]]) -> Optional[bytes]:
-    return None if value is None else json.dumps(value, separators=(",", ":")).encode()
+    # json.dumps escapes a NUL inside a string as \u0000; the check keeps that true for any encoder.
+    return None if value is None else _c_string(json.dumps(value, separators=(",", ":")).encode(), "JSON")
 
 
 class _Handle:
@@ -195,7 +211,7 @@ class Engine(_Handle):
         self._lib = load_library(library)
         handle = ctypes.c_void_p()
         err = _Error()
-        rc = self._lib.mdoc_engine_open(os.fsencode(context_dir), _json(config), ctypes.byref(handle), ctypes.byref(err))
+        rc = self._lib.mdoc_engine_open(_path(context_dir, "context_dir"), _json(config), ctypes.byref(handle), ctypes.byref(err))
         if rc != 0:
             _raise(rc, err)
         self._handle: Optional[int] = handle.value

@@ -137,9 +137,13 @@ public enum CertificateProfile: Sendable {
     /// Any combination, for negative tests: basicConstraints CA flag, key usage in OpenSSL's config
     /// syntax (nil: no key usage extension), EKU OID (nil: none).
     case custom(isCA: Bool, keyUsage: String?, extendedKeyUsage: String?)
-    /// An OpenID4VP request-signing certificate (HAIP): digitalSignature, with these subjectAltName
+    /// An OpenID4VP request-signing certificate of an mdoc verifier: the reader-authentication profile
+    /// (digitalSignature, EKU 1.0.18013.5.1.6, which HAIP names for mdoc), with these subjectAltName
     /// dNSNames (`x509_san_dns` client identifiers).
     case requestSigner(dnsNames: [String])
+    /// A request-signing certificate without the reader EKU (an ecosystem that defines none):
+    /// digitalSignature and these dNSNames only.
+    case requestSignerWithoutReaderEKU(dnsNames: [String])
 
     var builderProfile: X509Builder.Profile {
         switch self {
@@ -165,6 +169,11 @@ public enum CertificateProfile: Sendable {
         case .custom(let isCA, let ku, let eku):
             .init(isCA: isCA, keyUsage: ku ?? "", extendedKeyUsage: eku.map { "critical," + $0 })
         case .requestSigner(let names):
+            .init(
+                isCA: false, keyUsage: "critical,digitalSignature",
+                extendedKeyUsage: "critical," + MdocKeyUsage.readerAuthentication,
+                subjectAlternativeName: names.isEmpty ? nil : names.map { "DNS:" + $0 }.joined(separator: ","))
+        case .requestSignerWithoutReaderEKU(let names):
             .init(
                 isCA: false, keyUsage: "critical,digitalSignature",
                 subjectAlternativeName: names.isEmpty ? nil : names.map { "DNS:" + $0 }.joined(separator: ","))
