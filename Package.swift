@@ -114,7 +114,8 @@ let package = Package(
             name: "PKCS11Tests", dependencies: ["PKCS11", "MdocCBOR", "CryptoCore", "TestSupport", "TestWorld"]),
         .testTarget(name: "HPKETests", dependencies: ["HPKE", "CryptoCore", "TestSupport"]),
         .testTarget(
-            name: "MdocRespondCTests", dependencies: ["MdocRespondC", "CMdocRespondABI", "Presentment", "TestSupport"]),
+            name: "MdocRespondCTests",
+            dependencies: ["MdocRespondC", "CMdocRespondABI", "Presentment", "MdocCBOR", "TestSupport"]),
         .testTarget(name: "WebEncodingTests", dependencies: ["WebEncoding", "TestSupport"]),
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "WebEncoding", "CryptoCore", "TestSupport"]),
         .testTarget(

@@ -33,21 +33,31 @@
  *     "preferA256GCM": true,               OpenID4VP: A256GCM (else A128GCM) when the verifier offers both
  *     "limits": { "maxRequestBytes", "maxDocRequests", "maxRequestedElements", "maxAlternativeSetSize",
  *                 "maxNestingDepth", "maxDataItems", "maxCredentialQueries": positive integers },
- *     "trust": {                           replaces the context's reader-trust policy field by field
- *       "anchors": ["<base64 DER certificate>", ...],
- *       "authorities": ["<hex AKI>", ...],   only readers issued by these authorities may ask
- *       "requireReaderAuthentication": false,
- *       "requireTrustedReader": false
+ *     "trust": {                           narrows the context's stored reader-trust policy field by field
+ *       "anchors": ["<base64 DER certificate>", ...],   a subset of the stored anchors
+ *       "authorities": ["<hex AKI>", ...],   only readers issued by these authorities may ask (non-empty;
+ *                                            a subset of a stored allow-list)
+ *       "requireReaderAuthentication": false,   may turn a requirement on, not off
+ *       "requireTrustedReader": false,
+ *       "signerProfile": "mdocReader" | "requestSigner",   the end-entity profile in both protocols
+ *       "replacePolicy": false               true: the members above replace the stored policy even
+ *                                            where they widen it; without it a widening member is
+ *                                            refused (MDOC_ERR_INVALID_CONFIGURATION)
  *     },
  *     "keyDirectory": "/path"              snapshot engines only: where relative key files are found
  *   }
  *
- * Consent model JSON (mdoc_request_consent_json): the fields of `mdoc-respond inspect --json`'s
- * documents: { "protocol", "readerVerdict", "signedByDifferentReaders", "credentialQueryIDs",
+ * Consent model JSON (mdoc_request_consent_json): schema include/mdoc_consent_model.schema.json,
+ * "schemaVersion": 1, the same as Python's Request.consent and `mdoc-respond inspect --json`'s "consent":
+ * { "schemaVersion", "protocol", "protocolChoice", "readerVerdict", "signedByDifferentReaders",
+ * "signers": [{ "label", "clientID", "subject", "verdict" }], "credentialQueryIDs",
  * "documents": [{ "index", "docType", "readerVerdict", "readerAuthentication", "requested",
- * "alternatives", "ignoredAlternatives", "claimSets", "valueRestricted",
- * "candidates": [{ "credential", "releasable", "substitutions", "missing", "wouldRelease" }] }] }.
- * Elements are "namespace/identifier" strings. Element values never appear.
+ * "elements": [{ "id", "intentToRetain", "values" }], "alternatives", "ignoredAlternatives", "claimSets",
+ * "valueRestricted", "maximumResponseSize", "presentableWithoutElements", "zeroKnowledge",
+ * "candidates": [{ "credential", "releasable", "substitutions", "missing", "wouldRelease" }],
+ * "excluded": [{ "credential", "reason" }] }] }.
+ * Elements are "namespace/identifier" strings. Element values from credentials never appear (a
+ * DCQL "values" list is what the verifier sent).
  *
  * Approval JSON (mdoc_respond, `approval_json` may be NULL for {"approve": "all"}):
  *   {
@@ -58,7 +68,11 @@
  *     "consented": {"docType": ["ns/elem", ...]}       what the platform showed; a request or response
  *                                                      beyond it is refused with MDOC_ERR_CONSENT_MISMATCH
  *   }
- *   An approval only narrows: approving an element that was not shown releases nothing.
+ *   An approval only narrows: approving an element that was not shown releases nothing. A document is
+ *   presented only when the approval covers it: "all" covers what releases an element (and a DCQL query
+ *   without claims); an array covers a document releasing one of its elements ([] presents nothing);
+ *   an object covers the indexes it lists, and {"1": []} presents document 1 with no element
+ *   (document-level consent; "presentableWithoutElements" in the consent model says where allowed).
  */
 #ifndef MDOC_RESPOND_H
 #define MDOC_RESPOND_H

@@ -43,7 +43,7 @@ if swift format lint --strict -r Sources Tests Fuzz/Sources Package.swift > "$lo
 
 # Pinned independent peers from PyPI (pyhpke, cryptography, cbor2, pymdoccbor, jwcrypto) for the interop tests.
 venv=.build/interop-venv
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import pyhpke, cbor2, pymdoccbor, cryptography, jwcrypto, pytest, mypy" 2>/dev/null; then
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import pyhpke, cbor2, pymdoccbor, cryptography, jwcrypto, pytest, mypy, jsonschema" 2>/dev/null; then
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q --disable-pip-version-check -r Tests/interop/requirements.txt
 fi

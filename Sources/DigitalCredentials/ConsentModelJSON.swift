@@ -1,62 +1,166 @@
+import AnnexC
 import MdocCBOR
 import OpenID4VP
 import Presentment
+import WebEncoding
 
-/// The consent model as JSON: what a consent screen shows, element ids only (never element values),
-/// with the same field names as `mdoc-respond inspect --json`. The CLI and the C ABI both write it
-/// from here. Request-controlled strings (docTypes, element names, certificate subjects) are JSON
-/// string-escaped.
+/// The consent model as JSON: everything that shapes what leaves the device, element ids only (never
+/// an element value from a credential), written with the project's JSON writer (deterministic, every
+/// request-controlled string escaped). One schema, `schemaVersion` 1, shared by the C ABI
+/// (`mdoc_request_consent_json`), the Python binding (`Request.consent`) and `mdoc-respond inspect
+/// --json` (its `consent` member); documented in `include/mdoc_consent_model.schema.json` and validated
+/// against it by the tests. A version is incremented on any change a reader of an older version could
+/// misread; members are only added within a version.
 public enum ConsentModelJSON {
-    /// The whole request: protocol, the request-level reader verdict, whether different readers
-    /// signed, the OpenID4VP credential query ids (null for Annex C) and every requested document.
+    /// The schema version written in `schemaVersion`.
+    public static let schemaVersion: Int64 = 1
+
+    /// The whole request as JSON text.
     public static func request(_ r: PresentmentRequest) -> String {
-        let queries = r.openID4VP.map { "[" + $0.credentialQueryIDs.map(string).joined(separator: ",") + "]" } ?? "null"
-        return "{\"protocol\":\(string(r.protocolIdentifier)),\"readerVerdict\":\(verdict(r.readerVerdict)),"
-            + "\"signedByDifferentReaders\":\(r.signedByDifferentReaders),\"credentialQueryIDs\":\(queries),"
-            + "\"documents\":[\(r.documents.map(document).joined(separator: ","))]}"
+        String(decoding: value(r).serialized, as: UTF8.self)
     }
 
-    /// One requested document: who asks, what is asked, alternatives honoured and ignored, claim sets,
-    /// value-restricted elements, and per candidate credential what would leave the device.
-    public static func document(_ d: RequestedDocument) -> String {
-        func ids(_ l: [ElementID]) -> String { "[" + l.map { string($0.description) }.joined(separator: ",") + "]" }
-        let alternatives = d.elements.compactMap { e in
-            d.alternatives[e.id].map {
-                "{\"requested\":\(string(e.id.description)),\"sets\":[\($0.map(ids).joined(separator: ","))]}"
+    /// The whole request: protocol and why it was chosen, the request-level verdict, every verified
+    /// signer, the OpenID4VP credential query ids (null for Annex C) and every requested document.
+    package static func value(_ r: PresentmentRequest) -> JSONValue {
+        let choice: JSONValue =
+            r.protocolChoice.map {
+                .object([
+                    ("reason", .string($0.reason.rawValue)),
+                    ("considered", .array($0.considered.map(JSONValue.string))),
+                ])
+            } ?? .null
+        return .object([
+            ("schemaVersion", .number(JSONNumber(schemaVersion))),
+            ("protocol", .string(r.protocolIdentifier)),
+            ("protocolChoice", choice),
+            ("readerVerdict", verdict(r.readerVerdict)),
+            ("signedByDifferentReaders", .bool(r.signedByDifferentReaders)),
+            ("signers", .array(signers(r))),
+            ("credentialQueryIDs", r.openID4VP.map { .array($0.credentialQueryIDs.map(JSONValue.string)) } ?? .null),
+            ("documents", .array(r.documents.map(document))),
+        ])
+    }
+
+    /// Every verified signature over the request: its label, the OpenID4VP client identifier (null
+    /// for Annex C), the signer's certificate subject and its verdict under the holder's policy.
+    static func signers(_ r: PresentmentRequest) -> [JSONValue] {
+        if let o = r.openID4VP {
+            return o.signatures.map {
+                .object([
+                    ("label", .string($0.label)), ("clientID", .string($0.clientID)),
+                    ("subject", .string($0.chain.first?.subject ?? "")), ("verdict", verdict($0.verdict)),
+                ])
             }
         }
-        let ignored = d.ignoredAlternatives.map {
-            "{\"requested\":\(string($0.requested.description)),\"set\":\(ids($0.set)),\"reason\":\(string($0.reason.rawValue))}"
+        return (r.explanation?.readerChecks ?? []).filter(\.verified).map {
+            .object([
+                ("label", .string($0.label)), ("clientID", .null),
+                ("subject", .string($0.certificateSubjects.first ?? "")), ("verdict", verdict($0.trust)),
+            ])
         }
-        let candidates = d.candidates.map { c in
-            "{\"credential\":\(string(c.credentialID)),\"releasable\":\(ids(c.releasable)),\"substitutions\":["
-                + c.substitutions.map {
-                    "{\"requested\":\(string($0.requested.description)),\"replacement\":\(ids($0.replacement))}"
-                }.joined(separator: ",")
-                + "],\"missing\":\(ids(c.missing)),\"wouldRelease\":\(ids(c.shownElements))}"
+    }
+
+    /// One requested document: who asks, each requested element with its intent to retain and the
+    /// values the verifier probes for, alternatives honoured and ignored, claim sets, the
+    /// zero-knowledge ask, whether it may be presented without elements, and per candidate credential
+    /// what would leave the device (and why other credentials of the docType cannot answer).
+    package static func document(_ d: RequestedDocument) -> JSONValue {
+        func ids(_ l: [ElementID]) -> JSONValue { .array(l.map { .string($0.description) }) }
+        let elements: [JSONValue] = d.elements.map { e in
+            .object([
+                ("id", .string(e.id.description)),
+                ("intentToRetain", e.intentToRetain.map(JSONValue.bool) ?? .null),
+                ("values", d.valueConstraints[e.id].map { .array($0.map(claimValue)) } ?? .null),
+            ])
         }
-        return
-            "{\"index\":\(d.index),\"docType\":\(string(d.docType)),\"readerVerdict\":\(verdict(d.readerVerdict)),"
-            + "\"readerAuthentication\":[\(d.readerAuthentication.map(string).joined(separator: ","))],\"requested\":\(ids(d.elements.map(\.id))),"
-            + "\"alternatives\":[\(alternatives.joined(separator: ","))],\"ignoredAlternatives\":[\(ignored.joined(separator: ","))],"
-            + "\"claimSets\":[\(d.claimSets.map(ids).joined(separator: ","))],\"valueRestricted\":\(ids(d.valueConstraints.keys.sorted())),"
-            + "\"candidates\":[\(candidates.joined(separator: ","))]}"
+        let alternatives: [JSONValue] = d.elements.compactMap { e in
+            d.alternatives[e.id].map {
+                .object([("requested", .string(e.id.description)), ("sets", .array($0.map(ids)))])
+            }
+        }
+        let ignored: [JSONValue] = d.ignoredAlternatives.map {
+            .object([
+                ("requested", .string($0.requested.description)), ("set", ids($0.set)),
+                ("reason", .string($0.reason.rawValue)),
+            ])
+        }
+        let candidates: [JSONValue] = d.candidates.map { c in
+            .object([
+                ("credential", .string(c.credentialID)), ("releasable", ids(c.releasable)),
+                (
+                    "substitutions",
+                    .array(
+                        c.substitutions.map {
+                            .object([
+                                ("requested", .string($0.requested.description)), ("replacement", ids($0.replacement)),
+                            ])
+                        })
+                ),
+                ("missing", ids(c.missing)), ("wouldRelease", ids(c.shownElements)),
+            ])
+        }
+        let zk: JSONValue =
+            d.zeroKnowledge.map { z in
+                .object([
+                    ("required", .bool(z.required)), ("systems", .array(z.systems.map(JSONValue.string))),
+                    ("systemIDs", .array(z.systemIDs.map(JSONValue.string))),
+                    (
+                        "plainPresentationReveals",
+                        .array(ZeroKnowledgeOffer.plainPresentationReveals.map(JSONValue.string))
+                    ),
+                ])
+            } ?? .null
+        return .object([
+            ("index", .number(JSONNumber(Int64(d.index)))),
+            ("docType", .string(d.docType)),
+            ("readerVerdict", verdict(d.readerVerdict)),
+            ("readerAuthentication", .array(d.readerAuthentication.map(JSONValue.string))),
+            ("requested", ids(d.elements.map(\.id))),
+            ("elements", .array(elements)),
+            ("alternatives", .array(alternatives)),
+            ("ignoredAlternatives", .array(ignored)),
+            ("claimSets", .array(d.claimSets.map(ids))),
+            ("valueRestricted", ids(d.valueConstraints.keys.sorted())),
+            ("maximumResponseSize", d.maximumResponseSize.map { .number(JSONNumber(Int64(clamping: $0))) } ?? .null),
+            ("presentableWithoutElements", .bool(d.presentableWithoutElements)),
+            ("zeroKnowledge", zk),
+            ("candidates", .array(candidates)),
+            (
+                "excluded",
+                .array(
+                    d.excluded.map {
+                        .object([("credential", .string($0.credentialID)), ("reason", .string($0.reason.rawValue))])
+                    })
+            ),
+        ])
+    }
+
+    /// A value the verifier probes for (DCQL `values`), as the JSON it was sent as.
+    static func claimValue(_ v: ClaimValue) -> JSONValue {
+        switch v {
+        case .text(let s): .string(s)
+        case .integer(let i): .number(JSONNumber(i))
+        case .bool(let b): .bool(b)
+        }
     }
 
     /// A reader verdict: `notAuthenticated`, `trusted` (subject, AKI in hex) or `signedNotTrusted`
     /// (subject and reason).
-    public static func verdict(_ v: ReaderVerdict) -> String {
+    package static func verdict(_ v: ReaderVerdict) -> JSONValue {
         switch v {
-        case .notAuthenticated: "{\"status\":\"notAuthenticated\"}"
+        case .notAuthenticated: .object([("status", .string("notAuthenticated"))])
         case .trusted(let s, let aki):
-            "{\"status\":\"trusted\",\"subject\":\(string(s)),\"authorityKeyIdentifier\":\(aki.map { string(hex($0)) } ?? "null")}"
+            .object([
+                ("status", .string("trusted")), ("subject", .string(s)),
+                ("authorityKeyIdentifier", aki.map { .string(hex($0)) } ?? .null),
+            ])
         case .signedNotTrusted(let s, let reason):
-            "{\"status\":\"signedNotTrusted\",\"subject\":\(string(s)),\"reason\":\(string(reason.rawValue))}"
+            .object([
+                ("status", .string("signedNotTrusted")), ("subject", .string(s)), ("reason", .string(reason.rawValue)),
+            ])
         }
     }
-
-    /// A JSON string literal.
-    public static func string(_ s: String) -> String { CBORDiagnostic.quoted(s) }
 
     private static func hex(_ b: [UInt8]) -> String {
         let digits = Array("0123456789abcdef".utf8)

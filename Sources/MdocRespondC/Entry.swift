@@ -160,7 +160,7 @@ public func mdocEngineOpen(
             })
         else { throw ABIFailure(MDOC_ERR_CONTEXT_UNAVAILABLE, "no credential context snapshot in the directory") }
         engine.pointee = Handles.add(
-            EngineBox(engine: settings.engine(over: context), maxRequestBytes: settings.maxRequestBytes))
+            EngineBox(engine: try settings.engine(over: context), maxRequestBytes: settings.maxRequestBytes))
     }
 }
 
@@ -186,7 +186,7 @@ public func mdocEngineOpenSnapshot(
             try CredentialContext(encoded: bytes, keyResolver: resolver)
         }
         engine.pointee = Handles.add(
-            EngineBox(engine: settings.engine(over: context), maxRequestBytes: settings.maxRequestBytes))
+            EngineBox(engine: try settings.engine(over: context), maxRequestBytes: settings.maxRequestBytes))
     }
 }
 

@@ -37,6 +37,10 @@ package struct ABISettings: Sendable {
     package var authorities: [[UInt8]]?
     package var requireReaderAuthentication: Bool?
     package var requireTrustedReader: Bool?
+    package var signerProfile: SignerProfile?
+    /// `trust.replacePolicy`: the trust members replace the stored policy even where they widen it.
+    /// Without it a configuration may only narrow the holder's stored policy.
+    package var replacePolicy = false
     /// Where a snapshot engine finds relative key files.
     package var keyDirectory: String?
 
@@ -150,6 +154,10 @@ package struct ABISettings: Sendable {
                     }
                     akis.append(bytes)
                 }
+                // An empty allow-list would read as "any authority": never a silent widening.
+                guard !akis.isEmpty else {
+                    throw fail("trust.authorities must not be empty (omit it to keep the stored policy)")
+                }
                 authorities = akis
             case "requireReaderAuthentication":
                 guard let b = v.bool else { throw fail("trust.requireReaderAuthentication must be true or false") }
@@ -157,27 +165,61 @@ package struct ABISettings: Sendable {
             case "requireTrustedReader":
                 guard let b = v.bool else { throw fail("trust.requireTrustedReader must be true or false") }
                 requireTrustedReader = b
+            case "signerProfile":
+                guard let s = v.string, let p = SignerProfile(rawValue: s) else {
+                    throw fail("trust.signerProfile must be mdocReader or requestSigner")
+                }
+                signerProfile = p
+            case "replacePolicy":
+                guard let b = v.bool else { throw fail("trust.replacePolicy must be true or false") }
+                replacePolicy = b
             default: throw fail("unknown trust member (see mdoc_respond.h)")
             }
         }
     }
 
     /// The context under the configured trust policy (unchanged when the configuration names none).
-    package func applyingTrust(to context: CredentialContext) -> CredentialContext {
-        guard anchors != nil || authorities != nil || requireReaderAuthentication != nil || requireTrustedReader != nil
+    /// Without `replacePolicy` the configuration may only narrow the holder's stored policy: anchors a
+    /// subset of the stored anchors, authorities a subset of a stored allow-list, a stored requirement
+    /// kept, the signer profile unchanged; anything else is refused (`MDOC_ERR_INVALID_CONFIGURATION`).
+    package func applyingTrust(to context: CredentialContext) throws(ABIFailure) -> CredentialContext {
+        guard
+            anchors != nil || authorities != nil || requireReaderAuthentication != nil || requireTrustedReader != nil
+                || signerProfile != nil
         else { return context }
-        var policy = context.readerTrust
+        let stored = context.readerTrust
+        if !replacePolicy {
+            func widens(_ what: String) -> ABIFailure {
+                ABIFailure(
+                    MDOC_ERR_INVALID_CONFIGURATION,
+                    "trust.\(what) would widen the holder's stored policy (set trust.replacePolicy to replace it)")
+            }
+            if let anchors {
+                let storedDER = Set(stored.trustAnchors.map(\.der))
+                guard anchors.allSatisfy({ storedDER.contains($0.der) }) else { throw widens("anchors") }
+            }
+            if let authorities, case .only(let allowed) = stored.authorities, !allowed.isEmpty {
+                guard authorities.allSatisfy({ allowed.contains($0) }) else { throw widens("authorities") }
+            }
+            if requireReaderAuthentication == false && stored.requireReaderAuthentication {
+                throw widens("requireReaderAuthentication")
+            }
+            if requireTrustedReader == false && stored.requireTrustedReader { throw widens("requireTrustedReader") }
+            if let signerProfile, signerProfile != stored.signerProfile { throw widens("signerProfile") }
+        }
+        var policy = stored
         if let anchors { policy.trustAnchors = anchors }
         if let authorities { policy.authorities = .only(authorities) }
         if let requireReaderAuthentication { policy.requireReaderAuthentication = requireReaderAuthentication }
         if let requireTrustedReader { policy.requireTrustedReader = requireTrustedReader }
+        if let signerProfile { policy.signerProfile = signerProfile }
         return context.replacingReaderTrust(policy)
     }
 
     /// The engine these settings describe over `context`.
-    package func engine(over context: CredentialContext) -> DigitalCredentialsEngine {
+    package func engine(over context: CredentialContext) throws(ABIFailure) -> DigitalCredentialsEngine {
         DigitalCredentialsEngine(
-            context: applyingTrust(to: context), annexC: annexC, openID4VP: openID4VP, preference: preference)
+            context: try applyingTrust(to: context), annexC: annexC, openID4VP: openID4VP, preference: preference)
     }
 
     static func parseObject(_ bytes: [UInt8], code: Int32, what: String) throws(ABIFailure) -> [(String, JSONValue)] {

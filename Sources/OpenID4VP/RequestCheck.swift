@@ -65,15 +65,23 @@ extension OpenID4VPEngine {
         let parameterLimits = JSONValue.Limits(
             maxBytes: configuration.maxRequestBytes, maxDepth: Self.parameterDepth, maxMembers: Self.parameterMembers,
             maxStringBytes: configuration.maxRequestBytes)
+        var otherProtocol = false
         let found: Result<RequestEnvelope, RequestEnvelope.Refusal> = rawRequest.withUnsafeBytes { raw in
             Result { () throws(RequestEnvelope.Refusal) in
                 try RequestEnvelope.parse(
                     raw.assumingMemoryBound(to: UInt8.self), maxBytes: configuration.maxRequestBytes,
-                    isBareData: Self.isBareData)
+                    isBareData: { json in
+                        otherProtocol = json["deviceRequest"] != nil || json["encryptionInfo"] != nil
+                        return Self.isBareData(json)
+                    })
             }
         }
         let envelope: RequestEnvelope
         do { envelope = try found.get() } catch {
+            // A bare Annex C data object is an absent entry for this protocol, not a malformed one.
+            if otherProtocol && !error.tooLarge {
+                throw PresentmentError(.unsupportedProtocol, "a bare data object of another protocol (Annex C)")
+            }
             throw PresentmentError(error.tooLarge ? .limitExceeded : .malformedRequest, error.what)
         }
         let form: OpenID4VPRequestForm

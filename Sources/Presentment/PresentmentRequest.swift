@@ -70,6 +70,12 @@ public struct ExcludedCredential: Sendable, Hashable {
     public let credentialID: String
     /// Why it cannot answer.
     public let reason: Reason
+
+    /// Creates an entry.
+    public init(credentialID: String, reason: Reason) {
+        self.credentialID = credentialID
+        self.reason = reason
+    }
 }
 
 /// One DocRequest as a consent UI shows it.

@@ -140,14 +140,20 @@ enum Inspect {
                 "\"readerChecks\":["
                     + e.readerChecks.map { c in
                         "{\"label\":\(jsonString(c.label)),\"algorithm\":\(c.algorithm.rawValue),\"verified\":\(c.verified),\"certificates\":[\(c.certificateSubjects.map(jsonString).joined(separator: ","))],"
-                            + "\"trust\":\(ConsentModelJSON.verdict(c.trust)),\"refusal\":\(c.refusal.map(jsonString) ?? "null"),\"signedBytes\":\(jsonString(hex(c.signedBytes)))}"
+                            + "\"trust\":\(j(ConsentModelJSON.verdict(c.trust))),\"refusal\":\(c.refusal.map(jsonString) ?? "null"),\"signedBytes\":\(jsonString(hex(c.signedBytes)))}"
                     }.joined(separator: ",") + "]")
-            fields.append("\"readerVerdict\":\(e.readerVerdict.map(ConsentModelJSON.verdict) ?? "null")")
+            fields.append("\"readerVerdict\":\(e.readerVerdict.map { j(ConsentModelJSON.verdict($0)) } ?? "null")")
             fields.append(
-                "\"documentVerdicts\":[\(e.documentVerdicts.map(ConsentModelJSON.verdict).joined(separator: ","))]")
-            fields.append("\"readers\":[\(e.readers.map(ConsentModelJSON.verdict).joined(separator: ","))]")
+                "\"documentVerdicts\":[\(e.documentVerdicts.map { j(ConsentModelJSON.verdict($0)) }.joined(separator: ","))]"
+            )
+            fields.append("\"readers\":[\(e.readers.map { j(ConsentModelJSON.verdict($0)) }.joined(separator: ","))]")
             fields.append("\"selection\":[\(e.selection.map(jsonString).joined(separator: ","))]")
-            fields.append("\"documents\":[" + e.documents.map(ConsentModelJSON.document).joined(separator: ",") + "]")
+            fields.append(
+                "\"documents\":[" + e.documents.map { j(ConsentModelJSON.document($0)) }.joined(separator: ",") + "]")
+            // The consent model (the schema the C ABI and Python share), when the request parses.
+            fields.append(
+                "\"consent\":"
+                    + ((try? engine.parse(rawRequest: raw, origin: origin)).map(ConsentModelJSON.request) ?? "null"))
             fields.append(
                 "\"error\":\(e.error.map { "{\"code\":\(jsonString($0.code.rawValue)),\"detail\":\(jsonString($0.detail))}" } ?? "null")"
             )
@@ -205,13 +211,16 @@ enum Inspect {
             fields.append(
                 "\"signatures\":["
                     + (d?.signatures ?? []).map {
-                        "{\"label\":\(jsonString($0.label)),\"clientID\":\(jsonString($0.clientID)),\"certificates\":[\($0.chain.map { jsonString($0.subject) }.joined(separator: ","))],\"trust\":\(ConsentModelJSON.verdict($0.verdict))}"
+                        "{\"label\":\(jsonString($0.label)),\"clientID\":\(jsonString($0.clientID)),\"certificates\":[\($0.chain.map { jsonString($0.subject) }.joined(separator: ","))],\"trust\":\(j(ConsentModelJSON.verdict($0.verdict)))}"
                     }.joined(separator: ",") + "]")
             fields.append("\"verifierInfo\":[\((d?.verifierInfo ?? []).map(jsonString).joined(separator: ","))]")
-            fields.append("\"readerVerdict\":\(e.request.map { ConsentModelJSON.verdict($0.readerVerdict) } ?? "null")")
             fields.append(
-                "\"documents\":[" + (e.request?.documents ?? []).map(ConsentModelJSON.document).joined(separator: ",")
+                "\"readerVerdict\":\(e.request.map { j(ConsentModelJSON.verdict($0.readerVerdict)) } ?? "null")")
+            fields.append(
+                "\"documents\":["
+                    + (e.request?.documents ?? []).map { j(ConsentModelJSON.document($0)) }.joined(separator: ",")
                     + "]")
+            fields.append("\"consent\":" + (e.request.map(ConsentModelJSON.request) ?? "null"))
             fields.append(
                 "\"error\":\(e.error.map { "{\"code\":\(jsonString($0.code.rawValue)),\"detail\":\(jsonString($0.detail))}" } ?? "null")"
             )
@@ -326,3 +335,6 @@ enum Inspect {
         return "not a recognised mdoc structure"
     }
 }
+
+/// A JSON value as text (the consent model's parts inside `inspect --json`).
+private func j(_ v: JSONValue) -> String { String(decoding: v.serialized, as: UTF8.self) }

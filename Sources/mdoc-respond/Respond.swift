@@ -13,7 +13,8 @@ import MdocCBOR
 enum Respond {
     static let help = """
         usage: mdoc-respond respond --request FILE|- --origin ORIGIN [--context DIR] [--credential ID]
-                                    [--approve all|ns/elem,...] [--protocol auto|annexc|openid4vp]
+                                    [--approve all|none|ns/elem,...] [--approve-documents 'I:ns/elem,...;J:']
+                                    [--protocol auto|annexc|openid4vp]
                                     [--format auto|cbor|json|android|data|protocol]
                                     [--missing omit|report] [--out FILE|-] [--clock RFC3339] [--repeat N] [--report]
 
@@ -27,7 +28,12 @@ enum Respond {
                       OpenID4VP the data object, or {"protocol","data"} for the list framings.
                       Annex C: cbor (iOS responseData), json ({"response": ...}), android ({"protocol","data"});
                       OpenID4VP: data ({"vp_token"} or {"response": JWE}), protocol ({"protocol","data"})
-          --approve   all (default) or the comma-separated elements the user approved
+          --approve   all (default), none, or the comma-separated elements the user approved (in every
+                      document; a document releasing none of them is not presented)
+          --approve-documents
+                      per document index, the elements approved: '0:ns/a,ns/b;1:' presents document 0
+                      with those elements and document 1 with none (document-level consent); a document
+                      not listed is not presented
           --missing   omit (default) leaves out requested elements the credential lacks; report lists them
                       as errors (code 0) and unanswered optional documents as documentErrors
           --repeat N  answer the same request N times in-process and report throughput on stderr
@@ -45,7 +51,7 @@ enum Respond {
         }
         o.check(allowed: [
             "--request", "--origin", "--context", "--credential", "--approve", "--format", "--out", "--clock",
-            "--repeat", "--missing", "--protocol",
+            "--repeat", "--missing", "--protocol", "--approve-documents",
         ])
         // Read no more than the engines accept: a larger request is refused without being held.
         let limit = max(AnnexCEngine.Configuration().maxRequestBytes, OpenID4VPEngine.Configuration().maxRequestBytes)
@@ -83,15 +89,33 @@ enum Respond {
         }
         let formatName = o.value("--format") ?? "auto"
         var approval = Approval.allRequested
-        if let a = o.value("--approve"), a != "all" {
+        func elements(_ text: Substring, _ option: String) -> Set<ElementID> {
             var set = Set<ElementID>()
-            for item in a.split(separator: ",") {
+            for item in text.split(separator: ",") {
                 guard let id = ElementID(parsing: String(item)) else {
-                    fail(Exit.usage, "usage", "--approve takes namespace/element items")
+                    fail(Exit.usage, "usage", "\(option) takes namespace/element items")
                 }
                 set.insert(id)
             }
-            approval = .elements(set)
+            return set
+        }
+        if let a = o.value("--approve"), a != "all" {
+            approval = .elements(a == "none" ? [] : elements(Substring(a), "--approve"))
+        }
+        if let a = o.value("--approve-documents") {
+            guard o.value("--approve") == nil else {
+                fail(Exit.usage, "usage", "give --approve or --approve-documents, not both")
+            }
+            var map = [Int: Set<ElementID>]()
+            for part in a.split(separator: ";", omittingEmptySubsequences: true) {
+                guard let colon = part.firstIndex(of: ":"), let i = Int(part[..<colon]), i >= 0, i < 1 << 16,
+                    map[i] == nil
+                else {
+                    fail(Exit.usage, "usage", "--approve-documents takes 'INDEX:ns/elem,...' parts separated by ';'")
+                }
+                map[i] = elements(part[part.index(after: colon)...], "--approve-documents")
+            }
+            approval = .perDocument(map)
         }
         let repeatCount = Int(o.value("--repeat") ?? "1") ?? 0
         guard repeatCount >= 1 else { fail(Exit.usage, "usage", "--repeat needs a positive number") }

@@ -115,6 +115,47 @@ extension ConformanceTests {
     }
 
     @Test(
+        "CLI: a document goes out only when the approval covers it (--approve none, --approve-documents), both protocols; inspect --json carries the consent model",
+        .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
+    func cliDocumentConsent() throws {
+        let ns = "org.iso.18013.5.1"
+        let iaca = try Certificate(der: Array(Data(contentsOf: Self.vectors.appendingPathComponent("pki/iaca.der"))))
+        // Annex C: one DocRequest for an element the mDL lacks.
+        let req = try AnnexCReader.makeRequest(
+            documents: [.init(docType: "org.iso.18013.5.1.mDL", elements: [.init(ElementID(ns, "no_such"))])],
+            origin: try Origin("https://verifier.example"), framing: .dataObject)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-doc-\(UUID().uuidString).json")
+        try req.rawRequest.write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let base = ["--request", file.path, "--origin", "https://verifier.example", "--clock", "2027-03-01T12:00:00Z"]
+        for approve in [["--approve", "all"], ["--approve", "none"], ["--approve-documents", "1:"]] {
+            let r = try #require(try Self.runCLI(["respond"] + approve + base))
+            #expect(r.status == 1 && r.out.isEmpty && r.err.contains("cannotSatisfyRequest"), "\(approve)")
+        }
+        let bare = try #require(try Self.runCLI(["respond", "--approve-documents", "0:"] + base))
+        #expect(bare.status == 0, "\(bare.err)")
+        let opened = try AnnexCReader.openResponse(bare.out, for: req, issuerRoots: [iaca], at: Self.clock)
+        #expect(opened.documents.count == 1 && opened.documents[0].elements.isEmpty)
+        let json = try #require(try Self.runCLI(["inspect", "--json"] + base))
+        let consent = (try JSONSerialization.jsonObject(with: json.out) as? [String: Any])?["consent"] as? [String: Any]
+        #expect(consent?["schemaVersion"] as? Int == 1)
+        #expect(((consent?["documents"] as? [[String: Any]])?.first?["presentableWithoutElements"]) as? Bool == true)
+        // OpenID4VP: the published query without claims; approving no element never presents it.
+        let noClaims = Self.vectors.appendingPathComponent("requests/openid4vp/no-claims.json").path
+        let oid = ["--request", noClaims, "--origin", "https://verifier.example", "--clock", "2027-03-01T12:00:00Z"]
+        for approve in [["--approve", "none"], ["--approve", "\(ns)/family_name"], ["--approve-documents", "1:"]] {
+            let r = try #require(try Self.runCLI(["respond"] + approve + oid))
+            #expect(r.status == 1 && r.out.isEmpty && r.err.contains("cannotSatisfyRequest"), "\(approve)")
+        }
+        for approve in [["--approve", "all"], ["--approve-documents", "0:"]] {
+            let r = try #require(try Self.runCLI(["respond"] + approve + oid))
+            #expect(r.status == 0 && !r.out.isEmpty, "\(approve): \(r.err)")
+        }
+        let usage = try #require(try Self.runCLI(["respond", "--approve-documents", "x"] + oid))
+        #expect(usage.status == 2)
+    }
+
+    @Test(
         "CLI: request-controlled text is escaped in --report and inspect (no forged lines, no terminal controls); --report names no origin or reader",
         .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
     func cliEscapesRequestText() throws {

@@ -1,5 +1,6 @@
 import CMdocRespondABI
 import Foundation
+import MdocCBOR
 import MdocRespondC
 import Presentment
 import Testing
@@ -12,7 +13,7 @@ struct ABITests {
     static let vectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("TestVectors")
 
-    @Test("Every Swift error code has its own number 1-30 and its own name; misuse codes are 100-103")
+    @Test("Every Swift error code has its own number 1-31 and its own name; misuse codes are 100-103")
     func numbering() {
         let numbers = PresentmentError.Code.allCases.map(ABIStatus.number)
         #expect(Set(numbers).count == PresentmentError.Code.allCases.count)
@@ -76,6 +77,61 @@ struct ABITests {
             #expect(a.consented == ConsentedRequest(documents: ["org.iso.18013.5.1.mDL": [ElementID("a.b", "c")]]))
             #expect(a.approval == .allRequested)
         }
+    }
+
+    @Test("Approval JSON: approve nothing, and document-level consent with an empty list")
+    func documentLevelApprovals() throws {
+        #expect(try ABIApproval(json: Array(#"{"approve":[]}"#.utf8)).approval == .elements([]))
+        #expect(try ABIApproval(json: Array(#"{"approve":{}}"#.utf8)).approval == .perDocument([:]))
+        #expect(
+            try ABIApproval(json: Array(#"{"approve":{"0":["a.b/c"],"1":[]}}"#.utf8)).approval
+                == .perDocument([0: [ElementID("a.b", "c")], 1: []]))
+    }
+
+    @Test("Trust configuration narrows the stored policy; an empty allow-list or a widening member is refused")
+    func trustNarrowsOnly() throws {
+        let bytes = try [UInt8](Data(contentsOf: Self.vectors.appendingPathComponent("context/context.cbor")))
+        let stored = try CredentialContext(encoded: bytes, keyResolver: InMemoryKeyResolver([:]))
+        let storedAnchors = stored.readerTrust.trustAnchors
+        try #require(!storedAnchors.isEmpty)
+        func settings(_ json: String) throws(ABIFailure) -> ABISettings { try ABISettings(json: Array(json.utf8)) }
+        // The reported widening: an empty list would have meant "any authority".
+        #expect(throws: ABIFailure.self) { try settings(#"{"trust":{"authorities":[]}}"#) }
+        do {
+            _ = try settings(#"{"trust":{"authorities":[]}}"#)
+        } catch { #expect(error.code == MDOC_ERR_INVALID_CONFIGURATION) }
+        // Narrowing: a requirement turned on, an allow-list where the stored policy allows any.
+        let narrowed = try settings(#"{"trust":{"requireTrustedReader":true,"authorities":["0a0b"]}}"#)
+            .applyingTrust(to: stored)
+        #expect(narrowed.readerTrust.requireTrustedReader && narrowed.readerTrust.authorities == .only([[0x0a, 0x0b]]))
+        // Widening: a new anchor, a requirement turned off, another signer profile, or an authority
+        // outside a stored allow-list; each passes only with replacePolicy.
+        let foreign = try Certificate(
+            der: [UInt8](Data(contentsOf: Self.vectors.appendingPathComponent("pki/unknown-reader-root.der"))))
+        let anchorJSON = #"{"trust":{"anchors":[""# + Data(foreign.der).base64EncodedString() + #""]}}"#
+        let strict = stored.replacingReaderTrust(
+            ReaderTrustPolicy(
+                trustAnchors: storedAnchors, authorities: .only([[1, 2]]), requireReaderAuthentication: true,
+                requireTrustedReader: true))
+        for json in [
+            anchorJSON, #"{"trust":{"requireReaderAuthentication":false}}"#,
+            #"{"trust":{"requireTrustedReader":false}}"#, #"{"trust":{"signerProfile":"requestSigner"}}"#,
+            #"{"trust":{"authorities":["0304"]}}"#,
+        ] {
+            let s = try settings(json)
+            #expect(throws: ABIFailure.self, "\(json)") { try s.applyingTrust(to: strict) }
+            var replacing = try settings(json)
+            replacing.replacePolicy = true
+            _ = try replacing.applyingTrust(to: strict)
+            let explicit = try settings(String(json.dropLast(2)) + #","replacePolicy":true}}"#)
+            #expect(explicit.replacePolicy)
+            _ = try explicit.applyingTrust(to: strict)
+        }
+        // A stored anchor kept, or a subset of the stored allow-list: narrowing, accepted.
+        let keep =
+            #"{"trust":{"anchors":[""# + Data(storedAnchors[0].der).base64EncodedString()
+            + #""],"authorities":["0102"]}}"#
+        _ = try settings(keep).applyingTrust(to: strict)
     }
 
     @Test("Four threads parse, read, answer and release on one engine while another releases engines")

@@ -110,7 +110,7 @@ def verify(response_bytes, state, iaca, now, full=False):
         def t(x): return datetime.datetime.fromisoformat(str(x.value if isinstance(x, CBORTag) else x).replace("Z", "+00:00"))
         assert t(vi["validFrom"]) <= now <= t(vi["validUntil"]), "MSO validity"
         names = []
-        for ns, items in isd["nameSpaces"].items():
+        for ns, items in isd.get("nameSpaces", {}).items():  # optional (18013-5: ? "nameSpaces")
             for item in items:
                 digest = hashlib.sha256(enc(item)).digest()
                 inner = cbor2.loads(item.value)
@@ -136,7 +136,7 @@ def issued_items(path):
     """{ns/elem: (value, IssuerSignedItemBytes content)} read straight from an IssuerSigned file."""
     isd = cbor2.loads(open(path, "rb").read())
     out = {}
-    for ns, items in isd["nameSpaces"].items():
+    for ns, items in isd.get("nameSpaces", {}).items():  # optional (18013-5: ? "nameSpaces")
         for item in items:
             inner = cbor2.loads(item.value)
             out[f"{ns}/{inner['elementIdentifier']}"] = (inner["elementValue"], bytes(item.value))
