@@ -79,6 +79,7 @@ let package = Package(
             name: "MdocRespondC",
             dependencies: [
                 "CMdocRespondABI", "DigitalCredentials", "Presentment", "MdocCBOR", "WebEncoding", "CryptoCore",
+                "PKCS11",
             ]),
         .executableTarget(
             name: "mdoc-respond",

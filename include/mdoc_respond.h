@@ -44,7 +44,10 @@
  *                                            where they widen it; without it a widening member is
  *                                            refused (MDOC_ERR_INVALID_CONFIGURATION)
  *     },
- *     "keyDirectory": "/path"              snapshot engines only: where relative key files are found
+ *     "keyDirectory": "/path",             snapshot engines only: where relative key files are found
+ *     "pkcs11ModuleDirectories": ["/usr/lib/x86_64-linux-gnu/pkcs11", ...]   the only directories a
+ *                                          pkcs11: key's module-path may lie in (default: the system's
+ *                                          PKCS#11 module directories and SoftHSM2's)
  *   }
  *
  * Consent model JSON (mdoc_request_consent_json): schema include/mdoc_consent_model.schema.json,
@@ -162,7 +165,10 @@ const char *mdoc_status_name(int32_t code);
 int32_t mdoc_engine_open(const char *context_dir, const char *config_json, mdoc_engine **engine,
                          mdoc_error *error);
 /* Opens a context from snapshot bytes (the contents of context.cbor) held in memory. Key files are
- * found under the configuration's "keyDirectory"; pkcs11: key references need none. */
+ * found under the configuration's "keyDirectory"; pkcs11: key references need none. The snapshot is
+ * trusted input: it names key files and PKCS#11 modules (a module is loaded only from the
+ * configuration's "pkcs11ModuleDirectories"), and its reader-trust policy is the holder's. Hand it only
+ * bytes this wallet wrote. */
 int32_t mdoc_engine_open_snapshot(const uint8_t *snapshot, size_t snapshot_len, const char *config_json,
                                   mdoc_engine **engine, mdoc_error *error);
 /* Releases an engine handle. MDOC_ERR_INVALID_HANDLE when it was released already or is not an engine. */

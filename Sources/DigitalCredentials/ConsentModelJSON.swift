@@ -16,8 +16,33 @@ public enum ConsentModelJSON {
     public static let schemaVersion: Int64 = 1
 
     /// The whole request as JSON text.
-    public static func request(_ r: PresentmentRequest) -> String {
-        String(decoding: value(r).serialized, as: UTF8.self)
+    public static func request(_ r: PresentmentRequest) -> String { text(value(r)) }
+
+    /// A value as JSON text that is also safe to display: besides what JSON requires, DEL, C1
+    /// controls, line and paragraph separators and bidirectional controls inside strings are written
+    /// as `\uXXXX`, so request-controlled text (docTypes, element names, subjects) can never move a
+    /// terminal's cursor or reorder what a consent screen shows around it.
+    package static func text(_ v: JSONValue) -> String {
+        let raw = String(decoding: v.serialized, as: UTF8.self)
+        guard raw.unicodeScalars.contains(where: isDisplayControl) else { return raw }
+        var out = String.UnicodeScalarView()
+        for u in raw.unicodeScalars {
+            guard isDisplayControl(u) else {
+                out.append(u)
+                continue
+            }
+            let hex = String(u.value, radix: 16)
+            out.append(contentsOf: ("\\u" + String(repeating: "0", count: 4 - hex.count) + hex).unicodeScalars)
+        }
+        return String(out)
+    }
+
+    /// DEL, C1 controls, U+2028/2029, and the bidirectional controls (the structure around strings is
+    /// ASCII, so these only occur inside strings, where the escape is equivalent).
+    private static func isDisplayControl(_ u: Unicode.Scalar) -> Bool {
+        let v = u.value
+        return v == 0x7f || (v >= 0x80 && v < 0xa0) || v == 0x2028 || v == 0x2029 || (v >= 0x202a && v <= 0x202e)
+            || (v >= 0x2066 && v <= 0x2069) || v == 0x200e || v == 0x200f
     }
 
     /// The whole request: protocol and why it was chosen, the request-level verdict, every verified

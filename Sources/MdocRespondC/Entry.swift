@@ -10,6 +10,7 @@
 #endif
 import CMdocRespondABI
 import DigitalCredentials
+import PKCS11
 import Presentment
 
 // The C entry points of include/mdoc_respond.h. Each one: clears its outputs, checks every pointer and
@@ -156,7 +157,10 @@ public func mdocEngineOpen(
         }
         guard
             let context = try api({ () throws(PresentmentError) in
-                try CredentialContext.load(from: URL(fileURLWithPath: path))
+                let url = URL(fileURLWithPath: path)
+                return try CredentialContext.load(
+                    from: url,
+                    keyResolver: ContextKeyResolver(directory: url, moduleDirectories: settings.moduleDirectories))
             })
         else { throw ABIFailure(MDOC_ERR_CONTEXT_UNAVAILABLE, "no credential context snapshot in the directory") }
         engine.pointee = Handles.add(
@@ -180,7 +184,9 @@ public func mdocEngineOpenSnapshot(
         }
         let settings = try ABISettings(json: try json(config, what: "configuration"))
         let resolver: any DeviceKeyResolver =
-            settings.keyDirectory.map { ContextKeyResolver(directory: URL(fileURLWithPath: $0)) } ?? PKCS11KeyResolver()
+            settings.keyDirectory.map {
+                ContextKeyResolver(directory: URL(fileURLWithPath: $0), moduleDirectories: settings.moduleDirectories)
+            } ?? PKCS11KeyResolver(moduleDirectories: settings.moduleDirectories)
         let bytes = Array(UnsafeBufferPointer(start: snapshot, count: count))
         let context = try api { () throws(PresentmentError) in
             try CredentialContext(encoded: bytes, keyResolver: resolver)

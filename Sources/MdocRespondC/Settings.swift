@@ -6,6 +6,7 @@
 import CMdocRespondABI
 import DigitalCredentials
 import MdocCBOR
+import PKCS11
 import Presentment
 import WebEncoding
 
@@ -43,6 +44,8 @@ package struct ABISettings: Sendable {
     package var replacePolicy = false
     /// Where a snapshot engine finds relative key files.
     package var keyDirectory: String?
+    /// The directories `pkcs11:` keys' modules may be loaded from (`pkcs11ModuleDirectories`).
+    package var moduleDirectories = PKCS11ModuleDirectories.system
 
     /// The largest request either protocol accepts (checked before the request is read).
     package var maxRequestBytes: Int { max(annexC.maxRequestBytes, openID4VP.maxRequestBytes) }
@@ -88,6 +91,11 @@ package struct ABISettings: Sendable {
             case "preferA256GCM": openID4VP.preferA256GCM = try bool(value, key)
             case "limits": try readLimits(value)
             case "trust": try readTrust(value)
+            case "pkcs11ModuleDirectories":
+                guard let list = value.array, list.count <= 64,
+                    list.allSatisfy({ ($0.string?.hasPrefix("/") ?? false) && !$0.string!.utf8.contains(0) })
+                else { throw fail("pkcs11ModuleDirectories must be an array of absolute directory paths") }
+                moduleDirectories = list.map { $0.string! }
             case "keyDirectory":
                 guard let s = value.string, !s.isEmpty, !s.utf8.contains(0) else {
                     throw fail("keyDirectory must be a non-empty path")

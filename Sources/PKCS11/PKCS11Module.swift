@@ -26,10 +26,16 @@ package final class PKCS11Module: @unchecked Sendable {
     /// The modules loaded so far, by resolved path.
     private static let loaded = LockedValue<[String: PKCS11Module]>([:])
 
-    /// Loads (once per process) the module at `path`: an absolute path to a regular file that is
-    /// owned by root or by this user and not writable by group or others (a module runs with the
-    /// wallet's rights, so a file another user may replace is refused).
-    package static func load(path: String) throws(PKCS11Error) -> PKCS11Module {
+    /// Loads (once per process) the module at `path`: an absolute path whose resolved file lies
+    /// directly in one of `allowedDirectories` (resolved too; a snapshot's `module-path` is trusted
+    /// input, and a library's constructor runs on load, so only directories the host names are
+    /// admitted), a regular file owned by root or by this user and not writable by group or others
+    /// (checked on the opened descriptor), in a directory likewise, so no one else can swap it
+    /// between the check and the load.
+    package static func load(path: String, allowedDirectories: [String] = PKCS11ModuleDirectories.system)
+        throws(PKCS11Error)
+        -> PKCS11Module
+    {
         guard path.hasPrefix("/"), path.utf8.count <= 4096, !path.utf8.contains(0) else {
             throw PKCS11Error(.moduleUnavailable, "the module path must be absolute")
         }
@@ -38,23 +44,45 @@ package final class PKCS11Module: @unchecked Sendable {
         }
         let real = String(cString: resolved)
         free(resolved)
+        let parent = String(real[..<(real.lastIndex(of: "/") ?? real.startIndex)])
+        let admitted = allowedDirectories.contains { dir in
+            guard let r = realpath(dir, nil) else { return false }
+            defer { free(r) }
+            return String(cString: r) == (parent.isEmpty ? "/" : parent)
+        }
+        guard admitted else {
+            throw PKCS11Error(.moduleUnavailable, "the module is not in a configured PKCS#11 module directory")
+        }
         return try loaded.withLock { (modules) throws(PKCS11Error) -> PKCS11Module in
             if let m = modules[real] { return m }
-            let m = try PKCS11Module(resolvedPath: real)
+            let m = try PKCS11Module(resolvedPath: real, directory: parent)
             modules[real] = m
             return m
         }
     }
 
-    private init(resolvedPath real: String) throws(PKCS11Error) {
+    private init(resolvedPath real: String, directory: String) throws(PKCS11Error) {
+        var dst = stat()
+        guard lstat(directory, &dst) == 0, dst.st_mode & S_IFMT == S_IFDIR, dst.st_uid == 0 || dst.st_uid == geteuid(),
+            dst.st_mode & 0o022 == 0
+        else {
+            throw PKCS11Error(
+                .moduleUnavailable, "the module directory is writable by group or others, or owned by another user")
+        }
+        let fd = open(real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { throw PKCS11Error(.moduleUnavailable, "the module file cannot be opened") }
+        defer { close(fd) }
         var st = stat()
-        guard stat(real, &st) == 0, st.st_mode & S_IFMT == S_IFREG else {
+        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else {
             throw PKCS11Error(.moduleUnavailable, "the module path is not a regular file")
         }
         guard st.st_uid == 0 || st.st_uid == geteuid(), st.st_mode & 0o022 == 0 else {
             throw PKCS11Error(
                 .moduleUnavailable, "the module file is writable by group or others, or owned by another user")
         }
+        // Loaded by its resolved path: the directory and the file were checked above and only root
+        // or this user can change either, so the file loaded is the file checked (a module finds its
+        // own name through dladdr, which a /proc/self/fd path would hide).
         guard let handle = dlopen(real, RTLD_NOW | RTLD_LOCAL) else {
             throw PKCS11Error(.moduleUnavailable, "the module file is not a loadable library")
         }

@@ -25,9 +25,11 @@ public final class PKCS11Signer: COSESigner {
     private let coordinateSize: Int
 
     /// Finds the key `uri` names and checks it (see the type's description).
-    public init(uri: PKCS11URI) throws(PKCS11Error) {
+    /// - Parameter moduleDirectories: the directories the URI's `module-path` may lie in (default:
+    ///   `PKCS11ModuleDirectories.system`); a module elsewhere is refused (`moduleUnavailable`).
+    public init(uri: PKCS11URI, moduleDirectories: [String] = PKCS11ModuleDirectories.system) throws(PKCS11Error) {
         self.uri = uri
-        let sessions = try TokenSessions.forURI(uri)
+        let sessions = try TokenSessions.forURI(uri, moduleDirectories: moduleDirectories)
         self.sessions = sessions
         let (handle, curve, key) = try sessions.withSession(pin: uri.pinSource) { (s) throws(PKCS11Error) in
             try Self.findKey(uri, sessions.module, s)
@@ -218,4 +220,17 @@ extension Array where Element == UInt8 {
         }
         return nil
     }
+}
+
+/// The directories a PKCS#11 module may be loaded from. A context snapshot's `pkcs11:` URIs are
+/// trusted input: their `module-path` names a library whose constructor runs when it is loaded, so
+/// only libraries in directories the host names are loaded at all.
+public enum PKCS11ModuleDirectories {
+    /// The system's PKCS#11 module directories (p11-kit's, on Debian `/usr/lib/<triplet>/pkcs11`) and
+    /// SoftHSM2's: the default everywhere a module may be loaded.
+    public static let system = [
+        "/usr/lib/x86_64-linux-gnu/pkcs11", "/usr/lib/aarch64-linux-gnu/pkcs11", "/usr/lib/pkcs11", "/usr/lib64/pkcs11",
+        "/usr/local/lib/pkcs11", "/usr/lib/softhsm", "/usr/lib/x86_64-linux-gnu/softhsm",
+        "/usr/lib/aarch64-linux-gnu/softhsm", "/usr/lib64/softhsm",
+    ]
 }

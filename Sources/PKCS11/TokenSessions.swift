@@ -100,11 +100,13 @@ package final class TokenSessions: Sendable {
 
     /// The pool for the token `uri` names: the module loaded, the one matching token found (and
     /// checked usable: initialised, its user PIN not locked).
-    package static func forURI(_ uri: PKCS11URI) throws(PKCS11Error) -> TokenSessions {
+    package static func forURI(_ uri: PKCS11URI, moduleDirectories: [String] = PKCS11ModuleDirectories.system)
+        throws(PKCS11Error) -> TokenSessions
+    {
         guard let path = uri.modulePath else {
             throw PKCS11Error(.invalidURI, "the URI has no module-path")
         }
-        let module = try PKCS11Module.load(path: path)
+        let module = try PKCS11Module.load(path: path, allowedDirectories: moduleDirectories)
         if uri.libraryManufacturer != nil || uri.libraryDescription != nil || uri.libraryVersion != nil {
             let info = try module.libraryInfo()
             guard uri.libraryManufacturer.map({ $0 == info.manufacturer }) ?? true,

@@ -42,7 +42,10 @@ extension CredentialContext {
     public static func load(
         from directory: URL, keyResolver: (any DeviceKeyResolver)? = nil, requirePrivateFiles: Bool = true
     ) throws(PresentmentError) -> CredentialContext? {
-        if requirePrivateFiles { try checkDirectory(directory.path) }
+        if requirePrivateFiles {
+            try checkDirectory(directory.path)
+            try checkKeyDirectory(directory.path)
+        }
         guard let bytes = try readSnapshot(directory, requirePrivateFiles: requirePrivateFiles) else { return nil }
         return try CredentialContext(
             encoded: bytes,
@@ -102,6 +105,19 @@ extension CredentialContext {
         guard st.st_mode & 0o022 == 0 else {
             throw PresentmentError(.contextInsecure, "context directory is writable by group or others")
         }
+    }
+
+    /// Refuses a context whose `keys/` entry exists but is a symbolic link (or not a private
+    /// directory of this user): readers would follow it to key files elsewhere and writers would
+    /// remove unrelated files in its target. A missing `keys/` is fine (no file keys yet).
+    static func checkKeyDirectory(_ contextDirectory: String) throws(PresentmentError) {
+        let keys = contextDirectory + "/" + keyDirectoryName
+        var st = stat()
+        guard lstat(keys, &st) == 0 else { return }
+        guard st.st_mode & S_IFMT == S_IFDIR else {
+            throw PresentmentError(.contextInsecure, "the key directory is not a directory (or is a symbolic link)")
+        }
+        try checkDirectory(keys)
     }
 
     // MARK: Writing
@@ -186,6 +202,7 @@ extension CredentialContext {
             }
         }
         try checkDirectory(dir)
+        try checkKeyDirectory(dir)
         if create { try ensurePrivateDirectory(dir + "/" + keyDirectoryName) }
         let lock = try WriterLock(directory: dir, timeout: lockTimeout)
         defer { lock.release() }
@@ -233,6 +250,7 @@ extension CredentialContext {
         throws(PresentmentError)
     {
         try Self.checkDirectory(directory.path)
+        try Self.checkKeyDirectory(directory.path)
         let lock = try WriterLock(directory: directory.path, timeout: lockTimeout)
         defer { lock.release() }
         Self.removeStaleTemporaries(in: directory.path)

@@ -22,11 +22,15 @@ public struct ContextKeyResolver: DeviceKeyResolver {
     /// Resolves key files.
     public let files: FileKeyResolver
     /// Resolves token keys.
-    public let tokens = PKCS11KeyResolver()
+    public let tokens: PKCS11KeyResolver
 
-    /// Creates a resolver for the context in `directory`.
-    public init(directory: URL, requirePrivateFiles: Bool = true) {
+    /// Creates a resolver for the context in `directory`; token keys' modules load only from
+    /// `moduleDirectories`.
+    public init(
+        directory: URL, requirePrivateFiles: Bool = true, moduleDirectories: [String] = PKCS11ModuleDirectories.system
+    ) {
         files = FileKeyResolver(directory: directory, requirePrivateFiles: requirePrivateFiles)
+        tokens = PKCS11KeyResolver(moduleDirectories: moduleDirectories)
     }
 
     /// The signer for a file path or a `pkcs11:` URI.
@@ -39,12 +43,18 @@ public struct ContextKeyResolver: DeviceKeyResolver {
 /// variable) to signers over keys held in a PKCS#11 token. Every failure is `keyUnavailable` with the
 /// token's step and return value, never the PIN, its source or the URI.
 public struct PKCS11KeyResolver: DeviceKeyResolver {
-    /// Creates a resolver.
-    public init() {}
+    /// The directories a URI's `module-path` may lie in.
+    public let moduleDirectories: [String]
+
+    /// Creates a resolver whose modules load only from `moduleDirectories` (default: the system's
+    /// PKCS#11 module directories, `PKCS11ModuleDirectories.system`).
+    public init(moduleDirectories: [String] = PKCS11ModuleDirectories.system) {
+        self.moduleDirectories = moduleDirectories
+    }
 
     /// Loads the module (once per process), finds the token and key, and checks the key.
     public func signer(for reference: String) throws(PresentmentError) -> any COSESigner {
-        do { return try PKCS11Signer(uri: PKCS11URI(parsing: reference)) } catch {
+        do { return try PKCS11Signer(uri: PKCS11URI(parsing: reference), moduleDirectories: moduleDirectories) } catch {
             throw PresentmentError(.keyUnavailable, "device key in a token: \(error.code.rawValue): \(error.message)")
         }
     }

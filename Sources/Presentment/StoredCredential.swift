@@ -93,10 +93,11 @@ public final class StoredCredential: Sendable {
     /// True when usable at `date`: not cancelled and within the MSO validity.
     public func isUsable(at date: Date) -> Bool { !isCancelled && date >= validFrom && date <= validUntil }
 
-    /// The device key's signer, resolved through the context's `DeviceKeyResolver` on first use and
+    /// The device key's signer (the response path's; behind SPI so no holder of a context gets a
+    /// signing capability), resolved through the context's `DeviceKeyResolver` on first use and
     /// kept: `keyUnavailable` when the reference does not resolve or the key is not the MSO's
     /// `deviceKey` (a failure is not kept; the next call tries again).
-    public func signer() throws(PresentmentError) -> any COSESigner {
+    @_spi(Testing) public func signer() throws(PresentmentError) -> any COSESigner {
         if let box = resolved.load() { return box.signer }
         let s = try resolver.signer(for: deviceKeyReference)
         guard s.publicKey == mobileSecurityObject.deviceKey else {

@@ -8,6 +8,7 @@ import AnnexC
     import Foundation
 #endif
 import MdocCBOR
+import PKCS11
 
 /// Minimal option parsing: `--name value`, `--flag`, positionals.
 struct Options {
@@ -61,11 +62,27 @@ enum BuiltIn {
     }
     static var contextDirectory: URL { testVectors.appendingPathComponent("context") }
 
+    /// The directories PKCS#11 modules may be loaded from: `MDOC_PKCS11_MODULE_DIRS` (absolute paths
+    /// separated by `:`, replacing the list) or the system's PKCS#11 module directories.
+    static var moduleDirectories: [String] {
+        guard let e = ProcessInfo.processInfo.environment["MDOC_PKCS11_MODULE_DIRS"], !e.isEmpty else {
+            return PKCS11ModuleDirectories.system
+        }
+        return e.split(separator: ":").map(String.init).filter { $0.hasPrefix("/") }
+    }
+
+    /// The key resolver for a context directory (file keys, and token keys from allowed modules).
+    static func keyResolver(_ dir: URL, requirePrivateFiles: Bool = true) -> ContextKeyResolver {
+        ContextKeyResolver(
+            directory: dir, requirePrivateFiles: requirePrivateFiles, moduleDirectories: moduleDirectories)
+    }
+
     /// Loads `--context DIR`, or the built-in test context (whose file modes a git checkout does not keep).
     static func context(_ dir: String?) -> CredentialContext {
         do {
             if let dir {
-                guard let c = try CredentialContext.load(from: URL(fileURLWithPath: dir)) else {
+                let url = URL(fileURLWithPath: dir)
+                guard let c = try CredentialContext.load(from: url, keyResolver: keyResolver(url)) else {
                     fail(Exit.io, "contextUnavailable", "no context.cbor in the given directory")
                 }
                 return c

@@ -83,7 +83,8 @@ enum ContextCommand {
             _ body: (inout CredentialContext.Transaction) throws(AnnexCError) -> Void
         ) {
             do {
-                try CredentialContext.update(at: dir, create: create, lockTimeout: lockTimeout, body)
+                try CredentialContext.update(
+                    at: dir, create: create, lockTimeout: lockTimeout, keyResolver: BuiltIn.keyResolver(dir), body)
                 print(message())
             } catch {
                 let io: Set<AnnexCError.Code> = [.contextUnavailable, .contextBusy, .contextInsecure, .contextCorrupt]

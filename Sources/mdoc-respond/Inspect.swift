@@ -337,4 +337,4 @@ enum Inspect {
 }
 
 /// A JSON value as text (the consent model's parts inside `inspect --json`).
-private func j(_ v: JSONValue) -> String { String(decoding: v.serialized, as: UTF8.self) }
+private func j(_ v: JSONValue) -> String { ConsentModelJSON.text(v) }

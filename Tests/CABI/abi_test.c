@@ -116,9 +116,10 @@ int main(int argc, char **argv) {
     /* Versions and names. */
     CHECK(mdoc_abi_version() == MDOC_RESPOND_ABI_VERSION, "ABI version %u", mdoc_abi_version());
     CHECK(mdoc_version() != NULL && strlen(mdoc_version()) > 0, "library version");
-    for (int32_t c = 0; c <= 30; c++) CHECK(strcmp(mdoc_status_name(c), "unknown") != 0, "status %d has a name", c);
+    for (int32_t c = 0; c <= 31; c++) CHECK(strcmp(mdoc_status_name(c), "unknown") != 0, "status %d has a name", c);
     for (int32_t c = 100; c <= 103; c++) CHECK(strcmp(mdoc_status_name(c), "unknown") != 0, "status %d has a name", c);
-    CHECK(strcmp(mdoc_status_name(31), "unknown") == 0 && strcmp(mdoc_status_name(-1), "unknown") == 0, "unknown codes");
+    CHECK(strcmp(mdoc_status_name(32), "unknown") == 0 && strcmp(mdoc_status_name(-1), "unknown") == 0, "unknown codes");
+    CHECK(strcmp(mdoc_status_name(MDOC_ERR_ZK_UNSUPPORTED), "zkUnsupported") == 0, "zkUnsupported name");
     CHECK(strcmp(mdoc_status_name(MDOC_ERR_KEY_UNAVAILABLE), "keyUnavailable") == 0, "keyUnavailable name");
     CHECK(strcmp(mdoc_status_name(MDOC_ERR_INVALID_HANDLE), "invalidHandle") == 0, "invalidHandle name");
 

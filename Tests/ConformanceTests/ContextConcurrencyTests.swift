@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import AnnexC
-@testable import Presentment
+@_spi(Testing) @testable import Presentment
 import MdocCBOR
 #if canImport(Glibc)
     import Glibc

@@ -68,7 +68,10 @@ extension ConformanceTests {
             // Loaded without touching the key (as a context read from disk is): the key is resolved
             // at the first signature. A module that fails after the key check fails at the response.
             let context = try CredentialContext(
-                entries: [e], readerTrust: world.trusted, keyResolver: PKCS11KeyResolver(), validatingKeys: false)
+                entries: [e], readerTrust: world.trusted,
+                keyResolver: PKCS11KeyResolver(
+                    moduleDirectories: try TokenContext.faultModuleDirectories(user: "engine")),
+                validatingKeys: false)
             let engine = world.engine(context)
             let parsed = try engine.parse(rawRequest: request.rawRequest, origin: TestWorld.origin.serialized)
             var produced: Data?

@@ -230,4 +230,84 @@ struct ConsentCoverageTests {
         #expect(ZeroKnowledgeOffer.plainPresentationReveals.contains("deviceKey"))
         _ = try engine.accept(rawRequest: try request(required: false), origin: "https://verifier.example")
     }
+
+    @Test(
+        "DCQL differential: claim sets, a repeated claim, a query without claims, every approval form; accept and respond agree, and each approval releases exactly what is computed here"
+    )
+    func dcqlDifferential() throws {
+        let (world, engine, _) = try Self.fixture { w in
+            [try w.entry(id: "mdl"), try w.entry(id: "pid", docType: TestWorld.pid)]
+        }
+        let fn = Self.e("family_name")
+        let gn = Self.e("given_name")
+        let a25 = Self.e("age_over_25")
+        let held: Set<ElementID> = Set(TestWorld.mDLElements.map { Self.e($0.identifier) })
+        // Each query: its id, its claim sets as elements (nil: no claims), and the query itself.
+        let queries: [(id: String, sets: [[ElementID]]?, query: Q)] = [
+            (
+                "sets", [[a25], [fn, gn], [fn]],
+                Q(
+                    id: "sets", docType: TestWorld.mDL,
+                    claims: [C(a25, id: "x"), C(fn, id: "y"), C(gn, id: "z")], claimSets: [["x"], ["y", "z"], ["y"]])
+            ),
+            ("bare", nil, Q(id: "bare", docType: TestWorld.pid, claims: nil)),
+            (
+                "twice", [[gn], [fn]],
+                Q(
+                    id: "twice", docType: TestWorld.mDL, claims: [C(gn, id: "g"), C(fn, id: "f"), C(fn, id: "f2")],
+                    claimSets: [["g"], ["f2"]])
+            ),
+        ]
+        let approvals: [Approval] = [
+            .allRequested, .elements([]), .elements([fn]), .elements([gn]), .elements([fn, gn]), .perDocument([:]),
+            .perDocument([0: [fn, gn]]), .perDocument([0: [fn], 1: []]), .perDocument([1: []]),
+            .perDocument([0: [], 1: [], 2: []]), .perDocument([0: [gn], 1: [], 2: [fn]]), .perDocument([2: [gn, fn]]),
+        ]
+        var compared = 0
+        for subset in [[0], [1], [2], [0, 1], [0, 1, 2]] {
+            let chosen = subset.map { queries[$0] }
+            let request = try OpenID4VPReader.makeRequest(
+                queries: chosen.map(\.query), credentialSets: chosen.map { .init(options: [[$0.id]], required: false) },
+                origin: TestWorld.origin)
+            let parsed = try engine.parse(rawRequest: request.rawRequest, origin: TestWorld.origin.serialized)
+            // accept and respond(to: parse) with everything shown release the same.
+            let a = try Self.answered(
+                engine.accept(rawRequest: request.rawRequest, origin: TestWorld.origin.serialized), request, world)
+            #expect(try Self.answered(engine.respond(to: parsed), request, world) == a, "\(subset)")
+            for approval in approvals {
+                // Computed here: a query with claims releases its first set held and approved whole; a
+                // query without claims goes out under .allRequested or an explicit [i: []].
+                var expected = [String: [String]]()
+                for (position, q) in chosen.enumerated() {
+                    func allows(_ e: ElementID) -> Bool {
+                        switch approval {
+                        case .allRequested: true
+                        case .elements(let s): s.contains(e)
+                        case .perDocument(let m): m[position]?.contains(e) ?? false
+                        }
+                    }
+                    if let sets = q.sets {
+                        if let set = sets.first(where: { $0.allSatisfy { held.contains($0) && allows($0) } }) {
+                            expected[q.id] = set.map(\.identifier)
+                        }
+                    } else {
+                        switch approval {
+                        case .allRequested: expected[q.id] = []
+                        case .perDocument(let m) where m[position]?.isEmpty == true: expected[q.id] = []
+                        default: break
+                        }
+                    }
+                }
+                let label = "\(subset) \(approval)"
+                if expected.isEmpty {
+                    expectRefusal(.cannotSatisfyRequest) { try engine.respond(to: parsed, approving: approval) }
+                } else {
+                    let got = try Self.answered(engine.respond(to: parsed, approving: approval), request, world)
+                    #expect(got.mapValues { Set($0) } == expected.mapValues { Set($0) }, "\(label)")
+                }
+                compared += 1
+            }
+        }
+        print("DCQL differential: \(compared) approvals compared")
+    }
 }

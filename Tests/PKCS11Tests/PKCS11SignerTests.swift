@@ -126,12 +126,23 @@ struct PKCS11SignerTests {
         }
         func expect(
             _ code: PKCS11Error.Code, _ detail: String, _ u: PKCS11URI,
+            // The module rows' files live in the sandbox and libcbor's directory: admitted here.
+            directories: [String] = PKCS11ModuleDirectories.system + [
+                sandbox.directory, "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+            ],
             sourceLocation: SourceLocation = #_sourceLocation
         ) {
             rows += 1
-            Self.expectFailure(code, detail, sourceLocation: sourceLocation) { _ = try PKCS11Signer(uri: u) }
+            Self.expectFailure(code, detail, sourceLocation: sourceLocation) {
+                _ = try PKCS11Signer(uri: u, moduleDirectories: directories)
+            }
         }
-        // The module.
+        // The module: only from a configured module directory (a snapshot's module-path is trusted
+        // input, and a library's constructor runs on load).
+        expect(
+            .moduleUnavailable, "not in a configured PKCS#11 module directory",
+            uri { $0.modulePath = URL(fileURLWithPath: token.modulePath).resolvingSymlinksInPath().path },
+            directories: ["/nonexistent"])
         expect(.moduleUnavailable, "does not exist", uri { $0.modulePath = "/nonexistent/libpkcs11.so" })
         let text = sandbox.directory + "/not-a-library.so"
         try? Data("not an ELF file".utf8).write(to: URL(fileURLWithPath: text))
@@ -297,32 +308,43 @@ struct PKCS11SignerTests {
             u.modulePath = paths[mode]
             return u
         }
+        // A module outside the configured module directories is never loaded (its constructor never runs).
+        let dirs = try TokenContext.faultModuleDirectories()
+        Self.expectFailure(.moduleUnavailable, "not in a configured PKCS#11 module directory") {
+            _ = try PKCS11Signer(uri: through("pass"))
+        }
         // The pass-through module resolves and signs like SoftHSM2 itself.
-        let plain = try PKCS11Signer(uri: through("pass"))
+        let plain = try PKCS11Signer(uri: through("pass"), moduleDirectories: dirs)
         #expect(Self.verifies(plain, try plain.sign(Self.message)))
         // Resolving: the key check's signature fails, the module lies about its version.
-        Self.expectFailure(.tokenFailed, "CKR_DEVICE_ERROR") { _ = try PKCS11Signer(uri: through("sign-error")) }
-        Self.expectFailure(.tokenFailed, "CKR_DEVICE_REMOVED") { _ = try PKCS11Signer(uri: through("sign-removed")) }
-        Self.expectFailure(.notAModule, "major version") { _ = try PKCS11Signer(uri: through("version-9")) }
+        Self.expectFailure(.tokenFailed, "CKR_DEVICE_ERROR") {
+            _ = try PKCS11Signer(uri: through("sign-error"), moduleDirectories: dirs)
+        }
+        Self.expectFailure(.tokenFailed, "CKR_DEVICE_REMOVED") {
+            _ = try PKCS11Signer(uri: through("sign-removed"), moduleDirectories: dirs)
+        }
+        Self.expectFailure(.notAModule, "major version") {
+            _ = try PKCS11Signer(uri: through("version-9"), moduleDirectories: dirs)
+        }
         // A locked PIN (SoftHSM2 itself never locks one): a token this process has not logged in to.
         let cold = try TokenContext.newToken("locked")
         var locked = cold.uri(object: "k")
         locked.modulePath = paths["pin-locked"]
-        Self.expectFailure(.pinLocked, "CKR_PIN_LOCKED") { _ = try PKCS11Signer(uri: locked) }
+        Self.expectFailure(.pinLocked, "CKR_PIN_LOCKED") { _ = try PKCS11Signer(uri: locked, moduleDirectories: dirs) }
         // Mid-sign: the key check passes, the next signature fails: signingFailed with the step.
-        let failing = try PKCS11Signer(uri: through("sign-error-after-1"))
+        let failing = try PKCS11Signer(uri: through("sign-error-after-1"), moduleDirectories: dirs)
         #expect {
             _ = try failing.sign(Self.message)
         } throws: { ($0 as? COSEError)?.code == .signingFailed && "\($0)".contains("CKR_DEVICE_ERROR") }
         // A stale session is replaced once and the signature succeeds.
-        let stale = try PKCS11Signer(uri: through("sign-stale-once"))
+        let stale = try PKCS11Signer(uri: through("sign-stale-once"), moduleDirectories: dirs)
         #expect(Self.verifies(stale, try stale.sign(Self.message)))
         // A signature of the wrong length is never returned.
         Self.expectFailure(.tokenFailed, "could not sign a check message") {
-            _ = try PKCS11Signer(uri: through("sign-short"))
+            _ = try PKCS11Signer(uri: through("sign-short"), moduleDirectories: dirs)
         }
         // A module that cannot lock is driven single-threaded, and still works from many threads.
-        let serial = try PKCS11Signer(uri: through("cant-lock"))
+        let serial = try PKCS11Signer(uri: through("cant-lock"), moduleDirectories: dirs)
         let ok = LockedValue(0)
         DispatchQueue.concurrentPerform(iterations: 64) { _ in
             if let sig = try? serial.sign(Self.message), Self.verifies(serial, sig) { ok.withLock { $0 += 1 } }

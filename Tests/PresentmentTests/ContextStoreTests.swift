@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 @testable import AnnexC
 @testable import AnnexCReader
-@testable import Presentment
+@_spi(Testing) @testable import Presentment
 import TestWorld
 import MdocCBOR
 #if canImport(Glibc)
@@ -177,6 +177,34 @@ struct ContextStoreTests {
         try FileManager.default.moveItem(atPath: file, toPath: file + ".real")
         symlink(file + ".real", file)
         expectRefusal(.contextCorrupt, "context path is a symbolic link") { try CredentialContext.load(from: dir) }
+    }
+
+    @Test("A keys/ that is a symbolic link is refused by readers and writers, and no file in its target is touched")
+    func keyDirectorySymlink() throws {
+        let world = try TestWorld()
+        let dir = try Self.tempDir()
+        let elsewhere = try Self.tempDir()
+        defer {
+            try? FileManager.default.removeItem(at: dir)
+            try? FileManager.default.removeItem(at: elsewhere)
+        }
+        _ = try Self.importEntry(world, try world.entry(id: "mdl"), into: dir)
+        let keys = dir.appendingPathComponent("keys").path
+        // The reported attack: keys/ replaced by a link to a directory with an unrelated .pem file.
+        let victim = elsewhere.appendingPathComponent("unrelated.pem").path
+        try Data("not ours".utf8).write(to: URL(fileURLWithPath: victim))
+        for name in try FileManager.default.contentsOfDirectory(atPath: keys) {
+            try FileManager.default.moveItem(
+                atPath: keys + "/" + name, toPath: elsewhere.appendingPathComponent(name).path)
+        }
+        try FileManager.default.removeItem(atPath: keys)
+        #expect(symlink(elsewhere.path, keys) == 0)
+        expectRefusal(.contextInsecure, "the key directory is not a directory (or is a symbolic link)") {
+            try CredentialContext.load(from: dir)
+        }
+        expectRefusal(.contextInsecure) { try CredentialContext.update(at: dir) { _ in } }
+        expectRefusal(.contextInsecure) { try CredentialContext.update(at: dir, create: true) { _ in } }
+        #expect(FileManager.default.fileExists(atPath: victim))
     }
 
     @Test(

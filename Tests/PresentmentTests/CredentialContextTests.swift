@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 @testable import AnnexC
 @testable import AnnexCReader
-@testable import Presentment
+@_spi(Testing) @testable import Presentment
 import TestWorld
 import HPKE
 import MdocCBOR

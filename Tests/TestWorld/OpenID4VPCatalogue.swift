@@ -305,6 +305,46 @@ public enum OpenID4VPCatalogue {
             "129 claims in a query",
             dcql(Self.dcql([query(claims: (0..<129).map { claim(.array([.string(ns), .string("e\($0)")])) })])),
             .limitExceeded, "more claims in a query than the configured limit")
+        // A repeated path with other constraints refuses (merging would drop the values probe).
+        let fnPath = JSONValue.array([.string(ns), .string("family_name")])
+        add(
+            "a repeated claim path drops a values constraint",
+            dcql(
+                Self.dcql([
+                    .object([
+                        ("id", .string("m")), ("format", .string("mso_mdoc")),
+                        ("meta", .object([("doctype_value", .string(TestWorld.mDL))])),
+                        (
+                            "claims",
+                            .array([
+                                .object([("id", .string("a")), ("path", fnPath)]),
+                                .object([("id", .string("b")), ("path", fnPath), ("values", .array([.string("DE")]))]),
+                            ])
+                        ),
+                        ("claim_sets", .array([.array([.string("b")])])),
+                    ])
+                ])), .invalidRequest, "two claims name the same path with different values or intent_to_retain")
+        add(
+            "a repeated claim path with another intent_to_retain",
+            dcql(
+                Self.dcql([
+                    query(claims: [
+                        .object([("path", fnPath)]), .object([("path", fnPath), ("intent_to_retain", .bool(true))]),
+                    ])
+                ])), .invalidRequest, "two claims name the same path with different values or intent_to_retain")
+        // base64url is strict (no padding), as the platform is.
+        var aki = query()
+        if case .object(var members) = aki {
+            members.append(
+                (
+                    "trusted_authorities",
+                    .array([.object([("type", .string("aki")), ("values", .array([.string("AQI=")]))])])
+                ))
+            aki = .object(members)
+        }
+        add(
+            "a padded base64url aki trusted authority", dcql(Self.dcql([aki])), .invalidRequest,
+            "an aki trusted authority value is not base64url")
         add(
             "a claim value that is a float",
             dcql(

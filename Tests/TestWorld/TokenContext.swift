@@ -69,6 +69,11 @@ extension TokenContext {
     /// The fault-injecting module (`Tests/PKCS11FaultModule`) as built beside the test binary, copied
     /// into the sandbox as `<user>/fault-<mode>.so` so it runs `mode` over SoftHSM2 (each user its own
     /// copy, so its own call counters). Nil when not built.
+    /// The module directories that admit the fault modules of `user` beside the system's.
+    package static func faultModuleDirectories(user: String = "shared") throws -> [String] {
+        PKCS11ModuleDirectories.system + [try sandbox().directory + "/\(user)"]
+    }
+
     package static func faultModule(_ mode: String, user: String = "shared") throws -> String? {
         let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
         let built = exe.appendingPathComponent("libmdoc-p11-fault.so").path

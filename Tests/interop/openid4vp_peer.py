@@ -249,7 +249,7 @@ def main():
         [q("m", MDL, MNS, ["issuing_country", "age_over_21"], values={"issuing_country": ["UT"], "age_over_21": [True]})],
         {"m": [e("issuing_country", "age_over_21")]}))
     case("values-integer", lambda: expect([q("m", MDL, MNS, ["age_birth_year"], values={"age_birth_year": [1971]})], {"m": [e("age_birth_year")]}))
-    case("values-mismatch-refused", lambda: refuse([q("m", MDL, MNS, ["issuing_country"], values={"issuing_country": ["DE"]})], "noMatchingCredential"))
+    case("values-mismatch-refused", lambda: refuse([q("m", MDL, MNS, ["issuing_country"], values={"issuing_country": ["DE"]})], "cannotSatisfyRequest"))  # as a decline: the page cannot tell
     case("values-choose-set", lambda: expect(
         [q("m", MDL, MNS, ["age_over_65", "age_over_18"], ids=True, values={"age_over_65": [True]}, claim_sets=[["age_over_65"], ["age_over_18"]])],
         {"m": [e("age_over_18")]}))

@@ -59,6 +59,13 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
         explain: { _ = engine.explain(rawRequest: $0, origin: $1) },
         accept: { (raw, origin) throws(PresentmentError) in try engine.accept(rawRequest: raw, origin: origin) },
         respond: { (p, consented) throws(PresentmentError) in try engine.respond(to: p, consented: consented) },
-        normalized: normalized)
+        normalized: normalized,
+        respondApproving: { (p, a) throws(PresentmentError) in try engine.respond(to: p, approving: a) },
+        presented: { (r, p) in
+            let payload = OpenID4VPEngine.payload(of: r, for: p, ephemeral: ephemeral)!
+            let token = try! JSONDecoder().decode([String: [String: [String]]].self, from: Data(payload))
+            return Array(token["vp_token"]!.keys)
+        },
+        documentKey: { (p, i) in p.openID4VP!.credentialQueryIDs[i] })
     return 0
 }

@@ -52,6 +52,9 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
         explain: { _ = engine.explain(rawRequest: $0, origin: $1) },
         accept: { (raw, origin) throws(PresentmentError) in try engine.accept(rawRequest: raw, origin: origin) },
         respond: { (p, consented) throws(PresentmentError) in try engine.respond(to: p, consented: consented) },
-        normalized: plaintext)
+        normalized: plaintext,
+        respondApproving: { (p, a) throws(PresentmentError) in try engine.respond(to: p, approving: a) },
+        presented: { (r, p) in try! DeviceResponse(encoded: plaintext(r, for: p)).documents.map(\.docType) },
+        documentKey: { (p, i) in p.documents[i].docType })
     return 0
 }

@@ -26,7 +26,10 @@ public func checkAgreement(
     explain: (Data, String) -> Void,
     accept: (Data, String) throws(PresentmentError) -> Data,
     respond: (PresentmentRequest, ConsentedRequest?) throws(PresentmentError) -> Data,
-    normalized: (Data, PresentmentRequest) -> [UInt8]
+    normalized: (Data, PresentmentRequest) -> [UInt8],
+    respondApproving: (PresentmentRequest, Approval) throws(PresentmentError) -> Data,
+    presented: (Data, PresentmentRequest) -> [String],
+    documentKey: (PresentmentRequest, Int) -> String
 ) {
     let bytes = Array(UnsafeRawBufferPointer(start: start, count: count))
     let newline = bytes.firstIndex(of: 0x0a) ?? bytes.count
@@ -49,5 +52,38 @@ public func checkAgreement(
             precondition(a.code == b.code, "accept and respond(to: parse) refused differently")
         default: preconditionFailure("accept and respond(to: parse) disagree")
         }
+    }
+    guard case .success(let p) = parsed else { return }
+    checkCoverage(p, respondApproving: respondApproving, presented: presented, documentKey: documentKey)
+}
+
+/// The approval rules on a parsed request (the document-level consent of the third privacy review):
+/// approving nothing answers nothing; a per-document approval that leaves a document out never
+/// presents it; document-level consent alone presents only documents that may go out without
+/// elements, and releases none.
+func checkCoverage(
+    _ p: PresentmentRequest, respondApproving: (PresentmentRequest, Approval) throws(PresentmentError) -> Data,
+    presented: (Data, PresentmentRequest) -> [String], documentKey: (PresentmentRequest, Int) -> String
+) {
+    for nothing in [Approval.elements([]), .perDocument([:])] {
+        precondition((try? respondApproving(p, nothing)) == nil, "approving nothing answered")
+    }
+    var everything = [Int: Set<ElementID>]()
+    for d in p.documents { everything[d.index] = Set(d.candidates.first?.shownElements ?? []) }
+    for d in p.documents.prefix(4) {
+        var without = everything
+        without[d.index] = nil
+        guard let answer = try? respondApproving(p, .perDocument(without)) else { continue }
+        let key = documentKey(p, d.index)
+        // Another approved document of the same key (a repeated docType) may be presented.
+        let sharedKey = p.documents.contains { $0.index != d.index && documentKey(p, $0.index) == key }
+        precondition(sharedKey || !presented(answer, p).contains(key), "a document left out of the approval went out")
+    }
+    var bare = [Int: Set<ElementID>]()
+    for d in p.documents { bare[d.index] = [] }
+    if let answer = try? respondApproving(p, .perDocument(bare)) {
+        let allowed = Set(p.documents.filter(\.presentableWithoutElements).map { documentKey(p, $0.index) })
+        precondition(
+            presented(answer, p).allSatisfy(allowed.contains), "document-level consent presented a query with claims")
     }
 }
