@@ -146,47 +146,61 @@ extension CredentialContext {
     /// rename or link: every one whose process no longer exists, or older than an hour (a recycled
     /// pid). Called with the writer lock held, when no live writer of this code has one open.
     static func removeStaleTemporaries(in dir: String) {
-        guard let d = opendir(dir) else { return }
-        defer { closedir(d) }
-        var stale = [String]()
+        removeEntries(in: dir) { file, st in
+            guard file.hasPrefix("."), file.hasSuffix(".tmp") else { return false }
+            let parts = file.dropLast(4).split(separator: ".")
+            guard parts.count >= 3, let pid = Int32(parts[parts.count - 2]), UInt32(parts[parts.count - 1]) != nil
+            else { return false }
+            let dead = pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH
+            let old = time(nil) - st.st_mtim.tv_sec > 3600
+            return dead || old
+        }
+    }
+
+    /// Removes the regular files of `dir` that `shouldRemove` selects, through a descriptor of the
+    /// directory opened without following a link (a `dir` that is a symbolic link is left alone), each
+    /// examined and unlinked relative to it (`fstatat`/`unlinkat`, never following a link). Returns
+    /// how many were removed.
+    @discardableResult
+    static func removeEntries(in dir: String, where shouldRemove: (String, stat) -> Bool) -> Int {
+        let fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { return 0 }
+        // fdopendir takes the descriptor; a second one is kept for fstatat/unlinkat.
+        let dirFD = dup(fd)
+        guard dirFD >= 0, let d = fdopendir(fd) else {
+            close(fd)
+            if dirFD >= 0 { close(dirFD) }
+            return 0
+        }
+        defer {
+            closedir(d)
+            close(dirFD)
+        }
+        var chosen = [String]()
         while let entry = readdir(d) {
             let file = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
-            guard file.hasPrefix("."), file.hasSuffix(".tmp") else { continue }
-            let parts = file.dropLast(4).split(separator: ".")
-            guard parts.count >= 3, let pid = Int32(parts[parts.count - 2]), UInt32(parts[parts.count - 1]) != nil
-            else { continue }
-            let path = dir + "/" + file
+            guard file != ".", file != "..", !file.contains("/") else { continue }
             var st = stat()
-            guard lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { continue }
-            let dead = pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH
-            let old = time(nil) - st.st_mtim.tv_sec > 3600
-            if dead || old { stale.append(path) }
+            guard fstatat(dirFD, file, &st, AT_SYMLINK_NOFOLLOW) == 0, st.st_mode & S_IFMT == S_IFREG,
+                shouldRemove(file, st)
+            else { continue }
+            chosen.append(file)
         }
-        for path in stale { unlink(path) }
+        var removed = 0
+        for file in chosen where unlinkat(dirFD, file, 0) == 0 { removed += 1 }
+        if removed > 0 { fsync(dirFD) }
+        return removed
     }
 
     /// Deletes the `keys/*.pem` files that `context` does not reference (keys of removed credentials,
     /// of imports that failed or were killed). Called with the writer lock held.
     static func removeUnreferencedKeys(in dir: String, keeping context: CredentialContext) {
-        let keys = dir + "/" + keyDirectoryName
-        guard let d = opendir(keys) else { return }
-        defer { closedir(d) }
         let referenced = Set(context.credentials.map(\.deviceKeyReference))
-        var orphans = [String]()
-        while let entry = readdir(d) {
-            let file = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            guard file.hasSuffix(".pem"), !file.hasPrefix("."), !referenced.contains(keyDirectoryName + "/" + file)
-            else { continue }
-            var st = stat()
-            guard lstat(keys + "/" + file, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { continue }
-            orphans.append(keys + "/" + file)
+        removeEntries(in: dir + "/" + keyDirectoryName) { file, _ in
+            file.hasSuffix(".pem") && !file.hasPrefix(".") && !referenced.contains(keyDirectoryName + "/" + file)
         }
-        for path in orphans { unlink(path) }
-        if !orphans.isEmpty { syncDirectory(keys) }
     }
 }
 

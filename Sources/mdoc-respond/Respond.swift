@@ -39,6 +39,8 @@ enum Respond {
           --repeat N  answer the same request N times in-process and report throughput on stderr
           --report    print a one-line summary on stderr, also on refusal, with the process's peak
                       memory: never element values, the origin or the reader's subject
+        environment: MDOC_PKCS11_MODULE_DIRS  the directories (':'-separated, absolute) pkcs11: keys'
+                      modules may be loaded from (default: the system's PKCS#11 module directories)
         exit codes: 0 answered, 1 refused (error code on stderr), 2 usage, 3 I/O or context problem
         """
 

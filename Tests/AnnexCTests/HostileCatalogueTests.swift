@@ -260,6 +260,19 @@ struct HostileCatalogueTests {
             CBORValue.map([
                 .init(.text("format"), .text("mdoc-respond-context")), .init(.text("version"), .unsigned(2)),
             ]).encoded(), .contextCorrupt)
+        // The holder's signer profile: stored only when not the default; an unknown name is damage.
+        var profiled = try CredentialContext(
+            entries: [entry], readerTrust: ReaderTrustPolicy(signerProfile: .requestSigner),
+            keyResolver: FileKeyResolver(directory: dir)
+        ).encoded()
+        expectLoad("context: the requestSigner profile", profiled, nil)
+        let profileName = Array("requestSigner".utf8)
+        if let f = (0...(profiled.count - profileName.count)).first(where: {
+            Array(profiled[$0..<($0 + profileName.count)]) == profileName
+        }) {
+            profiled[f + profileName.count - 1] = UInt8(ascii: "x")
+        }
+        expectLoad("context: an unknown signer profile", profiled, .contextCorrupt)
         expectLoad("context: world-readable file", good, mode: 0o644, .contextInsecure)
         expectLoad("context: group-readable file", good, mode: 0o640, .contextInsecure)
         expectLoad("context: world-writable file", good, mode: 0o602, .contextInsecure)
@@ -274,6 +287,17 @@ struct HostileCatalogueTests {
             chmod(dir.path, 0o700)
             rows += 1
         }
+        // keys/ as a symbolic link (readers would follow it; writers would remove files in its target).
+        let aside = dir.appendingPathComponent("keys-aside")
+        try FileManager.default.moveItem(at: keys, to: aside)
+        symlink(aside.path, keys.path)
+        switch load(good) {
+        case .success: Issue.record("context: keys/ as a symbolic link loaded")
+        case .failure(let e): #expect(e.code == .contextInsecure, "context: keys/ symlink: \(e)")
+        }
+        rows += 1
+        unlink(keys.path)
+        try FileManager.default.moveItem(at: aside, to: keys)
         // Device keys are resolved when their credential signs: the snapshot loads, and `accept` refuses
         // with keyUnavailable and no bytes.
         let keyRequest = try AnnexCReader.makeRequest(
@@ -329,6 +353,6 @@ struct HostileCatalogueTests {
             rows += 1
         }
         print("context catalogue: \(rows) named rows refused (or loaded) exactly as catalogued")
-        #expect(rows == 23)
+        #expect(rows == 26)
     }
 }
