@@ -1,5 +1,5 @@
 import Foundation
-@testable import AnnexC
+import AnnexC
 import AnnexCReader
 import HPKE
 import MdocCBOR

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import AnnexC
+import AnnexC
 import AnnexCReader
 import HPKE
 import MdocCBOR
