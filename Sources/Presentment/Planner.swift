@@ -20,7 +20,7 @@ package struct DocumentMatch: Sendable {
     /// Under selection rules (DCQL): each requested element's item index when held with an
     /// acceptable value, by request position, and the acceptable sets; `held` is then the first set
     /// the credential fully holds. Nil for ISO/IEC 18013-5 queries.
-    var selection: (heldAt: [Int?], sets: [[Int]])?
+    var selection: (heldAt: [Int?], sets: [[Int]], chosen: Int)?
 
     /// How well the credential answers the verifier, as a key compared lexicographically (smaller is
     /// better; registration order breaks ties). Never "whoever releases most":
@@ -30,11 +30,7 @@ package struct DocumentMatch: Sendable {
     ///   positions in the reader's order (an element held beats a substitute; an earlier alternative
     ///   set beats a later one), then the fewest elements released.
     var rank: (Int, Int, Int) {
-        if let selection {
-            let position =
-                selection.sets.firstIndex { set in set.allSatisfy { selection.heldAt[$0] != nil } } ?? Int.max
-            return (position, held.count, 0)
-        }
+        if let selection { return (selection.chosen, held.count, 0) }
         var cost = 0
         var released = held.count
         for s in substitutions {
@@ -141,16 +137,26 @@ package enum Planner {
         heldAt.reserveCapacity(q.elementCount)
         q.forEachElement { ns, identifier, _ in
             var i = c.itemIndex.probe(identifier, ns)
-            if let item = i, let accepted = rules.values[heldAt.count] {
-                let value = c.items[c.orderedItems[item].id]?.elementValue
-                if !(value.map { v in accepted.contains { $0.matches(v) } } ?? false) { i = nil }
-            }
+            if let item = i, !valueAccepted(rules, at: heldAt.count, c, item) { i = nil }
             heldAt.append(i)
         }
         let sets = rules.sets(count: heldAt.count)
-        guard let chosen = firstSatisfied(sets, heldAt, allows: { _ in true }) else { return nil }
-        return DocumentMatch(
-            credential: c, held: chosen, substitutions: [], missing: [], selection: (heldAt, sets))
+        for (position, set) in sets.enumerated() where set.allSatisfy({ heldAt[$0] != nil }) {
+            return DocumentMatch(
+                credential: c, held: set.map { heldAt[$0]! }, substitutions: [], missing: [],
+                selection: (heldAt, sets, position))
+        }
+        return nil
+    }
+
+    /// Whether the credential's item `item`, requested at `position`, has a value the rules accept
+    /// (any value when the request names none).
+    private static func valueAccepted(_ rules: ClaimRules, at position: Int, _ c: StoredCredential, _ item: Int)
+        -> Bool
+    {
+        guard let accepted = rules.values[position] else { return true }
+        guard let value = c.items[c.orderedItems[item].id]?.elementValue else { return false }
+        return accepted.contains { $0.matches(value) }
     }
 
     /// The item indices of the first set whose every position is held and allowed, in request order;
@@ -183,9 +189,7 @@ package enum Planner {
             var valueMismatch = false
             var k = 0
             q.forEachElement { ns, identifier, _ in
-                if let i = c.itemIndex.probe(identifier, ns), let accepted = rules.values[k],
-                    let v = c.items[c.orderedItems[i].id]?.elementValue, !accepted.contains(where: { $0.matches(v) })
-                {
+                if let i = c.itemIndex.probe(identifier, ns), !valueAccepted(rules, at: k, c, i) {
                     valueMismatch = true
                 }
                 k += 1
