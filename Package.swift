@@ -56,13 +56,19 @@ let package = Package(
         // X.509 evaluation, selection and the one planner, the consent model, the DeviceResponse and
         // device signature over a given SessionTranscript. No framing, HPKE or base64url.
         .target(name: "Presentment", dependencies: ["MdocCBOR", "PKCS11", "CryptoCore"]),
-        // The org-iso-mdoc front end: framings, EncryptionInfo, the dcapi SessionTranscript, COSE
-        // reader authentication, HPKE sealing, AnnexCEngine.
-        .target(name: "AnnexC", dependencies: ["Presentment", "MdocCBOR", "HPKE", "WebEncoding", "CryptoCore"]),
+        // The Digital Credentials API framings (the one envelope reader) that every front end's entry
+        // arrives in, and their refusal rules.
+        .target(name: "DCAPIFraming", dependencies: ["Presentment", "WebEncoding"]),
+        // The org-iso-mdoc front end: EncryptionInfo, the dcapi SessionTranscript, COSE reader
+        // authentication, HPKE sealing.
+        .target(
+            name: "AnnexC",
+            dependencies: ["DCAPIFraming", "Presentment", "MdocCBOR", "HPKE", "WebEncoding", "CryptoCore"]),
         // The OpenID4VP (over the Digital Credentials API) front end for mso_mdoc: request objects,
         // verifier authentication, DCQL, the OpenID4VPDCAPIHandover transcript, JWE responses.
         .target(
-            name: "OpenID4VP", dependencies: ["Presentment", "MdocCBOR", "JOSE", "WebEncoding", "CryptoCore"]),
+            name: "OpenID4VP",
+            dependencies: ["DCAPIFraming", "Presentment", "MdocCBOR", "JOSE", "WebEncoding", "CryptoCore"]),
         // The verifier's side, for tests, the CLI's reader commands and the demo. Wallet backends that
         // only answer requests do not link it.
         .target(name: "AnnexCReader", dependencies: ["AnnexC", "Presentment", "MdocCBOR", "HPKE"]),
@@ -71,7 +77,10 @@ let package = Package(
         // The verifier's side of OpenID4VP, beside AnnexCReader (whose document verification it shares).
         .target(
             name: "OpenID4VPReader",
-            dependencies: ["OpenID4VP", "AnnexCReader", "JOSE", "Presentment", "MdocCBOR", "WebEncoding", "CryptoCore"]),
+            dependencies: [
+                "OpenID4VP", "AnnexCReader", "DCAPIFraming", "JOSE", "Presentment", "MdocCBOR", "WebEncoding",
+                "CryptoCore",
+            ]),
         // The C ABI's header as a module, so its status numbers and error struct have one definition.
         .systemLibrary(name: "CMdocRespondABI"),
         // The C ABI over DigitalCredentialsEngine: @_cdecl entry points, a handle registry, JSON settings.
@@ -104,8 +113,8 @@ let package = Package(
         .target(
             name: "TestWorld",
             dependencies: [
-                "AnnexC", "AnnexCReader", "OpenID4VP", "OpenID4VPReader", "Presentment", "MdocCBOR", "HPKE", "JOSE",
-                "WebEncoding", "CryptoCore", "PKCS11", "TestSupport",
+                "AnnexC", "AnnexCReader", "OpenID4VP", "OpenID4VPReader", "DCAPIFraming", "Presentment", "MdocCBOR",
+                "HPKE", "JOSE", "WebEncoding", "CryptoCore", "PKCS11", "TestSupport",
             ],
             path: "Tests/TestWorld"),
         .testTarget(name: "CryptoCoreTests", dependencies: ["CryptoCore", "TestSupport"]),

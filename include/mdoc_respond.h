@@ -8,7 +8,10 @@
  *     never changes; codes 100-199 are misuse of this ABI. mdoc_status_name() gives the code's name.
  *   - `error` (mdoc_error *) may be NULL. When given, it is always filled: code, and a NUL-terminated
  *     detail naming the structure and rule broken (static text: never request bytes, element values,
- *     keys, PINs or origins). A longer detail is cut at a UTF-8 character boundary.
+ *     keys, PINs or origins). A longer detail is cut at a UTF-8 character boundary. For codes 1-99 the
+ *     detail begins with the rule that refused, `<domain>.<rule>: ` (e.g. `annexC.nonceNotBytes: `,
+ *     `dcql.claimPath: `, `trust.readerNotTrusted: `): the Swift API's `PresentmentError.rule`, a
+ *     stable identifier to branch or count on; the words after it are for people.
  *   - Output pointers (`*response`, `*json`, `*engine`, `*request`) are set to NULL (lengths to 0)
  *     on entry and set only on success: a failure never returns partial output.
  *   - Buffers returned by the library are released with mdoc_free() (once each; double free of a

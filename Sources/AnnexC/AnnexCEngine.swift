@@ -6,6 +6,7 @@
 import HPKE
 import MdocCBOR
 @_exported import Presentment
+@_exported import DCAPIFraming
 @_exported import WebEncoding
 
 /// The errors of the Annex C engine: the presentment error type, one closed code set for every
@@ -52,7 +53,7 @@ public final class AnnexCEngine: Sendable {
         let checked = try check(rawRequest: rawRequest, origin: origin, explanation: &explanation, record: false)
         if let credentialID {
             guard context.credential(id: credentialID) != nil else {
-                throw PresentmentError(.noMatchingCredential, "no credential with the given id")
+                throw PresentmentError(SelectionRule.unknownCredentialID)
             }
         }
         let plan = try Planner.bestPlan(
@@ -109,7 +110,7 @@ public final class AnnexCEngine: Sendable {
         throws(PresentmentError) -> CheckedRequest
     {
         guard rawRequest.count <= configuration.maxRequestBytes else {
-            throw PresentmentError(.limitExceeded, "request larger than the configured maximum")
+            throw PresentmentError(FramingRule.tooLarge)
         }
         // Framing read straight from the caller's buffer (no copy of the request).
         let found: Result<Envelope, PresentmentError> = rawRequest.withUnsafeBytes { raw in
@@ -131,7 +132,7 @@ public final class AnnexCEngine: Sendable {
         }
 
         guard let drBytes = Base64URL.decode(envelope.deviceRequest) else {
-            throw PresentmentError(.malformedRequest, "deviceRequest is not base64url (URL-safe alphabet, no padding)")
+            throw PresentmentError(AnnexCRule.deviceRequestNotBase64URL)
         }
         if record { explanation.deviceRequest = drBytes }
         let options = CBORDecodingOptions(
@@ -142,21 +143,19 @@ public final class AnnexCEngine: Sendable {
             if error.code == .cbor, let c = error.cbor,
                 [.itemLimitExceeded, .depthLimitExceeded, .inputTooLarge].contains(c.code)
             {
-                throw PresentmentError(
-                    .limitExceeded, "DeviceRequest exceeds the configured CBOR limits (\(c.code.rawValue))")
+                throw PresentmentError(AnnexCRule.deviceRequestOverLimits, underlying: c)
             }
-            throw PresentmentError(.invalidDeviceRequest, error.description)
+            throw PresentmentError(AnnexCRule.deviceRequestInvalid, underlying: error)
         }
         guard request.docRequests.count <= configuration.maxDocRequests else {
-            throw PresentmentError(.limitExceeded, "more DocRequests than the configured limit")
+            throw PresentmentError(AnnexCRule.tooManyDocRequests)
         }
         guard Self.elementReferences(request) <= configuration.maxRequestedElements else {
-            throw PresentmentError(.limitExceeded, "more requested and alternative elements than the configured limit")
+            throw PresentmentError(AnnexCRule.tooManyElements)
         }
         // A reader that requires a zero-knowledge proof must never get a plain, linkable presentation.
         if request.docRequests.contains(where: { $0.itemsRequest.requestInfo?.zkRequest?.required == true }) {
-            throw PresentmentError(
-                .zkUnsupported, "a DocRequest requires a zero-knowledge proof (zkRequired) and this engine makes none")
+            throw PresentmentError(AnnexCRule.zkRequired)
         }
         let now = configuration.clock()
         let auth: ReaderAuthenticator.Result
@@ -235,7 +234,7 @@ public final class AnnexCEngine: Sendable {
         consented: ConsentedRequest? = nil, format: ResponseFormat = .automatic
     ) throws(PresentmentError) -> Data {
         guard let state = request.annexC else {
-            throw PresentmentError(.unsupportedProtocol, "the request was not parsed by the Annex C engine")
+            throw PresentmentError(FramingRule.noEntry)
         }
         let plan = try Planner.plan(request, context: context, using: using, approving: approving, consented: consented)
         return try finish(
@@ -252,7 +251,7 @@ public final class AnnexCEngine: Sendable {
             plan: plan, sessionTranscript: transcript.bytes, missingElements: configuration.missingElements)
         for d in plan.answered {
             if let max = d.maximumResponseSize, UInt64(response.count) > max {
-                throw PresentmentError(.responseTooLarge, "the DeviceResponse exceeds the reader's maximumResponseSize")
+                throw PresentmentError(ResponseRule.tooLarge)
             }
         }
         if configuration.selfCheck {

@@ -1,3 +1,5 @@
+import DCAPIFraming
+import Presentment
 import WebEncoding
 
 /// The two base64url strings of an Annex C request, exactly as received, and where they came from.
@@ -34,10 +36,8 @@ struct Envelope: Sendable {
         } catch {
             // A bare data object of the other protocol is an absent entry, not a malformed one: the
             // one entry point then considers the other protocol (a selection reason, not a refusal).
-            if otherProtocol && !error.tooLarge {
-                throw PresentmentError(.unsupportedProtocol, "a bare data object of another protocol (OpenID4VP)")
-            }
-            throw PresentmentError(error.tooLarge ? .limitExceeded : .malformedRequest, error.what)
+            if otherProtocol && error.code != .limitExceeded { throw PresentmentError(FramingRule.noEntry) }
+            throw error
         }
         func isMdoc(_ p: String?) -> Bool {
             p == protocolIdentifier || (acceptLegacyAlias && p == legacyAlias)
@@ -48,16 +48,16 @@ struct Envelope: Sendable {
         case .protocolAndData:
             let entry = envelope.entries[0]
             guard isMdoc(entry.protocolIdentifier) else {
-                throw PresentmentError(.unsupportedProtocol, "protocol is not org-iso-mdoc")
+                throw PresentmentError(FramingRule.noEntry)
             }
-            guard let d = entry.data else { throw PresentmentError(.malformedRequest, "data missing") }
+            guard let d = entry.data else { throw PresentmentError(FramingRule.dataMissing) }
             return try fromData(
                 d, framing: .protocolAndData, protocolName: entry.protocolIdentifier, maxBytes: maxBytes)
         case .requestList, .digitalRequestList:
             guard let entry = envelope.entries.first(where: { isMdoc($0.protocolIdentifier) }) else {
-                throw PresentmentError(.unsupportedProtocol, "no org-iso-mdoc entry in requests")
+                throw PresentmentError(FramingRule.noEntry)
             }
-            guard let d = entry.data else { throw PresentmentError(.malformedRequest, "requests entry lacks data") }
+            guard let d = entry.data else { throw PresentmentError(FramingRule.dataMissing) }
             return try fromData(
                 d, framing: envelope.framing, protocolName: entry.protocolIdentifier, maxBytes: maxBytes)
         }
@@ -76,41 +76,36 @@ struct Envelope: Sendable {
     private static func fromData(_ d: JSONNode, framing: RequestFraming, protocolName: String?, maxBytes: Int)
         throws(PresentmentError) -> Envelope
     {
-        let data: JSONNode
-        do {
-            // Older Chrome handed `data` as a JSON string.
-            data = try RequestEnvelope.dataObject(
-                d, limits: .init(maxBytes: maxBytes, maxDepth: 4, maxMembers: 64, maxStringBytes: maxBytes))
-        } catch {
-            throw PresentmentError(.malformedRequest, "data string is not JSON")
-        }
-        guard data.isObject else { throw PresentmentError(.malformedRequest, "data is not a JSON object") }
+        // Older Chrome handed `data` as a JSON string.
+        let data = try RequestEnvelope.dataObject(
+            d, limits: .init(maxBytes: maxBytes, maxDepth: 4, maxMembers: 64, maxStringBytes: maxBytes))
+        guard data.isObject else { throw PresentmentError(FramingRule.dataNotObject) }
         var allStrings = true
         data.forEachMember { _, v in allStrings = allStrings && v.isString }
         if !allStrings || data.count > dataMembers {
             // Only a data object with members other than strings needs its shape measured.
             let shape = data.shape
             guard shape.depth <= dataDepth else {
-                throw PresentmentError(.malformedRequest, "org-iso-mdoc data nested too deeply")
+                throw PresentmentError(AnnexCRule.dataTooDeep)
             }
             guard shape.widest <= dataMembers else {
-                throw PresentmentError(.malformedRequest, "org-iso-mdoc data has too many members")
+                throw PresentmentError(AnnexCRule.dataTooWide)
             }
         }
         guard let dr = data["deviceRequest"] else {
-            throw PresentmentError(.malformedRequest, "data.deviceRequest missing")
+            throw PresentmentError(AnnexCRule.deviceRequestMissing)
         }
         guard let ei = data["encryptionInfo"] else {
-            throw PresentmentError(.malformedRequest, "data.encryptionInfo missing")
+            throw PresentmentError(AnnexCRule.encryptionInfoMissing)
         }
         guard let drs = dr.string else {
-            throw PresentmentError(.malformedRequest, "data.deviceRequest is not a string")
+            throw PresentmentError(AnnexCRule.deviceRequestNotString)
         }
         guard let eis = ei.string else {
-            throw PresentmentError(.malformedRequest, "data.encryptionInfo is not a string")
+            throw PresentmentError(AnnexCRule.encryptionInfoNotString)
         }
-        guard !drs.isEmpty else { throw PresentmentError(.malformedRequest, "data.deviceRequest is empty") }
-        guard !eis.isEmpty else { throw PresentmentError(.malformedRequest, "data.encryptionInfo is empty") }
+        guard !drs.isEmpty else { throw PresentmentError(AnnexCRule.deviceRequestEmpty) }
+        guard !eis.isEmpty else { throw PresentmentError(AnnexCRule.encryptionInfoEmpty) }
         return Envelope(framing: framing, protocolIdentifier: protocolName, deviceRequest: drs, encryptionInfo: eis)
     }
 }

@@ -72,7 +72,7 @@ struct ReaderAuthenticator {
             }
         }
         if signatures.isEmpty {
-            try evaluator.requireSignature("the request has none")
+            try evaluator.requireSignature()
             return Result(verdict: .notAuthenticated, perDocument: [], coverage: [], readers: [])
         }
 
@@ -93,7 +93,7 @@ struct ReaderAuthenticator {
                     .init(
                         label: s.label, algorithm: alg, signedBytes: s.payload,
                         certificateSubjects: verified[k].chain.map(\.subject), verified: true,
-                        trust: judged.verdicts[k], refusal: judged.details[k]))
+                        trust: judged.verdicts[k], refusal: judged.refusals[k]?.detail))
             }
         }
         if let refusal = judged.refusal { throw refusal }
@@ -118,9 +118,7 @@ struct ReaderAuthenticator {
                 if v.verdict.strength > best.strength { best = v.verdict }
             }
             if policy.requireReaderAuthentication && !covered {
-                throw PresentmentError(
-                    .readerAuthenticationRequired,
-                    "docRequests[\(i)] is not covered by reader authentication and the holder's policy requires it")
+                throw PresentmentError(TrustRule.documentNotCovered, at: "docRequests[\(i)]")
             }
             if weakest == nil || best.strength < weakest!.strength { weakest = best }
             if record {
@@ -147,48 +145,46 @@ struct ReaderAuthenticator {
         let alg: COSEAlgorithm
         do { alg = try sig.headers.protectedAlgorithm() } catch {
             if error.code == .malformed {
-                throw PresentmentError(.readerAuthenticationFailed, "\(label): alg is not in the protected header")
+                throw PresentmentError(AnnexCRule.algorithmNotProtected, at: label)
             }
-            throw PresentmentError(.readerAuthenticationFailed, "\(label): missing or unknown alg")
+            throw PresentmentError(AnnexCRule.algorithmUnknown, at: label)
         }
         guard Self.allowedAlgorithms.contains(alg) else {
-            throw PresentmentError(
-                .readerAuthenticationFailed, "\(label): algorithm not allowed for reader authentication")
+            throw PresentmentError(AnnexCRule.algorithmNotAllowed, at: label)
         }
         do { try sig.headers.checkCritical(understood: Self.understoodHeaders) } catch {
-            throw PresentmentError(.readerAuthenticationFailed, "\(label): crit header refused (RFC 9052 §3.1)")
+            throw PresentmentError(AnnexCRule.criticalHeader, at: label)
         }
         let chainDER: [[UInt8]]
         do { chainDER = try sig.headers.x5chain() } catch {
-            throw PresentmentError(.readerAuthenticationFailed, "\(label): malformed x5chain")
+            throw PresentmentError(AnnexCRule.x5chainMalformed, at: label)
         }
-        guard !chainDER.isEmpty else { throw PresentmentError(.readerAuthenticationFailed, "\(label): no x5chain") }
+        guard !chainDER.isEmpty else { throw PresentmentError(AnnexCRule.x5chainMissing, at: label) }
         guard chainDER.count <= 8 else {
-            throw PresentmentError(.readerAuthenticationFailed, "\(label): x5chain longer than 8 certificates")
+            throw PresentmentError(AnnexCRule.x5chainTooLong, at: label)
         }
         var chain = [Certificate]()
         chain.reserveCapacity(chainDER.count)
         for der in chainDER {
             do { chain.append(try Certificate(der: der)) } catch {
-                throw PresentmentError(.readerAuthenticationFailed, "\(label): x5chain certificate is not valid DER")
+                throw PresentmentError(AnnexCRule.certificateInvalid, at: label)
             }
         }
         let key: COSEKey
         do { key = try chain[0].publicKey() } catch {
-            throw PresentmentError(.readerAuthenticationFailed, "\(label): reader certificate key is not supported")
+            throw PresentmentError(AnnexCRule.keyUnsupported, at: label)
         }
         do {
             try sig.verify(key: key, detachedPayload: s.payload)
         } catch {
             switch error {
             case .keyAlgorithmMismatch:
-                throw PresentmentError(.readerAuthenticationFailed, "\(label): algorithm does not match the reader key")
+                throw PresentmentError(AnnexCRule.keyAlgorithmMismatch, at: label)
             case .payloadMismatch:
-                throw PresentmentError(.readerAuthenticationFailed, "\(label): payload is attached, expected detached")
+                throw PresentmentError(AnnexCRule.payloadAttached, at: label)
             case .invalidSignatureLength:
-                throw PresentmentError(
-                    .readerAuthenticationFailed, "\(label): signature length does not match the algorithm")
-            default: throw PresentmentError(.readerAuthenticationFailed, "\(label): signature does not verify")
+                throw PresentmentError(AnnexCRule.signatureLength, at: label)
+            default: throw PresentmentError(AnnexCRule.signatureInvalid, at: label)
             }
         }
         return chain

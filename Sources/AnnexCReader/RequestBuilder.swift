@@ -27,7 +27,7 @@ extension AnnexCReader {
     ) throws(PresentmentError) -> BuiltRequest {
         let key: HPKE.PrivateKey
         do { key = try recipientKey ?? HPKE.PrivateKey.generate(kem: .p256HKDFSHA256) } catch {
-            throw PresentmentError(.sealingFailed, "reader key generation failed")
+            throw PresentmentError(VerifierRule.keyGeneration)
         }
         let pub = key.publicKey.serialized
         let coseKey: CBORValue = .map([
@@ -126,7 +126,7 @@ extension AnnexCReader {
                     try COSESign1.sign(
                         into: &w, payload: rab, detached: true, signer: reader.signer, unprotected: x5(reader.chain))
                 } catch {
-                    throw PresentmentError(.signingFailed, "reader signing failed")
+                    throw PresentmentError(VerifierRule.signing)
                 }
             } else {
                 w.writeMapHeader(count: 1)
@@ -148,7 +148,7 @@ extension AnnexCReader {
                 try COSESign1.sign(
                     into: &w, payload: raa, detached: true, signer: reader.signer, unprotected: x5(reader.chain))
             } catch {
-                throw PresentmentError(.signingFailed, "reader signing failed")
+                throw PresentmentError(VerifierRule.signing)
             }
         }
         let deviceRequest = Base64URL.encode(w.bytes)

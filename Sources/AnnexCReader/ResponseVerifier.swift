@@ -21,7 +21,7 @@ extension AnnexCReader {
         do {
             return try HPKE.open(
                 suite: .annexC, privateKey: recipientKey, encapsulatedKey: enc, info: transcript.bytes, ciphertext: ct)
-        } catch { throw PresentmentError(.responseInvalid, "HPKE open failed") }
+        } catch { throw PresentmentError(VerifierRule.hpkeOpen) }
     }
 
     /// Opens and verifies a response as a verifier would: HPKE open with the reader key and the same
@@ -42,9 +42,9 @@ extension AnnexCReader {
         )
         let dr: DeviceResponse
         do { dr = try DeviceResponse(encoded: plaintext) } catch {
-            throw PresentmentError(.responseInvalid, "DeviceResponse: \(error)")
+            throw PresentmentError(VerifierRule.deviceResponseInvalid, underlying: error)
         }
-        guard dr.status == 0 else { throw PresentmentError(.responseInvalid, "DeviceResponse status is not 0") }
+        guard dr.status == 0 else { throw PresentmentError(VerifierRule.status) }
         var verified = [VerifiedDocument]()
         // Documents answer DocRequests in request order: each is held to the next DocRequest of its
         // docType not yet answered (a request may ask for one docType twice).
@@ -55,8 +55,7 @@ extension AnnexCReader {
                     $0 >= next && request.documents[$0].docType == doc.docType
                 })
             else {
-                throw PresentmentError(
-                    .responseInvalid, "a document was returned that was not requested, or out of request order")
+                throw PresentmentError(VerifierRule.unrequestedDocument)
             }
             next = k + 1
             let asked = request.documents[k]
@@ -80,50 +79,49 @@ extension AnnexCReader {
         let auth = doc.issuerSigned.issuerAuth
         let chain: [Certificate]
         do { chain = try auth.headers.x5chain().map { (der) throws(COSEError) in try Certificate(der: der) } } catch {
-            throw PresentmentError(.responseInvalid, "issuerAuth x5chain is malformed")
+            throw PresentmentError(VerifierRule.x5chainMalformed)
         }
         guard let ds = chain.first else {
-            throw PresentmentError(.responseInvalid, "issuerAuth has no document signer certificate")
+            throw PresentmentError(VerifierRule.noDocumentSigner)
         }
         do { try auth.verify(key: try ds.publicKey()) } catch {
-            throw PresentmentError(.responseInvalid, "issuer signature does not verify")
+            throw PresentmentError(VerifierRule.issuerSignature)
         }
         if !issuerRoots.isEmpty {
             do {
                 try Certificate.validatePath(
                     leaf: ds, intermediates: Array(chain.dropFirst()), anchors: issuerRoots, at: time)
             } catch {
-                throw PresentmentError(.responseInvalid, "document signer does not chain to a given IACA")
+                throw PresentmentError(VerifierRule.notChainedToIACA)
             }
             guard ds.hasExtendedKeyUsage(MdocKeyUsage.documentSigner) else {
-                throw PresentmentError(.responseInvalid, "document signer lacks EKU 1.0.18013.5.1.2")
+                throw PresentmentError(VerifierRule.documentSignerEKU)
             }
         }
         let mso: MobileSecurityObject
         do { mso = try doc.issuerSigned.mobileSecurityObject() } catch {
-            throw PresentmentError(.responseInvalid, "MSO: \(error)")
+            throw PresentmentError(VerifierRule.msoInvalid, underlying: error)
         }
         guard mso.docType == doc.docType else {
-            throw PresentmentError(.responseInvalid, "MSO docType differs from the document's")
+            throw PresentmentError(VerifierRule.msoDocType)
         }
         guard mso.validityInfo.contains(time) else {
-            throw PresentmentError(.responseInvalid, "MSO not valid at the verification time")
+            throw PresentmentError(VerifierRule.msoValidity)
         }
         do { try doc.issuerSigned.checkValueDigests(against: mso) } catch {
-            throw PresentmentError(.responseInvalid, "a disclosed element does not match its MSO digest")
+            throw PresentmentError(VerifierRule.digest)
         }
         guard case .signature(let sig) = doc.deviceSigned.deviceAuth else {
-            throw PresentmentError(
-                .responseInvalid, "no deviceSignature (deviceMac is not used over the Digital Credentials API)")
+            throw PresentmentError(VerifierRule.noDeviceSignature)
         }
         let dab = MdocAuthentication.deviceAuthenticationBytes(
             sessionTranscript: sessionTranscript, docType: doc.docType,
             deviceNameSpacesBytes: doc.deviceSigned.nameSpacesBytes)
         do { try sig.verify(key: mso.deviceKey, detachedPayload: sig.payload == nil ? dab : nil) } catch {
-            throw PresentmentError(.responseInvalid, "device signature does not verify")
+            throw PresentmentError(VerifierRule.deviceSignature)
         }
         if let attached = sig.payload, !attached.elementsEqual(dab) {
-            throw PresentmentError(.responseInvalid, "attached DeviceAuthentication differs from the expected one")
+            throw PresentmentError(VerifierRule.deviceAuthentication)
         }
         var elements = [DisclosedElement]()
         for ns in doc.issuerSigned.nameSpaces {
@@ -145,13 +143,13 @@ extension AnnexCReader {
         let requested = Set(asked.elements.map(\.element))
         let present = Set(disclosed)
         guard present.count == disclosed.count else {
-            throw PresentmentError(.responseInvalid, "an element was disclosed twice")
+            throw PresentmentError(VerifierRule.duplicateElement)
         }
         let approved = consent?.approved.map { $0[asked.docType] ?? [] }
         let held = consent?.held[asked.docType]
         for id in disclosed {
             if let approved, !approved.contains(id) {
-                throw PresentmentError(.responseInvalid, "an element was disclosed that the holder did not approve")
+                throw PresentmentError(VerifierRule.notApproved)
             }
             if requested.contains(id) { continue }
             let admissible = asked.alternatives.contains { alt in
@@ -166,10 +164,7 @@ extension AnnexCReader {
                     }
             }
             guard admissible else {
-                throw PresentmentError(
-                    .responseInvalid,
-                    "an element was disclosed that was not requested and is no admissible substitute for a requested element"
-                )
+                throw PresentmentError(VerifierRule.notRequested)
             }
         }
     }

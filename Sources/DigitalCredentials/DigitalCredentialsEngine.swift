@@ -5,6 +5,7 @@
 #endif
 @_exported import AnnexC
 @_exported import OpenID4VP
+import DCAPIFraming
 import Presentment
 
 /// One entry point for both Digital Credentials API protocols a wallet answers for mdocs: it takes
@@ -79,7 +80,7 @@ public final class DigitalCredentialsEngine: Sendable {
                 if error.code != .unsupportedProtocol && preference != .answerable { throw error }
             }
         }
-        throw refusal ?? PresentmentError(.unsupportedProtocol, "no org-iso-mdoc or openid4vp-v1-* entry")
+        throw refusal ?? PresentmentError(FramingRule.noEntry)
     }
 
     /// Parses a request with the chosen protocol for a consent screen, by the rule of `accept`: an
@@ -114,7 +115,7 @@ public final class DigitalCredentialsEngine: Sendable {
             return request
         }
         guard var shown = unanswerable else {
-            throw PresentmentError(.unsupportedProtocol, "no org-iso-mdoc or openid4vp-v1-* entry")
+            throw PresentmentError(FramingRule.noEntry)
         }
         shown.protocolChoice = ProtocolChoice(considered: considered, reason: .noneAnswerable)
         return shown

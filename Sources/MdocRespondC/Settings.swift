@@ -22,9 +22,10 @@ package struct ABIFailure: Error, Sendable {
         self.detail = detail
     }
 
-    /// The same refusal the Swift API made, under its fixed ABI number.
+    /// The same refusal the Swift API made, under its fixed ABI number; the detail starts with the
+    /// rule that refused (`domain.rule: `), then its words.
     package init(_ e: PresentmentError) {
-        self.init(ABIStatus.number(e.code), e.detail)
+        self.init(ABIStatus.number(e.code), "\(e.rule): \(e.detail)")
     }
 }
 

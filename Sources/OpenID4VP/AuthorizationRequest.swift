@@ -66,17 +66,17 @@ struct RequestObject {
         throws(PresentmentError)
     {
         self.form = form
-        guard data.isObject else { throw PresentmentError(.invalidRequest, "data is not a JSON object") }
+        guard data.isObject else { throw PresentmentError(OpenID4VPRule.dataNotObject) }
         switch form {
         case .unsigned:
             guard data["request"] == nil, data["payload"] == nil else {
-                throw PresentmentError(.invalidRequest, "an unsigned request carries a request object")
+                throw PresentmentError(OpenID4VPRule.unsignedCarriesRequestObject)
             }
             parameters = data
             signers = []
         case .signed:
             guard let compact = data["request"]?.string else {
-                throw PresentmentError(.invalidRequest, "data.request is not a compact JWS")
+                throw PresentmentError(OpenID4VPRule.requestNotCompactJWS)
             }
             let jws: JWS
             do { jws = try JWS(compact: compact, limits: limits) } catch { throw Self.refusal(error, "request") }
@@ -84,7 +84,7 @@ struct RequestObject {
             let chain = try Self.verify(jws.signatures[0], label: "request", limits: limits)
             parameters = try Self.payload(jws, parameterLimits)
             guard let clientID = parameters["client_id"]?.string else {
-                throw PresentmentError(.invalidRequest, "a signed request lacks client_id")
+                throw PresentmentError(OpenID4VPRule.signedLacksClientID)
             }
             try ClientIdentifier(clientID).check(leaf: chain[0], label: "request")
             signers = [("request", clientID, chain, jws.signatures[0].header)]
@@ -97,14 +97,13 @@ struct RequestObject {
             } else if let s = data["request"]?.string, s.first == "{" {
                 // data.request as the JSON text of the object
                 do { object = try JSONDocument(Array(s.utf8), limits: parameterLimits).root } catch {
-                    throw PresentmentError(.invalidRequest, "data.request is not JSON")
+                    throw PresentmentError(OpenID4VPRule.requestNotJSON)
                 }
             } else {
-                throw PresentmentError(.invalidRequest, "a multisigned request carries no JWS JSON serialization")
+                throw PresentmentError(OpenID4VPRule.noJWSJSON)
             }
             guard object["signatures"] != nil else {
-                throw PresentmentError(
-                    .invalidRequest, "a multisigned request is not in the general JSON serialization")
+                throw PresentmentError(OpenID4VPRule.notGeneralJSON)
             }
             let jws: JWS
             do { jws = try JWS(json: object, limits: limits) } catch { throw Self.refusal(error, "request") }
@@ -113,10 +112,10 @@ struct RequestObject {
             for (i, s) in jws.signatures.enumerated() {
                 let label = "signatures[\(i)]"
                 guard let clientID = s.header.protectedString("client_id") else {
-                    throw PresentmentError(.invalidRequest, "\(label) lacks client_id in its protected header")
+                    throw PresentmentError(OpenID4VPRule.signatureLacksClientID, at: label)
                 }
                 if s.header.unprotected?["client_id"] != nil || s.header.unprotected?["verifier_info"] != nil {
-                    throw PresentmentError(.invalidRequest, "\(label) carries client_id or verifier_info unprotected")
+                    throw PresentmentError(OpenID4VPRule.unprotectedClientID, at: label)
                 }
                 let identifier = try ClientIdentifier(clientID)
                 let chain = try Self.verify(s, label: label, limits: limits)
@@ -126,7 +125,7 @@ struct RequestObject {
             self.signers = signers
             parameters = try Self.payload(jws, parameterLimits)
             for name in ["client_id", "verifier_info"] where parameters[name] != nil {
-                throw PresentmentError(.invalidRequest, "a multisigned request carries \(name) in its payload")
+                throw PresentmentError(OpenID4VPRule.payloadClientID, at: name)
             }
         }
     }
@@ -135,10 +134,10 @@ struct RequestObject {
     private static func payload(_ jws: JWS, _ limits: JSONValue.Limits) throws(PresentmentError) -> JSONNode {
         let json: JSONNode
         do { json = try JSONDocument(jws.payload, limits: limits).root } catch {
-            throw PresentmentError(.invalidRequest, "the request object payload is not JSON: \(error.what)")
+            throw PresentmentError(OpenID4VPRule.payloadNotJSON, underlying: error)
         }
         guard json.isObject else {
-            throw PresentmentError(.invalidRequest, "the request object payload is not a JSON object")
+            throw PresentmentError(OpenID4VPRule.payloadNotObject)
         }
         return json
     }
@@ -146,10 +145,11 @@ struct RequestObject {
     /// A JOSE refusal of the request object as the engine's error.
     private static func refusal(_ e: JOSEError, _ label: String) -> PresentmentError {
         switch e.code {
-        case .signatureInvalid, .invalidKey: PresentmentError(.readerAuthenticationFailed, "\(label): \(e.detail)")
+        case .signatureInvalid, .invalidKey: PresentmentError(OpenID4VPRule.signatureInvalid, at: label, underlying: e)
         case .unsupportedAlgorithm, .unsupportedCritical:
-            PresentmentError(.readerAuthenticationFailed, "\(label): \(e.detail)")
-        case .malformed, .decryptionFailed: PresentmentError(.invalidRequest, "\(label): \(e.detail)")
+            PresentmentError(OpenID4VPRule.algorithmUnsupported, at: label, underlying: e)
+        case .malformed, .decryptionFailed:
+            PresentmentError(OpenID4VPRule.requestObjectMalformed, at: label, underlying: e)
         }
     }
 
@@ -159,27 +159,27 @@ struct RequestObject {
         -> [Certificate]
     {
         guard s.header.protectedString("typ") == requestObjectType else {
-            throw PresentmentError(.invalidRequest, "\(label): typ is not oauth-authz-req+jwt")
+            throw PresentmentError(OpenID4VPRule.typ, at: label)
         }
         let ders: [[UInt8]]
         do {
             guard let chain = try s.header.certificateChain(limits: limits) else {
-                throw PresentmentError(.readerAuthenticationFailed, "\(label): x5c missing")
+                throw PresentmentError(OpenID4VPRule.x5cMissing, at: label)
             }
             ders = chain
         } catch let e as JOSEError { throw refusal(e, label) } catch let e as PresentmentError { throw e } catch {
-            throw PresentmentError(.readerAuthenticationFailed, "\(label): x5c unreadable")
+            throw PresentmentError(OpenID4VPRule.x5cUnreadable, at: label)
         }
         var chain = [Certificate]()
         for der in ders {
             guard let c = try? Certificate(der: der) else {
-                throw PresentmentError(.readerAuthenticationFailed, "\(label): an x5c certificate does not parse")
+                throw PresentmentError(OpenID4VPRule.certificateInvalid, at: label)
             }
             chain.append(c)
         }
         let key: PublicKey
         do { key = try chain[0].validatedPublicKey() } catch {
-            throw PresentmentError(.readerAuthenticationFailed, "\(label): the leaf certificate's key is not usable")
+            throw PresentmentError(OpenID4VPRule.leafKeyUnusable, at: label)
         }
         do { try s.verify(with: key) } catch { throw refusal(error, label) }
         return chain
@@ -195,32 +195,29 @@ enum ClientIdentifier {
 
     init(_ clientID: String) throws(PresentmentError) {
         guard let colon = clientID.firstIndex(of: ":") else {
-            throw PresentmentError(
-                .unsupportedClientIdentifier, "client_id has no prefix (pre-registered clients are not supported)")
+            throw PresentmentError(OpenID4VPRule.clientIDNoPrefix)
         }
         let prefix = clientID[..<colon]
         let rest = String(clientID[clientID.index(after: colon)...])
         switch prefix {
         case "x509_san_dns":
             guard !rest.isEmpty, rest.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else {
-                throw PresentmentError(.readerAuthenticationFailed, "x509_san_dns client_id is not a DNS name")
+                throw PresentmentError(OpenID4VPRule.sanDNSNotDNSName)
             }
             self = .sanDNS(rest)
         case "x509_hash":
             guard let h = Base64URL.decode(rest), h.count == 32 else {
-                throw PresentmentError(
-                    .readerAuthenticationFailed, "x509_hash client_id is not a base64url SHA-256 hash")
+                throw PresentmentError(OpenID4VPRule.hashNotSHA256)
             }
             self = .hash(h)
         case "redirect_uri":
-            throw PresentmentError(
-                .unsupportedClientIdentifier, "redirect_uri client identifiers cannot sign a request")
+            throw PresentmentError(OpenID4VPRule.redirectURIPrefix)
         case "origin":
-            throw PresentmentError(.unsupportedClientIdentifier, "the origin client identifier prefix is reserved")
+            throw PresentmentError(OpenID4VPRule.originPrefix)
         case "decentralized_identifier", "verifier_attestation", "openid_federation":
-            throw PresentmentError(.unsupportedClientIdentifier, "client_id prefix \(prefix) is not supported")
+            throw PresentmentError(OpenID4VPRule.prefixUnsupported)
         default:
-            throw PresentmentError(.unsupportedClientIdentifier, "client_id prefix is not supported")
+            throw PresentmentError(OpenID4VPRule.prefixUnsupported)
         }
     }
 
@@ -229,13 +226,11 @@ enum ClientIdentifier {
         switch self {
         case .sanDNS(let name):
             guard leaf.dnsNames.contains(where: { $0.lowercased() == name.lowercased() }) else {
-                throw PresentmentError(
-                    .readerAuthenticationFailed, "\(label): client_id is not a dNSName of the signing certificate")
+                throw PresentmentError(OpenID4VPRule.clientIDNotSAN, at: label)
             }
         case .hash(let h):
             guard DigestAlgorithm.sha256.hash(leaf.der) == h else {
-                throw PresentmentError(
-                    .readerAuthenticationFailed, "\(label): client_id is not the hash of the signing certificate")
+                throw PresentmentError(OpenID4VPRule.clientIDNotHash, at: label)
             }
         }
     }

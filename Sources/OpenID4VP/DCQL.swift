@@ -45,29 +45,29 @@ struct DCQLQuery: Sendable {
         _ json: JSONNode, issuerAuthAlgorithms: [Int64]?, deviceAuthAlgorithms: [Int64]?, formatsAccepted: Bool,
         limits: Limits
     ) throws(PresentmentError) {
-        func bad(_ rule: String) -> PresentmentError { PresentmentError(.invalidRequest, "dcql_query: \(rule)") }
-        guard json.isObject else { throw bad("not an object") }
+        func bad(_ rule: DCQLRule) -> PresentmentError { PresentmentError(rule) }
+        guard json.isObject else { throw bad(.notObject) }
         guard let entries = json["credentials"]?.elements, !entries.isEmpty else {
-            throw bad("credentials is not a non-empty array")
+            throw bad(.credentials)
         }
         guard entries.count <= limits.maxCredentialQueries else {
-            throw PresentmentError(.limitExceeded, "dcql_query: more credential queries than the configured limit")
+            throw PresentmentError(DCQLRule.tooManyQueries)
         }
         var credentials = [CredentialQuery]()
         var queries = [DocumentQuery]()
         var totalElements = 0
         for (index, entry) in entries.enumerated() {
-            guard entry.isObject else { throw bad("a credential query is not an object") }
+            guard entry.isObject else { throw bad(.queryNotObject) }
             guard let id = entry["id"]?.string, Self.isIdentifier(id, limits) else {
-                throw bad("a credential query id is missing or not [A-Za-z0-9_-]+")
+                throw bad(.queryID)
             }
-            guard !credentials.contains(where: { $0.id == id }) else { throw bad("duplicate credential query id") }
-            guard let format = entry["format"]?.string else { throw bad("a credential query format is missing") }
-            let multiple = try Self.bool(entry["multiple"], default: false, bad("multiple is not a boolean"))
+            guard !credentials.contains(where: { $0.id == id }) else { throw bad(.duplicateQueryID) }
+            guard let format = entry["format"]?.string else { throw bad(.formatMissing) }
+            let multiple = try Self.bool(entry["multiple"], default: false, bad(.multipleNotBoolean))
             _ = try Self.bool(
                 entry["require_cryptographic_holder_binding"], default: true,
-                bad("require_cryptographic_holder_binding is not a boolean"))
-            guard entry["meta"]?.isObject == true else { throw bad("a credential query meta is missing") }
+                bad(.holderBindingNotBoolean))
+            guard entry["meta"]?.isObject == true else { throw bad(.metaMissing) }
             credentials.append(CredentialQuery(id: id, format: format, multiple: multiple))
             guard format == "mso_mdoc" else {
                 // Not an mdoc query: it never matches a credential here (its members are not ours to read).
@@ -78,12 +78,12 @@ struct DCQLQuery: Sendable {
                 continue
             }
             guard let docType = entry["meta"]?["doctype_value"]?.string, !docType.isEmpty else {
-                throw bad("meta.doctype_value is missing for an mso_mdoc query")
+                throw bad(.doctypeValueMissing)
             }
             let (elements, values, claimSets) = try Self.claims(entry, limits: limits, bad)
             totalElements += elements.count
             guard totalElements <= limits.maxRequestedElements else {
-                throw PresentmentError(.limitExceeded, "dcql_query: more claims than the configured limit")
+                throw PresentmentError(DCQLRule.tooManyClaims)
             }
             let akis = try Self.trustedAuthorities(entry["trusted_authorities"], limits: limits, bad)
             queries.append(
@@ -97,26 +97,26 @@ struct DCQLQuery: Sendable {
         var sets = [DocumentSetRule]()
         if let raw = json["credential_sets"] {
             guard let list = raw.elements, !list.isEmpty else {
-                throw bad("credential_sets is not a non-empty array")
+                throw bad(.credentialSets)
             }
             guard list.count <= limits.maxCredentialSets else {
-                throw PresentmentError(.limitExceeded, "dcql_query: more credential sets than the configured limit")
+                throw PresentmentError(DCQLRule.tooManyCredentialSets)
             }
             for set in list {
                 guard set.isObject, let options = set["options"]?.elements, !options.isEmpty,
                     options.count <= limits.maxOptions
-                else { throw bad("a credential set's options is not a non-empty array within the limit") }
+                else { throw bad(.credentialSetOptions) }
                 let required = try Self.bool(
-                    set["required"], default: true, bad("credential set required is not a boolean"))
+                    set["required"], default: true, bad(.credentialSetRequired))
                 var positions = [[Int]]()
                 for option in options {
                     guard let ids = option.elements, !ids.isEmpty, ids.count <= entries.count else {
-                        throw bad("a credential set option is not a non-empty array of ids")
+                        throw bad(.credentialSetOption)
                     }
                     var option = [Int]()
                     for id in ids {
                         guard let s = id.string, let k = credentials.firstIndex(where: { $0.id == s }) else {
-                            throw bad("a credential set option names an unknown credential query")
+                            throw bad(.credentialSetUnknownQuery)
                         }
                         if !option.contains(k) { option.append(k) }
                     }
@@ -149,34 +149,34 @@ struct DCQLQuery: Sendable {
     /// positions. A claim repeating an earlier path with the same constraints is dropped (§6.1:
     /// "SHOULD ignore"), its id kept as an alias of the first; with other `values` or
     /// `intent_to_retain` the query is refused (`invalidRequest`), never merged.
-    static func claims(_ entry: JSONNode, limits: Limits, _ bad: (String) -> PresentmentError)
+    static func claims(_ entry: JSONNode, limits: Limits, _ bad: (DCQLRule) -> PresentmentError)
         throws(PresentmentError) -> ([RequestedElement], [[ClaimValue]?], [[Int]]?)
     {
         guard let raw = entry["claims"] else {
-            guard entry["claim_sets"] == nil else { throw bad("claim_sets without claims") }
+            guard entry["claim_sets"] == nil else { throw bad(.claimSetsWithoutClaims) }
             return ([], [], nil)
         }
-        guard let claims = raw.elements, !claims.isEmpty else { throw bad("claims is not a non-empty array") }
+        guard let claims = raw.elements, !claims.isEmpty else { throw bad(.claims) }
         guard claims.count <= limits.maxClaimsPerQuery else {
-            throw PresentmentError(.limitExceeded, "dcql_query: more claims in a query than the configured limit")
+            throw PresentmentError(DCQLRule.tooManyClaimsInQuery)
         }
         var elements = [RequestedElement]()
         var values = [[ClaimValue]?]()
         var ids = [(id: String, position: Int)]()
         for claim in claims {
-            guard claim.isObject else { throw bad("a claim is not an object") }
+            guard claim.isObject else { throw bad(.claimNotObject) }
             guard let path = claim["path"]?.elements, path.count == 2, let ns = path[0].string,
                 let name = path[1].string, !ns.isEmpty, !name.isEmpty,
                 ns.utf8.count <= limits.maxPathComponentBytes, name.utf8.count <= limits.maxPathComponentBytes
-            else { throw bad("a claim path is not [namespace, element] (two non-empty strings)") }
+            else { throw bad(.claimPath) }
             let retainGiven: Bool? =
                 claim["intent_to_retain"] == nil
-                ? nil : try bool(claim["intent_to_retain"], default: false, bad("intent_to_retain is not a boolean"))
+                ? nil : try bool(claim["intent_to_retain"], default: false, bad(.intentToRetainNotBoolean))
             let retain = retainGiven ?? false
             var accepted: [ClaimValue]?
             if let raw = claim["values"] {
                 guard let list = raw.elements, !list.isEmpty, list.count <= limits.maxValues else {
-                    throw bad("a claim's values is not a non-empty array within the limit")
+                    throw bad(.claimValues)
                 }
                 var out = [ClaimValue]()
                 for v in list {
@@ -185,10 +185,10 @@ struct DCQLQuery: Sendable {
                     } else if let b = v.bool {
                         out.append(.bool(b))
                     } else if let n = v.number {
-                        guard let i = n.int64 else { throw bad("a claim value is a number that is not an integer") }
+                        guard let i = n.int64 else { throw bad(.claimValueNotInteger) }
                         out.append(.integer(i))
                     } else {
-                        throw bad("a claim value is not a string, integer or boolean")
+                        throw bad(.claimValueType)
                     }
                 }
                 accepted = out
@@ -200,7 +200,7 @@ struct DCQLQuery: Sendable {
                 // ones, or the query is refused (merging would drop a `values` probe and release the
                 // element whatever its value).
                 guard values[k] == accepted, (elements[k].intentToRetain ?? false) == retain else {
-                    throw bad("two claims name the same path with different values or intent_to_retain")
+                    throw bad(.conflictingRepeatedClaim)
                 }
                 position = k
             } else {
@@ -209,25 +209,25 @@ struct DCQLQuery: Sendable {
                 values.append(accepted)
             }
             if let id = claim["id"] {
-                guard let s = id.string, isIdentifier(s, limits) else { throw bad("a claim id is not [A-Za-z0-9_-]+") }
-                guard !ids.contains(where: { $0.id == s }) else { throw bad("duplicate claim id") }
+                guard let s = id.string, isIdentifier(s, limits) else { throw bad(.claimID) }
+                guard !ids.contains(where: { $0.id == s }) else { throw bad(.duplicateClaimID) }
                 ids.append((s, position))
             }
         }
         guard let rawSets = entry["claim_sets"] else { return (elements, values, nil) }
         guard let list = rawSets.elements, !list.isEmpty, list.count <= limits.maxClaimSets else {
-            throw bad("claim_sets is not a non-empty array within the limit")
+            throw bad(.claimSets)
         }
-        guard ids.count == claims.count else { throw bad("claim_sets requires an id on every claim") }
+        guard ids.count == claims.count else { throw bad(.claimSetsNeedIDs) }
         var sets = [[Int]]()
         for option in list {
             guard let names = option.elements, !names.isEmpty, names.count <= claims.count else {
-                throw bad("a claim set is not a non-empty array of claim ids")
+                throw bad(.claimSet)
             }
             var set = [Int]()
             for n in names {
                 guard let s = n.string, let entry = ids.first(where: { $0.id == s }) else {
-                    throw bad("a claim set names an unknown claim id")
+                    throw bad(.claimSetUnknownClaim)
                 }
                 if !set.contains(entry.position) { set.append(entry.position) }
             }
@@ -238,23 +238,23 @@ struct DCQLQuery: Sendable {
 
     /// `trusted_authorities`: the raw key identifiers of its `aki` entries; nil when absent. Entries of
     /// other types (`etsi_tl`, `openid_federation`) cannot be evaluated here and match no credential.
-    static func trustedAuthorities(_ raw: JSONNode?, limits: Limits, _ bad: (String) -> PresentmentError)
+    static func trustedAuthorities(_ raw: JSONNode?, limits: Limits, _ bad: (DCQLRule) -> PresentmentError)
         throws(PresentmentError) -> [[UInt8]]?
     {
         guard let raw else { return nil }
         guard let list = raw.elements, !list.isEmpty, list.count <= limits.maxAuthorities else {
-            throw bad("trusted_authorities is not a non-empty array within the limit")
+            throw bad(.trustedAuthorities)
         }
         var akis = [[UInt8]]()
         for entry in list {
             guard entry.isObject, let type = entry["type"]?.string, let values = entry["values"]?.elements,
                 !values.isEmpty, values.count <= limits.maxValues
-            else { throw bad("a trusted authority is not {type, values: [string, ...]}") }
+            else { throw bad(.trustedAuthority) }
             for v in values {
-                guard let s = v.string else { throw bad("a trusted authority value is not a string") }
+                guard let s = v.string else { throw bad(.trustedAuthorityValue) }
                 guard type == "aki" else { continue }
                 guard let id = Base64URL.decode(s), !id.isEmpty else {
-                    throw bad("an aki trusted authority value is not base64url")
+                    throw bad(.akiNotBase64URL)
                 }
                 akis.append(id)
             }

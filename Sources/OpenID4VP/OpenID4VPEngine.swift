@@ -7,6 +7,7 @@ internal import CryptoCore
 import JOSE
 import MdocCBOR
 import Presentment
+import DCAPIFraming
 import WebEncoding
 
 /// The wallet side of OpenID for Verifiable Presentations 1.0 over the Digital Credentials API
@@ -88,7 +89,7 @@ public final class OpenID4VPEngine: Sendable {
     ) throws(PresentmentError) -> Data {
         let checked = try check(rawRequest: rawRequest, origin: origin)
         if let credentialID, context.credential(id: credentialID) == nil {
-            throw PresentmentError(.noMatchingCredential, "no credential with the given id")
+            throw PresentmentError(SelectionRule.unknownCredentialID)
         }
         let plan = try Planner.bestPlan(
             checked.dcql.queries, documentSets: checked.dcql.documentSets, context: context,
@@ -131,7 +132,7 @@ public final class OpenID4VPEngine: Sendable {
         consented: ConsentedRequest? = nil, format: OpenID4VPResponseFormat = .automatic
     ) throws(PresentmentError) -> Data {
         guard let state = request.frontEnd as? RequestState else {
-            throw PresentmentError(.unsupportedProtocol, "the request was not parsed by the OpenID4VP engine")
+            throw PresentmentError(FramingRule.noEntry)
         }
         let plan = try Planner.plan(request, context: context, using: using, approving: approving, consented: consented)
         return try finish(plan, state, format: format)
@@ -187,7 +188,7 @@ public struct JWEEphemeralKey: Sendable {
     /// A P-256 key from its 32-byte scalar.
     public init(p256Scalar: [UInt8]) throws(PresentmentError) {
         do { key = try PrivateKey(curve: .p256, scalar: p256Scalar) } catch {
-            throw PresentmentError(.sealingFailed, "invalid ephemeral scalar")
+            throw PresentmentError(OpenID4VPRule.sealing, underlying: error)
         }
     }
 }

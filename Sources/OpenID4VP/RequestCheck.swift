@@ -7,6 +7,7 @@ internal import CryptoCore
 import JOSE
 import MdocCBOR
 import Presentment
+import DCAPIFraming
 import WebEncoding
 
 /// What `parse` keeps for `respond` (the consent model's front-end state), and what
@@ -59,15 +60,15 @@ extension OpenID4VPEngine {
     /// signatures, the parameters, `expected_origins`, trust, the response encryption key, DCQL.
     func check(rawRequest: Data, origin originText: String) throws(PresentmentError) -> Checked {
         guard rawRequest.count <= configuration.maxRequestBytes else {
-            throw PresentmentError(.limitExceeded, "request larger than the configured maximum")
+            throw PresentmentError(FramingRule.tooLarge)
         }
         let origin = try Origin(originText, allowAppOrigins: configuration.allowAppOrigins)
         let parameterLimits = JSONValue.Limits(
             maxBytes: configuration.maxRequestBytes, maxDepth: Self.parameterDepth, maxMembers: Self.parameterMembers,
             maxStringBytes: configuration.maxRequestBytes)
         var otherProtocol = false
-        let found: Result<RequestEnvelope, RequestEnvelope.Refusal> = rawRequest.withUnsafeBytes { raw in
-            Result { () throws(RequestEnvelope.Refusal) in
+        let found: Result<RequestEnvelope, PresentmentError> = rawRequest.withUnsafeBytes { raw in
+            Result { () throws(PresentmentError) in
                 try RequestEnvelope.parse(
                     raw.assumingMemoryBound(to: UInt8.self), maxBytes: configuration.maxRequestBytes,
                     isBareData: { json in
@@ -79,10 +80,8 @@ extension OpenID4VPEngine {
         let envelope: RequestEnvelope
         do { envelope = try found.get() } catch {
             // A bare Annex C data object is an absent entry for this protocol, not a malformed one.
-            if otherProtocol && !error.tooLarge {
-                throw PresentmentError(.unsupportedProtocol, "a bare data object of another protocol (Annex C)")
-            }
-            throw PresentmentError(error.tooLarge ? .limitExceeded : .malformedRequest, error.what)
+            if otherProtocol && error.code != .limitExceeded { throw PresentmentError(FramingRule.noEntry) }
+            throw error
         }
         let form: OpenID4VPRequestForm
         let rawData: JSONNode
@@ -92,8 +91,8 @@ extension OpenID4VPEngine {
             form = Self.bareForm(rawData)
         case .protocolAndData:
             guard let f = envelope.entries[0].protocolIdentifier.flatMap(OpenID4VPRequestForm.init(protocolIdentifier:))
-            else { throw PresentmentError(.unsupportedProtocol, "protocol is not openid4vp-v1-*") }
-            guard let d = envelope.entries[0].data else { throw PresentmentError(.malformedRequest, "data missing") }
+            else { throw PresentmentError(FramingRule.noEntry) }
+            guard let d = envelope.entries[0].data else { throw PresentmentError(FramingRule.dataMissing) }
             form = f
             rawData = d
         case .requestList, .digitalRequestList:
@@ -101,17 +100,14 @@ extension OpenID4VPEngine {
                 let entry = envelope.entries.first(where: {
                     $0.protocolIdentifier.flatMap(OpenID4VPRequestForm.init(protocolIdentifier:)) != nil
                 })
-            else { throw PresentmentError(.unsupportedProtocol, "no openid4vp-v1-* entry in requests") }
-            guard let d = entry.data else { throw PresentmentError(.malformedRequest, "requests entry lacks data") }
+            else { throw PresentmentError(FramingRule.noEntry) }
+            guard let d = entry.data else { throw PresentmentError(FramingRule.dataMissing) }
             form = OpenID4VPRequestForm(protocolIdentifier: entry.protocolIdentifier!)!
             rawData = d
         }
-        let data: JSONNode
-        do { data = try RequestEnvelope.dataObject(rawData, limits: parameterLimits) } catch {
-            throw PresentmentError(.malformedRequest, "data string is not JSON")
-        }
+        let data = try RequestEnvelope.dataObject(rawData, limits: parameterLimits)
         guard data.shape.depth <= Self.parameterDepth, data.shape.widest <= Self.parameterMembers else {
-            throw PresentmentError(.limitExceeded, "the request data exceeds the configured JSON bounds")
+            throw PresentmentError(OpenID4VPRule.dataOverBounds)
         }
         var joseLimits = JOSELimits(maxBytes: configuration.maxRequestBytes)
         joseLimits.maxSignatures = 8
@@ -120,24 +116,24 @@ extension OpenID4VPEngine {
 
         // Parameters (Appendix A, §5).
         guard p["response_type"]?.string == "vp_token" else {
-            throw PresentmentError(.invalidRequest, "response_type is not vp_token")
+            throw PresentmentError(OpenID4VPRule.responseType)
         }
         guard let modeName = p["response_mode"]?.string, let mode = OpenID4VPResponseMode(rawValue: modeName) else {
-            throw PresentmentError(.invalidRequest, "response_mode is not dc_api or dc_api.jwt")
+            throw PresentmentError(OpenID4VPRule.responseMode)
         }
-        guard let nonce = p["nonce"]?.string else { throw PresentmentError(.invalidRequest, "nonce missing") }
+        guard let nonce = p["nonce"]?.string else { throw PresentmentError(OpenID4VPRule.nonceMissing) }
         guard !nonce.isEmpty, nonce.utf8.count <= 512, nonce.utf8.allSatisfy(Self.isURLSafe) else {
-            throw PresentmentError(.invalidRequest, "nonce is not 1 to 512 URL-safe characters")
+            throw PresentmentError(OpenID4VPRule.nonce)
         }
         if p["transaction_data"] != nil {
-            throw PresentmentError(.unsupportedTransactionData, "transaction_data is not supported (no type is)")
+            throw PresentmentError(OpenID4VPRule.transactionData)
         }
         if p["scope"] != nil {
-            throw PresentmentError(.invalidRequest, "scope is not supported (send dcql_query)")
+            throw PresentmentError(OpenID4VPRule.scope)
         }
-        guard let dcqlJSON = p["dcql_query"] else { throw PresentmentError(.invalidRequest, "dcql_query missing") }
+        guard let dcqlJSON = p["dcql_query"] else { throw PresentmentError(OpenID4VPRule.dcqlMissing) }
         if let m = p["client_metadata"] {
-            guard m.isObject else { throw PresentmentError(.invalidRequest, "client_metadata is not an object") }
+            guard m.isObject else { throw PresentmentError(OpenID4VPRule.clientMetadataNotObject) }
         }
         var verifierInfo = [JSONNode]()
         if form == .multisigned {
@@ -151,9 +147,9 @@ extension OpenID4VPEngine {
         if form != .unsigned {
             guard let expected = p["expected_origins"]?.elements, !expected.isEmpty, expected.count <= 64,
                 expected.allSatisfy({ $0.string != nil })
-            else { throw PresentmentError(.invalidRequest, "expected_origins is not a non-empty array of strings") }
+            else { throw PresentmentError(OpenID4VPRule.expectedOrigins) }
             guard expected.contains(where: { $0.string == origin.serialized }) else {
-                throw PresentmentError(.originMismatch, "the origin is not in expected_origins")
+                throw PresentmentError(OpenID4VPRule.originNotExpected)
             }
         }
 
@@ -162,7 +158,7 @@ extension OpenID4VPEngine {
         let evaluator = ReaderTrustEvaluator(policy: context.readerTrust, now: now)
         var signers = [VerifierSignature]()
         if object.signers.isEmpty {
-            try evaluator.requireSignature("the request is unsigned")
+            try evaluator.requireSignature()
         } else {
             // Trusted through any signature the policy trusts (a multisigned request carries one per
             // trust framework, OpenID4VP Appendix A); every signature has verified already.
@@ -205,7 +201,7 @@ extension OpenID4VPEngine {
         guard let v else { return [] }
         guard let list = v.elements, !list.isEmpty, list.count <= 16,
             list.allSatisfy({ $0["format"]?.string != nil && $0["data"] != nil })
-        else { throw PresentmentError(.invalidRequest, "verifier_info is not a non-empty array of {format, data}") }
+        else { throw PresentmentError(OpenID4VPRule.verifierInfo) }
         return list
     }
 
@@ -217,35 +213,34 @@ extension OpenID4VPEngine {
         -> (key: JWK, encryption: JWEEncryption)
     {
         guard let keys = metadata?["jwks"]?["keys"]?.elements, !keys.isEmpty, keys.count <= 16 else {
-            throw PresentmentError(.invalidRequest, "dc_api.jwt without client_metadata.jwks.keys")
+            throw PresentmentError(OpenID4VPRule.jwksMissing)
         }
         var chosen: JWK?
         for k in keys {
-            guard k.isObject else { throw PresentmentError(.invalidRequest, "a jwks key is not an object") }
+            guard k.isObject else { throw PresentmentError(OpenID4VPRule.jwksKeyNotObject) }
             let use = k["use"]
             guard use == nil || use?.string == "enc", k["alg"]?.string == "ECDH-ES", k["kty"]?.string == "EC" else {
                 continue
             }
             do { chosen = try JWK(k) } catch {
-                throw PresentmentError(.unsupportedRecipientKey, "the response encryption key: \(error.detail)")
+                throw PresentmentError(OpenID4VPRule.encryptionKeyInvalid, underlying: error)
             }
             break
         }
         guard let key = chosen else {
-            throw PresentmentError(.invalidRequest, "no jwks key for ECDH-ES on an EC curve (use absent or enc)")
+            throw PresentmentError(OpenID4VPRule.noEncryptionKey)
         }
         var offered = ["A128GCM"]
         if let v = metadata?["encrypted_response_enc_values_supported"] {
             guard let list = v.elements, !list.isEmpty, list.count <= 16, list.allSatisfy({ $0.string != nil })
             else {
-                throw PresentmentError(
-                    .invalidRequest, "encrypted_response_enc_values_supported is not a non-empty array of strings")
+                throw PresentmentError(OpenID4VPRule.encValues)
             }
             offered = list.map { $0.string! }
         }
         let order: [JWEEncryption] = preferA256GCM ? [.a256gcm, .a128gcm] : [.a128gcm, .a256gcm]
         guard let enc = order.first(where: { offered.contains($0.rawValue) }) else {
-            throw PresentmentError(.invalidRequest, "no supported content encryption offered (A128GCM or A256GCM)")
+            throw PresentmentError(OpenID4VPRule.noSupportedEnc)
         }
         return (key, enc)
     }
@@ -255,21 +250,21 @@ extension OpenID4VPEngine {
     static func formats(_ metadata: JSONNode?) throws(PresentmentError) -> (Bool, [Int64]?, [Int64]?) {
         guard let formats = metadata?["vp_formats_supported"] else { return (true, nil, nil) }
         guard formats.isObject else {
-            throw PresentmentError(.invalidRequest, "vp_formats_supported is not an object")
+            throw PresentmentError(OpenID4VPRule.formatsNotObject)
         }
         guard let mdoc = formats["mso_mdoc"] else { return (false, nil, nil) }
         guard mdoc.isObject else {
-            throw PresentmentError(.invalidRequest, "vp_formats_supported.mso_mdoc is not an object")
+            throw PresentmentError(OpenID4VPRule.mdocFormatNotObject)
         }
         func list(_ name: String) throws(PresentmentError) -> [Int64]? {
             guard let v = mdoc[name] else { return nil }
             guard let items = v.elements, !items.isEmpty, items.count <= 32 else {
-                throw PresentmentError(.invalidRequest, "\(name) is not a non-empty array")
+                throw PresentmentError(OpenID4VPRule.algorithmListShape, at: name)
             }
             var out = [Int64]()
             for item in items {
                 guard let n = item.number, let i = n.int64 else {
-                    throw PresentmentError(.invalidRequest, "\(name) holds a value that is not an integer")
+                    throw PresentmentError(OpenID4VPRule.algorithmNotInteger, at: name)
                 }
                 out.append(i)
             }
@@ -333,7 +328,7 @@ extension OpenID4VPEngine {
                 }
             }
             do { try result.get() } catch {
-                throw PresentmentError(.sealingFailed, "JWE encryption failed: \(error.detail)")
+                throw PresentmentError(OpenID4VPRule.sealing, underlying: error)
             }
             out.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: "}")])
         } else {

@@ -5,6 +5,7 @@
 #endif
 internal import CryptoCore
 import AnnexCReader
+import DCAPIFraming
 import JOSE
 import MdocCBOR
 import OpenID4VP
@@ -177,7 +178,7 @@ public enum OpenID4VPReader {
     ) throws(PresentmentError) -> BuiltRequest {
         let nonceValue: String
         do { nonceValue = try nonce ?? Base64URL.encode(SecureBytes.random(count: 16)) } catch {
-            throw PresentmentError(.sealingFailed, "random nonce failed")
+            throw PresentmentError(OpenID4VPVerifierRule.randomFailed)
         }
         var params: [(String, JSONValue)] = [
             ("response_type", .string("vp_token")), ("response_mode", .string(responseMode.rawValue)),
@@ -193,7 +194,7 @@ public enum OpenID4VPReader {
                 key = k
                 thumbprint = jwk.thumbprint
                 metadata.append(("jwks", .object([("keys", .array([jwk.json]))])))
-            } catch { throw PresentmentError(.sealingFailed, "verifier key generation failed") }
+            } catch { throw PresentmentError(OpenID4VPVerifierRule.keyGeneration) }
             if let encryptions {
                 metadata.append(("encrypted_response_enc_values_supported", .array(encryptions.map { .string($0) })))
             }
@@ -226,7 +227,7 @@ public enum OpenID4VPReader {
                 let compact = try JWS.signCompact(
                     payload: payload, header: header(signer, clientID: false), key: signer.key.privateKey)
                 data = .object([("request", .string(compact))])
-            } catch { throw PresentmentError(.signingFailed, "request signing failed") }
+            } catch { throw PresentmentError(OpenID4VPVerifierRule.signing) }
         case .multisigned(let signers, let placement):
             form = .multisigned
             params.append(("expected_origins", .array((expectedOrigins ?? [origin.serialized]).map { .string($0) })))
@@ -238,7 +239,7 @@ public enum OpenID4VPReader {
                     entries.append(
                         try JWS.signatureEntry(
                             payloadEncoded: payload, header: header(s, clientID: true), key: s.key.privateKey))
-                } catch { throw PresentmentError(.signingFailed, "request signing failed") }
+                } catch { throw PresentmentError(OpenID4VPVerifierRule.signing) }
             }
             let object = JSONValue.object([("payload", .string(payload)), ("signatures", .array(entries))])
             switch placement {
@@ -265,7 +266,7 @@ public enum OpenID4VPReader {
     /// A JSON text as a value (for `extra`).
     static func json(_ text: String) throws(PresentmentError) -> JSONValue {
         do { return try JSONValue.parse(Array(text.utf8)) } catch {
-            throw PresentmentError(.invalidRequest, "extra parameter is not JSON")
+            throw PresentmentError(OpenID4VPVerifierRule.extraParameter)
         }
     }
 
@@ -370,7 +371,7 @@ extension OpenID4VPReader.BuiltRequest {
 
     /// Reads a state written by `state`.
     public init(state: Data) throws(PresentmentError) {
-        func bad(_ what: String) -> PresentmentError { PresentmentError(.invalidRequest, "state: \(what)") }
+        func bad(_ what: String) -> PresentmentError { PresentmentError(OpenID4VPVerifierRule.stateInvalid, at: what) }
         guard let j = try? JSONValue.parse(Array(state)), let originText = j["origin"]?.string,
             let nonce = j["nonce"]?.string, let mode = j["responseMode"]?.string.flatMap(OpenID4VPResponseMode.init),
             let protocolID = j["protocol"]?.string, let dcql = j["dcql_query"]
@@ -396,7 +397,9 @@ extension OpenID4VPReader {
     package static func queries(fromDCQL dcql: JSONValue) throws(PresentmentError) -> (
         [CredentialQuery], [CredentialSet]
     ) {
-        func bad(_ what: String) -> PresentmentError { PresentmentError(.invalidRequest, "dcql_query: \(what)") }
+        func bad(_ what: String) -> PresentmentError {
+            PresentmentError(OpenID4VPVerifierRule.dcqlUnreadable, at: what)
+        }
         guard case .array(let list)? = dcql["credentials"] else { throw bad("credentials") }
         var queries = [CredentialQuery]()
         for q in list {

@@ -36,13 +36,13 @@ extension OpenID4VPReader {
     public static func openResponse(
         _ response: Data, for request: BuiltRequest, issuerRoots: [Certificate], at time: Date
     ) throws(PresentmentError) -> VerifiedResponse {
-        func bad(_ rule: String) -> PresentmentError { PresentmentError(.responseInvalid, rule) }
+        func bad(_ rule: OpenID4VPVerifierRule) -> PresentmentError { PresentmentError(rule) }
         let outer: JSONValue
-        do { outer = try JSONValue.parse(Array(response)) } catch { throw bad("response is not JSON") }
+        do { outer = try JSONValue.parse(Array(response)) } catch { throw bad(.responseNotJSON) }
         var data = outer
         if outer["protocol"] != nil {
             guard outer["protocol"]?.string == request.protocolIdentifier, let d = outer["data"] else {
-                throw bad("response protocol differs from the request's")
+                throw bad(.protocolMismatch)
             }
             data = d
         }
@@ -51,42 +51,46 @@ extension OpenID4VPReader {
         switch request.responseMode {
         case .dcAPIJWT:
             guard let jwe = data["response"]?.string, data.object?.count == 1, let key = request.encryptionKey else {
-                throw bad("dc_api.jwt response is not {\"response\": <JWE>}")
+                throw bad(.notJWEResponse)
             }
             let opened: (header: JSONValue, plaintext: [UInt8])
-            do { opened = try JWE.decrypt(jwe, with: key) } catch { throw bad("JWE: \(error.detail)") }
-            guard opened.header["kid"]?.string == "enc-1" else { throw bad("JWE kid is not the request key's") }
+            do { opened = try JWE.decrypt(jwe, with: key) } catch {
+                throw PresentmentError(OpenID4VPVerifierRule.jwe, underlying: error)
+            }
+            guard opened.header["kid"]?.string == "enc-1" else { throw bad(.jweKeyID) }
             jweHeader = opened.header.serialized
-            do { payload = try JSONValue.parse(opened.plaintext) } catch { throw bad("JWE payload is not JSON") }
+            do { payload = try JSONValue.parse(opened.plaintext) } catch { throw bad(.jwePayload) }
         case .dcAPI:
-            guard data["response"] == nil else { throw bad("dc_api response is encrypted") }
+            guard data["response"] == nil else { throw bad(.unexpectedEncryption) }
             payload = data
         }
         guard case .object(let members)? = payload["vp_token"], payload.object?.count == 1 else {
-            throw bad("payload is not {\"vp_token\": {...}}")
+            throw bad(.payloadShape)
         }
         let handover = OpenID4VPHandover(
             origin: request.origin.serialized, nonce: request.nonce, jwkThumbprint: request.thumbprint)
         var out = [(queryID: String, documents: [AnnexCReader.VerifiedDocument])]()
         for (id, value) in members {
             guard let query = request.queries.first(where: { $0.id == id }) else {
-                throw bad("vp_token answers an unknown credential query")
+                throw bad(.unknownQuery)
             }
             guard case .array(let presentations) = value, !presentations.isEmpty,
                 query.multiple == true || presentations.count == 1
-            else { throw bad("vp_token entry is not one presentation (or several under multiple)") }
+            else { throw bad(.presentationCount) }
             var docs = [AnnexCReader.VerifiedDocument]()
             for p in presentations {
                 guard let s = p.string, let bytes = Base64URL.decode(s) else {
-                    throw bad("presentation is not base64url")
+                    throw bad(.presentationNotBase64URL)
                 }
                 let dr: DeviceResponse
-                do { dr = try DeviceResponse(encoded: bytes) } catch { throw bad("DeviceResponse: \(error)") }
+                do { dr = try DeviceResponse(encoded: bytes) } catch {
+                    throw PresentmentError(OpenID4VPVerifierRule.deviceResponseInvalid, underlying: error)
+                }
                 guard dr.status == 0, dr.version == "1.0", dr.documents.count == 1, dr.documentErrors.isEmpty else {
-                    throw bad("presentation is not a DeviceResponse 1.0 with status 0 and exactly one document")
+                    throw bad(.presentationShape)
                 }
                 let doc = dr.documents[0]
-                guard doc.docType == query.docType else { throw bad("document docType differs from the query's") }
+                guard doc.docType == query.docType else { throw bad(.docType) }
                 let verified = try AnnexCReader.verifyDocument(
                     doc, sessionTranscript: handover.sessionTranscript, issuerRoots: issuerRoots, at: time)
                 try checkDisclosure(verified, query: query)
@@ -96,16 +100,16 @@ extension OpenID4VPReader {
         }
         let present = Set(out.map(\.queryID))
         if request.credentialSets.isEmpty {
-            guard present.count == request.queries.count else { throw bad("a credential query is not answered") }
+            guard present.count == request.queries.count else { throw bad(.queryNotAnswered) }
         } else {
             for set in request.credentialSets where set.required ?? true {
                 guard set.options.contains(where: { $0.allSatisfy(present.contains) }) else {
-                    throw bad("a required credential set is not satisfied")
+                    throw bad(.credentialSetNotSatisfied)
                 }
             }
             let referenced = Set(request.credentialSets.flatMap { $0.options.flatMap { $0 } })
             guard present.isSubset(of: referenced) else {
-                throw bad("vp_token answers a query no credential set names")
+                throw bad(.queryOutsideSets)
             }
         }
         return VerifiedResponse(vpToken: out, payload: payload.serialized, jweHeader: jweHeader)
@@ -116,7 +120,7 @@ extension OpenID4VPReader {
     static func checkDisclosure(_ doc: AnnexCReader.VerifiedDocument, query: CredentialQuery) throws(PresentmentError) {
         let disclosed = doc.elements.map(\.element)
         guard Set(disclosed).count == disclosed.count else {
-            throw PresentmentError(.responseInvalid, "an element was disclosed twice")
+            throw PresentmentError(OpenID4VPVerifierRule.duplicateElement)
         }
         let claims = query.claims ?? []
         var acceptable: [Set<ElementID>] = [Set(claims.map(\.element))]
@@ -124,8 +128,7 @@ extension OpenID4VPReader {
             acceptable = sets.map { ids in Set(ids.compactMap { id in claims.first { $0.id == id }?.element }) }
         }
         guard acceptable.contains(Set(disclosed)) else {
-            throw PresentmentError(
-                .responseInvalid, "the disclosed elements are not exactly the query's claims or one of its claim sets")
+            throw PresentmentError(OpenID4VPVerifierRule.notClaimSet)
         }
         for e in doc.elements {
             guard let values = claims.first(where: { $0.element == e.element })?.values else { continue }
@@ -141,7 +144,7 @@ extension OpenID4VPReader {
                 }
             }
             guard ok else {
-                throw PresentmentError(.responseInvalid, "a disclosed value is not among the claim's values")
+                throw PresentmentError(OpenID4VPVerifierRule.valueNotAccepted)
             }
         }
     }

@@ -20,19 +20,18 @@ extension CredentialContext {
         init(directory: String, timeout: Double) throws(PresentmentError) {
             fd = open(
                 directory + "/" + CredentialContext.lockFileName, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-            guard fd >= 0 else { throw PresentmentError(.contextUnavailable, "cannot open the context lock file") }
+            guard fd >= 0 else { throw PresentmentError(ContextRule.lockFileUnavailable) }
             let deadline = Date().addingTimeInterval(max(0, timeout))
             var delay: useconds_t = 1000
             while flock(fd, LOCK_EX | LOCK_NB) != 0 {
                 let e = errno
                 guard e == EWOULDBLOCK || e == EINTR else {
                     close(fd)
-                    throw PresentmentError(.contextUnavailable, "cannot lock the context")
+                    throw PresentmentError(ContextRule.lockFailed)
                 }
                 guard Date() < deadline else {
                     close(fd)
-                    throw PresentmentError(
-                        .contextBusy, "another writer holds the context lock (waited the configured time)")
+                    throw PresentmentError(ContextRule.busy)
                 }
                 usleep(delay)
                 delay = min(delay * 2, 50_000)
@@ -63,7 +62,7 @@ extension CredentialContext {
     /// Creates `path` as a private directory if missing; refuses one that is not private.
     static func ensurePrivateDirectory(_ path: String) throws(PresentmentError) {
         if mkdir(path, 0o700) != 0 && errno != EEXIST {
-            throw PresentmentError(.contextUnavailable, "cannot create the key directory")
+            throw PresentmentError(ContextRule.keyDirectoryUncreatable)
         }
         try checkDirectory(path)
     }
@@ -80,7 +79,7 @@ extension CredentialContext {
         defer { unlink(tmp) }
         if link(tmp, path) != 0 {
             if errno == EEXIST { return false }
-            throw PresentmentError(.contextUnavailable, "cannot write the device key file")
+            throw PresentmentError(ContextRule.keyFileUnwritable)
         }
         syncDirectory(dir)
         return true
@@ -95,7 +94,7 @@ extension CredentialContext {
     static func writeNew(_ bytes: [UInt8], to path: String) throws(PresentmentError) {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else {
-            throw PresentmentError(.contextUnavailable, "cannot create a temporary file in the context directory")
+            throw PresentmentError(ContextRule.temporaryFileUncreatable)
         }
         // The mode is 0600 whatever the umask (it can only remove bits), but make sure.
         var ok = fchmod(fd, 0o600) == 0
@@ -117,7 +116,7 @@ extension CredentialContext {
         close(fd)
         guard ok else {
             unlink(path)
-            throw PresentmentError(.contextUnavailable, "cannot write a file in the context directory")
+            throw PresentmentError(ContextRule.fileUnwritable)
         }
     }
 
@@ -137,7 +136,7 @@ extension CredentialContext {
         try writeNew(bytes, to: tmp)
         guard rename(tmp, url.path) == 0 else {
             unlink(tmp)
-            throw PresentmentError(.contextUnavailable, "cannot write the context file")
+            throw PresentmentError(ContextRule.contextFileUnwritable)
         }
         syncDirectory(dir)
     }

@@ -62,21 +62,19 @@ extension CredentialContext {
         do {
             root = try CBORDocument(decoding: bytes, options: .init(maxDepth: 16, maxInputSize: Self.maxFileSize)).root
         } catch {
-            throw PresentmentError(
-                .contextCorrupt, "snapshot is not well-formed CBOR (\(error.code.rawValue) at byte \(error.offset))")
+            throw PresentmentError(ContextRule.snapshotNotCBOR, underlying: error)
         }
         guard root.type == .map, root["format"]?.isText(Self.formatName) == true else {
-            throw PresentmentError(.contextCorrupt, "not a credential context snapshot")
+            throw PresentmentError(ContextRule.notASnapshot)
         }
         guard let v = root["version"]?.unsignedValue else {
-            throw PresentmentError(.contextCorrupt, "snapshot version missing")
+            throw PresentmentError(ContextRule.versionMissing)
         }
         guard v == Self.formatVersion else {
-            throw PresentmentError(
-                .contextCorrupt, "snapshot version \(v) is not supported (expected \(Self.formatVersion))")
+            throw PresentmentError(ContextRule.versionUnsupported)
         }
         guard let list = root["credentials"], list.type == .array else {
-            throw PresentmentError(.contextCorrupt, "credentials missing")
+            throw PresentmentError(ContextRule.credentialsMissing)
         }
         var entries = [Entry]()
         for c in list.children {
@@ -84,30 +82,30 @@ extension CredentialContext {
                 let key = c["deviceKey"]?.stringValue, let cancelled = c["cancelled"]?.boolValue,
                 let types = c["docTypes"], types.type == .array
             else {
-                throw PresentmentError(.contextCorrupt, "credential entry lacks a field or has a wrong type")
+                throw PresentmentError(ContextRule.entryShape)
             }
             var docTypes = [String]()
             for t in types.children {
                 guard let s = t.stringValue else {
-                    throw PresentmentError(.contextCorrupt, "credential docType is not text")
+                    throw PresentmentError(ContextRule.docTypeNotText)
                 }
                 docTypes.append(s)
             }
-            guard !docTypes.isEmpty else { throw PresentmentError(.contextCorrupt, "credential has no docTypes") }
+            guard !docTypes.isEmpty else { throw PresentmentError(ContextRule.noDocTypes) }
             entries.append(
                 Entry(id: id, docTypes: docTypes, issuerSigned: is_, deviceKeyReference: key, isCancelled: cancelled))
         }
         guard let rt = root["readerTrust"], rt.type == .map else {
-            throw PresentmentError(.contextCorrupt, "readerTrust missing")
+            throw PresentmentError(ContextRule.readerTrustMissing)
         }
         var anchors = [Certificate]()
         if let a = rt["anchors"] {
             guard a.type == .array else {
-                throw PresentmentError(.contextCorrupt, "readerTrust.anchors is not an array")
+                throw PresentmentError(ContextRule.anchorsNotArray)
             }
             for d in a.children {
                 guard let der = d.byteStringValue, let cert = try? Certificate(der: der) else {
-                    throw PresentmentError(.contextCorrupt, "reader trust anchor is not a DER certificate")
+                    throw PresentmentError(ContextRule.anchorNotCertificate)
                 }
                 anchors.append(cert)
             }
@@ -115,12 +113,12 @@ extension CredentialContext {
         var authorities = AuthorityPolicy.any
         if let au = rt["authorities"], !au.isNull {
             guard au.type == .array else {
-                throw PresentmentError(.contextCorrupt, "readerTrust.authorities is not an array")
+                throw PresentmentError(ContextRule.authoritiesNotArray)
             }
             var list = [[UInt8]]()
             for k in au.children {
                 guard let b = k.byteStringValue else {
-                    throw PresentmentError(.contextCorrupt, "authority key identifier is not a byte string")
+                    throw PresentmentError(ContextRule.authorityNotBytes)
                 }
                 list.append(b)
             }
@@ -131,14 +129,14 @@ extension CredentialContext {
         var profile = SignerProfile.mdocReader
         if let p = rt["signerProfile"] {
             guard let name = p.stringValue, let known = SignerProfile(rawValue: name) else {
-                throw PresentmentError(.contextCorrupt, "readerTrust.signerProfile is not a known profile")
+                throw PresentmentError(ContextRule.signerProfileUnknown)
             }
             profile = known
         }
         var next: UInt64?
         if let n = root["nextCredentialNumber"] {
             guard let v = n.unsignedValue else {
-                throw PresentmentError(.contextCorrupt, "nextCredentialNumber is not an unsigned integer")
+                throw PresentmentError(ContextRule.nextCredentialNumber)
             }
             next = v
         }
@@ -151,7 +149,7 @@ extension CredentialContext {
         // The stored validity must agree with the MSOs (it is what the host app registered).
         for (c, raw) in zip(credentials, list.children) {
             guard raw["validUntil"]?.dateValue == c.validUntil, raw["validFrom"]?.dateValue == c.validFrom else {
-                throw PresentmentError(.contextCorrupt, "stored validity does not match the credential's MSO")
+                throw PresentmentError(ContextRule.validityMismatch)
             }
         }
     }

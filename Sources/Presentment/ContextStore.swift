@@ -59,31 +59,30 @@ extension CredentialContext {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         if fd < 0 {
             if errno == ENOENT { return nil }
-            if errno == ELOOP { throw PresentmentError(.contextCorrupt, "context path is a symbolic link") }
-            throw PresentmentError(.contextUnavailable, "context file cannot be opened")
+            if errno == ELOOP { throw PresentmentError(ContextRule.pathIsLink) }
+            throw PresentmentError(ContextRule.fileUnopenable)
         }
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0 else {
-            throw PresentmentError(.contextUnavailable, "context file cannot be examined")
+            throw PresentmentError(ContextRule.fileUnexaminable)
         }
         guard st.st_mode & S_IFMT == S_IFREG else {
-            throw PresentmentError(.contextCorrupt, "context path is not a regular file")
+            throw PresentmentError(ContextRule.notRegularFile)
         }
         if requirePrivateFiles {
             guard st.st_uid == geteuid() else {
-                throw PresentmentError(.contextInsecure, "context file is not owned by this user")
+                throw PresentmentError(ContextRule.fileNotOwned)
             }
             guard st.st_mode & 0o077 == 0 else {
-                throw PresentmentError(
-                    .contextInsecure, "context file is readable or writable by group or others (expected mode 0600)")
+                throw PresentmentError(ContextRule.fileNotPrivate)
             }
         }
         guard st.st_size <= maxFileSize else {
-            throw PresentmentError(.contextCorrupt, "context file larger than \(maxFileSize) bytes")
+            throw PresentmentError(ContextRule.fileTooLarge)
         }
         guard let bytes = readBounded(fd, maxBytes: maxFileSize) else {
-            throw PresentmentError(.contextUnavailable, "context file cannot be read")
+            throw PresentmentError(ContextRule.fileUnreadable)
         }
         return bytes
     }
@@ -93,17 +92,17 @@ extension CredentialContext {
     static func checkDirectory(_ path: String) throws(PresentmentError) {
         var st = stat()
         guard lstat(path, &st) == 0 else {
-            if errno == ENOENT { throw PresentmentError(.contextUnavailable, "context directory does not exist") }
-            throw PresentmentError(.contextUnavailable, "context directory cannot be examined")
+            if errno == ENOENT { throw PresentmentError(ContextRule.directoryMissing) }
+            throw PresentmentError(ContextRule.directoryUnexaminable)
         }
         guard st.st_mode & S_IFMT == S_IFDIR else {
-            throw PresentmentError(.contextInsecure, "context directory is not a directory (or is a symbolic link)")
+            throw PresentmentError(ContextRule.directoryNotDirectory)
         }
         guard st.st_uid == geteuid() else {
-            throw PresentmentError(.contextInsecure, "context directory is not owned by this user")
+            throw PresentmentError(ContextRule.directoryNotOwned)
         }
         guard st.st_mode & 0o022 == 0 else {
-            throw PresentmentError(.contextInsecure, "context directory is writable by group or others")
+            throw PresentmentError(ContextRule.directoryWritable)
         }
     }
 
@@ -115,7 +114,7 @@ extension CredentialContext {
         var st = stat()
         guard lstat(keys, &st) == 0 else { return }
         guard st.st_mode & S_IFMT == S_IFDIR else {
-            throw PresentmentError(.contextInsecure, "the key directory is not a directory (or is a symbolic link)")
+            throw PresentmentError(ContextRule.keyDirectoryNotDirectory)
         }
         try checkDirectory(keys)
     }
@@ -155,7 +154,7 @@ extension CredentialContext {
         ///   - name: the preferred file name without extension (`[A-Za-z0-9_-]`, at most 64 bytes).
         public mutating func storeDeviceKey(_ pem: [UInt8], name: String) throws(PresentmentError) -> String {
             guard CredentialContext.isValidCredentialID(name) else {
-                throw PresentmentError(.keyUnavailable, "device key file name must be 1-64 characters of [A-Za-z0-9_-]")
+                throw PresentmentError(KeyRule.fileName)
             }
             let keys = directory.appendingPathComponent(CredentialContext.keyDirectoryName).path
             try CredentialContext.ensurePrivateDirectory(keys)
@@ -171,7 +170,7 @@ extension CredentialContext {
                     continue
                 }
             }
-            throw PresentmentError(.contextUnavailable, "cannot find a free device key file name")
+            throw PresentmentError(ContextRule.noFreeKeyFileName)
         }
     }
 
@@ -198,7 +197,7 @@ extension CredentialContext {
                 try FileManager.default.createDirectory(
                     atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             } catch {
-                throw PresentmentError(.contextUnavailable, "cannot create the context directory")
+                throw PresentmentError(ContextRule.directoryUncreatable)
             }
         }
         try checkDirectory(dir)
@@ -213,7 +212,7 @@ extension CredentialContext {
         if let bytes = try readSnapshot(directory, requirePrivateFiles: true) {
             current = try CredentialContext(encoded: bytes, keyResolver: resolver)
         } else {
-            guard create else { throw PresentmentError(.contextUnavailable, "no context in this directory") }
+            guard create else { throw PresentmentError(ContextRule.noContext) }
             current = try CredentialContext(
                 entries: [], readerTrust: ReaderTrustPolicy(), keyResolver: resolver, validatingKeys: false,
                 nextCredentialNumber: nil)
@@ -227,7 +226,7 @@ extension CredentialContext {
             try body(&tx)
             var ids = Set<String>()
             for e in tx.entries where !ids.insert(e.id).inserted {
-                throw PresentmentError(.duplicateCredential, "the change adds a credential id that exists already")
+                throw PresentmentError(ContextRule.duplicateCredential)
             }
             next = try CredentialContext(
                 entries: tx.entries, readerTrust: tx.readerTrust, keyResolver: resolver, validatingKeys: true,

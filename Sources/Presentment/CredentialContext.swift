@@ -68,7 +68,7 @@ public struct CredentialContext: Sendable {
         var seen = Set<String>()
         var creds = [StoredCredential]()
         for e in entries {
-            guard seen.insert(e.id).inserted else { throw PresentmentError(.contextCorrupt, "duplicate credential id") }
+            guard seen.insert(e.id).inserted else { throw PresentmentError(ContextRule.duplicateID) }
             creds.append(
                 try StoredCredential(
                     id: e.id, docTypes: e.docTypes, issuerSignedBytes: e.issuerSigned,

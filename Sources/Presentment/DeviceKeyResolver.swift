@@ -12,7 +12,8 @@ import PKCS11
 /// Resolves a credential's device-key reference to a signer. Implement it to keep device keys in an
 /// HSM, KMS or secure element; `FileKeyResolver` reads PKCS#8 files next to the context.
 public protocol DeviceKeyResolver: Sendable {
-    /// The signer for `reference`. Throw `PresentmentError(.keyUnavailable, …)` when it cannot be resolved.
+    /// The signer for `reference`. Throw a `KeyRule` refusal (`PresentmentError(KeyRule.unknownReference)`, or another rule with
+    /// code `keyUnavailable`) when it cannot be resolved.
     func signer(for reference: String) throws(PresentmentError) -> any COSESigner
 }
 
@@ -55,7 +56,7 @@ public struct PKCS11KeyResolver: DeviceKeyResolver {
     /// Loads the module (once per process), finds the token and key, and checks the key.
     public func signer(for reference: String) throws(PresentmentError) -> any COSESigner {
         do { return try PKCS11Signer(uri: PKCS11URI(parsing: reference), moduleDirectories: moduleDirectories) } catch {
-            throw PresentmentError(.keyUnavailable, "device key in a token: \(error.code.rawValue): \(error.message)")
+            throw PresentmentError(KeyRule.token, underlying: error)
         }
     }
 }
@@ -80,35 +81,33 @@ public struct FileKeyResolver: DeviceKeyResolver {
             !reference.split(separator: "/").contains(where: { $0 == ".." || $0 == "." }),
             reference.utf8.count <= 255
         else {
-            throw PresentmentError(
-                .keyUnavailable, "device key reference must be a relative path inside the context directory")
+            throw PresentmentError(KeyRule.referenceNotRelative)
         }
         let path = directory.appendingPathComponent(reference).path
         // Checked through the descriptor it is read from: the file examined is the file read.
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else {
-            throw PresentmentError(
-                .keyUnavailable, errno == ELOOP ? "device key file is a symbolic link" : "device key file not found")
+            throw PresentmentError(errno == ELOOP ? KeyRule.fileIsLink : KeyRule.fileMissing)
         }
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else {
-            throw PresentmentError(.keyUnavailable, "device key path is not a regular file")
+            throw PresentmentError(KeyRule.notRegularFile)
         }
         if requirePrivateFiles {
             guard st.st_uid == geteuid() else {
-                throw PresentmentError(.keyUnavailable, "device key file is not owned by this user")
+                throw PresentmentError(KeyRule.fileNotOwned)
             }
             guard st.st_mode & 0o077 == 0 else {
-                throw PresentmentError(.keyUnavailable, "device key file is readable by group or others")
+                throw PresentmentError(KeyRule.fileNotPrivate)
             }
         }
         guard var bytes = readBounded(fd, maxBytes: 16384) else {
-            throw PresentmentError(.keyUnavailable, "device key file unreadable or too large")
+            throw PresentmentError(KeyRule.fileUnreadable)
         }
         defer { for i in bytes.indices { bytes[i] = 0 } }
         do { return try SoftwareSigner(encodedPrivateKey: bytes) } catch {
-            throw PresentmentError(.keyUnavailable, "device key file is not a PKCS#8 P-256/P-384/P-521/Ed25519 key")
+            throw PresentmentError(KeyRule.notPKCS8)
         }
     }
 }
@@ -121,7 +120,7 @@ public struct InMemoryKeyResolver: DeviceKeyResolver {
     /// The signer for `reference`.
     public func signer(for reference: String) throws(PresentmentError) -> any COSESigner {
         guard let s = signers[reference] else {
-            throw PresentmentError(.keyUnavailable, "no device key for this reference")
+            throw PresentmentError(KeyRule.unknownReference)
         }
         return s
     }

@@ -130,13 +130,8 @@ package enum DeviceResponseBuilder {
                 }, detached: true, signer: signer)
         } catch {
             // A signer's own detail (a token's step and return value) is static text; never a secret.
-            if error.code == .keyUnavailable {
-                throw PresentmentError(.keyUnavailable, "the device key cannot be reached: \(error.detail)")
-            }
             throw PresentmentError(
-                .signingFailed,
-                "the device key could not sign DeviceAuthentication" + (error.detail.isEmpty ? "" : ": \(error.detail)")
-            )
+                error.code == .keyUnavailable ? KeyRule.unreachable : KeyRule.signingFailed, underlying: error)
         }
     }
 
@@ -146,24 +141,24 @@ package enum DeviceResponseBuilder {
     {
         let parsed: DeviceResponse
         do { parsed = try DeviceResponse(encoded: response) } catch {
-            throw PresentmentError(.selfCheckFailed, "the built DeviceResponse does not parse")
+            throw PresentmentError(ResponseRule.selfCheckUnparseable)
         }
         guard parsed.documents.count == plan.answered.count else {
-            throw PresentmentError(.selfCheckFailed, "document count differs")
+            throw PresentmentError(ResponseRule.selfCheckDocumentCount)
         }
         for (doc, p) in zip(parsed.documents, plan.answered) {
             let mso = p.credential.mobileSecurityObject
             do { try doc.issuerSigned.checkValueDigests(against: mso) } catch {
-                throw PresentmentError(.selfCheckFailed, "a released item does not match its MSO digest")
+                throw PresentmentError(ResponseRule.selfCheckDigest)
             }
             guard case .signature(let sig) = doc.deviceSigned.deviceAuth else {
-                throw PresentmentError(.selfCheckFailed, "device signature missing")
+                throw PresentmentError(ResponseRule.selfCheckSignatureMissing)
             }
             let dab = MdocAuthentication.deviceAuthenticationBytes(
                 sessionTranscript: sessionTranscript, docType: doc.docType,
                 deviceNameSpacesBytes: doc.deviceSigned.nameSpacesBytes)
             do { try sig.verify(key: mso.deviceKey, detachedPayload: dab) } catch {
-                throw PresentmentError(.selfCheckFailed, "device signature does not verify with the MSO device key")
+                throw PresentmentError(ResponseRule.selfCheckSignature)
             }
         }
     }

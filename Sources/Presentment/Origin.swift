@@ -39,21 +39,21 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
     private static func serialize(_ u: UnsafeBufferPointer<UInt8>, allowAppOrigins: Bool) throws(PresentmentError)
         -> String?
     {
-        guard !u.isEmpty else { throw PresentmentError(.missingOrigin, "origin is empty") }
-        guard u.count <= 2048 else { throw PresentmentError(.invalidOrigin, "origin longer than 2048 bytes") }
+        guard !u.isEmpty else { throw PresentmentError(OriginRule.empty) }
+        guard u.count <= 2048 else { throw PresentmentError(OriginRule.tooLong) }
         for c in u where c <= 0x20 || c >= 0x7f {
-            throw PresentmentError(.invalidOrigin, "origin contains whitespace, control or non-ASCII characters")
+            throw PresentmentError(OriginRule.characters)
         }
         func hasPrefix(_ p: StaticString) -> Bool { startsWith(p, u, ignoringCase: true) }
         if hasPrefix("android:apk-key-hash:") {
-            guard allowAppOrigins else { throw PresentmentError(.invalidOrigin, "app origins are not enabled") }
+            guard allowAppOrigins else { throw PresentmentError(OriginRule.appOriginsDisabled) }
             let hash = u[21...]
             guard !hash.isEmpty,
                 hash.allSatisfy({ c in
                     (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c == 0x2b
                         || c == 0x2f || c == 0x2d || c == 0x5f || c == 0x3d
                 })
-            else { throw PresentmentError(.invalidOrigin, "app origin hash is not base64") }
+            else { throw PresentmentError(OriginRule.appHashNotBase64) }
             // Kept as given unless the scheme prefix was not in lower case.
             return startsWith("android:apk-key-hash:", u, ignoringCase: false)
                 ? nil : "android:apk-key-hash:" + String(decoding: hash, as: UTF8.self)
@@ -70,9 +70,9 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
             var k = 0
             while k < u.count, u[k] != UInt8(ascii: ":") { k += 1 }
             if k + 2 < u.count, u[k + 1] == UInt8(ascii: "/"), u[k + 2] == UInt8(ascii: "/") {
-                throw PresentmentError(.invalidOrigin, "origin scheme is not http or https")
+                throw PresentmentError(OriginRule.scheme)
             }
-            throw PresentmentError(.invalidOrigin, "origin has no http or https scheme")
+            throw PresentmentError(OriginRule.noScheme)
         }
         // Authority: up to the first '/', '?' or '#'.
         let authStart = i
@@ -80,22 +80,22 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
         let authEnd = i
         if i < u.count {
             switch u[i] {
-            case UInt8(ascii: "?"): throw PresentmentError(.invalidOrigin, "origin has a query")
-            case UInt8(ascii: "#"): throw PresentmentError(.invalidOrigin, "origin has a fragment")
+            case UInt8(ascii: "?"): throw PresentmentError(OriginRule.query)
+            case UInt8(ascii: "#"): throw PresentmentError(OriginRule.fragment)
             default:
                 guard i == u.count - 1 else {
                     for c in u[i...] {
-                        if c == UInt8(ascii: "?") { throw PresentmentError(.invalidOrigin, "origin has a query") }
-                        if c == UInt8(ascii: "#") { throw PresentmentError(.invalidOrigin, "origin has a fragment") }
+                        if c == UInt8(ascii: "?") { throw PresentmentError(OriginRule.query) }
+                        if c == UInt8(ascii: "#") { throw PresentmentError(OriginRule.fragment) }
                     }
-                    throw PresentmentError(.invalidOrigin, "origin has a path")
+                    throw PresentmentError(OriginRule.path)
                 }
             }
         }
-        guard authEnd > authStart else { throw PresentmentError(.invalidOrigin, "origin has no host") }
+        guard authEnd > authStart else { throw PresentmentError(OriginRule.noHost) }
         let auth = u[authStart..<authEnd]
-        if auth.contains(UInt8(ascii: "@")) { throw PresentmentError(.invalidOrigin, "origin has userinfo") }
-        if auth.contains(UInt8(ascii: "\\")) { throw PresentmentError(.invalidOrigin, "origin has a backslash") }
+        if auth.contains(UInt8(ascii: "@")) { throw PresentmentError(OriginRule.userinfo) }
+        if auth.contains(UInt8(ascii: "\\")) { throw PresentmentError(OriginRule.backslash) }
 
         // The host: an IPv6 literal, an IPv4 address in any of the numeric forms browsers accept, or a
         // domain checked in place (its serialization is its lower-case form, `u[auth.startIndex..<hostEnd]`).
@@ -107,16 +107,16 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
         var portStart: Int?
         if auth.first == UInt8(ascii: "[") {
             guard let close = auth.firstIndex(of: UInt8(ascii: "]")) else {
-                throw PresentmentError(.invalidOrigin, "unterminated IPv6 host")
+                throw PresentmentError(OriginRule.ipv6Unterminated)
             }
             guard let address = parseIPv6(UnsafeBufferPointer(rebasing: u[(auth.startIndex + 1)..<close])) else {
-                throw PresentmentError(.invalidOrigin, "invalid IPv6 host")
+                throw PresentmentError(OriginRule.ipv6Invalid)
             }
             host = "[" + serializeIPv6(address) + "]"
             rewritten = true
             if close + 1 < authEnd {
                 guard u[close + 1] == UInt8(ascii: ":") else {
-                    throw PresentmentError(.invalidOrigin, "junk after IPv6 host")
+                    throw PresentmentError(OriginRule.ipv6Trailing)
                 }
                 portStart = close + 2
             }
@@ -126,11 +126,11 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
             while k < authEnd, u[k] != UInt8(ascii: ":") {
                 let c = lower(u[k])
                 guard (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c == 0x2d || c == 0x2e || c == 0x5f else {
-                    throw PresentmentError(.invalidOrigin, "origin host has characters outside [a-z0-9-._]")
+                    throw PresentmentError(OriginRule.hostCharacters)
                 }
                 // A leading dot, or two in a row (`previous` starts as a dot).
                 if c == UInt8(ascii: "."), previous == UInt8(ascii: ".") {
-                    throw PresentmentError(.invalidOrigin, "origin host has an empty label")
+                    throw PresentmentError(OriginRule.hostEmptyLabel)
                 }
                 if c != u[k] { rewritten = true }
                 previous = c
@@ -138,13 +138,13 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
             }
             hostEnd = k
             guard hostEnd > auth.startIndex, hostEnd - auth.startIndex <= 253 else {
-                throw PresentmentError(.invalidOrigin, "origin host is empty or too long")
+                throw PresentmentError(OriginRule.hostLength)
             }
             let name = UnsafeBufferPointer(rebasing: u[auth.startIndex..<hostEnd])
             if endsInANumber(name) {
                 // `127.1`, `0x7f.0.0.1`, `2130706433` and `127.0.0.1.` are all 127.0.0.1 to a browser.
                 guard let v4 = parseIPv4(name) else {
-                    throw PresentmentError(.invalidOrigin, "origin host ends in a number but is not an IPv4 address")
+                    throw PresentmentError(OriginRule.hostNumberNotIPv4)
                 }
                 let dotted = "\(v4 >> 24).\((v4 >> 16) & 0xff).\((v4 >> 8) & 0xff).\(v4 & 0xff)"
                 if !dotted.utf8.elementsEqual(name) {
@@ -158,15 +158,15 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
         if let ps = portStart, ps < authEnd {
             let digits = u[ps..<authEnd]
             guard digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
-                throw PresentmentError(.invalidOrigin, "origin port is not a number 0-65535")
+                throw PresentmentError(OriginRule.port)
             }
             // Leading zeros are allowed (WHATWG §4.4 port state); the value must fit in 16 bits.
             let significant = digits.drop { $0 == 0x30 }
             guard significant.count <= 5 else {
-                throw PresentmentError(.invalidOrigin, "origin port is not a number 0-65535")
+                throw PresentmentError(OriginRule.port)
             }
             let n = significant.reduce(0) { $0 * 10 + Int($1 - 0x30) }
-            guard n <= 65535 else { throw PresentmentError(.invalidOrigin, "origin port is not a number 0-65535") }
+            guard n <= 65535 else { throw PresentmentError(OriginRule.port) }
             port = n
         }
         let keepPort = port.map { $0 != (https ? 443 : 80) } ?? false

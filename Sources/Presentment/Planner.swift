@@ -298,8 +298,7 @@ package enum Planner {
         if let consented {
             let items = match.credential.orderedItems
             guard released.allSatisfy({ consented.contains(items[$0].id) }) else {
-                throw PresentmentError(
-                    .consentMismatch, "the response would release an element (a substitute) the user was not shown")
+                throw PresentmentError(SelectionRule.releaseNotShown)
             }
         }
         guard
@@ -342,8 +341,7 @@ package enum Planner {
             for d in request.documents {
                 guard let allowed = consented.documents[d.docType], d.elements.allSatisfy({ allowed.contains($0.id) })
                 else {
-                    throw PresentmentError(
-                        .consentMismatch, "the request asks for a document or element the user was not shown")
+                    throw PresentmentError(SelectionRule.requestNotShown)
                 }
             }
         }
@@ -357,7 +355,7 @@ package enum Planner {
                     continue
                 }
                 guard candidate != nil else {
-                    throw PresentmentError(.noMatchingCredential, "the chosen credential is unknown")
+                    throw PresentmentError(SelectionRule.chosenCredentialUnknown)
                 }
             } else {
                 candidate = d.candidates.first
@@ -387,9 +385,9 @@ package enum Planner {
             for i in perDoc.indices {
                 guard perDoc[i] != nil else {
                     if !hasCandidates(i) {
-                        throw PresentmentError(.noMatchingCredential, "no usable credential for a requested docType")
+                        throw PresentmentError(SelectionRule.noUsableCredential)
                     }
-                    throw PresentmentError(.cannotSatisfyRequest, "nothing approved and held for a requested document")
+                    throw PresentmentError(SelectionRule.nothingReleasable)
                 }
             }
             return Plan(answered: perDoc.map { $0! }, unanswered: [])
@@ -401,12 +399,11 @@ package enum Planner {
             }) {
                 for i in set { chosen[i] = true }
             } else if rule.mandatory {
-                throw PresentmentError(
-                    .cannotSatisfyRequest, "a mandatory use case has no document set the wallet can answer")
+                throw PresentmentError(SelectionRule.mandatoryUseCase)
             }
         }
         let answer = chosen.indices.filter { chosen[$0] }
-        guard !answer.isEmpty else { throw PresentmentError(.cannotSatisfyRequest, "no use case can be answered") }
+        guard !answer.isEmpty else { throw PresentmentError(SelectionRule.noUseCase) }
         return Plan(
             answered: answer.map { perDoc[$0]! }, unanswered: perDoc.indices.filter { !chosen[$0] }.map(docTypes))
     }

@@ -32,9 +32,7 @@ package struct ReaderTrustEvaluator: Sendable {
         let aki = leaf.authorityKeyIdentifier
         if case .only(let allowed) = policy.authorities, !allowed.isEmpty {
             guard let aki, allowed.contains(aki) else {
-                return .failure(
-                    PresentmentError(
-                        .untrustedReader, "reader certificate authority is not in the holder's allowed authorities"))
+                return .failure(PresentmentError(TrustRule.authorityNotAllowed))
             }
         }
         func untrusted(_ r: UntrustedReason) -> Swift.Result<ReaderVerdict, PresentmentError> {
@@ -65,17 +63,14 @@ package struct ReaderTrustEvaluator: Sendable {
 
     /// The policy's answer for a request no signature covers: a refusal when it requires reader
     /// authentication.
-    package func requireSignature(_ what: String) throws(PresentmentError) {
-        if policy.requireReaderAuthentication {
-            throw PresentmentError(
-                .readerAuthenticationRequired, "the holder's policy requires reader authentication and \(what)")
-        }
+    package func requireSignature() throws(PresentmentError) {
+        if policy.requireReaderAuthentication { throw PresentmentError(TrustRule.signatureRequired) }
     }
 
     /// The trust step every protocol shares, after every signature has verified: a verdict per
     /// signer, and the first refusal the policy makes (an authority outside `.only`; a signer not
     /// trusted under `requireTrustedReader` or `requireReaderAuthentication`), with the per-signer
-    /// refusal detail for the explanation.
+    /// refusal for the explanation.
     ///
     /// With `anySignature` (several signatures over one request, OpenID4VP multisigned: a verifier
     /// signs once per trust framework it belongs to), the request passes when any signature passes:
@@ -83,38 +78,35 @@ package struct ReaderTrustEvaluator: Sendable {
     /// any signer is trusted; the other signers are reported as signed-not-trusted with their reason.
     /// Without it every signature must pass (Annex C, where each signature covers its own DocRequests).
     package func judge(_ signers: [(label: String, chain: [Certificate])], anySignature: Bool = false) -> Judgement {
-        var out = Judgement(verdicts: [], details: [], refusal: nil)
+        var out = Judgement(verdicts: [], refusals: [], refusal: nil)
         out.verdicts.reserveCapacity(signers.count)
         var authorityRefusal: PresentmentError?
         var trustRefusal: PresentmentError?
         var firstRefusal: PresentmentError?  // in signature order, whichever kind
         for (label, chain) in signers {
-            var detail: String?
+            var refused: PresentmentError?
             switch evaluate(chain) {
             case .success(let verdict):
                 out.verdicts.append(verdict)
                 if trustRefusal == nil, policy.requireTrustedReader || policy.requireReaderAuthentication,
                     case .signedNotTrusted(_, let reason) = verdict
                 {
-                    trustRefusal = PresentmentError(
-                        .untrustedReader,
-                        "\(label): the holder's policy requires a trusted reader and \(reason.explanation)")
+                    trustRefusal = PresentmentError(TrustRule.readerNotTrusted, at: label, underlying: reason)
                 }
             case .failure(let e):
                 out.verdicts.append(.signedNotTrusted(subject: chain[0].subject, reason: .authorityNotAllowed))
-                detail = e.detail
-                if authorityRefusal == nil {
-                    authorityRefusal = PresentmentError(.untrustedReader, "\(label): \(e.detail)")
-                }
+                refused = e
+                let atSigner = PresentmentError(TrustRule.authorityNotAllowed, at: label)
+                if authorityRefusal == nil { authorityRefusal = atSigner }
                 if trustRefusal == nil, policy.requireTrustedReader || policy.requireReaderAuthentication {
-                    trustRefusal = PresentmentError(.untrustedReader, "\(label): \(e.detail)")
+                    trustRefusal = atSigner
                 }
             }
-            out.details.append(detail)
+            out.refusals.append(refused)
             if firstRefusal == nil { firstRefusal = authorityRefusal ?? trustRefusal }
         }
         if anySignature {
-            let anyAllowed = out.details.contains { $0 == nil }
+            let anyAllowed = out.refusals.contains { $0 == nil }
             let anyTrusted = out.verdicts.contains { if case .trusted = $0 { true } else { false } }
             out.refusal = !anyAllowed ? authorityRefusal : anyTrusted ? nil : trustRefusal
         } else {
@@ -127,8 +119,8 @@ package struct ReaderTrustEvaluator: Sendable {
     package struct Judgement: Sendable {
         /// One verdict per signer, in order.
         package var verdicts: [ReaderVerdict]
-        /// Per signer, the refusal detail when its authority was refused.
-        package var details: [String?]
+        /// Per signer, the refusal when its authority was refused.
+        package var refusals: [PresentmentError?]
         /// The first refusal, if any: the request must not be answered.
         package var refusal: PresentmentError?
     }

@@ -5,8 +5,9 @@
 #endif
 import MdocCBOR
 
-/// Why a reader whose signature verified is not trusted (shown on the consent screen).
-public enum UntrustedReason: String, Sendable, Hashable, CaseIterable {
+/// Why a reader whose signature verified is not trusted (shown on the consent screen; the `underlying`
+/// of a `TrustRule.readerNotTrusted` refusal).
+public enum UntrustedReason: String, Error, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// The holder has configured no trust anchors.
     case noTrustAnchors
     /// The reader certificate is self-signed and not itself an anchor.
@@ -24,6 +25,9 @@ public enum UntrustedReason: String, Sendable, Hashable, CaseIterable {
     /// The certificate's authority is not in the holder's allowed authorities (reported for one of
     /// several signatures when another one is allowed).
     case authorityNotAllowed
+
+    /// The phrase (`explanation`).
+    public var description: String { explanation }
 
     /// A phrase for the consent screen and the explanation.
     public var explanation: String {

@@ -101,7 +101,7 @@ public final class StoredCredential: Sendable {
         if let box = resolved.load() { return box.signer }
         let s = try resolver.signer(for: deviceKeyReference)
         guard s.publicKey == mobileSecurityObject.deviceKey else {
-            throw PresentmentError(.keyUnavailable, "device key does not match the MSO deviceKey")
+            throw PresentmentError(KeyRule.keyMismatch)
         }
         // Two threads may resolve at once; the first stored wins and both use it.
         return resolved.storeIfNil(ResolvedSigner(s)).signer
@@ -112,28 +112,27 @@ public final class StoredCredential: Sendable {
         resolver: any DeviceKeyResolver, validatingKey: Bool
     ) throws(PresentmentError) {
         guard !id.isEmpty, id.utf8.count <= 128 else {
-            throw PresentmentError(.contextCorrupt, "credential id is empty or longer than 128 bytes")
+            throw PresentmentError(ContextRule.credentialIDLength)
         }
         let parsed: IssuerSigned
         do { parsed = try IssuerSigned(encoded: issuerSignedBytes) } catch {
-            throw PresentmentError(.contextCorrupt, "credential IssuerSigned does not parse (\(error))")
+            throw PresentmentError(ContextRule.issuerSignedInvalid, underlying: error)
         }
         let mso: MobileSecurityObject
         do { mso = try parsed.mobileSecurityObject() } catch {
-            throw PresentmentError(.contextCorrupt, "credential MSO does not parse (\(error))")
+            throw PresentmentError(ContextRule.msoInvalid, underlying: error)
         }
         // Integrity: every item matches its MSO digest, and issuerAuth verifies with its own document
         // signer certificate (trust in the issuer is the verifier's business; corruption is ours).
         do { try parsed.checkValueDigests(against: mso) } catch {
-            throw PresentmentError(.contextCorrupt, "a credential item does not match its MSO digest")
+            throw PresentmentError(ContextRule.itemDigestMismatch)
         }
         var dsCurve: COSEKey.Curve?
         if let der = try? parsed.issuerAuth.headers.x5chain().first {
             guard let ds = try? Certificate(der: der), let key = try? ds.publicKey(),
                 (try? parsed.issuerAuth.verify(key: key)) != nil
             else {
-                throw PresentmentError(
-                    .contextCorrupt, "credential issuerAuth does not verify with its document signer certificate")
+                throw PresentmentError(ContextRule.issuerAuthInvalid)
             }
             dsCurve = key.curve
         }
@@ -153,7 +152,7 @@ public final class StoredCredential: Sendable {
             deviceAlgorithm.map { COSEAlgorithm.satisfied(by: $0.rawValue, curve: mso.deviceKey.curve) } ?? []
         let types = docTypes ?? [mso.docType]
         guard types.first == mso.docType else {
-            throw PresentmentError(.contextCorrupt, "credential docTypes do not start with the MSO docType")
+            throw PresentmentError(ContextRule.docTypesMismatch)
         }
         var items = [ElementID: IssuerSignedItem]()
         let spaces = parsed.nameSpaces.sorted { CBORWriter.textKeyPrecedes($0.name, $1.name) }
@@ -161,12 +160,12 @@ public final class StoredCredential: Sendable {
         var index = [ElementID: Int]()
         for (nsIndex, ns) in spaces.enumerated() {
             guard nsIndex == 0 || spaces[nsIndex - 1].name != ns.name else {
-                throw PresentmentError(.contextCorrupt, "credential repeats a namespace")
+                throw PresentmentError(ContextRule.repeatedNamespace)
             }
             for item in ns.items {
                 let key = ElementID(ns.name, item.elementIdentifier)
                 guard items[key] == nil else {
-                    throw PresentmentError(.contextCorrupt, "credential holds an element twice")
+                    throw PresentmentError(ContextRule.repeatedElement)
                 }
                 items[key] = item
                 index[key] = ordered.count

@@ -51,15 +51,15 @@ package struct JSONDocument: Sendable {
 
     /// Parses `bytes`.
     package init(_ bytes: [UInt8], limits: JSONValue.Limits = .init()) throws(JSONValue.ParseError) {
-        guard bytes.count <= limits.maxBytes else { throw JSONValue.ParseError(what: "JSON larger than the limit") }
-        guard bytes.count < Int(UInt32.max) else { throw JSONValue.ParseError(what: "JSON larger than the limit") }
+        guard bytes.count <= limits.maxBytes else { throw JSONValue.ParseError(.tooLarge) }
+        guard bytes.count < Int(UInt32.max) else { throw JSONValue.ParseError(.tooLarge) }
         let r: Result<[Node], JSONValue.ParseError> = bytes.withUnsafeBufferPointer { b in
             Result { () throws(JSONValue.ParseError) in
                 var p = TapeParser(bytes: b, limits: limits)
                 p.skipSpace()
                 try p.value(depth: 0)
                 p.skipSpace()
-                guard p.i == b.count else { throw JSONValue.ParseError(what: "trailing bytes after the JSON value") }
+                guard p.i == b.count else { throw JSONValue.ParseError(.trailingBytes) }
                 return p.nodes
             }
         }
@@ -70,7 +70,7 @@ package struct JSONDocument: Sendable {
     package init(_ bytes: UnsafeBufferPointer<UInt8>, limits: JSONValue.Limits = .init())
         throws(JSONValue.ParseError)
     {
-        guard bytes.count <= limits.maxBytes else { throw JSONValue.ParseError(what: "JSON larger than the limit") }
+        guard bytes.count <= limits.maxBytes else { throw JSONValue.ParseError(.tooLarge) }
         try self.init(Array(bytes), limits: limits)
     }
 }
@@ -349,8 +349,8 @@ private struct TapeParser {
     }
 
     mutating func value(depth: Int) throws(ParseError) {
-        guard depth < limits.maxDepth else { throw ParseError(what: "JSON nested too deeply") }
-        guard i < bytes.count else { throw ParseError(what: "JSON ends early") }
+        guard depth < limits.maxDepth else { throw ParseError(.tooDeep) }
+        guard i < bytes.count else { throw ParseError(.endsEarly) }
         switch bytes[i] {
         case UInt8(ascii: "{"):
             let me = add(.object, i, i)
@@ -368,12 +368,12 @@ private struct TapeParser {
             while true {
                 skipSpace()
                 guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else {
-                    throw ParseError(what: "JSON object key is not a string")
+                    throw ParseError(.keyNotString)
                 }
                 let k = try string()
                 if keys.count < Self.pairwiseKeys {
                     for other in keys where JSONDocument.keysEqual(bytes, nodes[other], nodes[k]) {
-                        throw ParseError(what: "duplicate JSON object key")
+                        throw ParseError(.duplicateKey)
                     }
                 } else {
                     if seen == nil {
@@ -382,20 +382,20 @@ private struct TapeParser {
                         seen = s
                     }
                     guard seen!.insert(JSONDocument.keyBytes(bytes, nodes[k])).inserted else {
-                        throw ParseError(what: "duplicate JSON object key")
+                        throw ParseError(.duplicateKey)
                     }
                 }
                 keys.append(k)
                 skipSpace()
                 guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else {
-                    throw ParseError(what: "JSON object lacks ':'")
+                    throw ParseError(.missingColon)
                 }
                 i += 1
                 skipSpace()
                 try value(depth: depth + 1)
-                guard keys.count <= limits.maxMembers else { throw ParseError(what: "too many JSON members") }
+                guard keys.count <= limits.maxMembers else { throw ParseError(.tooManyMembers) }
                 skipSpace()
-                guard i < bytes.count else { throw ParseError(what: "JSON ends early") }
+                guard i < bytes.count else { throw ParseError(.endsEarly) }
                 if bytes[i] == UInt8(ascii: ",") {
                     i += 1
                     continue
@@ -405,7 +405,7 @@ private struct TapeParser {
                     close(me, count: keys.count)
                     return
                 }
-                throw ParseError(what: "JSON object lacks ',' or '}'")
+                throw ParseError(.objectUnterminated)
             }
         case UInt8(ascii: "["):
             let me = add(.array, i, i)
@@ -421,9 +421,9 @@ private struct TapeParser {
                 skipSpace()
                 try value(depth: depth + 1)
                 count += 1
-                guard count <= limits.maxMembers else { throw ParseError(what: "too many JSON array elements") }
+                guard count <= limits.maxMembers else { throw ParseError(.tooManyElements) }
                 skipSpace()
-                guard i < bytes.count else { throw ParseError(what: "JSON ends early") }
+                guard i < bytes.count else { throw ParseError(.endsEarly) }
                 if bytes[i] == UInt8(ascii: ",") {
                     i += 1
                     continue
@@ -433,7 +433,7 @@ private struct TapeParser {
                     close(me, count: count)
                     return
                 }
-                throw ParseError(what: "JSON array lacks ',' or ']'")
+                throw ParseError(.arrayUnterminated)
             }
         case UInt8(ascii: "\""):
             _ = try string()
@@ -465,9 +465,9 @@ private struct TapeParser {
 
     mutating func literal(_ s: StaticString) throws(ParseError) {
         let n = s.utf8CodeUnitCount
-        guard i + n <= bytes.count else { throw ParseError(what: "invalid JSON literal") }
+        guard i + n <= bytes.count else { throw ParseError(.invalidLiteral) }
         let lit = UnsafeBufferPointer(start: s.utf8Start, count: n)
-        for k in 0..<n where bytes[i + k] != lit[k] { throw ParseError(what: "invalid JSON literal") }
+        for k in 0..<n where bytes[i + k] != lit[k] { throw ParseError(.invalidLiteral) }
         i += n
     }
 
@@ -475,25 +475,25 @@ private struct TapeParser {
         let start = i
         if i < bytes.count, bytes[i] == UInt8(ascii: "-") { i += 1 }
         guard i < bytes.count, bytes[i] >= 0x30, bytes[i] <= 0x39 else {
-            throw ParseError(what: "invalid JSON value")
+            throw ParseError(.invalidValue)
         }
         if bytes[i] == 0x30 { i += 1 } else { while i < bytes.count, bytes[i] >= 0x30, bytes[i] <= 0x39 { i += 1 } }
         if i < bytes.count, bytes[i] == UInt8(ascii: ".") {
             i += 1
             let d = i
             while i < bytes.count, bytes[i] >= 0x30, bytes[i] <= 0x39 { i += 1 }
-            guard i > d else { throw ParseError(what: "invalid JSON number") }
+            guard i > d else { throw ParseError(.invalidNumber) }
         }
         if i < bytes.count, bytes[i] == UInt8(ascii: "e") || bytes[i] == UInt8(ascii: "E") {
             i += 1
             if i < bytes.count, bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-") { i += 1 }
             let d = i
             while i < bytes.count, bytes[i] >= 0x30, bytes[i] <= 0x39 { i += 1 }
-            guard i > d else { throw ParseError(what: "invalid JSON number") }
+            guard i > d else { throw ParseError(.invalidNumber) }
         }
         // Finite and at most 64 characters (a longer lexeme or one that overflows a double is refused).
         guard i - start <= 64, JSONNumber(String(decoding: bytes[start..<i], as: UTF8.self)) != nil else {
-            throw ParseError(what: "invalid JSON number")
+            throw ParseError(.invalidNumber)
         }
     }
 
@@ -521,10 +521,10 @@ private struct TapeParser {
         // Fast path: no escapes (base64url members never have any).
         let j = plainEnd(from: i)
         if j < bytes.count, bytes[j] == UInt8(ascii: "\"") {
-            guard j - i <= limits.maxStringBytes else { throw ParseError(what: "JSON string longer than the limit") }
+            guard j - i <= limits.maxStringBytes else { throw ParseError(.stringTooLong) }
             let span = UnsafeBufferPointer(rebasing: bytes[i..<j])
             guard span.isEmpty || UTF8Check.isValid(span.baseAddress!, count: span.count) else {
-                throw ParseError(what: "invalid UTF-8 in JSON string")
+                throw ParseError(.invalidUTF8)
             }
             i = j + 1
             return add(.string, start, j)
@@ -532,13 +532,13 @@ private struct TapeParser {
         // Slow path: decode into a scratch buffer to check the decoded text.
         var out = [UInt8]()
         while true {
-            guard i < bytes.count else { throw ParseError(what: "unterminated JSON string") }
+            guard i < bytes.count else { throw ParseError(.stringUnterminated) }
             let b = bytes[i]
             if b == UInt8(ascii: "\"") { break }
-            if b < 0x20 { throw ParseError(what: "control character in JSON string") }
+            if b < 0x20 { throw ParseError(.controlCharacter) }
             if b == UInt8(ascii: "\\") {
                 i += 1
-                guard i < bytes.count else { throw ParseError(what: "unterminated JSON string") }
+                guard i < bytes.count else { throw ParseError(.stringUnterminated) }
                 switch bytes[i] {
                 case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
                     UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
@@ -547,18 +547,18 @@ private struct TapeParser {
                     var scalar = try hex4()
                     if scalar >= 0xD800 && scalar < 0xDC00 {
                         guard i + 2 < bytes.count, bytes[i + 1] == UInt8(ascii: "\\"), bytes[i + 2] == UInt8(ascii: "u")
-                        else { throw ParseError(what: "lone surrogate in JSON string") }
+                        else { throw ParseError(.loneSurrogate) }
                         i += 2
                         let low = try hex4()
                         guard low >= 0xDC00 && low < 0xE000 else {
-                            throw ParseError(what: "lone surrogate in JSON string")
+                            throw ParseError(.loneSurrogate)
                         }
                         scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
                     } else if scalar >= 0xDC00 && scalar < 0xE000 {
-                        throw ParseError(what: "lone surrogate in JSON string")
+                        throw ParseError(.loneSurrogate)
                     }
                     out.append(contentsOf: Array(String(Character(Unicode.Scalar(scalar)!)).utf8))
-                default: throw ParseError(what: "invalid JSON escape")
+                default: throw ParseError(.invalidEscape)
                 }
                 i += 1
             } else {
@@ -566,20 +566,20 @@ private struct TapeParser {
                 i += 1
             }
             guard out.count <= limits.maxStringBytes else {
-                throw ParseError(what: "JSON string longer than the limit")
+                throw ParseError(.stringTooLong)
             }
         }
         let valid = out.withUnsafeBufferPointer { buf in
             buf.isEmpty || UTF8Check.isValid(buf.baseAddress!, count: buf.count)
         }
-        guard valid else { throw ParseError(what: "invalid UTF-8 in JSON string") }
+        guard valid else { throw ParseError(.invalidUTF8) }
         let end = i
         i += 1  // closing quote
         return add(.string, start, end, escaped: true)
     }
 
     mutating func hex4() throws(ParseError) -> UInt32 {
-        guard i + 4 < bytes.count else { throw ParseError(what: "invalid JSON \\u escape") }
+        guard i + 4 < bytes.count else { throw ParseError(.invalidUnicodeEscape) }
         var v: UInt32 = 0
         for k in 1...4 {
             let c = bytes[i + k]
@@ -588,7 +588,7 @@ private struct TapeParser {
             case 0x30...0x39: d = UInt32(c - 0x30)
             case 0x41...0x46: d = UInt32(c - 0x41 + 10)
             case 0x61...0x66: d = UInt32(c - 0x61 + 10)
-            default: throw ParseError(what: "invalid JSON \\u escape")
+            default: throw ParseError(.invalidUnicodeEscape)
             }
             v = v << 4 | d
         }

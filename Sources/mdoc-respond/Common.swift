@@ -92,7 +92,7 @@ enum BuiltIn {
             }
             return c
         } catch {
-            fail(Exit.io, error.code.rawValue, error.detail)
+            fail(Exit.io, error)
         }
     }
 

@@ -93,7 +93,7 @@ enum ContextCommand {
         }
         func index(_ entries: [CredentialContext.Entry], _ id: String?) throws(AnnexCError) -> Int {
             guard let id, let i = entries.firstIndex(where: { $0.id == id }) else {
-                throw AnnexCError(.unknownCredential, "no credential with that id")
+                throw PresentmentError(ContextRule.unknownCredential)
             }
             return i
         }
@@ -104,7 +104,7 @@ enum ContextCommand {
             }
             change("initialized an empty context", create: true) { tx throws(AnnexCError) in
                 guard tx.entries.isEmpty else {
-                    throw AnnexCError(.duplicateCredential, "a context already exists in that directory")
+                    throw PresentmentError(ContextRule.contextExists)
                 }
             }
         case "import":
@@ -139,7 +139,7 @@ enum ContextCommand {
                 tx throws(AnnexCError) in
                 let id = o.value("--id") ?? tx.newCredentialID()
                 guard !tx.entries.contains(where: { $0.id == id }) else {
-                    throw AnnexCError(.duplicateCredential, "a credential with that id exists already")
+                    throw PresentmentError(ContextRule.duplicateCredential)
                 }
                 let reference: String
                 if let tokenReference {
@@ -160,7 +160,7 @@ enum ContextCommand {
                     fail(Exit.io, "contextUnavailable", "no context in that directory (run context init)")
                 }
                 current = c
-            } catch { fail(Exit.io, error.code.rawValue, error.detail) }
+            } catch { fail(Exit.io, error) }
             let trust = current.readerTrust
             let regs = current.credentials
             if o.flags.contains("--json") {

@@ -66,7 +66,7 @@ enum Demo {
                 try performOpenID4VP(context: context, readerAuth: !o.flags.contains("--no-reader-auth"))
             }
         } catch {
-            fail(Exit.refused, error.code.rawValue, error.detail)
+            fail(Exit.refused, error)
         }
     }
 

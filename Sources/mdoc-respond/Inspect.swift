@@ -86,8 +86,7 @@ enum Inspect {
         let limit = max(AnnexCEngine.Configuration().maxRequestBytes, OpenID4VPEngine.Configuration().maxRequestBytes)
         let raw = Data(
             Input.read(o.require("--request"), limit: limit) {
-                fail(
-                    Exit.refused, AnnexCError.Code.limitExceeded.rawValue, "request larger than the configured maximum")
+                fail(Exit.refused, PresentmentError(FramingRule.tooLarge))
             })
         let origin = o.require("--origin")
         let clock = parseClock(o.value("--clock"))

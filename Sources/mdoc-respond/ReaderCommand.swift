@@ -155,7 +155,7 @@ enum ReaderCommand {
     /// of `reader request`.
     static func originAndDocuments(_ o: Options) -> (Origin, [(docType: String, elements: [ElementID])]) {
         let origin: Origin
-        do { origin = try Origin(o.require("--origin")) } catch { fail(Exit.usage, error.code.rawValue, error.detail) }
+        do { origin = try Origin(o.require("--origin")) } catch { fail(Exit.usage, error) }
         let types = o.values["--doctype"] ?? []
         let lists = o.values["--elements"] ?? []
         guard !types.isEmpty, types.count == lists.count else {
@@ -231,7 +231,7 @@ enum ReaderCommand {
                     atPath: path, contents: built.state, attributes: [.posixPermissions: 0o600])
             else { fail(Exit.io, "io", "cannot write the state file") }
         } catch {
-            fail(Exit.refused, error.code.rawValue, error.detail)
+            fail(Exit.refused, error)
         }
     }
 
@@ -252,7 +252,7 @@ enum ReaderCommand {
                         "JWE or clear payload, issuer signature\(roots.isEmpty ? "" : " and chain"), digests, validity, device signature over the OpenID4VP transcript, exactly the selected claims"
                 )
             } catch {
-                fail(Exit.refused, error.code.rawValue, error.detail)
+                fail(Exit.refused, error)
             }
             return
         }
@@ -266,7 +266,7 @@ enum ReaderCommand {
                     "HPKE, issuer signature\(roots.isEmpty ? "" : " and chain"), digests, validity, device signature, only requested elements"
             )
         } catch {
-            fail(Exit.refused, error.code.rawValue, error.detail)
+            fail(Exit.refused, error)
         }
     }
 

@@ -47,9 +47,9 @@ enum Respond {
     static func run(_ args: [String]) {
         let o = Options(args, flags: ["--report"], help: help)
         let report = o.flags.contains("--report")
-        func refuse(_ code: String, _ detail: String) -> Never {
-            if report { writeStderr("mdoc-respond: refused (\(code))\(peakMemoryNote())\n") }
-            fail(Exit.refused, code, detail)
+        func refuse(_ error: PresentmentError) -> Never {
+            if report { writeStderr("mdoc-respond: refused (\(error.code.rawValue))\(peakMemoryNote())\n") }
+            fail(Exit.refused, error)
         }
         o.check(allowed: [
             "--request", "--origin", "--context", "--credential", "--approve", "--format", "--out", "--clock",
@@ -59,7 +59,7 @@ enum Respond {
         let limit = max(AnnexCEngine.Configuration().maxRequestBytes, OpenID4VPEngine.Configuration().maxRequestBytes)
         let raw = Data(
             Input.read(o.require("--request"), limit: limit) {
-                refuse(AnnexCError.Code.limitExceeded.rawValue, "request larger than the configured maximum")
+                refuse(PresentmentError(FramingRule.tooLarge))
             })
         let origin = o.require("--origin")
         let context = BuiltIn.context(o.value("--context"))
@@ -177,7 +177,7 @@ enum Respond {
                 )
             }
         } catch {
-            refuse(error.code.rawValue, error.detail)
+            refuse(error)
         }
     }
 }

@@ -9,6 +9,7 @@
     import Glibc
 #endif
 import MdocCBOR
+import Presentment
 
 enum Exit {
     static let ok: Int32 = 0
@@ -20,6 +21,11 @@ enum Exit {
 func fail(_ code: Int32, _ id: String, _ reason: String) -> Never {
     writeStderr("mdoc-respond: error[\(id)]: \(reason)\n")
     exit(code)
+}
+
+/// A refusal as the C ABI words it: `error[code]: domain.rule: detail`.
+func fail(_ code: Int32, _ error: PresentmentError) -> Never {
+    fail(code, error.code.rawValue, "\(error.rule): \(error.detail)")
 }
 
 let usageText = """

@@ -49,7 +49,7 @@ struct CaptureVectorTests {
         #expect(viaCM.framing == .requestList)
         #expect(viaCM.sessionTranscript == request.sessionTranscript)
         // A different origin breaks readerAuth.
-        expectRefusal(.readerAuthenticationFailed, "docRequests[0].readerAuth: signature does not verify") {
+        expectRefusal(AnnexCRule.signatureInvalid, at: "docRequests[0].readerAuth") {
             try engine.parse(rawRequest: raw, origin: "http://127.0.0.1:3011")
         }
 
@@ -79,7 +79,7 @@ struct CaptureVectorTests {
         #expect(sig.payload.map(Array.init) == dab)
         try doc.issuerSigned.checkValueDigests(against: mso)
         // A wrong origin cannot open it.
-        expectRefusal(.responseInvalid, "HPKE open failed") {
+        expectRefusal(VerifierRule.hpkeOpen) {
             try AnnexCReader.decrypt(
                 response, recipientKey: key, encryptionInfo: expected["encryptionInfo_b64u_as_received"] as! String,
                 origin: try Origin("http://127.0.0.1:3011"))
@@ -118,7 +118,7 @@ struct CaptureVectorTests {
             try dr.readerAuth!.verify(key: try leaf.publicKey(), detachedPayload: rab)
         }
         // And the engine refuses a different origin.
-        expectRefusal(.readerAuthenticationFailed, "docRequests[0].readerAuth: signature does not verify") {
+        expectRefusal(AnnexCRule.signatureInvalid, at: "docRequests[0].readerAuth") {
             try engine.parse(rawRequest: data, origin: "https://verifier.multipaz.org.evil")
         }
     }
@@ -206,7 +206,7 @@ struct CaptureVectorTests {
         #expect(ei.nonce.count == 32)
         // Without the signing origin the engine cannot verify readerAuthAll: it refuses.
         let rawApple = try SharedVectors.data("annexc/apple-docs-sample/navigator-credentials-get.arg.json")
-        expectRefusal(.readerAuthenticationFailed, "readerAuthAll[0]: signature does not verify") {
+        expectRefusal(AnnexCRule.signatureInvalid, at: "readerAuthAll[0]") {
             try Self.emptyEngine(at: "2026-01-01T00:00:00Z").parse(rawRequest: rawApple, origin: "https://example.com")
         }
 

@@ -173,7 +173,7 @@ extension EndToEndTests {
                         var using = [Int: String]()
                         if let id {
                             guard engine.context.credential(id: id) != nil else {
-                                throw AnnexCError(.noMatchingCredential, "no credential with the given id")
+                                throw AnnexCError(SelectionRule.unknownCredentialID)
                             }
                             for d in parsed.documents { using[d.index] = id }
                         }

@@ -145,7 +145,7 @@ struct EndToEndTests {
         let r2 = try AnnexCReader.makeRequest(
             documents: withPhoto, origin: TestWorld.origin, version: .v1_1,
             useCases: [.init(mandatory: true, documentSets: [[2]])])
-        expectRefusal(.cannotSatisfyRequest, "a mandatory use case has no document set the wallet can answer") {
+        expectRefusal(SelectionRule.mandatoryUseCase) {
             try engine.accept(rawRequest: r2.rawRequest, origin: "https://verifier.example")
         }
         let r3 = try AnnexCReader.makeRequest(
@@ -159,7 +159,7 @@ struct EndToEndTests {
         #expect(v3.documents.map(\.docType) == [TestWorld.mDL])
         // 1.0 with an unheld docType: no matching credential.
         let r4 = try AnnexCReader.makeRequest(documents: withPhoto, origin: TestWorld.origin, version: .v1_0)
-        expectRefusal(.noMatchingCredential, "no usable credential for a requested docType") {
+        expectRefusal(SelectionRule.noUsableCredential) {
             try engine.accept(rawRequest: r4.rawRequest, origin: "https://verifier.example")
         }
         // The report policy lists the unanswered optional document in documentErrors.
@@ -194,7 +194,7 @@ struct EndToEndTests {
         // Nothing held at all: refused, never an empty response.
         let none = try AnnexCReader.makeRequest(
             documents: [TestWorld.ask(["resident_address"])], origin: TestWorld.origin)
-        expectRefusal(.cannotSatisfyRequest, "nothing approved and held for a requested document") {
+        expectRefusal(SelectionRule.nothingReleasable) {
             try world.engine(ctx).accept(rawRequest: none.rawRequest, origin: "https://verifier.example")
         }
     }
@@ -230,14 +230,14 @@ struct EndToEndTests {
             try AnnexCReader.openResponse(extra, for: req, issuerRoots: [world.iaca], at: TestWorld.now).documents[0]
                 .elements.map(\.element.identifier) == ["family_name"])
         // Nothing approved: refused.
-        expectRefusal(.cannotSatisfyRequest, "nothing approved and held for a requested document") {
+        expectRefusal(SelectionRule.nothingReleasable) {
             try engine.respond(to: parsed, approving: .elements([]))
         }
         // Consent summary.
         let shown = ConsentedRequest(documents: [
             TestWorld.mDL: [ElementID(TestWorld.mDLNS, "family_name"), ElementID(TestWorld.mDLNS, "birth_date")]
         ])
-        expectRefusal(.consentMismatch, "the request asks for a document or element the user was not shown") {
+        expectRefusal(SelectionRule.requestNotShown) {
             try engine.respond(to: parsed, consented: shown)
         }
         var all = shown
@@ -261,7 +261,7 @@ struct EndToEndTests {
         #expect(
             try engine.parse(rawRequest: req.rawRequest, origin: "https://verifier.example").documents[0].candidates
                 .isEmpty)
-        expectRefusal(.noMatchingCredential, "no usable credential for a requested docType") {
+        expectRefusal(SelectionRule.noUsableCredential) {
             try engine.accept(rawRequest: req.rawRequest, origin: "https://verifier.example")
         }
         let good1 = try world.entry(id: "a", elements: [.init("family_name", .text("A"))])
@@ -272,7 +272,7 @@ struct EndToEndTests {
         let viaB = try engine2.accept(rawRequest: req.rawRequest, origin: "https://verifier.example", credentialID: "b")
         let v = try AnnexCReader.openResponse(viaB, for: req, issuerRoots: [world.iaca], at: TestWorld.now)
         #expect(v.documents[0].elements[0].value.stringValue == "Mustermann")
-        expectRefusal(.noMatchingCredential, "no credential with the given id") {
+        expectRefusal(SelectionRule.unknownCredentialID) {
             try engine2.accept(rawRequest: req.rawRequest, origin: "https://verifier.example", credentialID: "nope")
         }
     }
@@ -294,7 +294,7 @@ struct EndToEndTests {
         #expect(v.documents[0].elements.map(\.element.identifier) == ["birth_date"])
         // In a 1.0 request the same requestInfo is not honoured.
         let req0 = try AnnexCReader.makeRequest(documents: [doc], origin: TestWorld.origin, version: .v1_0)
-        expectRefusal(.cannotSatisfyRequest, "nothing approved and held for a requested document") {
+        expectRefusal(SelectionRule.nothingReleasable) {
             try engine.accept(rawRequest: req0.rawRequest, origin: "https://verifier.example")
         }
     }
@@ -307,7 +307,7 @@ struct EndToEndTests {
             docType: TestWorld.mDL, elements: [.init(ElementID(TestWorld.mDLNS, "portrait"), intentToRetain: false)],
             maximumResponseSize: 4000)
         let req = try AnnexCReader.makeRequest(documents: [small], origin: TestWorld.origin, version: .v1_1)
-        expectRefusal(.responseTooLarge, "the DeviceResponse exceeds the reader's maximumResponseSize") {
+        expectRefusal(ResponseRule.tooLarge) {
             try engine.accept(rawRequest: req.rawRequest, origin: "https://verifier.example")
         }
         let big = AnnexCReader.DocumentRequest(

@@ -179,7 +179,7 @@ struct RequestRuleTests {
         let a = try engine.parse(
             rawRequest: Data("{\"deviceRequest\":\"\(Self.dr)\",\"encryptionInfo\":\"\(Self.ei)\"}".utf8),
             origin: "https://verifier.example")
-        expectRefusal(.malformedRequest, "encryptionInfo is not base64url (URL-safe alphabet, no padding)") {
+        expectRefusal(AnnexCRule.encryptionInfoNotBase64URL) {
             try engine.parse(
                 rawRequest: Data("{\"deviceRequest\":\"\(Self.dr)\",\"encryptionInfo\":\"\(Self.ei)=\"}".utf8),
                 origin: "https://verifier.example")
@@ -305,13 +305,13 @@ struct RequestRuleTests {
         let huge = Data(
             ("{\"deviceRequest\":\"" + String(repeating: "A", count: 5000) + "\",\"encryptionInfo\":\"\(Self.ei)\"}")
                 .utf8)
-        expectRefusal(.limitExceeded, "request larger than the configured maximum") {
+        expectRefusal(FramingRule.tooLarge) {
             try engine.parse(rawRequest: huge, origin: "https://v.example")
         }
         let elements = (0..<11).map { AnnexCReader.ElementRequest(ElementID("ns", "e\($0)")) }
         let many = try AnnexCReader.makeRequest(
             documents: [.init(docType: "d", elements: elements)], origin: try Origin("https://v.example"))
-        expectRefusal(.limitExceeded, "more requested and alternative elements than the configured limit") {
+        expectRefusal(AnnexCRule.tooManyElements) {
             try engine.parse(rawRequest: many.rawRequest, origin: "https://v.example")
         }
         // Alternatives count against the same limit: 2 requested + 1 entry naming 2 sets of 4 = 11 references.
@@ -326,7 +326,7 @@ struct RequestRuleTests {
                     ],
                     alternatives: [.init(ElementID("ns", "x"), alts)])
             ], origin: try Origin("https://v.example"), version: .v1_1)
-        expectRefusal(.limitExceeded, "more requested and alternative elements than the configured limit") {
+        expectRefusal(AnnexCRule.tooManyElements) {
             try engine.parse(rawRequest: substituted.rawRequest, origin: "https://v.example")
         }
         let fewer = try AnnexCReader.makeRequest(
@@ -343,7 +343,7 @@ struct RequestRuleTests {
             documents: Array(
                 repeating: .init(docType: "d", elements: [.init(ElementID("ns", "e"), intentToRetain: false)]), count: 3
             ), origin: try Origin("https://v.example"))
-        expectRefusal(.limitExceeded, "more DocRequests than the configured limit") {
+        expectRefusal(AnnexCRule.tooManyDocRequests) {
             try engine.parse(rawRequest: docs.rawRequest, origin: "https://v.example")
         }
     }

@@ -38,12 +38,8 @@ struct ReaderTrustTests {
                     continue
                 }
             } else {
-                expectRefusal(
-                    .untrustedReader,
-                    "docRequests[0].readerAuth: reader certificate authority is not in the holder's allowed authorities"
-                ) { try engine.parse(rawRequest: req.rawRequest, origin: "https://verifier.example") }
-                do { _ = try engine.parse(rawRequest: req.rawRequest, origin: "https://verifier.example") } catch {
-                    #expect(error.code == .untrustedReader && error.detail.contains("allowed authorities"))
+                expectRefusal(TrustRule.authorityNotAllowed, at: "docRequests[0].readerAuth") {
+                    try engine.parse(rawRequest: req.rawRequest, origin: "https://verifier.example")
                 }
             }
         }
@@ -132,12 +128,9 @@ struct ReaderTrustTests {
             ReaderTrustPolicy(trustAnchors: anchors, requireReaderAuthentication: true),
         ] {
             let engine = world.engine(try world.context([entry], trust: strict))
-            expectRefusal(
-                .untrustedReader,
-                "docRequests[0].readerAuth: the holder's policy requires a trusted reader and \(reason.explanation)"
-            ) {
-                try engine.accept(rawRequest: req.rawRequest, origin: "https://verifier.example")
-            }
+            let thrown = refusal { try engine.accept(rawRequest: req.rawRequest, origin: "https://verifier.example") }
+            #expect(thrown?.is(TrustRule.readerNotTrusted) == true && thrown?.location == "docRequests[0].readerAuth")
+            #expect(thrown?.underlying(as: UntrustedReason.self) == reason)
             let refused = engine.explain(rawRequest: req.rawRequest, origin: "https://verifier.example")
             #expect(refused.error?.code == .untrustedReader)
             #expect(
@@ -245,10 +238,7 @@ struct ReaderTrustTests {
         #expect(parsed.readerVerdict == .notAuthenticated, "the one-line verdict is the weakest")
         for policy in [ReaderTrustPolicy(trustAnchors: [world.readerRoot], requireReaderAuthentication: true)] {
             let strict = world.engine(try world.context(entries, trust: policy))
-            expectRefusal(
-                .readerAuthenticationRequired,
-                "docRequests[1] is not covered by reader authentication and the holder's policy requires it"
-            ) {
+            expectRefusal(TrustRule.documentNotCovered, at: "docRequests[1]") {
                 try strict.accept(rawRequest: half.rawRequest, origin: "https://verifier.example")
             }
         }
@@ -290,10 +280,11 @@ struct ReaderTrustTests {
         let requireTrusted = world.engine(
             try world.context(
                 entries, trust: ReaderTrustPolicy(trustAnchors: [world.readerRoot], requireTrustedReader: true)))
-        expectRefusal(
-            .untrustedReader,
-            "docRequests[1].readerAuth: the holder's policy requires a trusted reader and the reader certificate is self-signed"
-        ) { try requireTrusted.accept(rawRequest: mixed.rawRequest, origin: "https://verifier.example") }
+        let refused = refusal {
+            try requireTrusted.accept(rawRequest: mixed.rawRequest, origin: "https://verifier.example")
+        }
+        #expect(refused?.is(TrustRule.readerNotTrusted) == true && refused?.location == "docRequests[1].readerAuth")
+        #expect(refused?.underlying(as: UntrustedReason.self) == .selfSigned)
     }
 
     @Test("The explanation records origin, transcript, reader checks and selection")

@@ -71,9 +71,11 @@ static size_t accept_ok(mdoc_engine *engine, const char *what) {
     return rc == MDOC_OK ? out_len : 0;
 }
 
-/* A refusal: the code, a non-empty detail that does not echo the origin, and no output. */
+/* A refusal: the code, a non-empty detail that does not echo the origin, and no output. `rule` is the
+ * engine rule the detail must begin with ("domain.rule: "), or NULL for the ABI's own refusals (whose
+ * detail carries no rule). */
 static void expect_accept_refused(mdoc_engine *engine, const uint8_t *req, size_t len, const char *org, int32_t want,
-                                  const char *what) {
+                                  const char *rule, const char *what) {
     uint8_t *out = (uint8_t *)0x1;
     size_t out_len = 99;
     mdoc_error err;
@@ -84,6 +86,15 @@ static void expect_accept_refused(mdoc_engine *engine, const uint8_t *req, size_
     CHECK(memchr(err.detail, 0, sizeof err.detail) != NULL && err.detail[0] != 0, "%s: a NUL-terminated detail", what);
     CHECK(org == NULL || strlen(org) < 8 || strstr(err.detail, org) == NULL, "%s: the detail does not echo the origin", what);
     CHECK(out == NULL && out_len == 0, "%s: no partial output", what);
+    if (rule != NULL) {
+        size_t n = strlen(rule);
+        CHECK(strncmp(err.detail, rule, n) == 0 && err.detail[n] == ':' && err.detail[n + 1] == ' ',
+              "%s: refused by rule %s (detail: %s)", what, rule, err.detail);
+    } else {
+        CHECK(strchr(err.detail, ':') == NULL || strchr(err.detail, '.') == NULL ||
+                  strchr(err.detail, '.') > strchr(err.detail, ':'),
+              "%s: an ABI refusal names no engine rule (detail: %s)", what, err.detail);
+    }
 }
 
 static void *worker(void *arg) {
@@ -167,30 +178,30 @@ int main(int argc, char **argv) {
     size_t full_len = accept_ok(engine, "accept");
 
     /* accept: every argument class refused. */
-    expect_accept_refused(NULL, request, request_len, origin, MDOC_ERR_INVALID_ARGUMENT, "accept: NULL engine");
-    expect_accept_refused((mdoc_engine *)0x1230, request, request_len, origin, MDOC_ERR_INVALID_HANDLE, "accept: forged handle");
-    expect_accept_refused(engine, NULL, 10, origin, MDOC_ERR_INVALID_ARGUMENT, "accept: NULL request");
-    expect_accept_refused(engine, request, 0, origin, MDOC_ERR_INVALID_ARGUMENT, "accept: zero length");
+    expect_accept_refused(NULL, request, request_len, origin, MDOC_ERR_INVALID_ARGUMENT, NULL, "accept: NULL engine");
+    expect_accept_refused((mdoc_engine *)0x1230, request, request_len, origin, MDOC_ERR_INVALID_HANDLE, NULL, "accept: forged handle");
+    expect_accept_refused(engine, NULL, 10, origin, MDOC_ERR_INVALID_ARGUMENT, NULL, "accept: NULL request");
+    expect_accept_refused(engine, request, 0, origin, MDOC_ERR_INVALID_ARGUMENT, NULL, "accept: zero length");
     /* A length past the limit is refused before a byte is read (the buffer is far smaller). */
-    expect_accept_refused(engine, request, (size_t)1 << 40, origin, MDOC_ERR_LIMIT_EXCEEDED, "accept: oversized length");
-    expect_accept_refused(engine, request, request_len, NULL, MDOC_ERR_MISSING_ORIGIN, "accept: NULL origin");
-    expect_accept_refused(engine, request, request_len, "ftp://verifier.example", MDOC_ERR_INVALID_ORIGIN, "accept: ftp origin");
-    expect_accept_refused(engine, request, request_len, "https://ver\xff\xfe.example", MDOC_ERR_INVALID_ARGUMENT,
+    expect_accept_refused(engine, request, (size_t)1 << 40, origin, MDOC_ERR_LIMIT_EXCEEDED, NULL, "accept: oversized length");
+    expect_accept_refused(engine, request, request_len, NULL, MDOC_ERR_MISSING_ORIGIN, NULL, "accept: NULL origin");
+    expect_accept_refused(engine, request, request_len, "ftp://verifier.example", MDOC_ERR_INVALID_ORIGIN, "origin.scheme", "accept: ftp origin");
+    expect_accept_refused(engine, request, request_len, "https://ver\xff\xfe.example", MDOC_ERR_INVALID_ARGUMENT, NULL,
                           "accept: origin not UTF-8");
     char *long_origin = malloc(MDOC_MAX_ORIGIN_BYTES + 100);
     strcpy(long_origin, "https://");
     memset(long_origin + 8, 'a', MDOC_MAX_ORIGIN_BYTES + 80);
     long_origin[MDOC_MAX_ORIGIN_BYTES + 88] = 0;
-    expect_accept_refused(engine, request, request_len, long_origin, MDOC_ERR_LIMIT_EXCEEDED, "accept: origin too long");
+    expect_accept_refused(engine, request, request_len, long_origin, MDOC_ERR_LIMIT_EXCEEDED, NULL, "accept: origin too long");
     const uint8_t not_json[] = "\x00\x01\x02 not json";
-    expect_accept_refused(engine, not_json, sizeof not_json - 1, origin, MDOC_ERR_MALFORMED_REQUEST, "accept: not JSON");
+    expect_accept_refused(engine, not_json, sizeof not_json - 1, origin, MDOC_ERR_MALFORMED_REQUEST, "framing.json", "accept: not JSON");
     const uint8_t empty_object[] = "{}";
-    expect_accept_refused(engine, empty_object, 2, origin, MDOC_ERR_MALFORMED_REQUEST, "accept: {}");
+    expect_accept_refused(engine, empty_object, 2, origin, MDOC_ERR_MALFORMED_REQUEST, "framing.noFraming", "accept: {}");
     /* The request minus its last byte (truncated JSON). */
-    expect_accept_refused(engine, request, request_len - 1, origin, MDOC_ERR_MALFORMED_REQUEST, "accept: truncated");
+    expect_accept_refused(engine, request, request_len - 1, origin, MDOC_ERR_MALFORMED_REQUEST, "framing.json", "accept: truncated");
     /* The signed request from another origin: its reader signature covers the transcript, which binds the origin. */
     expect_accept_refused(engine, signed_request, signed_len, "https://evil.example", MDOC_ERR_READER_AUTHENTICATION_FAILED,
-                          "accept: signed request replayed from another origin");
+                          "annexC.signatureInvalid", "accept: signed request replayed from another origin");
     uint8_t *out = (uint8_t *)0x1;
     size_t out_len = 5;
     EXPECT_STATUS(mdoc_accept(engine, request, request_len, origin, NULL, &out_len, &err), MDOC_ERR_INVALID_ARGUMENT,
@@ -209,16 +220,16 @@ int main(int argc, char **argv) {
     snprintf(strict_config, sizeof strict_config, "{\"clock\":\"%s\",\"trust\":{\"requireReaderAuthentication\":true}}", clock);
     EXPECT_STATUS(mdoc_engine_open(context_dir, strict_config, &strict, &err), MDOC_OK, "open: requireReaderAuthentication");
     expect_accept_refused(strict, request, request_len, origin, MDOC_ERR_READER_AUTHENTICATION_REQUIRED,
-                          "trust policy from the configuration");
+                          "trust.signatureRequired", "trust policy from the configuration");
     mdoc_engine_release(strict);
     mdoc_engine *small = NULL;
     EXPECT_STATUS(mdoc_engine_open(context_dir, "{\"clock\":\"2026-06-01T00:00:00Z\",\"limits\":{\"maxRequestBytes\":64}}", &small, &err),
                   MDOC_OK, "open: small limit");
-    expect_accept_refused(small, request, request_len, origin, MDOC_ERR_LIMIT_EXCEEDED, "limits from the configuration");
+    expect_accept_refused(small, request, request_len, origin, MDOC_ERR_LIMIT_EXCEEDED, NULL, "limits from the configuration");
     mdoc_engine_release(small);
     mdoc_engine *late = NULL;
     EXPECT_STATUS(mdoc_engine_open(context_dir, "{\"clock\":\"2040-01-01T00:00:00Z\"}", &late, &err), MDOC_OK, "open: late clock");
-    expect_accept_refused(late, request, request_len, origin, MDOC_ERR_NO_MATCHING_CREDENTIAL, "clock from the configuration");
+    expect_accept_refused(late, request, request_len, origin, MDOC_ERR_NO_MATCHING_CREDENTIAL, "selection.noUsableCredential", "clock from the configuration");
     mdoc_engine_release(late);
 
     /* Two-phase: parse, consent model, respond with narrower approvals. */
@@ -291,7 +302,7 @@ int main(int argc, char **argv) {
     EXPECT_STATUS(mdoc_parse(second, request, request_len, origin, &orphan, &err), MDOC_OK, "parse on the second engine");
     EXPECT_STATUS(mdoc_engine_release(second), MDOC_OK, "release the second engine");
     EXPECT_STATUS(mdoc_engine_release(second), MDOC_ERR_INVALID_HANDLE, "release the second engine twice");
-    expect_accept_refused(second, request, request_len, origin, MDOC_ERR_INVALID_HANDLE, "accept after release");
+    expect_accept_refused(second, request, request_len, origin, MDOC_ERR_INVALID_HANDLE, NULL, "accept after release");
     mdoc_request *none = NULL;
     EXPECT_STATUS(mdoc_parse(second, request, request_len, origin, &none, &err), MDOC_ERR_INVALID_HANDLE, "parse after release");
     rc = mdoc_respond(orphan, NULL, &out, &out_len, &err);
@@ -320,7 +331,7 @@ int main(int argc, char **argv) {
     mdoc_engine_release(mem);
     EXPECT_STATUS(mdoc_engine_open_snapshot(snapshot, snapshot_len, config, &mem, &err), MDOC_OK,
                   "snapshot engine without a key directory");
-    expect_accept_refused(mem, request, request_len, origin, MDOC_ERR_KEY_UNAVAILABLE, "file keys need a key directory");
+    expect_accept_refused(mem, request, request_len, origin, MDOC_ERR_KEY_UNAVAILABLE, "key.token", "file keys need a key directory");
     mdoc_engine_release(mem);
 
     /* Two threads share the engine: 2 x 200 accepts, all answered. */

@@ -236,7 +236,7 @@ extension ConformanceTests {
                 ]))
             #expect(r.status == 1, "\(c.name): exit \(r.status)")
             #expect(r.out.isEmpty, "\(c.name): \(r.out.count) bytes of output")
-            #expect(r.err.contains("error[\(c.code.rawValue)]"), "\(c.name): \(r.err)")
+            #expect(r.err.contains("error[\(c.code.rawValue)]: \(c.expected.rule): "), "\(c.name): \(r.err)")
             n += 1
         }
         print("CLI hostile catalogue: \(n) requests refused by the binary with their codes, no output")
@@ -498,7 +498,7 @@ extension ConformanceTests {
                 ]))
             #expect(r.status == 1, "\(row.name): exit \(r.status)")
             #expect(r.out.isEmpty, "\(row.name): \(r.out.count) bytes of output")
-            #expect(r.err.contains("error[\(row.code.rawValue)]"), "\(row.name): \(r.err)")
+            #expect(r.err.contains("error[\(row.code.rawValue)]: \(row.expected.rule): "), "\(row.name): \(r.err)")
             n += 1
         }
         #expect(n >= 50)

@@ -135,7 +135,7 @@ struct ConformanceTests {
                     // trust is the verifier's call), and a verifier holding only the real IACA rejects it.
                     let forced = try engine.accept(
                         rawRequest: raw, origin: c.origin, credentialID: "pid-untrusted-issuer")
-                    expectRefusal(.responseInvalid, "document signer does not chain to a given IACA") {
+                    expectRefusal(VerifierRule.notChainedToIACA) {
                         try AnnexCReader.openResponse(
                             forced, for: try Self.builtRequest(c), issuerRoots: [iaca], at: Self.clock)
                     }

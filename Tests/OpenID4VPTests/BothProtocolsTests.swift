@@ -83,7 +83,7 @@ struct BothProtocolsTests {
                 .init(id: "p", docType: "org.iso.23220.photoid.1", claims: [.init(ElementID("org.iso.23220.1", "x"))])
             ],
             origin: TestWorld.origin)
-        expectRefusal(.noMatchingCredential, "no usable credential for a requested docType") {
+        expectRefusal(SelectionRule.noUsableCredential) {
             try engine.accept(rawRequest: try Self.combined(photoA, photoO), origin: TestWorld.origin.serialized)
         }
         expectRefusal(.unsupportedProtocol) {

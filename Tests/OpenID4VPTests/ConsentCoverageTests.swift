@@ -184,9 +184,7 @@ struct ConsentCoverageTests {
             id: "m", docType: TestWorld.mDL, claims: [C(fn, id: "a"), C(fn, id: "b", values: [.text("Nobody")])],
             claimSets: [["b"]])
         let r1 = try OpenID4VPReader.makeRequest(queries: [dropped], origin: TestWorld.origin)
-        expectRefusal(
-            .invalidRequest, "dcql_query: two claims name the same path with different values or intent_to_retain"
-        ) {
+        expectRefusal(DCQLRule.conflictingRepeatedClaim) {
             try engine.parse(rawRequest: r1.rawRequest, origin: TestWorld.origin.serialized)
         }
         let intent = Q(

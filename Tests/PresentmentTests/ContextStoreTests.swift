@@ -79,7 +79,7 @@ struct ContextStoreTests {
         // (this key does not match the MSO).
         let wrong = Array(try SoftwareSigner.generate().pkcs8PEM().utf8)
         var stored = ""
-        expectRefusal(.keyUnavailable, "device key does not match the MSO deviceKey") {
+        expectRefusal(KeyRule.keyMismatch) {
             try CredentialContext.update(at: dir) { tx throws(AnnexCError) in
                 stored = try tx.storeDeviceKey(wrong, name: "a")
                 tx.entries.append(.init(id: "b", issuerSigned: good.issuerSigned, deviceKeyReference: stored))
@@ -94,10 +94,10 @@ struct ContextStoreTests {
         let ctx = try #require(try CredentialContext.load(from: dir))
         _ = try ctx.credentials[0].signer()
         // A body that throws: the same.
-        expectRefusal(.unknownCredential, "x") {
+        expectRefusal(ContextRule.unknownCredential) {
             try CredentialContext.update(at: dir) { tx throws(AnnexCError) in
                 _ = try tx.storeDeviceKey(wrong, name: "c")
-                throw AnnexCError(.unknownCredential, "x")
+                throw AnnexCError(ContextRule.unknownCredential)
             }
         }
         #expect(access(dir.appendingPathComponent("keys/c.pem").path, F_OK) != 0)
@@ -154,10 +154,10 @@ struct ContextStoreTests {
         _ = try Self.importEntry(world, try world.entry(id: "x"), into: dir, id: "x")
         for mode in [0o770, 0o702, 0o777] {
             chmod(dir.path, mode_t(mode))
-            expectRefusal(.contextInsecure, "context directory is writable by group or others") {
+            expectRefusal(ContextRule.directoryWritable) {
                 try CredentialContext.load(from: dir)
             }
-            expectRefusal(.contextInsecure, "context directory is writable by group or others") {
+            expectRefusal(ContextRule.directoryWritable) {
                 try CredentialContext.update(at: dir) { _ in }
             }
         }
@@ -167,7 +167,7 @@ struct ContextStoreTests {
         if geteuid() == 0 {
             // Owned by another user (root can hand it over to nobody).
             chown(dir.path, 65534, 65534)
-            expectRefusal(.contextInsecure, "context directory is not owned by this user") {
+            expectRefusal(ContextRule.directoryNotOwned) {
                 try CredentialContext.load(from: dir)
             }
             chown(dir.path, 0, 0)
@@ -176,7 +176,7 @@ struct ContextStoreTests {
         let file = dir.appendingPathComponent("context.cbor").path
         try FileManager.default.moveItem(atPath: file, toPath: file + ".real")
         symlink(file + ".real", file)
-        expectRefusal(.contextCorrupt, "context path is a symbolic link") { try CredentialContext.load(from: dir) }
+        expectRefusal(ContextRule.pathIsLink) { try CredentialContext.load(from: dir) }
     }
 
     @Test("A keys/ that is a symbolic link is refused by readers and writers, and no file in its target is touched")
@@ -199,7 +199,7 @@ struct ContextStoreTests {
         }
         try FileManager.default.removeItem(atPath: keys)
         #expect(symlink(elsewhere.path, keys) == 0)
-        expectRefusal(.contextInsecure, "the key directory is not a directory (or is a symbolic link)") {
+        expectRefusal(ContextRule.keyDirectoryNotDirectory) {
             try CredentialContext.load(from: dir)
         }
         expectRefusal(.contextInsecure) { try CredentialContext.update(at: dir) { _ in } }
@@ -217,7 +217,7 @@ struct ContextStoreTests {
         _ = try Self.importEntry(world, try world.entry(id: "x"), into: dir, id: "x")
         let held = try CredentialContext.WriterLock(directory: dir.path, timeout: 1)
         let start = Date()
-        expectRefusal(.contextBusy, "another writer holds the context lock (waited the configured time)") {
+        expectRefusal(ContextRule.busy) {
             try CredentialContext.update(at: dir, lockTimeout: 0.3) { tx in tx.entries[0].isCancelled = true }
         }
         #expect(Date().timeIntervalSince(start) >= 0.3)
@@ -260,7 +260,7 @@ struct ContextStoreTests {
             issuerRoots: [world.iaca], at: TestWorld.now)
         let pid = try AnnexCReader.makeRequest(
             documents: [TestWorld.ask(TestWorld.pid, ["age_over_18"])], origin: TestWorld.origin)
-        expectRefusal(.keyUnavailable, "device key file not found") {
+        expectRefusal(KeyRule.fileMissing) {
             try engine.accept(rawRequest: pid.rawRequest, origin: "https://verifier.example")
         }
         // Once resolved, a key is kept for the snapshot's life.

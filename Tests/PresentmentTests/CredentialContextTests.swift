@@ -58,10 +58,7 @@ struct CredentialContextTests {
         let engine = AnnexCEngine(context: loaded, configuration: .init(clock: { TestWorld.now }))
         let req = try AnnexCReader.makeRequest(
             documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin, signing: world.perDocumentSigning)
-        expectRefusal(
-            .untrustedReader,
-            "docRequests[0].readerAuth: reader certificate authority is not in the holder's allowed authorities"
-        ) {
+        expectRefusal(TrustRule.authorityNotAllowed, at: "docRequests[0].readerAuth") {
             // Authority [9, 9] refuses.
             try engine.accept(rawRequest: req.rawRequest, origin: "https://verifier.example")
         }
@@ -127,14 +124,14 @@ struct CredentialContextTests {
         try Self.writeKey(world.deviceKeys["keys/mdl.pem"]!, to: dir, name: "mdl.pem")
         #expect(signing() == nil)
         // Key references must stay inside the context directory.
-        expectRefusal(.keyUnavailable, "device key reference must be a relative path inside the context directory") {
+        expectRefusal(KeyRule.referenceNotRelative) {
             try FileKeyResolver(directory: dir).signer(for: "../etc/key.pem")
         }
-        expectRefusal(.keyUnavailable, "device key reference must be a relative path inside the context directory") {
+        expectRefusal(KeyRule.referenceNotRelative) {
             try FileKeyResolver(directory: dir).signer(for: "/etc/key.pem")
         }
         // Validation before writing: an MSO docType mismatch and duplicate ids.
-        expectRefusal(.contextCorrupt, "credential docTypes do not start with the MSO docType") {
+        expectRefusal(ContextRule.docTypesMismatch) {
             try CredentialContext(
                 entries: [
                     .init(
@@ -142,7 +139,7 @@ struct CredentialContextTests {
                         deviceKeyReference: e1.deviceKeyReference)
                 ], keyResolver: world.resolver)
         }
-        expectRefusal(.contextCorrupt, "duplicate credential id") {
+        expectRefusal(ContextRule.duplicateID) {
             try CredentialContext(entries: [e1, e1], keyResolver: world.resolver)
         }
         expectRefusal(.contextCorrupt) {

@@ -139,7 +139,7 @@ struct OriginTests {
         #expect(
             try Origin("Android:APK-Key-Hash:Z2l0aHVi_-A", allowAppOrigins: true).serialized
                 == "android:apk-key-hash:Z2l0aHVi_-A")
-        expectRefusal(.invalidOrigin, "app origin hash is not base64") {
+        expectRefusal(OriginRule.appHashNotBase64) {
             try Origin("android:apk-key-hash:", allowAppOrigins: true)
         }
     }

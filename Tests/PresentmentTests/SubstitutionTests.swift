@@ -52,25 +52,25 @@ struct SubstitutionTests {
         let req = try Self.request(["age_over_25"], alternatives: [("age_over_25", [Self.allMDL])])
         // Default approval (accept, and respond with .allRequested): the set is larger than the bound, so
         // it is not honoured; nothing is held; the request is refused.
-        expectRefusal(.cannotSatisfyRequest, "nothing approved and held for a requested document") {
+        expectRefusal(SelectionRule.nothingReleasable) {
             try engine.accept(rawRequest: req.rawRequest, origin: Self.origin)
         }
         let parsed = try engine.parse(rawRequest: req.rawRequest, origin: Self.origin)
         #expect(parsed.documents[0].ignoredAlternatives.map(\.reason) == [.tooLarge])
         #expect(parsed.documents[0].candidates[0].substitutions.isEmpty)
-        expectRefusal(.cannotSatisfyRequest, "nothing approved and held for a requested document") {
+        expectRefusal(SelectionRule.nothingReleasable) {
             try engine.respond(to: parsed)
         }
         // Even with a larger bound, approving the requested element never approves its substitutes.
         let loose = world.engine(engine.context) { $0.maxAlternativeSetSize = 64 }
         let looseParsed = try loose.parse(rawRequest: req.rawRequest, origin: Self.origin)
         #expect(looseParsed.documents[0].candidates[0].substitutions.first?.replacement.count == Self.allMDL.count)
-        expectRefusal(.cannotSatisfyRequest, "nothing approved and held for a requested document") {
+        expectRefusal(SelectionRule.nothingReleasable) {
             try loose.respond(to: looseParsed, approving: .elements([Self.e("age_over_25")]))
         }
         // And the consent summary must list every substitute for them to go out.
         let requestedOnly = ConsentedRequest(documents: [TestWorld.mDL: [Self.e("age_over_25")]])
-        expectRefusal(.consentMismatch, "the response would release an element (a substitute) the user was not shown") {
+        expectRefusal(SelectionRule.releaseNotShown) {
             try loose.respond(to: looseParsed, consented: requestedOnly)
         }
     }
@@ -132,7 +132,7 @@ struct SubstitutionTests {
             try released(.elements(Set([Self.e("family_name")] + pair))) == ["family_name", "birth_date", "issue_date"])
         #expect(try released(.perDocument([0: Set(pair)])) == ["birth_date", "issue_date"])
         // An approval for another document index approves nothing here.
-        expectRefusal(.cannotSatisfyRequest, "nothing approved and held for a requested document") {
+        expectRefusal(SelectionRule.nothingReleasable) {
             try engine.respond(to: parsed, approving: .perDocument([1: Set(pair + [Self.e("family_name")])]))
         }
         // The accept path releases exactly what .allRequested does.
@@ -152,7 +152,7 @@ struct SubstitutionTests {
             ["age_over_16", "family_name"], alternatives: [("age_over_16", [[Self.e("birth_date")]])])
         let parsed = try engine.parse(rawRequest: req.rawRequest, origin: Self.origin)
         let requestedOnly = ConsentedRequest(documents: [TestWorld.mDL: [Self.e("age_over_16"), Self.e("family_name")]])
-        expectRefusal(.consentMismatch, "the response would release an element (a substitute) the user was not shown") {
+        expectRefusal(SelectionRule.releaseNotShown) {
             try engine.respond(to: parsed, consented: requestedOnly)
         }
         // Not releasing the substitute (not approved) makes the narrower summary sufficient.

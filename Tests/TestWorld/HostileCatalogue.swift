@@ -5,8 +5,8 @@ import HPKE
 import MdocCBOR
 import Presentment
 
-/// The hostile-input catalogue's requests: each a request with exactly one fault, the code it must be
-/// refused with, and the rule (a fragment of the refusal's detail) that must refuse it. Shared by the
+/// The hostile-input catalogue's requests: each a request with exactly one fault and the refusal it
+/// must get: the rule (so the code), where, and the lower layer's error (`ExpectedRefusal`). Shared by the
 /// library catalogue, the secrets scan and the CLI pass.
 
 public enum HostileCatalogue {
@@ -15,9 +15,10 @@ public enum HostileCatalogue {
         public let name: String
         public let json: [UInt8]
         public let origin: String
-        public let code: AnnexCError.Code
-        /// A fragment the refusal's detail must contain: proof it was refused by the rule it names.
-        public var detail: String
+        /// What it must be refused by.
+        public let expected: ExpectedRefusal
+        /// The refusal's code.
+        public var code: PresentmentError.Code { expected.code }
     }
 
     public static let origin = "https://verifier.example"
@@ -89,22 +90,29 @@ final class CatalogueBuilder {
     func b64raw(_ b: [UInt8]) -> String { HostileCatalogue.b64raw(b) }
     func data(_ dr: String, _ ei: String) -> [UInt8] { HostileCatalogue.data(dr, ei) }
 
-    func add(
-        _ name: String, _ json: [UInt8], _ code: AnnexCError.Code, origin: String = HostileCatalogue.origin,
-        detail: String
+    func add<R: RefusalRule>(
+        _ name: String, _ json: [UInt8], _ rule: R, origin: String = HostileCatalogue.origin,
+        at location: String? = nil,
+        lower: String? = nil
     ) {
-        cases.append(.init(name: name, json: json, origin: origin, code: code, detail: detail))
+        cases.append(
+            .init(
+                name: name, json: json, origin: origin,
+                expected: ExpectedRefusal(rule, at: location, lower: lower)))
     }
 
-    func addData(_ name: String, dr: String? = nil, ei: String? = nil, _ code: AnnexCError.Code, detail: String) {
-        add(name, data(dr ?? goodDR, ei ?? self.ei), code, detail: detail)
+    func addData<R: RefusalRule>(
+        _ name: String, dr: String? = nil, ei: String? = nil, _ rule: R, at location: String? = nil,
+        lower: String? = nil
+    ) {
+        add(name, data(dr ?? goodDR, ei ?? self.ei), rule, at: location, lower: lower)
     }
 }
 
 extension CatalogueBuilder {
     func envelopeRows() {
         // Envelope / JSON.
-        add("empty input", [], .malformedRequest, detail: "JSON ends early")
+        add("empty input", [], FramingRule.json, lower: "json.endsEarly")
         // Many escaped keys (the shape that made the duplicate check quadratic), one a duplicate far
         // past the pairwise bound: found through the set, refused.
         let keys = (0..<600).map { "\"\(String(repeating: "\\u0061", count: 20))\($0)\":0" }
@@ -114,129 +122,119 @@ extension CatalogueBuilder {
                 ("{\"digital\":{\"requests\":[{\"protocol\":\"openid4vp-v1-unsigned\",\"data\":{"
                     + keys.joined(separator: ",") + ",\"" + String(repeating: "a", count: 20) + "599\":1}},"
                     + "{\"protocol\":\"org-iso-mdoc\",\"data\":" + String(decoding: data(goodDR, ei), as: UTF8.self)
-                    + "}]}}").utf8), .malformedRequest, detail: "duplicate JSON object key")
-        add("whitespace only", Array("   \n".utf8), .malformedRequest, detail: "JSON ends early")
-        add("not JSON", Array("hello".utf8), .malformedRequest, detail: "invalid JSON value")
-        add("JSON array", Array("[]".utf8), .malformedRequest, detail: "request is not a JSON object")
-        add("JSON string", Array("\"x\"".utf8), .malformedRequest, detail: "request is not a JSON object")
-        add("JSON number", Array("42".utf8), .malformedRequest, detail: "request is not a JSON object")
-        add("unterminated object", Array("{\"deviceRequest\":".utf8), .malformedRequest, detail: "JSON ends early")
+                    + "}]}}").utf8), FramingRule.json, lower: "json.duplicateKey")
+        add("whitespace only", Array("   \n".utf8), FramingRule.json, lower: "json.endsEarly")
+        add("not JSON", Array("hello".utf8), FramingRule.json, lower: "json.invalidValue")
+        add("JSON array", Array("[]".utf8), FramingRule.notObject)
+        add("JSON string", Array("\"x\"".utf8), FramingRule.notObject)
+        add("JSON number", Array("42".utf8), FramingRule.notObject)
+        add("unterminated object", Array("{\"deviceRequest\":".utf8), FramingRule.json, lower: "json.endsEarly")
         add(
-            "trailing garbage", data(goodDR, ei) + Array(" x".utf8), .malformedRequest,
-            detail: "trailing bytes after the JSON value")
+            "trailing garbage", data(goodDR, ei) + Array(" x".utf8), FramingRule.json, lower: "json.trailingBytes")
         add(
             "duplicate deviceRequest",
             Array(
                 "{\"deviceRequest\":\"\(goodDR)\",\"deviceRequest\":\"\(goodDR)\",\"encryptionInfo\":\"\(ei)\"}".utf8),
-            .malformedRequest, detail: "duplicate JSON object key")
+            FramingRule.json, lower: "json.duplicateKey")
         add(
-            "deep nesting 100000", Array(String(repeating: "[", count: 100_000).utf8), .malformedRequest,
-            detail: "JSON nested too deeply")
+            "deep nesting 100000", Array(String(repeating: "[", count: 100_000).utf8), FramingRule.json,
+            lower: "json.tooDeep")
         add(
             "deep object nesting (65 levels)",
             Array((String(repeating: "{\"a\":", count: 65) + "1" + String(repeating: "}", count: 65)).utf8),
-            .malformedRequest,
-            detail: "nested too deeply")
+            FramingRule.json, lower: "json.tooDeep")
         add(
             "org-iso-mdoc data nested 5 deep",
             Array(
                 "{\"protocol\":\"org-iso-mdoc\",\"data\":{\"deviceRequest\":\"\(goodDR)\",\"encryptionInfo\":\"\(ei)\",\"x\":[[[[0]]]]}}"
                     .utf8),
-            .malformedRequest, detail: "data nested too deeply")
+            AnnexCRule.dataTooDeep)
         add(
             "org-iso-mdoc data with 65 members",
             Array(
                 ("{\"deviceRequest\":\"\(goodDR)\",\"encryptionInfo\":\"\(ei)\""
                     + (0..<63).map { ",\"m\($0)\":[0]" }.joined() + "}").utf8),
-            .malformedRequest, detail: "too many members")
+            AnnexCRule.dataTooWide)
         add(
             "requests with 1025 entries",
             Array(("{\"requests\":[" + Array(repeating: "0", count: 1025).joined(separator: ",") + "]}").utf8),
-            .malformedRequest,
-            detail: "too many JSON array elements")
+            FramingRule.json, lower: "json.tooManyElements")
         add(
             "huge string",
             Array(
                 ("{\"deviceRequest\":\"" + String(repeating: "A", count: 300_000) + "\",\"encryptionInfo\":\"\(ei)\"}")
-                    .utf8), .limitExceeded, detail: "request larger than the configured maximum")
+                    .utf8), FramingRule.tooLarge)
         add(
-            "invalid UTF-8 in JSON", [0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d], .malformedRequest,
-            detail: "invalid UTF-8 in JSON string")
+            "invalid UTF-8 in JSON", [0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d], FramingRule.json,
+            lower: "json.invalidUTF8")
         add(
             "lone surrogate escape", Array("{\"deviceRequest\":\"\\ud800\",\"encryptionInfo\":\"\(ei)\"}".utf8),
-            .malformedRequest, detail: "lone surrogate in JSON string")
+            FramingRule.json, lower: "json.loneSurrogate")
         add(
             "control character in string", Array("{\"deviceRequest\":\"a\u{1}b\",\"encryptionInfo\":\"\(ei)\"}".utf8),
-            .malformedRequest, detail: "control character in JSON string")
+            FramingRule.json, lower: "json.controlCharacter")
         add(
-            "missing deviceRequest", Array("{\"encryptionInfo\":\"\(ei)\"}".utf8), .malformedRequest,
-            detail: "data.deviceRequest missing")
+            "missing deviceRequest", Array("{\"encryptionInfo\":\"\(ei)\"}".utf8), AnnexCRule.deviceRequestMissing)
         add(
-            "missing encryptionInfo", Array("{\"deviceRequest\":\"\(goodDR)\"}".utf8), .malformedRequest,
-            detail: "data.encryptionInfo missing")
+            "missing encryptionInfo", Array("{\"deviceRequest\":\"\(goodDR)\"}".utf8), AnnexCRule.encryptionInfoMissing)
         add(
             "deviceRequest is a number", Array("{\"deviceRequest\":1,\"encryptionInfo\":\"\(ei)\"}".utf8),
-            .malformedRequest, detail: "data.deviceRequest is not a string")
+            AnnexCRule.deviceRequestNotString)
         add(
             "deviceRequest is null", Array("{\"deviceRequest\":null,\"encryptionInfo\":\"\(ei)\"}".utf8),
-            .malformedRequest, detail: "data.deviceRequest is not a string")
+            AnnexCRule.deviceRequestNotString)
         add(
             "encryptionInfo is an object", Array("{\"deviceRequest\":\"\(goodDR)\",\"encryptionInfo\":{}}".utf8),
-            .malformedRequest, detail: "data.encryptionInfo is not a string")
+            AnnexCRule.encryptionInfoNotString)
         add(
             "empty deviceRequest", Array("{\"deviceRequest\":\"\",\"encryptionInfo\":\"\(ei)\"}".utf8),
-            .malformedRequest, detail: "data.deviceRequest is empty")
+            AnnexCRule.deviceRequestEmpty)
         add(
             "empty encryptionInfo", Array("{\"deviceRequest\":\"\(goodDR)\",\"encryptionInfo\":\"\"}".utf8),
-            .malformedRequest, detail: "data.encryptionInfo is empty")
+            AnnexCRule.encryptionInfoEmpty)
         add(
             "no org-iso-mdoc entry", Array("{\"requests\":[{\"protocol\":\"openid4vp-v1-signed\",\"data\":{}}]}".utf8),
-            .unsupportedProtocol, detail: "no org-iso-mdoc entry in requests")
+            FramingRule.noEntry)
         add(
-            "empty requests", Array("{\"requests\":[]}".utf8), .unsupportedProtocol,
-            detail: "no org-iso-mdoc entry in requests")
-        add("unknown framing", Array("{\"foo\":1}".utf8), .malformedRequest, detail: "no recognised request framing")
+            "empty requests", Array("{\"requests\":[]}".utf8), FramingRule.noEntry)
+        add("unknown framing", Array("{\"foo\":1}".utf8), FramingRule.noFraming)
         add(
             "requests entry without data", Array("{\"requests\":[{\"protocol\":\"org-iso-mdoc\"}]}".utf8),
-            .malformedRequest, detail: "requests entry lacks data")
+            FramingRule.dataMissing)
         add(
             "requests entry not an object (skipped: no org-iso-mdoc entry)", Array("{\"requests\":[1]}".utf8),
-            .unsupportedProtocol, detail: "no org-iso-mdoc entry in requests")
+            FramingRule.noEntry)
         add(
-            "requests not an array", Array("{\"requests\":{}}".utf8), .malformedRequest,
-            detail: "requests is not an array")
+            "requests not an array", Array("{\"requests\":{}}".utf8), FramingRule.requestsNotArray)
         add(
-            "digital not an object", Array("{\"digital\":[]}".utf8), .malformedRequest,
-            detail: "digital is not an object")
+            "digital not an object", Array("{\"digital\":[]}".utf8), FramingRule.digitalNotObject)
         add(
-            "protocol preview", Array("{\"protocol\":\"preview\",\"data\":{}}".utf8), .unsupportedProtocol,
-            detail: "protocol is not org-iso-mdoc")
+            "protocol preview", Array("{\"protocol\":\"preview\",\"data\":{}}".utf8), FramingRule.noEntry)
         add(
             "protocol with different case",
             Array("{\"protocol\":\"ORG-ISO-MDOC\",\"data\":\(String(decoding: data(goodDR, ei), as: UTF8.self))}".utf8),
-            .unsupportedProtocol, detail: "protocol is not org-iso-mdoc")
-        add("data missing", Array("{\"protocol\":\"org-iso-mdoc\"}".utf8), .malformedRequest, detail: "data missing")
+            FramingRule.noEntry)
+        add("data missing", Array("{\"protocol\":\"org-iso-mdoc\"}".utf8), FramingRule.dataMissing)
         add(
-            "data not JSON string", Array("{\"protocol\":\"org-iso-mdoc\",\"data\":\"{nope\"}".utf8), .malformedRequest,
-            detail: "data string is not JSON")
+            "data not JSON string", Array("{\"protocol\":\"org-iso-mdoc\",\"data\":\"{nope\"}".utf8),
+            FramingRule.dataNotJSON)
         addData(
-            "non-base64url characters", dr: "+" + goodDR.dropFirst(), .malformedRequest,
-            detail: "deviceRequest is not base64url")
+            "non-base64url characters", dr: "+" + goodDR.dropFirst(), AnnexCRule.deviceRequestNotBase64URL)
         addData(
-            "padding in the middle", dr: "ab=c" + goodDR, .malformedRequest, detail: "deviceRequest is not base64url")
-        addData("too much padding", dr: goodDR + "===", .malformedRequest, detail: "deviceRequest is not base64url")
+            "padding in the middle", dr: "ab=c" + goodDR, AnnexCRule.deviceRequestNotBase64URL)
+        addData("too much padding", dr: goodDR + "===", AnnexCRule.deviceRequestNotBase64URL)
         // Padding of the right length, which a browser refuses too.
         let padded = goodDR + String(repeating: "=", count: (4 - goodDR.utf8.count % 4) % 4)
         addData(
-            "deviceRequest with correct padding", dr: padded == goodDR ? goodDR + "=" : padded, .malformedRequest,
-            detail: "deviceRequest is not base64url (URL-safe alphabet, no padding)")
+            "deviceRequest with correct padding", dr: padded == goodDR ? goodDR + "=" : padded,
+            AnnexCRule.deviceRequestNotBase64URL)
         let paddedEI = ei + String(repeating: "=", count: (4 - ei.utf8.count % 4) % 4)
         addData(
-            "encryptionInfo with correct padding", ei: paddedEI == ei ? ei + "=" : paddedEI, .malformedRequest,
-            detail: "encryptionInfo is not base64url (URL-safe alphabet, no padding)")
-        addData("impossible base64 length", dr: "A", .malformedRequest, detail: "deviceRequest is not base64url")
+            "encryptionInfo with correct padding", ei: paddedEI == ei ? ei + "=" : paddedEI,
+            AnnexCRule.encryptionInfoNotBase64URL)
+        addData("impossible base64 length", dr: "A", AnnexCRule.deviceRequestNotBase64URL)
         addData(
-            "encryptionInfo not base64url", ei: "!!!!", .malformedRequest, detail: "encryptionInfo is not base64url")
+            "encryptionInfo not base64url", ei: "!!!!", AnnexCRule.encryptionInfoNotBase64URL)
     }
 
     func encryptionInfoRows() {
@@ -248,94 +246,91 @@ extension CatalogueBuilder {
                 .array([
                     .text("ARFEncryptionv2"),
                     .map([.init(.text("nonce"), .bytes([1])), .init(.text("recipientPublicKey"), goodKey)]),
-                ])), .invalidEncryptionInfo, detail: "EncryptionInfo[0] is not \"dcapi\"")
+                ])), AnnexCRule.encryptionInfoNotDcapi)
         addData(
             "EncryptionInfo missing nonce",
             ei: eiWith(.array([.text("dcapi"), .map([.init(.text("recipientPublicKey"), goodKey)])])),
-            .invalidEncryptionInfo, detail: "nonce missing")
+            AnnexCRule.nonceMissing)
         addData(
             "EncryptionInfo missing key",
-            ei: eiWith(.array([.text("dcapi"), .map([.init(.text("nonce"), .bytes([1]))])])), .invalidEncryptionInfo,
-            detail: "recipientPublicKey missing")
+            ei: eiWith(.array([.text("dcapi"), .map([.init(.text("nonce"), .bytes([1]))])])),
+            AnnexCRule.recipientKeyMissing)
         addData(
-            "EncryptionInfo not an array", ei: eiWith(.map([])), .invalidEncryptionInfo,
-            detail: "EncryptionInfo is not an array of 2")
+            "EncryptionInfo not an array", ei: eiWith(.map([])), AnnexCRule.encryptionInfoNotArray)
         addData(
-            "EncryptionInfo array of 1", ei: eiWith(.array([.text("dcapi")])), .invalidEncryptionInfo,
-            detail: "EncryptionInfo is not an array of 2")
+            "EncryptionInfo array of 1", ei: eiWith(.array([.text("dcapi")])), AnnexCRule.encryptionInfoNotArray)
         addData(
-            "EncryptionInfo not CBOR", ei: b64raw([0x1c]), .invalidEncryptionInfo,
-            detail: "EncryptionInfo is not well-formed CBOR (malformedHead)")
+            "EncryptionInfo not CBOR", ei: b64raw([0x1c]), AnnexCRule.encryptionInfoNotCBOR, lower: "cbor.malformedHead"
+        )
         addData(
             "EncryptionInfo trailing bytes", ei: b64raw(CBORValue.array([.text("dcapi"), .map([])]).encoded() + [0]),
-            .invalidEncryptionInfo, detail: "EncryptionInfo is not well-formed CBOR (trailingBytes)")
-        func keyCase(_ name: String, _ k: CBORValue, _ detail: String) {
+            AnnexCRule.encryptionInfoNotCBOR, lower: "cbor.trailingBytes")
+        func keyCase(_ name: String, _ k: CBORValue, _ rule: AnnexCRule, lower: String? = nil) {
             addData(
                 "recipient key: \(name)",
                 ei: eiWith(
                     .array([
                         .text("dcapi"),
                         .map([.init(.text("nonce"), .bytes([1])), .init(.text("recipientPublicKey"), k)]),
-                    ])), .unsupportedRecipientKey,
-                detail: detail)
+                    ])), rule, lower: lower)
         }
         var offY = y
         offY[31] ^= 1
         keyCase(
             "OKP X25519", .map([.init(.int(1), .int(1)), .init(.int(-1), .int(4)), .init(.int(-2), .bytes(x))]),
-            "recipientPublicKey kty is not EC2")
+            .recipientKeyNotEC2)
         keyCase(
             "P-384",
             .map([
                 .init(.int(1), .int(2)), .init(.int(-1), .int(2)), .init(.int(-2), .bytes(x)),
                 .init(.int(-3), .bytes(y)),
-            ]), "recipientPublicKey curve is not P-256")
+            ]), .recipientKeyNotP256)
         keyCase(
             "missing kty", .map([.init(.int(-1), .int(1)), .init(.int(-2), .bytes(x)), .init(.int(-3), .bytes(y))]),
-            "recipientPublicKey kty is not EC2")
+            .recipientKeyNotEC2)
         keyCase(
             "x of 31 bytes",
             .map([
                 .init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(Array(x.dropFirst()))),
                 .init(.int(-3), .bytes(y)),
-            ]), "recipientPublicKey is not a valid P-256 point (coordinate length)")
+            ]), .recipientKeyInvalid, lower: "cose.")
         keyCase(
             "y of 33 bytes",
             .map([
                 .init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(x)),
                 .init(.int(-3), .bytes(y + [0])),
-            ]), "recipientPublicKey is not a valid P-256 point (coordinate length)")
+            ]), .recipientKeyInvalid, lower: "cose.")
         keyCase(
             "off-curve point",
             .map([
                 .init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(x)),
                 .init(.int(-3), .bytes(offY)),
-            ]), "recipientPublicKey is not a valid P-256 point (point not on curve)")
+            ]), .recipientKeyInvalid, lower: "cose.")
         keyCase(
             "point at infinity (zeros)",
             .map([
                 .init(.int(1), .int(2)), .init(.int(-1), .int(1)),
                 .init(.int(-2), .bytes([UInt8](repeating: 0, count: 32))),
                 .init(.int(-3), .bytes([UInt8](repeating: 0, count: 32))),
-            ]), "recipientPublicKey is not a valid P-256 point (point not on curve)")
+            ]), .recipientKeyInvalid, lower: "cose.")
         keyCase(
             "compressed point",
             .map([
                 .init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(x)),
                 .init(.int(-3), .bool(false)),
-            ]), "recipientPublicKey is not a valid P-256 point (compressed point)")
+            ]), .recipientKeyInvalid, lower: "cose.")
         keyCase(
             "coordinates ≥ p",
             .map([
                 .init(.int(1), .int(2)), .init(.int(-1), .int(1)),
                 .init(.int(-2), .bytes([UInt8](repeating: 0xff, count: 32))), .init(.int(-3), .bytes(y)),
-            ]), "recipientPublicKey is not a valid P-256 point (point not on curve)")
+            ]), .recipientKeyInvalid, lower: "cose.")
         keyCase(
             "private key included",
             .map([
                 .init(.int(1), .int(2)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(x)),
                 .init(.int(-3), .bytes(y)), .init(.int(-4), .bytes([1])),
-            ]), "recipientPublicKey is not a valid P-256 point (private key material in a public COSE_Key)")
+            ]), .recipientKeyInvalid, lower: "cose.")
     }
 }
 

@@ -5,8 +5,8 @@ import HPKE
 import MdocCBOR
 import Presentment
 
-/// The hostile-input catalogue's requests: each a request with exactly one fault, the code it must be
-/// refused with, and the rule (a fragment of the refusal's detail) that must refuse it. Shared by the
+/// The hostile-input catalogue's requests: each a request with exactly one fault and the refusal it
+/// must get: the rule (so the code), where, and the lower layer's error (`ExpectedRefusal`). Shared by the
 /// library catalogue, the secrets scan and the CLI pass.
 
 extension CatalogueBuilder {
@@ -17,72 +17,74 @@ extension CatalogueBuilder {
             -> String
         { b64(RequestCBOR.deviceRequest(version: version, docRequests: docRequests, extra: extra)) }
         addData(
-            "DeviceRequest not CBOR", dr: b64raw([0xff]), .invalidDeviceRequest,
-            detail: "DeviceRequest: cbor (CBOR unexpectedBreak at byte 0)")
+            "DeviceRequest not CBOR", dr: b64raw([0xff]), AnnexCRule.deviceRequestInvalid,
+            lower: "mdoc.DeviceRequest.cbor@0/cbor.unexpectedBreak@0")
         addData(
-            "DeviceRequest trailing bytes", dr: b64raw(Base64URL.decode(goodDR)! + [0]), .invalidDeviceRequest,
-            detail: "DeviceRequest: cbor (CBOR trailingBytes at byte 119)")
+            "DeviceRequest trailing bytes", dr: b64raw(Base64URL.decode(goodDR)! + [0]),
+            AnnexCRule.deviceRequestInvalid, lower: "mdoc.DeviceRequest.cbor@119/cbor.trailingBytes@119")
         addData(
             "DeviceRequest unknown version 2.0",
-            dr: request(docReq, version: .text("2.0")), .invalidDeviceRequest,
-            detail: "DeviceRequest.version: unsupportedVersion")
+            dr: request(docReq, version: .text("2.0")), AnnexCRule.deviceRequestInvalid,
+            lower: "mdoc.DeviceRequest.version.unsupportedVersion")
         addData(
             "DeviceRequest version garbage",
-            dr: request(docReq, version: .text("one")), .invalidDeviceRequest,
-            detail: "DeviceRequest.version: unsupportedVersion")
+            dr: request(docReq, version: .text("one")), AnnexCRule.deviceRequestInvalid,
+            lower: "mdoc.DeviceRequest.version.unsupportedVersion")
         addData(
             "DeviceRequest version number",
-            dr: request(docReq, version: .unsigned(1)), .invalidDeviceRequest,
-            detail: "DeviceRequest.version: wrongType at byte 9")
+            dr: request(docReq, version: .unsigned(1)), AnnexCRule.deviceRequestInvalid,
+            lower: "mdoc.DeviceRequest.version.wrongType@9")
         addData(
             "DeviceRequest empty docRequests",
-            dr: request(.array([])), .invalidDeviceRequest, detail: "DeviceRequest.docRequests: invalidValue at byte 25"
+            dr: request(.array([])), AnnexCRule.deviceRequestInvalid,
+            lower: "mdoc.DeviceRequest.docRequests.invalidValue@25"
         )
         addData(
             "DeviceRequest docRequests not array",
-            dr: request(.map([])), .invalidDeviceRequest, detail: "DeviceRequest.docRequests: wrongType at byte 25")
+            dr: request(.map([])), AnnexCRule.deviceRequestInvalid, lower: "mdoc.DeviceRequest.docRequests.wrongType@25"
+        )
         addData(
             "itemsRequest not tag 24",
-            dr: request(.array([RequestCBOR.docRequest(.bytes([0xa0]))])), .invalidDeviceRequest,
-            detail: "DocRequest.itemsRequest: wrongType at byte 40")
+            dr: request(.array([RequestCBOR.docRequest(.bytes([0xa0]))])), AnnexCRule.deviceRequestInvalid,
+            lower: "mdoc.DocRequest.itemsRequest.wrongType@40")
         addData(
             "tag 24 over text",
-            dr: request(.array([RequestCBOR.docRequest(.tagged(24, .text("x")))])), .invalidDeviceRequest,
-            detail: "DeviceRequest: cbor (CBOR invalidTagContent at byte 42)")
+            dr: request(.array([RequestCBOR.docRequest(.tagged(24, .text("x")))])), AnnexCRule.deviceRequestInvalid,
+            lower: "mdoc.DeviceRequest.cbor@42/cbor.invalidTagContent@42")
         addData(
             "tag 24 over non-CBOR bytes",
-            dr: request(.array([RequestCBOR.docRequest(.tagged(24, .bytes([0x9f])))])), .invalidDeviceRequest,
-            detail: "DocRequest.itemsRequest: cbor (CBOR truncated at byte 44)")
+            dr: request(.array([RequestCBOR.docRequest(.tagged(24, .bytes([0x9f])))])), AnnexCRule.deviceRequestInvalid,
+            lower: "mdoc.DocRequest.itemsRequest.cbor@44/cbor.truncated@44")
         addData(
             "IntentToRetain not bool",
             dr: request(.array([RequestCBOR.docRequest(RequestCBOR.itemsRequest("d", "n", [("e", .unsigned(1))]))])),
-            .invalidDeviceRequest, detail: "IntentToRetain: wrongType")
+            AnnexCRule.deviceRequestInvalid, lower: "mdoc.IntentToRetain.wrongType")
         addData(
             "useCases pointing outside docRequests",
             dr: request(
                 docReq, version: .text("1.1"), extra: [.init(.text("deviceRequestInfo"), RequestCBOR.useCases([[9]]))]),
-            .invalidDeviceRequest, detail: "UseCase.documentSets: invalidValue")
+            AnnexCRule.deviceRequestInvalid, lower: "mdoc.UseCase.documentSets.invalidValue")
         addData(
             "declared array length 2^64-1",
             dr: b64raw(
                 [0xa2, 0x67] + Array("version".utf8) + [0x63] + Array("1.0".utf8) + [0x6b] + Array("docRequests".utf8)
-                    + [0x9b] + [UInt8](repeating: 0xff, count: 8)), .invalidDeviceRequest,
-            detail: "DeviceRequest: cbor (CBOR lengthExceedsInput at byte 25)")
+                    + [0x9b] + [UInt8](repeating: 0xff, count: 8)), AnnexCRule.deviceRequestInvalid,
+            lower: "mdoc.DeviceRequest.cbor@25/cbor.lengthExceedsInput@25")
         addData(
-            "declared bstr length 2^63", dr: b64raw([0x5b, 0x80, 0, 0, 0, 0, 0, 0, 0, 1]), .invalidDeviceRequest,
-            detail: "DeviceRequest: cbor (CBOR truncated at byte 0)")
+            "declared bstr length 2^63", dr: b64raw([0x5b, 0x80, 0, 0, 0, 0, 0, 0, 0, 1]),
+            AnnexCRule.deviceRequestInvalid, lower: "mdoc.DeviceRequest.cbor@0/cbor.truncated@0")
         addData(
-            "indefinite-length bomb", dr: b64raw([UInt8](repeating: 0x9f, count: 20_000)), .limitExceeded,
-            detail: "DeviceRequest exceeds the configured CBOR limits (depthLimitExceeded)")
+            "indefinite-length bomb", dr: b64raw([UInt8](repeating: 0x9f, count: 20_000)),
+            AnnexCRule.deviceRequestOverLimits, lower: "cbor.depthLimitExceeded")
         addData(
-            "nesting 100000 deep", dr: b64raw([UInt8](repeating: 0x81, count: 100_000) + [0]), .limitExceeded,
-            detail: "DeviceRequest exceeds the configured CBOR limits (depthLimitExceeded)")
+            "nesting 100000 deep", dr: b64raw([UInt8](repeating: 0x81, count: 100_000) + [0]),
+            AnnexCRule.deviceRequestOverLimits, lower: "cbor.depthLimitExceeded")
         addData(
-            "invalid UTF-8 text", dr: b64raw([0xa1, 0x62, 0xc3, 0x28, 0x00]), .invalidDeviceRequest,
-            detail: "DeviceRequest: cbor (CBOR invalidUTF8 at byte 1)")
+            "invalid UTF-8 text", dr: b64raw([0xa1, 0x62, 0xc3, 0x28, 0x00]), AnnexCRule.deviceRequestInvalid,
+            lower: "mdoc.DeviceRequest.cbor@1/cbor.invalidUTF8@1")
         addData(
-            "duplicate map keys", dr: b64raw([0xa2, 0x61, 0x61, 0x00, 0x61, 0x61, 0x01]), .invalidDeviceRequest,
-            detail: "DeviceRequest: cbor (CBOR duplicateMapKey at byte 4)")
+            "duplicate map keys", dr: b64raw([0xa2, 0x61, 0x61, 0x00, 0x61, 0x61, 0x01]),
+            AnnexCRule.deviceRequestInvalid, lower: "mdoc.DeviceRequest.cbor@4/cbor.duplicateMapKey@4")
         // alternativeDataElements (1.1): substitutes count against the element limit.
         func v11(_ requestInfo: CBORValue) -> String {
             let items = RequestCBOR.itemsRequest(
@@ -97,19 +99,19 @@ extension CatalogueBuilder {
                 v11(
                     RequestCBOR.alternatives(
                         ref("age_over_25"), .array((0..<400).map { k in .array((0..<5).map { ref("e\(k)_\($0)") }) }))),
-                ei), .limitExceeded, detail: "alternative elements")
+                ei), AnnexCRule.tooManyElements)
         addData(
             "alternativeDataElements not an array", dr: v11(.map([.init(.text("alternativeDataElements"), .map([]))])),
-            .invalidDeviceRequest, detail: "DocRequestInfo.alternativeDataElements: wrongType at byte 169")
+            AnnexCRule.deviceRequestInvalid, lower: "mdoc.DocRequestInfo.alternativeDataElements.wrongType@169")
         addData(
             "alternative element reference of one item",
             dr: v11(RequestCBOR.alternatives(ref("age_over_25"), .array([.array([.array([.text(TestWorld.mDLNS)])])]))),
-            .invalidDeviceRequest, detail: "DocRequestInfo.alternativeDataElements element: wrongType")
+            AnnexCRule.deviceRequestInvalid, lower: "mdoc.DocRequestInfo.alternativeDataElements element.wrongType")
         // A reader that requires a zero-knowledge proof (requestInfo.zkRequest, zkRequired: true) never
         // gets a plain presentation; a malformed zkRequest is a malformed DeviceRequest.
         addData(
             "zkRequired true (no proof can be made)", dr: v11(RequestCBOR.zkRequest(required: .bool(true))),
-            .zkUnsupported, detail: "requires a zero-knowledge proof")
+            AnnexCRule.zkRequired)
         addData(
             "zkRequired true in a 1.0 request",
             dr: request(
@@ -118,20 +120,19 @@ extension CatalogueBuilder {
                         RequestCBOR.itemsRequest(
                             TestWorld.mDL, TestWorld.mDLNS, [("age_over_18", .bool(false))],
                             extra: [.init(.text("requestInfo"), RequestCBOR.zkRequest(required: .bool(true)))]))
-                ])), .zkUnsupported, detail: "requires a zero-knowledge proof")
+                ])), AnnexCRule.zkRequired)
         addData(
-            "zkRequired not a boolean", dr: v11(RequestCBOR.zkRequest(required: .text("yes"))), .invalidDeviceRequest,
-            detail: "ZkRequest.zkRequired: wrongType")
+            "zkRequired not a boolean", dr: v11(RequestCBOR.zkRequest(required: .text("yes"))),
+            AnnexCRule.deviceRequestInvalid, lower: "mdoc.ZkRequest.zkRequired.wrongType")
         addData(
             "zkRequest without systemSpecs",
             dr: v11(.map([.init(.text("zkRequest"), .map([.init(.text("zkRequired"), .bool(false))]))])),
-            .invalidDeviceRequest, detail: "ZkRequest.systemSpecs: missingField")
+            AnnexCRule.deviceRequestInvalid, lower: "mdoc.ZkRequest.systemSpecs.missingField")
         let manyElements = RequestCBOR.itemsRequest(
             TestWorld.mDL, TestWorld.mDLNS, (0..<1025).map { ("e\($0)", .bool(false)) })
         addData(
             "1025 requested elements (one over the limit)",
-            dr: request(.array([RequestCBOR.docRequest(manyElements)])), .limitExceeded,
-            detail: "more requested and alternative elements than the configured limit")
+            dr: request(.array([RequestCBOR.docRequest(manyElements)])), AnnexCRule.tooManyElements)
     }
 
     func readerAuthenticationRows() throws {
@@ -140,8 +141,8 @@ extension CatalogueBuilder {
             documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin, framing: .dataObject,
             signing: world.perDocumentSigning)
         add(
-            "request signed for another origin", Array(signedGood.rawRequest), .readerAuthenticationFailed,
-            origin: "https://other.example", detail: "docRequests[0].readerAuth: signature does not verify")
+            "request signed for another origin", Array(signedGood.rawRequest), AnnexCRule.signatureInvalid,
+            origin: "https://other.example", at: "docRequests[0].readerAuth")
         let wrongKey = try SoftwareSigner.generate()
         add(
             "signature by a key that is not the certificate's",
@@ -149,8 +150,8 @@ extension CatalogueBuilder {
                 try AnnexCReader.makeRequest(
                     documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin,
                     framing: .dataObject, signing: .perDocument(signer: wrongKey, chain: [world.readerCert])
-                ).rawRequest), .readerAuthenticationFailed,
-            detail: "docRequests[0].readerAuth: signature does not verify")
+                ).rawRequest), AnnexCRule.signatureInvalid,
+            at: "docRequests[0].readerAuth")
         add(
             "alg/key mismatch (P-384 key, ES384 vs P-256 cert)",
             Array(
@@ -158,8 +159,8 @@ extension CatalogueBuilder {
                     documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin,
                     framing: .dataObject,
                     signing: .perDocument(signer: try SoftwareSigner.generate(curve: .p384), chain: [world.readerCert])
-                ).rawRequest), .readerAuthenticationFailed,
-            detail: "docRequests[0].readerAuth: algorithm does not match the reader key")
+                ).rawRequest), AnnexCRule.keyAlgorithmMismatch,
+            at: "docRequests[0].readerAuth")
         func withReaderAuth(_ ra: CBORValue) -> [UInt8] {
             data(
                 b64(RequestCBOR.deviceRequest(docRequests: .array([RequestCBOR.docRequest(items, readerAuth: ra)]))), ei
@@ -186,38 +187,37 @@ extension CatalogueBuilder {
         // The control: the same construction without a fault is accepted (criticalHeaderControl checks it).
         add(
             "readerAuth missing x5chain", withReaderAuth(try signedReaderAuth(protected: [es256], unprotected: [])),
-            .readerAuthenticationFailed,
-            detail: "no x5chain")
+            AnnexCRule.x5chainMissing)
         add(
             "readerAuth garbage x5chain",
             withReaderAuth(
                 try signedReaderAuth(protected: [es256], unprotected: [.init(.int(33), .bytes([1, 2, 3]))])),
-            .readerAuthenticationFailed, detail: "x5chain certificate is not valid DER")
+            AnnexCRule.certificateInvalid)
         add(
             "readerAuth x5chain an empty array",
             withReaderAuth(try signedReaderAuth(protected: [es256], unprotected: [.init(.int(33), .array([]))])),
-            .readerAuthenticationFailed, detail: "malformed x5chain")
+            AnnexCRule.x5chainMalformed)
         add(
             "readerAuth unsupported alg (EdDSA label on an ECDSA signature)",
             withReaderAuth(try signedReaderAuth(protected: [.init(.int(1), .int(-8))], unprotected: [x5])),
-            .readerAuthenticationFailed, detail: "algorithm not allowed for reader authentication")
+            AnnexCRule.algorithmNotAllowed)
         add(
             "readerAuth unknown alg",
             withReaderAuth(try signedReaderAuth(protected: [.init(.int(1), .int(-65000))], unprotected: [x5])),
-            .readerAuthenticationFailed, detail: "missing or unknown alg")
+            AnnexCRule.algorithmUnknown)
         add(
             "readerAuth missing alg",
             withReaderAuth(try signedReaderAuth(protected: [.init(.int(4), .bytes([1]))], unprotected: [x5])),
-            .readerAuthenticationFailed, detail: "missing or unknown alg")
+            AnnexCRule.algorithmUnknown)
         add(
             "readerAuth alg/curve mismatch (ES384 label, P-256 key)",
             withReaderAuth(try signedReaderAuth(protected: [.init(.int(1), .int(-35))], unprotected: [x5])),
-            .readerAuthenticationFailed, detail: "algorithm does not match the reader key")
+            AnnexCRule.keyAlgorithmMismatch)
         add(
             "readerAuth signature of 63 bytes",
             withReaderAuth(
                 try signedReaderAuth(protected: [es256], unprotected: [x5], signature: { Array($0.dropLast()) })),
-            .readerAuthenticationFailed, detail: "signature length does not match the algorithm")
+            AnnexCRule.signatureLength)
         add(
             "readerAuth signature with one bit flipped",
             withReaderAuth(
@@ -228,47 +228,45 @@ extension CatalogueBuilder {
                         s[40] ^= 1
                         return s
                     })),
-            .readerAuthenticationFailed, detail: "signature does not verify")
+            AnnexCRule.signatureInvalid)
         add(
-            "readerAuth not an array", withReaderAuth(.map([])), .invalidDeviceRequest,
-            detail: "COSE_Sign1 is not an array of 4")
+            "readerAuth not an array", withReaderAuth(.map([])), AnnexCRule.deviceRequestInvalid, lower: "mdoc.")
         add(
             "readerAuth with attached payload",
             withReaderAuth(try signedReaderAuth(protected: [es256], unprotected: [x5], attached: true)),
-            .readerAuthenticationFailed,
-            detail: "payload is attached, expected detached")
+            AnnexCRule.payloadAttached)
         // COSE header rules (RFC 9052 §3.1; 18013-5: alg protected).
         add(
             "readerAuth alg only in the unprotected header",
-            withReaderAuth(try signedReaderAuth(protected: [], unprotected: [es256, x5])), .readerAuthenticationFailed,
-            detail: "alg is not in the protected header")
+            withReaderAuth(try signedReaderAuth(protected: [], unprotected: [es256, x5])),
+            AnnexCRule.algorithmNotProtected)
         add(
             "readerAuth crit names an unknown label",
             withReaderAuth(
                 try signedReaderAuth(
                     protected: [es256, .init(.int(2), .array([.int(99)])), .init(.int(99), .int(0))],
-                    unprotected: [x5])), .readerAuthenticationFailed, detail: "crit header refused")
+                    unprotected: [x5])), AnnexCRule.criticalHeader)
         add(
             "readerAuth crit names a text label",
             withReaderAuth(
                 try signedReaderAuth(
                     protected: [es256, .init(.int(2), .array([.text("exp")])), .init(.text("exp"), .int(0))],
-                    unprotected: [x5])), .readerAuthenticationFailed, detail: "crit header refused")
+                    unprotected: [x5])), AnnexCRule.criticalHeader)
         add(
             "readerAuth crit in the unprotected header",
             withReaderAuth(
                 try signedReaderAuth(protected: [es256], unprotected: [.init(.int(2), .array([.int(1)])), x5])),
-            .readerAuthenticationFailed, detail: "crit header refused")
+            AnnexCRule.criticalHeader)
         add(
             "readerAuth crit is an empty array",
             withReaderAuth(try signedReaderAuth(protected: [es256, .init(.int(2), .array([]))], unprotected: [x5])),
-            .readerAuthenticationFailed, detail: "crit header refused")
+            AnnexCRule.criticalHeader)
         add(
             "readerAuth crit names a label absent from the protected header",
             withReaderAuth(
                 try signedReaderAuth(
                     protected: [es256, .init(.int(2), .array([.int(33)]))],
-                    unprotected: [x5])), .readerAuthenticationFailed, detail: "crit header refused")
+                    unprotected: [x5])), AnnexCRule.criticalHeader)
         // readerAuthAll (1.1): tampered after signing, in the signature and in the bytes it covers.
         let all = try AnnexCReader.makeRequest(
             documents: [TestWorld.ask(["family_name"]), TestWorld.ask(TestWorld.pid, ["age_over_18"])],
@@ -283,16 +281,16 @@ extension CatalogueBuilder {
         }
         let sigAt = allDR.count - 10  // inside readerAuthAll's signature, the request's last bytes
         add(
-            "readerAuthAll signature tampered", tampered { $0[sigAt] ^= 0x01 }, .readerAuthenticationFailed,
-            detail: "readerAuthAll[0]: signature does not verify")
+            "readerAuthAll signature tampered", tampered { $0[sigAt] ^= 0x01 }, AnnexCRule.signatureInvalid,
+            at: "readerAuthAll[0]")
         let docTypeBytes = Array(TestWorld.pid.utf8)
         let docTypeAt = (0...(allDR.count - docTypeBytes.count)).first {
             Array(allDR[$0..<($0 + docTypeBytes.count)]) == docTypeBytes
         }!
         add(
             "readerAuthAll over a DocRequest changed after signing",
-            tampered { $0[docTypeAt + docTypeBytes.count - 1] ^= 0x03 }, .readerAuthenticationFailed,
-            detail: "readerAuthAll[0]: signature does not verify")
+            tampered { $0[docTypeAt + docTypeBytes.count - 1] ^= 0x03 }, AnnexCRule.signatureInvalid,
+            at: "readerAuthAll[0]")
         let useCaseBytes = Array("mandatory".utf8)
         let useCaseAt = (0...(allDR.count - useCaseBytes.count)).first {
             Array(allDR[$0..<($0 + useCaseBytes.count)]) == useCaseBytes
@@ -300,30 +298,17 @@ extension CatalogueBuilder {
         add(
             "readerAuthAll over deviceRequestInfo changed after signing (mandatory → false)",
             tampered { $0[useCaseAt + useCaseBytes.count] = 0xf4 },
-            .readerAuthenticationFailed, detail: "readerAuthAll[0]: signature does not verify")
+            AnnexCRule.signatureInvalid, at: "readerAuthAll[0]")
     }
 
     func originRows() {
         // Origin.
-        let originRules: [String: String] = [
-            "empty": "origin is empty",
-            "whitespace": "origin contains whitespace, control or non-ASCII characters",
-            "tab inside": "origin contains whitespace, control or non-ASCII characters",
-            "newline": "origin contains whitespace, control or non-ASCII characters",
-            "NUL": "origin contains whitespace, control or non-ASCII characters",
-            "path": "origin has a path",
-            "query": "origin has a query",
-            "fragment": "origin has a fragment",
-            "userinfo": "origin has userinfo",
-            "IDN in Unicode": "origin contains whitespace, control or non-ASCII characters",
-            "ftp scheme": "origin scheme is not http or https",
-            "data scheme": "origin has no http or https scheme",
-            "no scheme": "origin has no http or https scheme",
-            "port too large": "origin port is not a number 0-65535",
-            "port not a number": "origin port is not a number 0-65535",
-            "bad IPv6": "invalid IPv6 host",
-            "double dot host": "origin host has an empty label",
-            "app origin not enabled": "app origins are not enabled",
+        let originRules: [String: OriginRule] = [
+            "empty": .empty, "whitespace": .characters, "tab inside": .characters, "newline": .characters,
+            "NUL": .characters, "path": .path, "query": .query, "fragment": .fragment, "userinfo": .userinfo,
+            "IDN in Unicode": .characters, "ftp scheme": .scheme, "data scheme": .noScheme, "no scheme": .noScheme,
+            "port too large": .port, "port not a number": .port, "bad IPv6": .ipv6Invalid,
+            "double dot host": .hostEmptyLabel, "app origin not enabled": .appOriginsDisabled,
         ]
         for (name, o) in [
             ("empty", ""), ("whitespace", " "), ("tab inside", "https://a\t.example"),
@@ -336,9 +321,7 @@ extension CatalogueBuilder {
             ("bad IPv6", "https://[::g]"),
             ("double dot host", "https://a..example"), ("app origin not enabled", "android:apk-key-hash:abc"),
         ] {
-            add(
-                "origin: \(name)", data(goodDR, ei), o.isEmpty ? .missingOrigin : .invalidOrigin, origin: o,
-                detail: originRules[name]!)
+            add("origin: \(name)", data(goodDR, ei), originRules[name]!, origin: o)
         }
     }
 }

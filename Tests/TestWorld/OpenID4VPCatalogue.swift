@@ -1,4 +1,5 @@
 import CryptoCore
+import DCAPIFraming
 import Foundation
 import JOSE
 import MdocCBOR
@@ -8,15 +9,17 @@ import Presentment
 import WebEncoding
 
 /// The OpenID4VP hostile-request catalogue: each row one fault in an otherwise valid request (signed
-/// correctly unless the fault is the signature), the code it must be refused with and the rule (a
-/// fragment of the detail) that must refuse it. Shared by the library tests and the CLI pass.
+/// correctly unless the fault is the signature) and the refusal it must get: the rule (so the code),
+/// where, and the lower layer's error. Shared by the library tests and the CLI pass.
 public enum OpenID4VPCatalogue {
     public struct Row: Sendable {
         public let name: String
         public let raw: Data
         public let origin: String
-        public let code: PresentmentError.Code
-        public let detail: String
+        /// What it must be refused by.
+        public let expected: ExpectedRefusal
+        /// The refusal's code.
+        public var code: PresentmentError.Code { expected.code }
     }
 
     static let ns = TestWorld.mDLNS
@@ -96,9 +99,8 @@ public enum OpenID4VPCatalogue {
 
     public static func rows(world: TestWorld) throws -> [Row] {
         var rows = [Row]()
-        func add(_ name: String, _ raw: Data, _ code: PresentmentError.Code, _ detail: String, origin: String = origin)
-        {
-            rows.append(Row(name: name, raw: raw, origin: origin, code: code, detail: detail))
+        func add(_ name: String, _ raw: Data, _ expected: ExpectedRefusal, origin: String = origin) {
+            rows.append(Row(name: name, raw: raw, origin: origin, expected: expected))
         }
         let p = try parameters(world)
         let payload = JSONValue.object(
@@ -122,7 +124,8 @@ public enum OpenID4VPCatalogue {
                                     .serialized)
                                 + "." + Base64URL.encode(payload) + ".")
                     )
-                ])), .readerAuthenticationFailed, "JWS alg none is refused")
+                ])),
+            ExpectedRefusal(OpenID4VPRule.algorithmUnsupported, at: "request", lower: "jose.unsupportedAlgorithm"))
         let leafKey = try world.verifierCert.validatedPublicKey().rawRepresentation
         add(
             "HS256 with the leaf's public key as the secret",
@@ -139,15 +142,16 @@ public enum OpenID4VPCatalogue {
                                 payload: payload,
                                 signature: { DigestAlgorithm.sha256.hmac(key: leafKey, data: Array($0.utf8)) }))
                     )
-                ])), .readerAuthenticationFailed, "JWS alg HMAC is refused")
+                ])),
+            ExpectedRefusal(OpenID4VPRule.algorithmUnsupported, at: "request", lower: "jose.unsupportedAlgorithm"))
         let stranger = try PrivateKey.generate(.ec(.p256))
         add(
             "x5c of the verifier, signed with another key", try signed(world, p, key: stranger),
-            .readerAuthenticationFailed, "JWS signature does not verify")
+            ExpectedRefusal(OpenID4VPRule.signatureInvalid, at: "request", lower: "jose.signatureInvalid"))
         add(
             "kid naming the response encryption key, no x5c",
             try signed(world, p, header: [("typ", .string("oauth-authz-req+jwt")), ("kid", .string("k"))]),
-            .readerAuthenticationFailed, "x5c missing")
+            ExpectedRefusal(OpenID4VPRule.x5cMissing, at: "request"))
         add(
             "ES384 header over a P-256 certificate",
             frame(
@@ -162,19 +166,19 @@ public enum OpenID4VPCatalogue {
                                 ]),
                                 payload: payload, signature: { _ in [UInt8](repeating: 1, count: 96) }))
                     )
-                ])), .readerAuthenticationFailed, "JWS algorithm does not match the key")
+                ])), ExpectedRefusal(OpenID4VPRule.signatureInvalid, at: "request", lower: "jose."))
         add(
             "crit in the request object header",
             try signed(
                 world, p,
                 header: standardHeader(world) + [("crit", .array([.string("exp")])), ("exp", .number(JSONNumber(1)))]),
-            .readerAuthenticationFailed, "crit")
+            ExpectedRefusal(OpenID4VPRule.algorithmUnsupported, at: "request", lower: "jose.unsupportedCritical"))
         add(
-            "typ missing", try signed(world, p, header: [("x5c", x5c)]), .invalidRequest,
-            "typ is not oauth-authz-req+jwt")
+            "typ missing", try signed(world, p, header: [("x5c", x5c)]),
+            ExpectedRefusal(OpenID4VPRule.typ, at: "request"))
         add(
-            "typ JWT", try signed(world, p, header: [("typ", .string("JWT")), ("x5c", x5c)]), .invalidRequest,
-            "typ is not oauth-authz-req+jwt")
+            "typ JWT", try signed(world, p, header: [("typ", .string("JWT")), ("x5c", x5c)]),
+            ExpectedRefusal(OpenID4VPRule.typ, at: "request"))
         var tampered = Array(try signed(world, p))
         // Flip one character in the payload segment of the compact JWS (a valid base64url character).
         if let dot = String(decoding: tampered, as: UTF8.self).range(of: ".ey") {
@@ -184,32 +188,32 @@ public enum OpenID4VPCatalogue {
             tampered[k] = tampered[k] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
         }
         add(
-            "a payload byte changed after signing", Data(tampered), .readerAuthenticationFailed,
-            "JWS signature does not verify")
+            "a payload byte changed after signing", Data(tampered),
+            ExpectedRefusal(OpenID4VPRule.signatureInvalid, at: "request", lower: "jose.signatureInvalid"))
 
         // Client identifiers.
-        for (prefix, detail) in [
-            ("redirect_uri:https://verifier.example/cb", "redirect_uri client identifiers cannot sign"),
-            ("decentralized_identifier:did:example:123", "client_id prefix decentralized_identifier is not supported"),
-            ("verifier_attestation:verifier.example", "client_id prefix verifier_attestation is not supported"),
-            ("openid_federation:https://verifier.example", "client_id prefix openid_federation is not supported"),
-            ("origin:https://verifier.example", "the origin client identifier prefix is reserved"),
-            ("verifier.example", "client_id has no prefix"),
-            ("https://verifier.example", "client_id prefix is not supported"),
+        for (prefix, rule) in [
+            ("redirect_uri:https://verifier.example/cb", OpenID4VPRule.redirectURIPrefix),
+            ("decentralized_identifier:did:example:123", .prefixUnsupported),
+            ("verifier_attestation:verifier.example", .prefixUnsupported),
+            ("openid_federation:https://verifier.example", .prefixUnsupported),
+            ("origin:https://verifier.example", .originPrefix),
+            ("verifier.example", .clientIDNoPrefix),
+            ("https://verifier.example", .prefixUnsupported),
         ] {
-            add("client_id \(prefix)", try signed(world, p, clientID: prefix), .unsupportedClientIdentifier, detail)
+            add("client_id \(prefix)", try signed(world, p, clientID: prefix), ExpectedRefusal(rule))
         }
         add(
             "x509_san_dns naming another host", try signed(world, p, clientID: "x509_san_dns:evil.example"),
-            .readerAuthenticationFailed, "client_id is not a dNSName of the signing certificate")
+            ExpectedRefusal(OpenID4VPRule.clientIDNotSAN, at: "request"))
         add(
             "x509_hash of another certificate",
             try signed(
                 world, p, clientID: "x509_hash:" + Base64URL.encode(DigestAlgorithm.sha256.hash(world.readerCert.der))),
-            .readerAuthenticationFailed, "client_id is not the hash of the signing certificate")
+            ExpectedRefusal(OpenID4VPRule.clientIDNotHash, at: "request"))
         add(
-            "signed without client_id", try signed(world, p, clientID: nil), .invalidRequest,
-            "a signed request lacks client_id")
+            "signed without client_id", try signed(world, p, clientID: nil),
+            ExpectedRefusal(OpenID4VPRule.signedLacksClientID))
 
         // expected_origins: compared verbatim.
         for near in [
@@ -217,24 +221,30 @@ public enum OpenID4VPCatalogue {
             "http://verifier.example",
         ] {
             add(
-                "expected_origins \(near)", try signed(world, p, expected: [near]), .originMismatch,
-                "the origin is not in expected_origins")
+                "expected_origins \(near)", try signed(world, p, expected: [near]),
+                ExpectedRefusal(OpenID4VPRule.originNotExpected))
         }
-        add("expected_origins missing", try signed(world, p, expected: nil), .invalidRequest, "expected_origins")
-        add("expected_origins empty", try signed(world, p, expected: []), .invalidRequest, "expected_origins")
+        add(
+            "expected_origins missing", try signed(world, p, expected: nil),
+            ExpectedRefusal(OpenID4VPRule.expectedOrigins))
+        add(
+            "expected_origins empty", try signed(world, p, expected: []), ExpectedRefusal(OpenID4VPRule.expectedOrigins)
+        )
 
         // Parameters.
         add(
-            "response_type code", unsigned(replacing(p, "response_type", .string("code"))), .invalidRequest,
-            "response_type")
+            "response_type code", unsigned(replacing(p, "response_type", .string("code"))),
+            ExpectedRefusal(OpenID4VPRule.responseType))
         add(
             "response_mode direct_post", unsigned(replacing(p, "response_mode", .string("direct_post"))),
-            .invalidRequest, "response_mode")
-        add("nonce missing", unsigned(replacing(p, "nonce", nil)), .invalidRequest, "nonce missing")
-        add("nonce with a space", unsigned(replacing(p, "nonce", .string("a b"))), .invalidRequest, "nonce is not")
-        add("nonce a number", unsigned(replacing(p, "nonce", .number(JSONNumber(7)))), .invalidRequest, "nonce missing")
-        add("dcql_query missing", unsigned(replacing(p, "dcql_query", nil)), .invalidRequest, "dcql_query missing")
-        add("scope", unsigned(p + [("scope", .string("mdl"))]), .invalidRequest, "scope is not supported")
+            ExpectedRefusal(OpenID4VPRule.responseMode))
+        add("nonce missing", unsigned(replacing(p, "nonce", nil)), ExpectedRefusal(OpenID4VPRule.nonceMissing))
+        add("nonce with a space", unsigned(replacing(p, "nonce", .string("a b"))), ExpectedRefusal(OpenID4VPRule.nonce))
+        add(
+            "nonce a number", unsigned(replacing(p, "nonce", .number(JSONNumber(7)))),
+            ExpectedRefusal(OpenID4VPRule.nonceMissing))
+        add("dcql_query missing", unsigned(replacing(p, "dcql_query", nil)), ExpectedRefusal(OpenID4VPRule.dcqlMissing))
+        add("scope", unsigned(p + [("scope", .string("mdl"))]), ExpectedRefusal(OpenID4VPRule.scope))
         add(
             "transaction_data of an unknown type",
             unsigned(
@@ -244,27 +254,26 @@ public enum OpenID4VPCatalogue {
                         .array([.string(Base64URL.encode(Array(#"{"type":"x","credential_ids":["mdl"]}"#.utf8)))])
                     )
                 ]),
-            .unsupportedTransactionData, "transaction_data")
+            ExpectedRefusal(OpenID4VPRule.transactionData))
         add(
             "an unsigned request carrying a request object",
-            unsigned(p + [("request", .string("e30.e30.AA"))]), .invalidRequest,
-            "an unsigned request carries a request object")
+            unsigned(p + [("request", .string("e30.e30.AA"))]),
+            ExpectedRefusal(OpenID4VPRule.unsignedCarriesRequestObject))
         add(
             "a JWE where the request object should be",
-            frame("openid4vp-v1-signed", .object([("request", .string("a.b.c.d.e"))])), .invalidRequest,
-            "a JWE where a JWS is expected")
+            frame("openid4vp-v1-signed", .object([("request", .string("a.b.c.d.e"))])),
+            ExpectedRefusal(OpenID4VPRule.requestObjectMalformed, at: "request", lower: "jose.malformed"))
 
         // Response encryption.
         let metadata = { (m: [(String, JSONValue)]) in unsigned(replacing(p, "client_metadata", .object(m))) }
-        add("dc_api.jwt without jwks", metadata([]), .invalidRequest, "dc_api.jwt without client_metadata.jwks.keys")
+        add("dc_api.jwt without jwks", metadata([]), ExpectedRefusal(OpenID4VPRule.jwksMissing))
         let x25519 = JSONValue.object([
             ("kty", .string("OKP")), ("crv", .string("X25519")), ("use", .string("enc")), ("alg", .string("ECDH-ES")),
             ("x", .string(Base64URL.encode([UInt8](repeating: 9, count: 32)))),
         ])
         add(
             "only an X25519 encryption key", metadata([("jwks", .object([("keys", .array([x25519]))]))]),
-            .invalidRequest,
-            "no jwks key for ECDH-ES")
+            ExpectedRefusal(OpenID4VPRule.noEncryptionKey))
         let offCurve = JSONValue.object([
             ("kty", .string("EC")), ("crv", .string("P-256")), ("use", .string("enc")), ("alg", .string("ECDH-ES")),
             ("x", .string(Base64URL.encode([UInt8](repeating: 1, count: 32)))),
@@ -272,39 +281,38 @@ public enum OpenID4VPCatalogue {
         ])
         add(
             "an encryption key off its curve", metadata([("jwks", .object([("keys", .array([offCurve]))]))]),
-            .unsupportedRecipientKey, "JWK point is not on the curve")
+            ExpectedRefusal(OpenID4VPRule.encryptionKeyInvalid, lower: "jose.invalidKey"))
         let good = p.first { $0.0 == "client_metadata" }!.1["jwks"]!
         add(
             "only A128CBC-HS256 offered",
             metadata([("jwks", good), ("encrypted_response_enc_values_supported", .array([.string("A128CBC-HS256")]))]),
-            .invalidRequest, "no supported content encryption")
+            ExpectedRefusal(OpenID4VPRule.noSupportedEnc))
 
         // DCQL.
         let dcql = { (q: JSONValue) in unsigned(replacing(p, "dcql_query", q)) }
         add(
-            "duplicate credential query ids", dcql(Self.dcql([query(), query()])), .invalidRequest,
-            "duplicate credential query id")
-        add("no credential queries", dcql(Self.dcql([])), .invalidRequest, "credentials is not a non-empty array")
+            "duplicate credential query ids", dcql(Self.dcql([query(), query()])),
+            ExpectedRefusal(DCQLRule.duplicateQueryID))
+        add("no credential queries", dcql(Self.dcql([])), ExpectedRefusal(DCQLRule.credentials))
         add(
-            "17 credential queries", dcql(Self.dcql((0..<17).map { query(id: "q\($0)") })), .limitExceeded,
-            "more credential queries than the configured limit")
+            "17 credential queries", dcql(Self.dcql((0..<17).map { query(id: "q\($0)") })),
+            ExpectedRefusal(DCQLRule.tooManyQueries))
         let claim = { (path: JSONValue) in JSONValue.object([("path", path)]) }
         add(
             "claim path of one component", dcql(Self.dcql([query(claims: [claim(.array([.string("family_name")]))])])),
-            .invalidRequest, "claim path is not [namespace, element]")
+            ExpectedRefusal(DCQLRule.claimPath))
         add(
             "claim path of three components",
             dcql(Self.dcql([query(claims: [claim(.array([.string(ns), .string("a"), .string("b")]))])])),
-            .invalidRequest,
-            "claim path is not [namespace, element]")
+            ExpectedRefusal(DCQLRule.claimPath))
         add(
             "claim path with a number",
             dcql(Self.dcql([query(claims: [claim(.array([.string(ns), .number(JSONNumber(0))]))])])),
-            .invalidRequest, "claim path is not [namespace, element]")
+            ExpectedRefusal(DCQLRule.claimPath))
         add(
             "129 claims in a query",
             dcql(Self.dcql([query(claims: (0..<129).map { claim(.array([.string(ns), .string("e\($0)")])) })])),
-            .limitExceeded, "more claims in a query than the configured limit")
+            ExpectedRefusal(DCQLRule.tooManyClaimsInQuery))
         // A repeated path with other constraints refuses (merging would drop the values probe).
         let fnPath = JSONValue.array([.string(ns), .string("family_name")])
         add(
@@ -323,7 +331,7 @@ public enum OpenID4VPCatalogue {
                         ),
                         ("claim_sets", .array([.array([.string("b")])])),
                     ])
-                ])), .invalidRequest, "two claims name the same path with different values or intent_to_retain")
+                ])), ExpectedRefusal(DCQLRule.conflictingRepeatedClaim))
         add(
             "a repeated claim path with another intent_to_retain",
             dcql(
@@ -331,7 +339,7 @@ public enum OpenID4VPCatalogue {
                     query(claims: [
                         .object([("path", fnPath)]), .object([("path", fnPath), ("intent_to_retain", .bool(true))]),
                     ])
-                ])), .invalidRequest, "two claims name the same path with different values or intent_to_retain")
+                ])), ExpectedRefusal(DCQLRule.conflictingRepeatedClaim))
         // base64url is strict (no padding), as the platform is.
         var aki = query()
         if case .object(var members) = aki {
@@ -343,8 +351,8 @@ public enum OpenID4VPCatalogue {
             aki = .object(members)
         }
         add(
-            "a padded base64url aki trusted authority", dcql(Self.dcql([aki])), .invalidRequest,
-            "an aki trusted authority value is not base64url")
+            "a padded base64url aki trusted authority", dcql(Self.dcql([aki])),
+            ExpectedRefusal(DCQLRule.akiNotBase64URL))
         add(
             "a claim value that is a float",
             dcql(
@@ -356,7 +364,7 @@ public enum OpenID4VPCatalogue {
                         ])
                     ])
                 ])),
-            .invalidRequest, "a claim value is a number that is not an integer")
+            ExpectedRefusal(DCQLRule.claimValueNotInteger))
         add(
             "claim_sets naming an unknown claim",
             dcql(
@@ -377,7 +385,7 @@ public enum OpenID4VPCatalogue {
                             ])
                         ])
                     )
-                ])), .invalidRequest, "a claim set names an unknown claim id")
+                ])), ExpectedRefusal(DCQLRule.claimSetUnknownClaim))
         add(
             "credential set naming an unknown query",
             dcql(
@@ -385,15 +393,15 @@ public enum OpenID4VPCatalogue {
                     ("credentials", .array([query()])),
                     ("credential_sets", .array([.object([("options", .array([.array([.string("x")])]))])])),
                 ])),
-            .invalidRequest, "a credential set option names an unknown credential query")
+            ExpectedRefusal(DCQLRule.credentialSetUnknownQuery))
         add(
-            "a credential query id with a space", dcql(Self.dcql([query(id: "a b")])), .invalidRequest,
-            "a credential query id is missing")
+            "a credential query id with a space", dcql(Self.dcql([query(id: "a b")])), ExpectedRefusal(DCQLRule.queryID)
+        )
         var deep = JSONValue.string("x")
         for _ in 0..<40 { deep = .array([deep]) }
         add(
-            "nesting 40 deep in the parameters", unsigned(p + [("extension", deep)]), .limitExceeded,
-            "exceeds the configured JSON bounds")
+            "nesting 40 deep in the parameters", unsigned(p + [("extension", deep)]),
+            ExpectedRefusal(OpenID4VPRule.dataOverBounds))
 
         // Multisigned.
         let dnsSigner = OpenID4VPReader.Signer(
@@ -413,7 +421,7 @@ public enum OpenID4VPCatalogue {
             frame(
                 "openid4vp-v1-multisigned",
                 .object([("payload", .string(payloadWithClient)), ("signatures", .array([entry]))])),
-            .invalidRequest, "a multisigned request carries client_id in its payload")
+            ExpectedRefusal(OpenID4VPRule.payloadClientID, at: "client_id"))
         let cleanPayload = Base64URL.encode(
             JSONValue.object(p + [("expected_origins", .array([.string(origin)]))]).serialized)
         let good1 = try JWS.signatureEntry(
@@ -429,7 +437,7 @@ public enum OpenID4VPCatalogue {
             frame(
                 "openid4vp-v1-multisigned",
                 .object([("payload", .string(cleanPayload)), ("signatures", .array([good1, bad2]))])),
-            .readerAuthenticationFailed, "signatures[1]: JWS signature does not verify")
+            ExpectedRefusal(OpenID4VPRule.signatureInvalid, at: "signatures[1]", lower: "jose.signatureInvalid"))
         let noClient = try JWS.signatureEntry(
             payloadEncoded: cleanPayload, header: standardHeader(world), key: world.verifierKey.privateKey)
         add(
@@ -437,21 +445,20 @@ public enum OpenID4VPCatalogue {
             frame(
                 "openid4vp-v1-multisigned",
                 .object([("payload", .string(cleanPayload)), ("signatures", .array([noClient]))])),
-            .invalidRequest, "signatures[0] lacks client_id")
+            ExpectedRefusal(OpenID4VPRule.signatureLacksClientID, at: "signatures[0]"))
         add(
             "multisigned given as a compact JWS",
-            frame("openid4vp-v1-multisigned", .object([("request", .string("e30.e30.AA"))])), .invalidRequest,
-            "a multisigned request carries no JWS JSON serialization")
+            frame("openid4vp-v1-multisigned", .object([("request", .string("e30.e30.AA"))])),
+            ExpectedRefusal(OpenID4VPRule.noJWSJSON))
 
         // Framing.
         add(
             "no openid4vp entry", Data(#"{"digital":{"requests":[{"protocol":"org-iso-mdoc","data":{}}]}}"#.utf8),
-            .unsupportedProtocol, "no openid4vp-v1-* entry in requests")
+            ExpectedRefusal(FramingRule.noEntry))
         add(
-            "openid4vp-v2-unsigned", frame("openid4vp-v2-unsigned", .object(p)), .unsupportedProtocol,
-            "no openid4vp-v1-* entry in requests")
+            "openid4vp-v2-unsigned", frame("openid4vp-v2-unsigned", .object(p)), ExpectedRefusal(FramingRule.noEntry))
         add(
-            "origin with a path", unsigned(p), .invalidOrigin, "origin has a path",
+            "origin with a path", unsigned(p), ExpectedRefusal(OriginRule.path),
             origin: "https://verifier.example/path")
         return rows
     }

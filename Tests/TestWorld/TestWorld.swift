@@ -126,26 +126,3 @@ public final class TestWorld: @unchecked Sendable {
             docType: docType, elements: names.map { .init(ElementID(ns, $0), intentToRetain: $0 != "portrait") })
     }
 }
-
-/// Expects `body` to be refused with `code` (and, when given, exactly `detail`: the rule that refused
-/// it), recording an issue otherwise. `PresentmentError` equality compares codes only, so a test that
-/// means a particular rule states its detail.
-public func expectRefusal<R>(
-    _ code: PresentmentError.Code, _ detail: String? = nil, sourceLocation: SourceLocation = #_sourceLocation,
-    _ body: () throws -> R
-) {
-    do {
-        _ = try body()
-        Issue.record("expected a refusal (\(code.rawValue)), got an answer", sourceLocation: sourceLocation)
-    } catch {
-        guard let error = error as? PresentmentError else {
-            Issue.record("expected \(code.rawValue), got \(error)", sourceLocation: sourceLocation)
-            return
-        }
-        if error.code != code || (detail.map { $0 != error.detail } ?? false) {
-            Issue.record(
-                "expected \(code.rawValue)\(detail.map { ": " + $0 } ?? ""), got \(error)",
-                sourceLocation: sourceLocation)
-        }
-    }
-}

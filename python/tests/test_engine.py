@@ -90,18 +90,19 @@ def test_openid4vp_round_trip(context_dir, pki, now):
         assert got == {"mdl": [{f"{MNS}/family_name": "Mustermann", f"{MNS}/age_over_18": True}]}
 
 
-@pytest.mark.parametrize("origin,name", [
-    ("ftp://verifier.example", "invalidOrigin"),
-    ("https://evil.example", "readerAuthenticationFailed"),
-    ("https://" + "a" * 5000, "limitExceeded"),
+@pytest.mark.parametrize("origin,name,rule", [
+    ("ftp://verifier.example", "invalidOrigin", "origin.scheme"),
+    ("https://evil.example", "readerAuthenticationFailed", "annexC.signatureInvalid"),
+    ("https://" + "a" * 5000, "limitExceeded", None),  # the ABI's own origin bound: no engine rule
 ])
-def test_refusals_carry_the_engine_code(context_dir, pki, origin, name):
+def test_refusals_carry_the_engine_code(context_dir, pki, origin, name, rule):
     raw, _ = annexc_request(pki, signing="readerAuth")
     with Engine(context_dir) as engine:
         with pytest.raises(MdocError) as e:
             engine.accept(raw, origin)
     assert e.value.name == name
     assert e.value.code == {"invalidOrigin": 3, "readerAuthenticationFailed": 8, "limitExceeded": 15}[name]
+    assert e.value.rule == rule
     assert "evil" not in e.value.detail and "verifier" not in e.value.detail
 
 

@@ -1,3 +1,6 @@
+import Presentment
+import WebEncoding
+
 /// The JSON framings a Digital Credentials API request arrives in.
 public enum RequestFraming: String, Sendable, Hashable, CaseIterable {
     /// A protocol's `data` object on its own (iOS `requestData`; Annex C `{"deviceRequest",
@@ -30,14 +33,6 @@ package struct RequestEnvelope: Sendable {
     /// The entries, in order (exactly one for `.dataObject` and `.protocolAndData`).
     package let entries: [Entry]
 
-    /// Why the framing is unreadable: static text naming the rule.
-    package struct Refusal: Error, Sendable {
-        /// The rule broken.
-        package let what: String
-        /// True when the input is over the size limit (rather than malformed).
-        package let tooLarge: Bool
-    }
-
     /// Bounds for the whole envelope. Pages send every protocol they speak in one call, and an
     /// OpenID4VP entry's DCQL query nests 10 to 20 levels deep with arrays of claims: the envelope
     /// is read within the overall size limit and these generous bounds; each front end then applies
@@ -48,9 +43,10 @@ package struct RequestEnvelope: Sendable {
     /// Reads `raw` in place.
     /// - Parameter isBareData: whether a top-level object without a framing member is a protocol's
     ///   data object (e.g. it has Annex C's `deviceRequest`).
+    /// - Throws: a `FramingRule` refusal.
     package static func parse(
         _ raw: UnsafeBufferPointer<UInt8>, maxBytes: Int, isBareData: (JSONNode) -> Bool
-    ) throws(Refusal) -> RequestEnvelope {
+    ) throws(PresentmentError) -> RequestEnvelope {
         let json: JSONNode
         do {
             json = try JSONDocument(
@@ -58,16 +54,12 @@ package struct RequestEnvelope: Sendable {
                 limits: .init(maxBytes: maxBytes, maxDepth: maxDepth, maxMembers: maxMembers, maxStringBytes: maxBytes)
             ).root
         } catch {
-            if raw.count > maxBytes {
-                throw Refusal(what: "request larger than the configured maximum", tooLarge: true)
-            }
-            throw Refusal(what: error.what, tooLarge: false)
+            if raw.count > maxBytes { throw PresentmentError(FramingRule.tooLarge) }
+            throw PresentmentError(FramingRule.json, underlying: error)
         }
-        guard json.isObject else { throw Refusal(what: "request is not a JSON object", tooLarge: false) }
-        func list(_ value: JSONNode?) throws(Refusal) -> [Entry] {
-            guard let items = value?.elements else {
-                throw Refusal(what: "requests is not an array", tooLarge: false)
-            }
+        guard json.isObject else { throw PresentmentError(FramingRule.notObject) }
+        func list(_ value: JSONNode?) throws(PresentmentError) -> [Entry] {
+            guard let items = value?.elements else { throw PresentmentError(FramingRule.requestsNotArray) }
             var out = [Entry]()
             for item in items {
                 guard item.isObject, let p = item["protocol"]?.string else { continue }
@@ -79,7 +71,7 @@ package struct RequestEnvelope: Sendable {
             return RequestEnvelope(framing: .dataObject, entries: [Entry(protocolIdentifier: nil, data: json)])
         }
         if let digital = json["digital"] {
-            guard digital.isObject else { throw Refusal(what: "digital is not an object", tooLarge: false) }
+            guard digital.isObject else { throw PresentmentError(FramingRule.digitalNotObject) }
             return RequestEnvelope(framing: .digitalRequestList, entries: try list(digital["requests"]))
         }
         if json["requests"] != nil {
@@ -90,13 +82,15 @@ package struct RequestEnvelope: Sendable {
             return RequestEnvelope(
                 framing: .protocolAndData, entries: [Entry(protocolIdentifier: p.string ?? "", data: json["data"])])
         }
-        throw Refusal(what: "no recognised request framing", tooLarge: false)
+        throw PresentmentError(FramingRule.noFraming)
     }
 
-    /// A `data` member older browsers sent as a JSON string, parsed within `limits`; other values as given.
-    package static func dataObject(_ data: JSONNode, limits: JSONValue.Limits) throws(JSONValue.ParseError) -> JSONNode
-    {
+    /// A `data` member older browsers sent as a JSON string, parsed within `limits`; other values as
+    /// given. Throws `FramingRule.dataNotJSON`.
+    package static func dataObject(_ data: JSONNode, limits: JSONValue.Limits) throws(PresentmentError) -> JSONNode {
         guard let s = data.string else { return data }
-        return try JSONDocument(Array(s.utf8), limits: limits).root
+        do { return try JSONDocument(Array(s.utf8), limits: limits).root } catch {
+            throw PresentmentError(FramingRule.dataNotJSON, underlying: error)
+        }
     }
 }
