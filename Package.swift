@@ -71,7 +71,9 @@ let package = Package(
             dependencies: ["DCAPIFraming", "Presentment", "MdocCBOR", "JOSE", "WebEncoding", "CryptoCore"]),
         // The verifier's side, for tests, the CLI's reader commands and the demo. Wallet backends that
         // only answer requests do not link it.
-        .target(name: "AnnexCReader", dependencies: ["AnnexC", "Presentment", "MdocCBOR", "HPKE"]),
+        .target(
+            name: "AnnexCReader",
+            dependencies: ["AnnexC", "DCAPIFraming", "Presentment", "MdocCBOR", "HPKE", "WebEncoding"]),
         // One entry point for both protocols (the CLI's): picks the protocol from the framing.
         .target(name: "DigitalCredentials", dependencies: ["AnnexC", "OpenID4VP", "Presentment", "MdocCBOR"]),
         // The verifier's side of OpenID4VP, beside AnnexCReader (whose document verification it shares).
@@ -105,7 +107,10 @@ let package = Package(
         // Regenerates TestVectors/ (seeded keys, salts and nonces; ECDSA signatures vary per run).
         .executableTarget(
             name: "mdoc-vectors",
-            dependencies: ["MdocCBOR", "HPKE", "Presentment", "AnnexC", "AnnexCReader", "OpenID4VP", "OpenID4VPReader"]),
+            dependencies: [
+                "MdocCBOR", "HPKE", "Presentment", "AnnexC", "AnnexCReader", "OpenID4VP", "OpenID4VPReader",
+                "DigitalCredentials",
+            ]),
 
         // Shared test helpers (vector locations, hex).
         .target(name: "TestSupport", path: "Tests/TestSupport"),  // links Swift Testing (skip traits)
@@ -113,8 +118,8 @@ let package = Package(
         .target(
             name: "TestWorld",
             dependencies: [
-                "AnnexC", "AnnexCReader", "OpenID4VP", "OpenID4VPReader", "DCAPIFraming", "Presentment", "MdocCBOR",
-                "HPKE", "JOSE", "WebEncoding", "CryptoCore", "PKCS11", "TestSupport",
+                "AnnexC", "AnnexCReader", "OpenID4VP", "OpenID4VPReader", "DCAPIFraming", "DigitalCredentials",
+                "Presentment", "MdocCBOR", "HPKE", "JOSE", "WebEncoding", "CryptoCore", "PKCS11", "TestSupport",
             ],
             path: "Tests/TestWorld"),
         .testTarget(name: "CryptoCoreTests", dependencies: ["CryptoCore", "TestSupport"]),
@@ -125,7 +130,9 @@ let package = Package(
         .testTarget(name: "HPKETests", dependencies: ["HPKE", "CryptoCore", "TestSupport"]),
         .testTarget(
             name: "MdocRespondCTests",
-            dependencies: ["MdocRespondC", "CMdocRespondABI", "Presentment", "MdocCBOR", "TestSupport"]),
+            dependencies: [
+                "MdocRespondC", "CMdocRespondABI", "DigitalCredentials", "Presentment", "MdocCBOR", "TestSupport",
+            ]),
         .testTarget(name: "WebEncodingTests", dependencies: ["WebEncoding", "TestSupport"]),
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "WebEncoding", "CryptoCore", "TestSupport"]),
         .testTarget(

@@ -11,8 +11,8 @@ let package = Package(
         .target(
             name: "FuzzSupport",
             dependencies: [
-                .product(name: "Presentment", package: "mdoc-respond"),
-                .product(name: "MdocCBOR", package: "mdoc-respond"),
+                .product(name: "DigitalCredentials", package: "mdoc-respond"),
+                .product(name: "MdocCBOR", package: "mdoc-respond"), .product(name: "HPKE", package: "mdoc-respond"),
             ]),
         .executableTarget(
             name: "FuzzCBOR", dependencies: [.product(name: "MdocCBOR", package: "mdoc-respond")],
@@ -20,9 +20,8 @@ let package = Package(
         .executableTarget(
             name: "FuzzRequest",
             dependencies: [
-                "FuzzSupport", .product(name: "Presentment", package: "mdoc-respond"),
-                .product(name: "AnnexC", package: "mdoc-respond"), .product(name: "MdocCBOR", package: "mdoc-respond"),
-                .product(name: "HPKE", package: "mdoc-respond"),
+                "FuzzSupport", .product(name: "DigitalCredentials", package: "mdoc-respond"),
+                .product(name: "MdocCBOR", package: "mdoc-respond"), .product(name: "HPKE", package: "mdoc-respond"),
             ],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
         .executableTarget(
@@ -31,10 +30,8 @@ let package = Package(
         .executableTarget(
             name: "FuzzOpenID4VP",
             dependencies: [
-                "FuzzSupport",
-                .product(name: "OpenID4VP", package: "mdoc-respond"),
+                "FuzzSupport", .product(name: "DigitalCredentials", package: "mdoc-respond"),
                 .product(name: "MdocCBOR", package: "mdoc-respond"),
-                .product(name: "Presentment", package: "mdoc-respond"),
             ],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
         .executableTarget(
@@ -44,7 +41,7 @@ let package = Package(
             name: "FuzzABI", dependencies: [.product(name: "mdocrespond-static", package: "mdoc-respond")],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
         .executableTarget(
-            name: "FuzzContext", dependencies: [.product(name: "AnnexC", package: "mdoc-respond")],
+            name: "FuzzContext", dependencies: [.product(name: "DigitalCredentials", package: "mdoc-respond")],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
     ],
     swiftLanguageModes: [.v6]

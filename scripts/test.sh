@@ -91,6 +91,8 @@ p11_passed=$(( ${p11_a:-0} + ${p11_b:-0} ))
 # The C ABI (include/mdoc_respond.h): the C test program built with the system compiler under ASan and
 # UBSan against the debug libmdocrespond.so; the Python binding's pytest suite (python/tests, whose
 # round trips the independent peers above verify); the README's C and Python examples, compiled and run.
+# (ar adds to an existing archive: members of since-renamed sources would linger, so it is rebuilt whole.)
+rm -f .build/debug/libmdocrespond-static.a
 { swift build -j 2 --product mdocrespond && swift build -j 2 --product mdocrespond-static; } > "$logs/abi-build.log" 2>&1 \
     || { cat "$logs/abi-build.log" >&2; failures+=("C ABI build"); }
 set +e

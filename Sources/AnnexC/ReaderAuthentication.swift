@@ -16,24 +16,8 @@ struct ReaderAuthenticator {
         COSEHeaderLabel.algorithm, COSEHeaderLabel.keyID, COSEHeaderLabel.x5chain,
     ]
 
-    let policy: ReaderTrustPolicy
-    let now: Date
-    var evaluator: ReaderTrustEvaluator { ReaderTrustEvaluator(policy: policy, now: now) }
-
-    struct Result {
-        /// The weakest of the per-document verdicts (what a one-line summary shows).
-        var verdict: ReaderVerdict
-        /// Per DocRequest, in request order, when recorded (the consent model); otherwise empty.
-        /// Read through `verdict(forDocument:)`.
-        var perDocument: [ReaderVerdict]
-        /// Per DocRequest: the labels of the signatures that cover it (when recorded).
-        var coverage: [[String]]
-        /// Each distinct reader certificate that signed, in signature order, with its verdict (when recorded).
-        var readers: [ReaderVerdict]
-
-        /// DocRequest `i`'s verdict.
-        func verdict(forDocument i: Int) -> ReaderVerdict { perDocument.isEmpty ? .notAuthenticated : perDocument[i] }
-    }
+    /// The holder's policy at the engine's clock.
+    let trust: ReaderTrustEvaluator
 
     /// One signature and what it covers.
     private struct Signature {
@@ -44,14 +28,13 @@ struct ReaderAuthenticator {
         let covers: Int?
     }
 
-    /// Verifies every reader signature, then applies the policy. With `record` (the consent path),
-    /// `checks` receives each signature's algorithm, signed bytes, chain and trust outcome, also when a
-    /// later rule refuses the request, and the result carries per-document verdicts, coverage and the
-    /// readers; `accept` leaves them out.
+    /// Verifies every reader signature, then applies the policy. With `consent` the result carries
+    /// per-document verdicts, coverage, the signatures and the readers (the consent model); `accept`
+    /// leaves them out. `trace` receives each signature's algorithm, signed bytes, chain and trust
+    /// outcome, also when a later rule refuses the request.
     func authenticate(
-        request: DeviceRequest, transcript: SessionTranscript, record: Bool,
-        checks: inout [Explanation.ReaderCheck]
-    ) throws(PresentmentError) -> Result {
+        request: DeviceRequest, transcript: AnnexCSessionTranscript, consent: Bool, trace: inout CheckTrace?
+    ) throws(PresentmentError) -> ReaderAuthentication {
         let count = request.docRequests.count
         var signatures = [Signature]()
         for (i, d) in request.docRequests.enumerated() {
@@ -72,70 +55,70 @@ struct ReaderAuthenticator {
             }
         }
         if signatures.isEmpty {
-            try evaluator.requireSignature()
-            return Result(verdict: .notAuthenticated, perDocument: [], coverage: [], readers: [])
+            try trust.requireSignature()
+            return .unsigned
         }
 
         // 1. Every signature, before any trust decision: any failure refuses the request.
-        var verified = [(chain: [Certificate], verdict: ReaderVerdict)]()
-        verified.reserveCapacity(signatures.count)
-        for s in signatures { verified.append((try verify(s), .notAuthenticated)) }
+        var chains = [[Certificate]]()
+        chains.reserveCapacity(signatures.count)
+        for s in signatures { chains.append(try verify(s)) }
 
         // 2. Trust, per signature; the explicit refusal policies apply here.
-        let judged = evaluator.judge(
-            signatures.indices.map { (signatures[$0].label, verified[$0].chain) })
-        for k in verified.indices {
-            verified[k].verdict = judged.verdicts[k]
-            if record {
-                let s = signatures[k]
-                let alg = (try? s.sign1.headers.protectedAlgorithm()) ?? .es256
-                checks.append(
+        let judged = trust.judge(signatures.indices.map { (signatures[$0].label, chains[$0]) })
+        var signed = [RequestSignature]()
+        if consent || trace != nil {
+            signed.reserveCapacity(signatures.count)
+            for k in signatures.indices {
+                signed.append(
+                    RequestSignature(
+                        label: signatures[k].label, clientID: nil, certificateSubjects: chains[k].map(\.subject),
+                        verdict: judged.verdicts[k]))
+            }
+        }
+        if trace != nil {
+            for k in signatures.indices {
+                let alg = (try? signatures[k].sign1.headers.protectedAlgorithm()) ?? .es256
+                trace!.signatures.append(
                     .init(
-                        label: s.label, algorithm: alg, signedBytes: s.payload,
-                        certificateSubjects: verified[k].chain.map(\.subject), verified: true,
-                        trust: judged.verdicts[k], refusal: judged.refusals[k]?.detail))
+                        signed[k], algorithm: alg.name, signedBytes: signatures[k].payload,
+                        refusal: judged.refusals[k]?.rule))
             }
         }
         if let refusal = judged.refusal { throw refusal }
 
         // 3. Per DocRequest: covered by its own readerAuth and every readerAuthAll; the strongest
         // covering verdict is its verdict (every covering signature verified). The per-document lists
-        // are built only for the consent model and the explanation.
-        var documents = [ReaderVerdict]()
-        var coverage = [[String]]()
-        if record {
-            documents.reserveCapacity(count)
-            coverage.reserveCapacity(count)
-        }
+        // are built only for the consent model.
+        var documents = [(verdict: ReaderVerdict, signatures: [String])]()
+        if consent { documents.reserveCapacity(count) }
         var weakest: ReaderVerdict?
         for i in 0..<count {
             var best = ReaderVerdict.notAuthenticated
             var labels = [String]()
             var covered = false
-            for (s, v) in zip(signatures, verified) where s.covers == nil || s.covers == i {
+            for (s, v) in zip(signatures, judged.verdicts) where s.covers == nil || s.covers == i {
                 covered = true
-                if record { labels.append(s.label) }
-                if v.verdict.strength > best.strength { best = v.verdict }
+                if consent { labels.append(s.label) }
+                if v.strength > best.strength { best = v }
             }
-            if policy.requireReaderAuthentication && !covered {
+            if trust.policy.requireReaderAuthentication && !covered {
                 throw PresentmentError(TrustRule.documentNotCovered, at: "docRequests[\(i)]")
             }
             if weakest == nil || best.strength < weakest!.strength { weakest = best }
-            if record {
-                documents.append(best)
-                coverage.append(labels)
-            }
+            if consent { documents.append((best, labels)) }
         }
         var readers = [ReaderVerdict]()
-        if record {
+        if consent {
             var seen = [[UInt8]]()
-            for v in verified where !seen.contains(v.chain[0].der) {
-                seen.append(v.chain[0].der)
-                readers.append(v.verdict)
+            for (chain, v) in zip(chains, judged.verdicts) where !seen.contains(chain[0].der) {
+                seen.append(chain[0].der)
+                readers.append(v)
             }
         }
-        return Result(
-            verdict: weakest ?? .notAuthenticated, perDocument: documents, coverage: coverage, readers: readers)
+        return ReaderAuthentication(
+            verdict: weakest ?? .notAuthenticated, readers: readers, signatures: consent ? signed : [],
+            perDocument: documents)
     }
 
     /// Verifies one signature over its exact bytes; returns its x5chain, leaf first.

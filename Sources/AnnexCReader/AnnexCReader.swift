@@ -4,9 +4,11 @@
     import Foundation
 #endif
 import AnnexC
+import DCAPIFraming
 import HPKE
 import MdocCBOR
 import Presentment
+import WebEncoding
 
 /// The verifier's side of ISO/IEC 18013-7 Annex C, for tests, conformance and debugging: builds
 /// requests the way a web page does (`makeRequest`) and opens and verifies responses the way a careful

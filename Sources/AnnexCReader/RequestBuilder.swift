@@ -4,9 +4,11 @@
     import Foundation
 #endif
 import AnnexC
+import DCAPIFraming
 import HPKE
 import MdocCBOR
 import Presentment
+import WebEncoding
 
 extension AnnexCReader {
     /// Builds a request.
@@ -39,7 +41,7 @@ extension AnnexCReader {
             CBORValue.array([
                 .text("dcapi"), .map([.init(.text("nonce"), .bytes(n)), .init(.text("recipientPublicKey"), coseKey)]),
             ]).encoded())
-        let transcript = SessionTranscript(encryptionInfo: encryptionInfo, origin: origin)
+        let transcript = AnnexCSessionTranscript(encryptionInfo: encryptionInfo, origin: origin)
 
         let is11 = version == .v1_1
         let itemsRequests: [[UInt8]] = documents.map { d in

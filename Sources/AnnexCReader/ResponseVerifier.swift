@@ -4,9 +4,11 @@
     import Foundation
 #endif
 import AnnexC
+import DCAPIFraming
 import HPKE
 import MdocCBOR
 import Presentment
+import WebEncoding
 
 extension AnnexCReader {
     /// Decrypts a response (any framing) with the reader key and the transcript of `encryptionInfo` and
@@ -17,7 +19,7 @@ extension AnnexCReader {
         let er = try EncryptedResponse(response: response)
         let enc = er.enc
         let ct = er.cipherText
-        let transcript = SessionTranscript(encryptionInfo: encryptionInfo, origin: origin)
+        let transcript = AnnexCSessionTranscript(encryptionInfo: encryptionInfo, origin: origin)
         do {
             return try HPKE.open(
                 suite: .annexC, privateKey: recipientKey, encapsulatedKey: enc, info: transcript.bytes, ciphertext: ct)
@@ -36,7 +38,7 @@ extension AnnexCReader {
         _ response: Data, for request: BuiltRequest, issuerRoots: [Certificate], at time: Date,
         consent: HolderConsent? = nil
     ) throws(PresentmentError) -> VerifiedResponse {
-        let transcript = SessionTranscript(encryptionInfo: request.encryptionInfo, origin: request.origin)
+        let transcript = AnnexCSessionTranscript(encryptionInfo: request.encryptionInfo, origin: request.origin)
         let plaintext = try decrypt(
             response, recipientKey: request.recipientKey, encryptionInfo: request.encryptionInfo, origin: request.origin
         )

@@ -1,37 +1,16 @@
 import Presentment
 import WebEncoding
 
-/// The JSON framings a Digital Credentials API request arrives in.
-public enum RequestFraming: String, Sendable, Hashable, CaseIterable {
-    /// A protocol's `data` object on its own (iOS `requestData`; Annex C `{"deviceRequest",
-    /// "encryptionInfo"}`).
-    case dataObject
-    /// `{"protocol": "...", "data": {...}}`.
-    case protocolAndData
-    /// `{"requests": [{"protocol", "data"}, ...]}` (Android Credential Manager `requestJson`).
-    case requestList
-    /// `{"digital": {"requests": [...]}}` (the page's `navigator.credentials.get` argument).
-    case digitalRequestList
-}
-
 /// The one reader of the request framings, shared by every front end: the framing and, in order,
 /// each entry's protocol identifier and `data` member. Entries that are not objects, or whose
 /// `protocol` is not a string, are skipped (pages send every protocol they speak in one call, in
 /// shapes this engine need not understand); an entry's `data` is kept as parsed, or nil when absent.
 /// Which protocol an entry is for, and what its `data` must contain, is each front end's business.
 package struct RequestEnvelope: Sendable {
-    /// One request entry.
-    package struct Entry: Sendable {
-        /// The `protocol` member; nil for a bare data object.
-        package let protocolIdentifier: String?
-        /// The `data` member as parsed (an object, or a string older browsers sent), nil when absent.
-        package let data: JSONNode?
-    }
-
     /// The framing found.
     package let framing: RequestFraming
     /// The entries, in order (exactly one for `.dataObject` and `.protocolAndData`).
-    package let entries: [Entry]
+    package let entries: [RequestEntry]
 
     /// Bounds for the whole envelope. Pages send every protocol they speak in one call, and an
     /// OpenID4VP entry's DCQL query nests 10 to 20 levels deep with arrays of claims: the envelope
@@ -58,39 +37,36 @@ package struct RequestEnvelope: Sendable {
             throw PresentmentError(FramingRule.json, underlying: error)
         }
         guard json.isObject else { throw PresentmentError(FramingRule.notObject) }
-        func list(_ value: JSONNode?) throws(PresentmentError) -> [Entry] {
+        func list(_ value: JSONNode?, _ framing: RequestFraming) throws(PresentmentError) -> [RequestEntry] {
             guard let items = value?.elements else { throw PresentmentError(FramingRule.requestsNotArray) }
-            var out = [Entry]()
+            var out = [RequestEntry]()
             for item in items {
                 guard item.isObject, let p = item["protocol"]?.string else { continue }
-                out.append(Entry(protocolIdentifier: p, data: item["data"]))
+                out.append(RequestEntry(framing: framing, protocolIdentifier: p, data: item["data"]))
             }
             return out
         }
         if isBareData(json) {
-            return RequestEnvelope(framing: .dataObject, entries: [Entry(protocolIdentifier: nil, data: json)])
+            return RequestEnvelope(
+                framing: .dataObject, entries: [RequestEntry(framing: .dataObject, protocolIdentifier: nil, data: json)]
+            )
         }
         if let digital = json["digital"] {
             guard digital.isObject else { throw PresentmentError(FramingRule.digitalNotObject) }
-            return RequestEnvelope(framing: .digitalRequestList, entries: try list(digital["requests"]))
+            return RequestEnvelope(
+                framing: .digitalRequestList, entries: try list(digital["requests"], .digitalRequestList))
         }
         if json["requests"] != nil {
-            return RequestEnvelope(framing: .requestList, entries: try list(json["requests"]))
+            return RequestEnvelope(framing: .requestList, entries: try list(json["requests"], .requestList))
         }
         if let p = json["protocol"] {
             // A `protocol` that is not a string names no protocol: every front end declines the entry.
             return RequestEnvelope(
-                framing: .protocolAndData, entries: [Entry(protocolIdentifier: p.string ?? "", data: json["data"])])
+                framing: .protocolAndData,
+                entries: [
+                    RequestEntry(framing: .protocolAndData, protocolIdentifier: p.string ?? "", data: json["data"])
+                ])
         }
         throw PresentmentError(FramingRule.noFraming)
-    }
-
-    /// A `data` member older browsers sent as a JSON string, parsed within `limits`; other values as
-    /// given. Throws `FramingRule.dataNotJSON`.
-    package static func dataObject(_ data: JSONNode, limits: JSONValue.Limits) throws(PresentmentError) -> JSONNode {
-        guard let s = data.string else { return data }
-        do { return try JSONDocument(Array(s.utf8), limits: limits).root } catch {
-            throw PresentmentError(FramingRule.dataNotJSON, underlying: error)
-        }
     }
 }

@@ -16,7 +16,7 @@ public enum ConsentModelJSON {
     public static let schemaVersion: Int64 = 1
 
     /// The whole request as JSON text.
-    public static func request(_ r: PresentmentRequest) -> String { text(value(r)) }
+    public static func request(_ r: DigitalCredentialsRequest) -> String { text(value(r)) }
 
     /// A value as JSON text that is also safe to display: besides what JSON requires, DEL, C1
     /// controls, line and paragraph separators and bidirectional controls inside strings are written
@@ -47,7 +47,7 @@ public enum ConsentModelJSON {
 
     /// The whole request: protocol and why it was chosen, the request-level verdict, every verified
     /// signer, the OpenID4VP credential query ids (null for Annex C) and every requested document.
-    package static func value(_ r: PresentmentRequest) -> JSONValue {
+    package static func value(_ r: DigitalCredentialsRequest) -> JSONValue {
         let choice: JSONValue =
             r.protocolChoice.map {
                 .object([
@@ -62,26 +62,21 @@ public enum ConsentModelJSON {
             ("readerVerdict", verdict(r.readerVerdict)),
             ("signedByDifferentReaders", .bool(r.signedByDifferentReaders)),
             ("signers", .array(signers(r))),
-            ("credentialQueryIDs", r.openID4VP.map { .array($0.credentialQueryIDs.map(JSONValue.string)) } ?? .null),
+            (
+                "credentialQueryIDs",
+                r.details.openID4VP.map { .array($0.credentialQueryIDs.map(JSONValue.string)) } ?? .null
+            ),
             ("documents", .array(r.documents.map(document))),
         ])
     }
 
     /// Every verified signature over the request: its label, the OpenID4VP client identifier (null
     /// for Annex C), the signer's certificate subject and its verdict under the holder's policy.
-    static func signers(_ r: PresentmentRequest) -> [JSONValue] {
-        if let o = r.openID4VP {
-            return o.signatures.map {
-                .object([
-                    ("label", .string($0.label)), ("clientID", .string($0.clientID)),
-                    ("subject", .string($0.chain.first?.subject ?? "")), ("verdict", verdict($0.verdict)),
-                ])
-            }
-        }
-        return (r.explanation?.readerChecks ?? []).filter(\.verified).map {
+    static func signers(_ r: DigitalCredentialsRequest) -> [JSONValue] {
+        r.signatures.map {
             .object([
-                ("label", .string($0.label)), ("clientID", .null),
-                ("subject", .string($0.certificateSubjects.first ?? "")), ("verdict", verdict($0.trust)),
+                ("label", .string($0.label)), ("clientID", $0.clientID.map(JSONValue.string) ?? .null),
+                ("subject", .string($0.certificateSubjects.first ?? "")), ("verdict", verdict($0.verdict)),
             ])
         }
     }

@@ -3,132 +3,204 @@
 #else
     import Foundation
 #endif
-@_exported import AnnexC
-@_exported import OpenID4VP
 import DCAPIFraming
 import Presentment
+import WebEncoding
 
-/// One entry point for both Digital Credentials API protocols a wallet answers for mdocs: it takes
-/// whatever the platform hands over, finds the `org-iso-mdoc` and `openid4vp-v1-*` entries, and
-/// answers with the protocol the configured preference picks. Both engines read the same credential
-/// context, plan with the same planner and apply the same reader-trust policy; the consent model
-/// says which protocol was used (`PresentmentRequest.protocolIdentifier`). Immutable and safe to
-/// share between threads.
+/// The engine a wallet backend answers Digital Credentials API requests with, in every protocol it
+/// speaks for mdocs (ISO/IEC 18013-7 Annex C, OpenID4VP 1.0): it takes whatever the platform hands
+/// over and the requesting origin, reads the request's framing once, and answers the entry of the
+/// protocol the configured rule picks, from one credential context, with one planner and one
+/// reader-trust policy. The consent model says which protocol was used and why
+/// (`PresentmentRequest.protocolIdentifier`, `protocolChoice`). Immutable and safe to share between
+/// threads: one instance serves concurrent calls.
+///
+/// Which entry answers, one written rule for `accept` and `parse`: the entries of the enabled
+/// protocols are considered in the preference's order (Annex C first unless `.openID4VP`), the first
+/// entry of each protocol. An entry is answered unless it is refused for a selection reason (no usable
+/// credential, or not satisfiable as a whole: `noMatchingCredential`, `cannotSatisfyRequest`); then,
+/// under `.answerable` only, the next is considered. Any other refusal (a signature, trust, origin,
+/// parameter or policy refusal) is final, whichever entry it came from.
 public final class DigitalCredentialsEngine: Sendable {
-    /// Which protocol answers when a page offers both.
-    public enum Preference: String, Sendable, Hashable, CaseIterable {
-        /// The one that can be answered; Annex C first when both can (the default).
-        case answerable
-        /// Annex C whenever the request has an `org-iso-mdoc` entry.
-        case annexC
-        /// OpenID4VP whenever the request has an `openid4vp-v1-*` entry.
-        case openID4VP
+    /// The credential context snapshot it answers from.
+    public let context: CredentialContext
+    /// The configuration, fixed at construction.
+    public let configuration: Configuration
+    /// The one engine every front end answers through.
+    private let core: PresentmentEngine
+    /// Every registered front end, in registration order.
+    private let frontEnds: [RegisteredFrontEnd]
+    /// The enabled front ends, in the order the preference considers them.
+    private let order: [RegisteredFrontEnd]
+
+    /// Creates an engine over a context snapshot. Its reader-trust policy is the configuration's
+    /// `readerTrust`, else the one stored in the context.
+    public init(context: CredentialContext, configuration: Configuration = Configuration()) {
+        self.context = context
+        self.configuration = configuration
+        core = PresentmentEngine(context: context, configuration: configuration.shared)
+        frontEnds = RegisteredFrontEnd.all(configuration)
+        let enabled = frontEnds.filter { configuration.protocols.contains($0.presentationProtocol) }
+        order = configuration.preference == .openID4VP ? enabled.reversed() : enabled
     }
 
-    /// The Annex C engine.
-    public let annexC: AnnexCEngine
-    /// The OpenID4VP engine.
-    public let openID4VP: OpenID4VPEngine
-    /// The preference between them.
-    public let preference: Preference
+    /// The reader-trust policy in force (the configuration's, else the context's).
+    public var readerTrust: ReaderTrustPolicy { core.readerTrust }
 
-    /// Creates the facade over one context; each protocol's settings in its own configuration (give
-    /// both the same clock).
-    public init(
-        context: CredentialContext, annexC: AnnexCEngine.Configuration = .init(),
-        openID4VP: OpenID4VPEngine.Configuration = .init(), preference: Preference = .answerable
-    ) {
-        self.annexC = AnnexCEngine(context: context, configuration: annexC)
-        self.openID4VP = OpenID4VPEngine(context: context, configuration: openID4VP)
-        self.preference = preference
+    // MARK: One call
+
+    /// Answers a raw request in one call, releasing everything requested and held by the best
+    /// candidate of each document (as `respond(to: parse(…))` approving everything shown).
+    /// - Parameters:
+    ///   - rawRequest: the request as the platform handed it over, in any framing (at most
+    ///     `limits.maxRequestBytes`).
+    ///   - origin: the requesting origin as the platform reports it (serialized as a browser does).
+    ///   - credentialID: answer with this credential only (a one-credential provider).
+    ///   - format: how to frame the response (default: what the request's framing implies).
+    /// - Returns: the bytes the platform expects.
+    /// - Throws: `PresentmentError` with the refusal's code and rule; no bytes are produced on any
+    ///   refusal.
+    public func accept(
+        rawRequest: Data, origin: String, credentialID: String? = nil, format: ResponseFormat = .automatic
+    ) throws(PresentmentError) -> Data {
+        do throws(PresentmentError) {
+            let (candidates, _) = try read(rawRequest)
+            let origin = try Origin(origin, allowAppOrigins: configuration.shared.allowAppOrigins)
+            var refusal: PresentmentError?
+            for (frontEnd, entry) in candidates {
+                do { return try frontEnd.accept(core, entry, origin, credentialID, format) } catch {
+                    guard Self.isSelectionRefusal(error) else { throw error }
+                    if refusal == nil { refusal = error }
+                    if configuration.preference != .answerable { throw error }
+                }
+            }
+            throw refusal ?? PresentmentError(FramingRule.noEntry)
+        } catch { throw configuration.errorDisclosure.disclose(error) }
     }
 
-    /// The two protocols in the order they are considered.
-    private var order: [Front] { preference == .openID4VP ? [.openID4VP, .annexC] : [.annexC, .openID4VP] }
+    // MARK: Two phases
 
-    private enum Front { case annexC, openID4VP }
+    /// Parses and validates a request for a consent screen, by the rule of `accept`: everything the
+    /// reader controls is checked before any consent is asked. An entry that cannot be answered from
+    /// what is stored gives way to the next (under `.answerable`); when none can, the preferred entry's
+    /// consent model is returned with nothing releasable (never a refusal at `parse` for that: the
+    /// holder sees the request, and the page gets the refusal it gets when the holder declines).
+    /// `protocolChoice` says which entry and why.
+    public func parse(rawRequest: Data, origin: String) throws(PresentmentError) -> DigitalCredentialsRequest {
+        var none: Explanation?
+        do { return try parse(rawRequest, origin: origin, explanation: &none) } catch {
+            throw configuration.errorDisclosure.disclose(error)
+        }
+    }
 
-    /// A refusal for a selection reason: the entry cannot be answered from what is stored (no entry of
-    /// that protocol, no usable credential, not satisfiable as a whole). Only these let the next
-    /// entry be tried; every other refusal (a signature, trust, origin, parameter or policy refusal)
-    /// is final, whichever entry it came from.
+    /// Answers a parsed request with the holder's approval, through the front end that parsed it.
+    /// - Parameters:
+    ///   - request: the result of `parse` (of an engine over the same context).
+    ///   - using: document index → credential id; unlisted documents use their best candidate.
+    ///   - approving: the holder's choice; nothing outside it is released, and a substitute only when
+    ///     each of its elements is approved (see `Approval` for when a document is presented).
+    ///   - consented: what the platform showed; a request asking for more, or an answer that would
+    ///     release more, is refused (`consentMismatch`).
+    ///   - format: how to frame the response (default: what the request's framing implies).
+    /// - Throws: the planning, signing and sealing refusals; may be called again (each call signs and
+    ///   seals afresh).
+    public func respond(
+        to request: DigitalCredentialsRequest, using: [Int: String] = [:], approving: Approval = .allRequested,
+        consented: ConsentedRequest? = nil, format: ResponseFormat = .automatic
+    ) throws(PresentmentError) -> Data {
+        do throws(PresentmentError) {
+            for frontEnd in frontEnds {
+                if let out = try frontEnd.respond(core, request, using, approving, consented, format) { return out }
+            }
+            throw PresentmentError(FramingRule.noEntry)  // no registered front end holds these details
+        } catch { throw configuration.errorDisclosure.disclose(error) }
+    }
+
+    /// Explains what the engine does with a request (framing, origin, the protocol's structures and
+    /// signature checks, the consent model and selection) without answering it. Never throws: a
+    /// refusal is recorded in `error`, with everything checked before it.
+    public func explain(rawRequest: Data, origin: String) -> Explanation {
+        var explanation: Explanation? = Explanation()
+        do { explanation!.request = try parse(rawRequest, origin: origin, explanation: &explanation) } catch {
+            explanation!.error = error
+        }
+        return explanation!
+    }
+
+    // MARK: The rule
+
+    /// A refusal for a selection reason: the entry cannot be answered from what is stored (no usable
+    /// credential, not satisfiable as a whole). Only these let the next entry be tried.
     package static func isSelectionRefusal(_ e: PresentmentError) -> Bool {
-        e.code == .unsupportedProtocol || e.code == .noMatchingCredential || e.code == .cannotSatisfyRequest
+        e.code == .noMatchingCredential || e.code == .cannotSatisfyRequest
     }
 
-    /// Answers a raw request in one call with the chosen protocol, releasing everything requested
-    /// and held (see `AnnexCEngine.accept` and `OpenID4VPEngine.accept`), framed automatically.
-    ///
-    /// Which entry answers (one written rule, the same for `parse`): the entries are considered in the
-    /// preference's order (Annex C first unless `.openID4VP`); an entry is answered unless it is
-    /// refused for a selection reason (`isSelectionRefusal`), and then the next is considered, under
-    /// `.answerable` only (under `.annexC` / `.openID4VP` only an absent entry passes). Any other
-    /// refusal is final. When no entry can be answered, the preferred offered entry's refusal is thrown.
-    public func accept(rawRequest: Data, origin: String, credentialID: String? = nil) throws(PresentmentError)
-        -> Data
-    {
-        var refusal: PresentmentError?
-        for p in order {
-            do {
-                return try
-                    (p == .annexC
-                    ? annexC.accept(rawRequest: rawRequest, origin: origin, credentialID: credentialID)
-                    : openID4VP.accept(rawRequest: rawRequest, origin: origin, credentialID: credentialID))
-            } catch {
-                guard Self.isSelectionRefusal(error) else { throw error }
-                if refusal == nil || refusal!.code == .unsupportedProtocol { refusal = error }
-                if error.code != .unsupportedProtocol && preference != .answerable { throw error }
+    /// The envelope read once, and the entries to consider in order: the first entry of each enabled
+    /// protocol (a bare `data` object belongs to the first registered front end that recognises it).
+    private func read(_ raw: Data) throws(PresentmentError) -> (
+        candidates: [(RegisteredFrontEnd, RequestEntry)], framing: RequestFraming
+    ) {
+        let limits = configuration.shared.limits
+        guard raw.count <= limits.maxRequestBytes else { throw PresentmentError(FramingRule.tooLarge) }
+        let frontEnds = self.frontEnds
+        // Read straight from the caller's buffer (no copy of the request).
+        let found: Result<RequestEnvelope, PresentmentError> = raw.withUnsafeBytes { bytes in
+            Result { () throws(PresentmentError) in
+                try RequestEnvelope.parse(
+                    bytes.assumingMemoryBound(to: UInt8.self), maxBytes: limits.maxRequestBytes,
+                    isBareData: { json in frontEnds.contains { $0.isBareData(json) } })
             }
         }
-        throw refusal ?? PresentmentError(FramingRule.noEntry)
+        let envelope = try found.get()
+        var candidates = [(RegisteredFrontEnd, RequestEntry)]()
+        for frontEnd in order {
+            let entry: RequestEntry?
+            if envelope.framing == .dataObject {
+                let bare = envelope.entries[0]
+                let owner = bare.data.flatMap { json in frontEnds.first { $0.isBareData(json) } }
+                entry = owner?.presentationProtocol == frontEnd.presentationProtocol ? bare : nil
+            } else {
+                entry = envelope.entries.first { $0.protocolIdentifier.map(frontEnd.answers) ?? false }
+            }
+            if let entry { candidates.append((frontEnd, entry)) }
+        }
+        return (candidates, envelope.framing)
     }
 
-    /// Parses a request with the chosen protocol for a consent screen, by the rule of `accept`: an
-    /// entry that cannot be answered from what is stored gives way to the next (under `.answerable`);
-    /// when none can, the preferred entry's consent model is returned with nothing releasable (never
-    /// a refusal at `parse` for that: the holder sees the request, and the page gets the refusal it
-    /// gets when the holder declines). `protocolChoice` says which entry and why.
-    public func parse(rawRequest: Data, origin: String) throws(PresentmentError) -> PresentmentRequest {
+    /// `parse` by the rule, recording into `explanation` when one is given.
+    private func parse(_ raw: Data, origin originText: String, explanation: inout Explanation?)
+        throws(PresentmentError) -> DigitalCredentialsRequest
+    {
+        let (candidates, framing) = try read(raw)
+        explanation?.framing = framing
+        let origin = try Origin(originText, allowAppOrigins: configuration.shared.allowAppOrigins)
+        explanation?.origin = origin.serialized
+        guard !candidates.isEmpty else { throw PresentmentError(FramingRule.noEntry) }
         var considered = [String]()
-        var unanswerable: PresentmentRequest?
-        for p in order {
-            var request: PresentmentRequest
-            do {
-                request =
-                    try p == .annexC
-                    ? annexC.parse(rawRequest: rawRequest, origin: origin)
-                    : openID4VP.parse(rawRequest: rawRequest, origin: origin)
-            } catch {
-                if error.code == .unsupportedProtocol { continue }
+        var unanswerable: (request: DigitalCredentialsRequest, trace: CheckTrace?)?
+        for (frontEnd, entry) in candidates {
+            var trace: CheckTrace? = explanation == nil ? nil : CheckTrace()
+            var request: DigitalCredentialsRequest
+            do { request = try frontEnd.parse(core, entry, origin, &trace) } catch {
+                explanation?.trace = trace ?? CheckTrace()
                 throw error
             }
             considered.append(request.protocolIdentifier)
-            if preference == .answerable {
-                do { try request.checkAnswerable(context: annexC.context) } catch {
+            if configuration.preference == .answerable {
+                do { try core.checkAnswerable(request) } catch {
                     guard Self.isSelectionRefusal(error) else { throw error }
-                    if unanswerable == nil { unanswerable = request }
+                    if unanswerable == nil { unanswerable = (request, trace) }
                     continue
                 }
             }
             request.protocolChoice = ProtocolChoice(
                 considered: considered, reason: unanswerable == nil ? .preferred : .preferredNotAnswerable)
+            explanation?.trace = trace ?? CheckTrace()
             return request
         }
-        guard var shown = unanswerable else {
-            throw PresentmentError(FramingRule.noEntry)
-        }
-        shown.protocolChoice = ProtocolChoice(considered: considered, reason: .noneAnswerable)
-        return shown
-    }
-
-    /// Answers a parsed request with the engine that parsed it (formats automatic).
-    public func respond(
-        to request: PresentmentRequest, using: [Int: String] = [:], approving: Approval = .allRequested,
-        consented: ConsentedRequest? = nil
-    ) throws(PresentmentError) -> Data {
-        if request.openID4VP != nil {
-            return try openID4VP.respond(to: request, using: using, approving: approving, consented: consented)
-        }
-        return try annexC.respond(to: request, using: using, approving: approving, consented: consented)
+        guard var shown = unanswerable else { throw PresentmentError(FramingRule.noEntry) }
+        shown.request.protocolChoice = ProtocolChoice(considered: considered, reason: .noneAnswerable)
+        explanation?.trace = shown.trace ?? CheckTrace()
+        return shown.request
     }
 }

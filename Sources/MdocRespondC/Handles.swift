@@ -18,9 +18,9 @@ package final class EngineBox: Sendable {
 /// A parsed request behind an `mdoc_request *` handle; it keeps its engine alive.
 package final class RequestBox: Sendable {
     package let owner: EngineBox
-    package let request: PresentmentRequest
+    package let request: DigitalCredentialsRequest
 
-    package init(owner: EngineBox, request: PresentmentRequest) {
+    package init(owner: EngineBox, request: DigitalCredentialsRequest) {
         self.owner = owner
         self.request = request
     }

@@ -334,19 +334,19 @@ package enum Planner {
     /// The plan for a parsed request: per document the chosen candidate (`using`, else the best),
     /// narrowed by the approval and checked against the consented summary.
     package static func plan(
-        _ request: PresentmentRequest, context: CredentialContext, using: [Int: String], approving: Approval,
-        consented: ConsentedRequest?
+        _ documents: [RequestedDocument], documentSets: [DocumentSetRule], context: CredentialContext,
+        using: [Int: String], approving: Approval, consented: ConsentedRequest?
     ) throws(PresentmentError) -> Plan {
         if let consented {
-            for d in request.documents {
+            for d in documents {
                 guard let allowed = consented.documents[d.docType], d.elements.allSatisfy({ allowed.contains($0.id) })
                 else {
                     throw PresentmentError(SelectionRule.requestNotShown)
                 }
             }
         }
-        var perDoc = PlannedDocument.slots(request.documents.count)
-        for d in request.documents {
+        var perDoc = PlannedDocument.slots(documents.count)
+        for d in documents {
             let candidate: CandidateCredential?
             if let id = using[d.index] {
                 candidate = d.candidates.first { $0.credentialID == id }
@@ -366,9 +366,9 @@ package enum Planner {
                 approving: approving, consented: consented?.documents[d.docType])
         }
         return try settle(
-            perDoc, documentSets: request.documentSets, docTypes: { request.documents[$0].docType },
+            perDoc, documentSets: documentSets, docTypes: { documents[$0].docType },
             hasCandidates: { i in
-                let d = request.documents[i]
+                let d = documents[i]
                 return !d.candidates.isEmpty || d.excluded.contains { $0.reason != .issuerNotAccepted }
             })
     }

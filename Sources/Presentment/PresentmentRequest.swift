@@ -152,19 +152,22 @@ public struct RequestedDocument: Sendable {
 }
 
 /// Everything a consent screen must show, whatever protocol the request came in: who asks, from which
-/// origin, and per requested document what each stored credential would release. A front end produces
-/// it (`AnnexCEngine.parse`) and answers it (`respond(to:using:approving:consented:format:)`).
-public struct PresentmentRequest: Sendable {
+/// origin, and per requested document what each stored credential would release; `details` says what
+/// the protocol itself carried (typed: `Details` is the front end's own details type, or the facade's
+/// enum of them). Produced by `parse`, answered by `respond`.
+public struct PresentmentRequest<Details: Sendable>: Sendable {
     /// The requesting origin, as serialized into the SessionTranscript.
     public let origin: Origin
     /// The presentation protocol the request came in, as the Digital Credentials API names it (e.g.
-    /// `org-iso-mdoc`).
+    /// `org-iso-mdoc`, `openid4vp-v1-signed`).
     public let protocolIdentifier: String
     /// The weakest of the documents' reader verdicts: what a one-line summary may show. A consent
     /// screen shows each document's own `readerVerdict`.
     public let readerVerdict: ReaderVerdict
     /// Each distinct reader certificate that signed the request, in signature order, with its verdict.
     public let readers: [ReaderVerdict]
+    /// Every signature over the request that verified, in request order, with its signer and verdict.
+    public let signatures: [RequestSignature]
     /// True when different reader certificates signed parts of the request: the consent screen must
     /// say who asks for what.
     public var signedByDifferentReaders: Bool { readers.count > 1 }
@@ -172,28 +175,41 @@ public struct PresentmentRequest: Sendable {
     public let documents: [RequestedDocument]
     /// The CBOR-encoded SessionTranscript the device signatures of the answer cover.
     public let sessionTranscriptBytes: [UInt8]
-    /// Which combinations of documents answer the request (1.1 use cases); empty: every document.
+    /// What the protocol carried: its framing, keys, nonce, signatures, transcript inputs.
+    public let details: Details
+    /// Which combinations of documents answer the request (1.1 use cases, DCQL credential sets);
+    /// empty: every document.
     package let documentSets: [DocumentSetRule]
-    /// The front end's own state for answering (opaque to the core).
-    package let frontEnd: any Sendable
-    /// Why this protocol's entry is the one answered, when the request came through the one entry
-    /// point for both protocols (`DigitalCredentialsEngine`); nil from a protocol's own engine.
+    /// Why this protocol's entry is the one answered, when the page offered several.
     public package(set) var protocolChoice: ProtocolChoice?
 
-    /// Assembles a request (front ends only).
+    /// Assembles a request (the engine only).
     package init(
         origin: Origin, protocolIdentifier: String, readerVerdict: ReaderVerdict, readers: [ReaderVerdict],
-        documents: [RequestedDocument],
-        sessionTranscriptBytes: [UInt8], documentSets: [DocumentSetRule], frontEnd: any Sendable
+        signatures: [RequestSignature], documents: [RequestedDocument], sessionTranscriptBytes: [UInt8],
+        documentSets: [DocumentSetRule], details: Details
     ) {
         self.origin = origin
         self.protocolIdentifier = protocolIdentifier
         self.readerVerdict = readerVerdict
         self.readers = readers
+        self.signatures = signatures
         self.documents = documents
         self.sessionTranscriptBytes = sessionTranscriptBytes
         self.documentSets = documentSets
-        self.frontEnd = frontEnd
+        self.details = details
+    }
+
+    /// The same request with other details (the facade wraps a front end's details in its enum and
+    /// unwraps them to answer).
+    package func withDetails<D: Sendable>(_ details: D) -> PresentmentRequest<D> {
+        var r = PresentmentRequest<D>(
+            origin: origin, protocolIdentifier: protocolIdentifier, readerVerdict: readerVerdict, readers: readers,
+            signatures: signatures, documents: documents, sessionTranscriptBytes: sessionTranscriptBytes,
+            documentSets: documentSets,
+            details: details)
+        r.protocolChoice = protocolChoice
+        return r
     }
 }
 
@@ -223,12 +239,6 @@ public struct ProtocolChoice: Sendable, Hashable {
 }
 
 extension PresentmentRequest {
-    /// Throws the refusal `respond` would give if the user approved everything shown (no credential
-    /// for a required document, no answerable use case or credential set); signs nothing.
-    public func checkAnswerable(context: CredentialContext) throws(PresentmentError) {
-        _ = try Planner.plan(self, context: context, using: [:], approving: .allRequested, consented: nil)
-    }
-
     /// What a consent screen shows when the user keeps the default choices: per docType, every
     /// requested element and every substitute of the candidate `respond(to:using:)` would use. Pass
     /// it (or the platform's own summary) as `consented` to have anything beyond it refused.

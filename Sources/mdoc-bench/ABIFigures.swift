@@ -47,8 +47,9 @@ func abiFigures() {
     let clock = "2027-03-01T12:00:00Z"
     let date = MdocDate.parseDateTime(clock)!
     let context = try! CredentialContext.load(from: dir)!
-    let swiftEngine = DigitalCredentialsEngine(
-        context: context, annexC: .init(clock: { date }), openID4VP: .init(clock: { date }))
+    var configuration = DigitalCredentialsEngine.Configuration()
+    configuration.clock = { date }
+    let swiftEngine = DigitalCredentialsEngine(context: context, configuration: configuration)
     var engine: OpaquePointer?
     var error = mdoc_error()
     guard mdocEngineOpen(dir.path, "{\"clock\":\"\(clock)\"}", &engine, &error) == MDOC_OK else {

@@ -6,7 +6,7 @@ import Dispatch
 import MdocCBOR
 import HPKE
 import CryptoCore
-import AnnexC
+import DigitalCredentials
 import AnnexCReader
 
 // MARK: AnnexC accept (reference request: mDL, 12 elements including an 8 KB portrait)
@@ -18,7 +18,7 @@ func acceptFigures() {
     let (now, ns, elements, context, root, readerKey, readerCert) = (
         w.now, w.ns, w.elements, w.context, w.root, w.readerKey, w.readerCert
     )
-    let engine = AnnexCEngine(context: context, configuration: .init(clock: { now }))
+    let engine = DigitalCredentialsEngine.annexC(context, clock: { now })
     let origin = try! Origin("https://verifier.example")
     let doc = AnnexCReader.DocumentRequest(
         docType: "org.iso.18013.5.1.mDL",

@@ -1,6 +1,6 @@
 import Foundation
 import MdocCBOR
-import AnnexC
+import DigitalCredentials
 
 /// The benchmark credential world: an mDL (12 elements including an 8 KB portrait) issued under a
 /// test IACA, its context with a reader root as trust anchor, a reader and an OpenID4VP verifier
@@ -78,5 +78,24 @@ struct BenchWorld {
         self.rootKey = rootKey
         self.readerKey = readerKey
         self.readerCert = readerCert
+    }
+}
+
+extension DigitalCredentialsEngine {
+    /// An engine that answers Annex C entries only, at a fixed clock.
+    static func annexC(_ context: CredentialContext, clock: @escaping @Sendable () -> Date) -> DigitalCredentialsEngine
+    {
+        var c = Configuration(protocols: [.annexC])
+        c.clock = clock
+        return DigitalCredentialsEngine(context: context, configuration: c)
+    }
+
+    /// An engine that answers OpenID4VP entries only, at a fixed clock.
+    static func openID4VP(_ context: CredentialContext, clock: @escaping @Sendable () -> Date)
+        -> DigitalCredentialsEngine
+    {
+        var c = Configuration(protocols: [.openID4VP])
+        c.clock = clock
+        return DigitalCredentialsEngine(context: context, configuration: c)
     }
 }

@@ -6,7 +6,7 @@ import Dispatch
 import MdocCBOR
 import HPKE
 import CryptoCore
-import AnnexC
+import DigitalCredentials
 import AnnexCReader
 
 // MARK: HPKE (Annex C suite) against its primitive floor
@@ -77,7 +77,7 @@ struct FloorOperations: Sendable {
 
     /// The floor of answering `request` from `origin` with `engine`: the same recipient key, a
     /// DeviceResponse of the size the engine produces, a dcapiInfo of the size the transcript hashes.
-    init(engine: AnnexCEngine, request: AnnexCReader.BuiltRequest, origin: Origin) {
+    init(engine: DigitalCredentialsEngine, request: AnnexCReader.BuiltRequest, origin: Origin) {
         recipientPoint = request.recipientKey.publicKey.serialized
         pkR = try! CryptoCore.PublicKey(curve: .p256, uncompressedPoint: recipientPoint)
         let sealed = try! engine.accept(rawRequest: request.rawRequest, origin: origin.serialized)

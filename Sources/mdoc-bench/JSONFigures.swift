@@ -1,5 +1,5 @@
 import Foundation
-import AnnexC
+import DigitalCredentials
 import AnnexCReader
 import Presentment
 
@@ -30,7 +30,7 @@ func worstCaseJSONRequest(_ valid: Data) -> Data {
 @MainActor
 func jsonFigures() {
     let w = BenchWorld.shared
-    let engine = AnnexCEngine(context: w.context, configuration: .init(clock: { w.now }))
+    let engine = DigitalCredentialsEngine.annexC(w.context, clock: { w.now })
     let origin = try! Origin("https://verifier.example")
     let doc = AnnexCReader.DocumentRequest(
         docType: "org.iso.18013.5.1.mDL", elements: [.init(ElementID(w.ns, "family_name"), intentToRetain: false)])

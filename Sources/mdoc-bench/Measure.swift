@@ -6,7 +6,7 @@ import Dispatch
 import MdocCBOR
 import HPKE
 import CryptoCore
-import AnnexC
+import DigitalCredentials
 import AnnexCReader
 
 struct Figure {

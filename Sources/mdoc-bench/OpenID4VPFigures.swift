@@ -4,6 +4,7 @@ import Foundation
 #endif
 import CryptoCore
 import MdocCBOR
+import DigitalCredentials
 import OpenID4VP
 import OpenID4VPReader
 import Presentment
@@ -51,7 +52,7 @@ struct OpenID4VPFloor {
 @MainActor
 func openID4VPFigures() {
     let w = BenchWorld.shared
-    let engine = OpenID4VPEngine(context: w.context, configuration: .init(clock: { w.now }))
+    let engine = DigitalCredentialsEngine.openID4VP(w.context, clock: { w.now })
     let origin = try! Origin("https://verifier.example")
     let query = OpenID4VPReader.CredentialQuery(
         id: "mdl", docType: "org.iso.18013.5.1.mDL", claims: w.elements.map { .init(ElementID(w.ns, $0.identifier)) })

@@ -1,7 +1,7 @@
 import Foundation
 import CryptoCore
 import MdocCBOR
-import AnnexC
+import DigitalCredentials
 import AnnexCReader
 import PKCS11
 
@@ -40,8 +40,8 @@ func pkcs11Figures() {
     let tokenContext = try! CredentialContext(
         entries: entries, readerTrust: w.context.readerTrust, keyResolver: PKCS11KeyResolver())
     let now = w.now
-    let inProcess = AnnexCEngine(context: w.context, configuration: .init(clock: { now }))
-    let inToken = AnnexCEngine(context: tokenContext, configuration: .init(clock: { now }))
+    let inProcess = DigitalCredentialsEngine.annexC(w.context, clock: { now })
+    let inToken = DigitalCredentialsEngine.annexC(tokenContext, clock: { now })
     let origin = try! Origin("https://verifier.example")
     let doc = AnnexCReader.DocumentRequest(
         docType: "org.iso.18013.5.1.mDL",

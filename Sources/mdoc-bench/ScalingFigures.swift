@@ -6,7 +6,7 @@ import Dispatch
 import MdocCBOR
 import HPKE
 import CryptoCore
-import AnnexC
+import DigitalCredentials
 import AnnexCReader
 
 // MARK: Scaling: one engine shared by 1 and 2 threads; cost growth with elements and portrait size
@@ -20,7 +20,7 @@ func scalingFigures() {
         subject: .init(commonName: "Scale DS"), publicKey: dsKey.publicKey, issuer: nil, issuerKey: dsKey, serial: 1,
         notBefore: clock - day, notAfter: clock + 900 * day, profile: .documentSigner)
     let ns = "org.iso.18013.5.1"
-    func engineFor(elements: Int, portrait: Int) -> (AnnexCEngine, AnnexCReader.BuiltRequest) {
+    func engineFor(elements: Int, portrait: Int) -> (DigitalCredentialsEngine, AnnexCReader.BuiltRequest) {
         let device = try! SoftwareSigner.generate()
         var elems = (0..<max(0, elements - 1)).map { MdocIssuer.Element("element_\($0)", .text("value \($0)")) }
         elems.append(.init("portrait", .bytes([UInt8](repeating: 0xd8, count: portrait))))
@@ -30,7 +30,7 @@ func scalingFigures() {
         let ctx = try! CredentialContext(
             entries: [.init(id: "c", issuerSigned: issued, deviceKeyReference: "k")],
             keyResolver: InMemoryKeyResolver(["k": device]))
-        let engine = AnnexCEngine(context: ctx, configuration: .init(clock: { clock }, maxRequestedElements: 1024))
+        let engine = DigitalCredentialsEngine.annexC(ctx, clock: { clock })
         let req = try! AnnexCReader.makeRequest(
             documents: [
                 .init(
@@ -43,7 +43,7 @@ func scalingFigures() {
     // `--op elements_N` / `--op portrait_NK`: one growth point N times, untimed (callgrind: instructions
     // and mallocs per accept as the released elements or bytes grow).
     if let op = onlyOp {
-        let (engine, req): (AnnexCEngine, AnnexCReader.BuiltRequest)
+        let (engine, req): (DigitalCredentialsEngine, AnnexCReader.BuiltRequest)
         if op.hasPrefix("elements_"), let n = Int(op.dropFirst(9)) {
             (engine, req) = engineFor(elements: n, portrait: 0)
         } else if op.hasPrefix("portrait_"), let kb = Int(op.dropFirst(9).dropLast()) {

@@ -9,7 +9,7 @@ import Dispatch
 import MdocCBOR
 import HPKE
 import CryptoCore
-import AnnexC
+import DigitalCredentials
 import AnnexCReader
 
 let arguments = CommandLine.arguments.dropFirst()

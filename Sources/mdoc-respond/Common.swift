@@ -1,4 +1,4 @@
-import AnnexC
+import DigitalCredentials
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -94,6 +94,47 @@ enum BuiltIn {
         } catch {
             fail(Exit.io, error)
         }
+    }
+
+    /// The engine configuration of `--config` (the C ABI's configuration JSON, inline or `@FILE`, read
+    /// by the facade's one reader) with the shorthand options applied over it: `--clock`, `--missing`,
+    /// `--protocol`. The trust members narrow the context's stored policy.
+    static func configuration(_ o: Options, over context: CredentialContext) -> DigitalCredentialsEngine.Configuration {
+        var document = ConfigurationDocument()
+        if let text = o.value("--config") {
+            let json = text.hasPrefix("@") ? Input.read(String(text.dropFirst()), limit: 1 << 20) : Array(text.utf8)
+            do { document = try ConfigurationDocument(json: json) } catch {
+                fail(Exit.usage, "usage", "--config: \(error.detail)")
+            }
+            guard document.keyDirectory == nil, document.moduleDirectories == nil else {
+                fail(
+                    Exit.usage, "usage",
+                    "--config: keyDirectory and pkcs11ModuleDirectories are the C ABI's (use --context and MDOC_PKCS11_MODULE_DIRS)"
+                )
+            }
+        }
+        var configuration: DigitalCredentialsEngine.Configuration
+        do { configuration = try document.configuration(over: context) } catch {
+            fail(Exit.usage, "usage", "--config: \(error.detail)")
+        }
+        if let text = o.value("--clock") {
+            let clock = parseClock(text)
+            configuration.clock = { clock }
+        }
+        if let missing = o.value("--missing") {
+            switch missing {
+            case "omit": configuration.annexC.missingElements = .omit
+            case "report": configuration.annexC.missingElements = .report
+            default: fail(Exit.usage, "usage", "--missing must be omit or report")
+            }
+        }
+        switch o.value("--protocol") {
+        case nil, "auto": break
+        case "annexc": configuration.protocols = [.annexC]
+        case "openid4vp": configuration.protocols = [.openID4VP]
+        default: fail(Exit.usage, "usage", "--protocol must be auto, annexc or openid4vp")
+        }
+        return configuration
     }
 
     static func certificate(_ name: String) -> Certificate {

@@ -1,4 +1,4 @@
-import AnnexC
+import DigitalCredentials
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -80,18 +80,20 @@ enum ContextCommand {
         /// One change under the writer lock; prints `message` only once the new snapshot is on disk.
         func change(
             _ message: @autoclosure () -> String, create: Bool = false,
-            _ body: (inout CredentialContext.Transaction) throws(AnnexCError) -> Void
+            _ body: (inout CredentialContext.Transaction) throws(PresentmentError) -> Void
         ) {
             do {
                 try CredentialContext.update(
                     at: dir, create: create, lockTimeout: lockTimeout, keyResolver: BuiltIn.keyResolver(dir), body)
                 print(message())
             } catch {
-                let io: Set<AnnexCError.Code> = [.contextUnavailable, .contextBusy, .contextInsecure, .contextCorrupt]
+                let io: Set<PresentmentError.Code> = [
+                    .contextUnavailable, .contextBusy, .contextInsecure, .contextCorrupt,
+                ]
                 fail(io.contains(error.code) ? Exit.io : Exit.refused, error.code.rawValue, error.detail)
             }
         }
-        func index(_ entries: [CredentialContext.Entry], _ id: String?) throws(AnnexCError) -> Int {
+        func index(_ entries: [CredentialContext.Entry], _ id: String?) throws(PresentmentError) -> Int {
             guard let id, let i = entries.firstIndex(where: { $0.id == id }) else {
                 throw PresentmentError(ContextRule.unknownCredential)
             }
@@ -102,7 +104,7 @@ enum ContextCommand {
             if (try? CredentialContext.load(from: dir)) != nil {
                 fail(Exit.refused, "contextExists", "a context already exists in that directory")
             }
-            change("initialized an empty context", create: true) { tx throws(AnnexCError) in
+            change("initialized an empty context", create: true) { tx throws(PresentmentError) in
                 guard tx.entries.isEmpty else {
                     throw PresentmentError(ContextRule.contextExists)
                 }
@@ -136,7 +138,7 @@ enum ContextCommand {
             }
             var imported = ""
             change("imported \(imported)\(tokenReference == nil ? "" : " (device key in a PKCS#11 token)")") {
-                tx throws(AnnexCError) in
+                tx throws(PresentmentError) in
                 let id = o.value("--id") ?? tx.newCredentialID()
                 guard !tx.entries.contains(where: { $0.id == id }) else {
                     throw PresentmentError(ContextRule.duplicateCredential)
@@ -187,11 +189,11 @@ enum ContextCommand {
                 )
             }
         case "remove":
-            change("removed") { tx throws(AnnexCError) in
+            change("removed") { tx throws(PresentmentError) in
                 tx.entries.remove(at: try index(tx.entries, o.positionals.first))
             }
         case "cancel", "reinstate":
-            change(action == "cancel" ? "cancelled" : "reinstated") { tx throws(AnnexCError) in
+            change(action == "cancel" ? "cancelled" : "reinstated") { tx throws(PresentmentError) in
                 tx.entries[try index(tx.entries, o.positionals.first)].isCancelled = action == "cancel"
             }
         case "policy":
@@ -329,7 +331,7 @@ enum ContextCommand {
                 print(pem, terminator: "")
             }
         } catch let e as PKCS11Error {
-            fail(Exit.refused, "keyUnavailable", "device key in a token: \(e.code.rawValue): \(e.message)")
+            fail(Exit.refused, PresentmentError(KeyRule.token, underlying: e))
         } catch {
             fail(Exit.refused, "keyUnavailable", "the new key's public half cannot be encoded")
         }

@@ -10,6 +10,7 @@ import OpenID4VPReader
     import Glibc
 #endif
 import MdocCBOR
+import WebEncoding
 import PKCS11
 
 /// `mdoc-respond demo`: both presentment protocols end to end on the built-in test data. A page's
@@ -104,9 +105,9 @@ enum Demo {
             print("  credential          an mDL issued by the test issuer for that key\n")
             return context
         } catch let e as PKCS11Error {
-            fail(Exit.refused, "keyUnavailable", "device key in a token: \(e.code.rawValue): \(e.message)")
+            fail(Exit.refused, PresentmentError(KeyRule.token, underlying: e))
         } catch let e as PresentmentError {
-            fail(Exit.refused, e.code.rawValue, e.detail)
+            fail(Exit.refused, e)
         } catch {
             fail(Exit.refused, "keyUnavailable", "the demo credential could not be issued")
         }
@@ -114,9 +115,9 @@ enum Demo {
 
     static func perform(
         context: CredentialContext, loadMS: Double, verbose: Bool, framing: RequestFraming, readerAuth: Bool
-    ) throws(AnnexCError) {
+    ) throws(PresentmentError) {
         var t = Date()
-        let engine = AnnexCEngine(context: context)
+        let engine = DigitalCredentialsEngine(context: context)
         let origin = try Origin("https://verifier.example")
         let ns = "org.iso.18013.5.1"
         let asked = [
@@ -144,7 +145,9 @@ enum Demo {
 
         print("mdoc-respond demo: ISO/IEC 18013-7 Annex C on the built-in test data (TestVectors/)")
         print("  origin              \(parsed.origin)")
-        print("  request framing     \(parsed.framing?.rawValue ?? "-"), \(request.rawRequest.count) bytes")
+        print(
+            "  request framing     \(parsed.details.annexC?.framing.rawValue ?? "-"), \(request.rawRequest.count) bytes"
+        )
         print(
             "  reader              \(parsed.readerVerdict.subject.map { "\($0) (readerAuth verified, chains to the test reader root)" } ?? "not authenticated")"
         )
@@ -197,7 +200,7 @@ enum Demo {
 
     /// The OpenID4VP leg: a signed request with a DCQL claim set, answered in `dc_api.jwt` through the
     /// one entry point, opened and verified by the verifier side.
-    static func performOpenID4VP(context: CredentialContext, readerAuth: Bool) throws(AnnexCError) {
+    static func performOpenID4VP(context: CredentialContext, readerAuth: Bool) throws(PresentmentError) {
         let engine = DigitalCredentialsEngine(context: context)
         let origin = try Origin("https://verifier.example")
         let ns = "org.iso.18013.5.1"
@@ -227,13 +230,13 @@ enum Demo {
         let verified = try OpenID4VPReader.openResponse(
             response, for: request, issuerRoots: [BuiltIn.certificate("iaca")], at: Date())
         let verifyMS = ms(t)
-        let details = parsed.openID4VP
+        let details = parsed.details.openID4VP
         print("mdoc-respond demo: OpenID4VP over the Digital Credentials API on the built-in test data")
         print(
             "  protocol            \(parsed.protocolIdentifier), response mode \(details?.responseMode.rawValue ?? "-")"
         )
         print(
-            "  request             \(request.rawRequest.count) bytes; client_id \(details?.signatures.first?.clientID ?? "none")"
+            "  request             \(request.rawRequest.count) bytes; client_id \(parsed.signatures.first?.clientID ?? "none")"
         )
         print(
             "  verifier            \(parsed.readerVerdict.subject.map { "\($0) (JWS verified, chains to the test root)" } ?? "not authenticated")"
@@ -245,7 +248,7 @@ enum Demo {
             for e in d.elements { print("    \(e.element) = \(CBORDiagnostic.describe(e.value))") }
         }
         print(
-            "  response            \(response.count) bytes (JWE ECDH-ES/\(details?.encryption?.encryption ?? "-") to the verifier's key)"
+            "  response            \(response.count) bytes (JWE ECDH-ES/\(details?.encryption?.contentEncryption ?? "-") to the verifier's key)"
         )
         print("  time per stage")
         for (label, v) in [

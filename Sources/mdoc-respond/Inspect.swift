@@ -15,17 +15,18 @@ enum Inspect {
     static let help = """
         usage: mdoc-respond inspect [--hex] [--no-expand] [--indent N] FILE|-
                mdoc-respond inspect --request FILE|- --origin ORIGIN [--context DIR] [--clock RFC3339] [--json]
-                                    [--protocol auto|annexc|openid4vp]
+                                    [--protocol auto|annexc|openid4vp] [--config JSON|@FILE]
 
-        With --request: explains what the engine does with a raw request. Annex C: the framing found, the
-        origin used, dcapiInfo and its hash, the SessionTranscript (hex and diagnostic notation), the
-        DeviceRequest with tag-24 contents expanded, every reader signature check and the verdict.
-        OpenID4VP: the request form and framing, origin, nonce, response mode and encryption key
-        (kid, enc, RFC 7638 thumbprint), the handover info, its hash and the SessionTranscript, each
-        verifier signature (client_id, chain, trust). Both: which stored credentials could answer each
-        requested document (DCQL: claim sets and values) and what each would release. --protocol picks
-        the protocol when the request offers both (auto: the one the engine would answer with).
-        Exit 1 if the engine refuses.
+        With --request: explains what the engine does with a raw request, in either protocol: the
+        protocol and framing, the origin used, each protocol structure the checks reached with its hex
+        and diagnostic notation (Annex C: dcapiInfo, SessionTranscript, the DeviceRequest with tag-24
+        contents expanded; OpenID4VP: the handover info, handover and SessionTranscript, and the nonce,
+        response mode and encryption key), every reader or verifier signature (algorithm, client_id,
+        chain, trust), and which stored credentials could answer each requested document (DCQL: claim
+        sets and values) and what each would release. A refused request shows everything checked
+        before the rule that refused it. --protocol picks the protocol when the request offers both
+        (auto: the one the engine would answer with); --config as for respond. Exit 1 if the engine
+        refuses.
 
         Prints the CBOR item in FILE (binary, or hex text) in RFC 8949 diagnostic notation, with the
         contents of tag-24 byte strings expanded as << ... >>, then names the ISO 18013-5 structure it
@@ -81,182 +82,131 @@ enum Inspect {
 
     static func explain(_ args: [String]) {
         let o = Options(args, flags: ["--json"], help: help)
-        o.check(allowed: ["--request", "--origin", "--context", "--clock", "--protocol"])
-        // Read no more than the engines accept: a larger request is refused without being held.
-        let limit = max(AnnexCEngine.Configuration().maxRequestBytes, OpenID4VPEngine.Configuration().maxRequestBytes)
+        o.check(allowed: ["--request", "--origin", "--context", "--clock", "--protocol", "--config"])
+        let context = BuiltIn.context(o.value("--context"))
+        var configuration = BuiltIn.configuration(o, over: context)
+        if o.value("--clock") == nil, o.value("--config") == nil {
+            let now = Date()
+            configuration.clock = { now }
+        }
+        // Read no more than the engine accepts: a larger request is refused without being held.
         let raw = Data(
-            Input.read(o.require("--request"), limit: limit) {
+            Input.read(o.require("--request"), limit: configuration.limits.maxRequestBytes) {
                 fail(Exit.refused, PresentmentError(FramingRule.tooLarge))
             })
         let origin = o.require("--origin")
-        let clock = parseClock(o.value("--clock"))
-        let context = BuiltIn.context(o.value("--context"))
-        let facade = DigitalCredentialsEngine(
-            context: context, annexC: .init(clock: { clock }), openID4VP: .init(clock: { clock }))
-        let useOpenID4VP: Bool
-        switch o.value("--protocol") ?? "auto" {
-        case "annexc": useOpenID4VP = false
-        case "openid4vp": useOpenID4VP = true
-        case "auto":
-            // The protocol the engine would answer with; when it refuses, the one the request offers.
-            if let parsed = try? facade.parse(rawRequest: raw, origin: origin) {
-                useOpenID4VP = parsed.openID4VP != nil
-            } else {
-                let offered = raw.withUnsafeBytes { b in
-                    (try? RequestEnvelope.parse(
-                        b.assumingMemoryBound(to: UInt8.self), maxBytes: limit,
-                        isBareData: {
-                            $0["deviceRequest"] == nil && $0["encryptionInfo"] == nil && $0["dcql_query"] != nil
-                        }
-                    ))?.entries.compactMap(\.protocolIdentifier) ?? []
-                }
-                useOpenID4VP =
-                    offered.contains { OpenID4VPEngine.answers(protocolIdentifier: $0) }
-                    && !offered.contains { $0 == AnnexCEngine.protocolIdentifier || $0 == "org.iso.mdoc" }
-            }
-        default: fail(Exit.usage, "usage", "--protocol must be auto, annexc or openid4vp")
-        }
-        if useOpenID4VP {
-            explainOpenID4VP(
-                facade.openID4VP.explain(rawRequest: raw, origin: origin), json: o.flags.contains("--json"))
-            return
-        }
-        let engine = facade.annexC
-        let e = engine.explain(rawRequest: raw, origin: origin)
-        let st = e.sessionTranscript.flatMap { try? CBORDocument(decoding: $0) }
-        let dr = e.deviceRequest.flatMap { try? CBORDocument(decoding: $0) }
-        if o.flags.contains("--json") {
-            var fields = [String]()
-            fields.append("\"framing\":\(e.framing.map { jsonString($0.rawValue) } ?? "null")")
-            fields.append("\"origin\":\(e.origin.map(jsonString) ?? "null")")
-            fields.append("\"dcapiInfo\":\(e.dcapiInfo.map { jsonString(hex($0)) } ?? "null")")
-            fields.append("\"dcapiInfoHash\":\(e.dcapiInfoHash.map { jsonString(hex($0)) } ?? "null")")
-            fields.append("\"sessionTranscript\":\(e.sessionTranscript.map { jsonString(hex($0)) } ?? "null")")
-            fields.append(
-                "\"deviceRequest\":\(dr.map { jsonString(CBORDiagnostic.describe($0.root, options: .init(expandEmbedded: true))) } ?? "null")"
-            )
-            fields.append(
-                "\"readerChecks\":["
-                    + e.readerChecks.map { c in
-                        "{\"label\":\(jsonString(c.label)),\"algorithm\":\(c.algorithm.rawValue),\"verified\":\(c.verified),\"certificates\":[\(c.certificateSubjects.map(jsonString).joined(separator: ","))],"
-                            + "\"trust\":\(j(ConsentModelJSON.verdict(c.trust))),\"refusal\":\(c.refusal.map(jsonString) ?? "null"),\"signedBytes\":\(jsonString(hex(c.signedBytes)))}"
-                    }.joined(separator: ",") + "]")
-            fields.append("\"readerVerdict\":\(e.readerVerdict.map { j(ConsentModelJSON.verdict($0)) } ?? "null")")
-            fields.append(
-                "\"documentVerdicts\":[\(e.documentVerdicts.map { j(ConsentModelJSON.verdict($0)) }.joined(separator: ","))]"
-            )
-            fields.append("\"readers\":[\(e.readers.map { j(ConsentModelJSON.verdict($0)) }.joined(separator: ","))]")
-            fields.append("\"selection\":[\(e.selection.map(jsonString).joined(separator: ","))]")
-            fields.append(
-                "\"documents\":[" + e.documents.map { j(ConsentModelJSON.document($0)) }.joined(separator: ",") + "]")
-            // The consent model (the schema the C ABI and Python share), when the request parses.
-            fields.append(
-                "\"consent\":"
-                    + ((try? engine.parse(rawRequest: raw, origin: origin)).map(ConsentModelJSON.request) ?? "null"))
-            fields.append(
-                "\"error\":\(e.error.map { "{\"code\":\(jsonString($0.code.rawValue)),\"detail\":\(jsonString($0.detail))}" } ?? "null")"
-            )
-            print("{" + fields.joined(separator: ",") + "}")
-        } else {
-            print("framing:            \(e.framing?.rawValue ?? "-")")
-            print("origin:             \(e.origin ?? "-")")
-            if let d = e.dcapiInfo { print("dcapiInfo:          \(hex(d))") }
-            if let h = e.dcapiInfoHash { print("SHA-256(dcapiInfo): \(hex(h))") }
-            if let t = e.sessionTranscript, let st {
-                print("SessionTranscript:  \(hex(t))")
-                print("                    \(CBORDiagnostic.describe(st.root))")
-            }
-            if let dr {
-                print(
-                    "DeviceRequest:\n"
-                        + CBORDiagnostic.describe(dr.root, options: .init(expandEmbedded: true, indent: 2)))
-            }
-            for c in e.readerChecks {
-                print(
-                    "reader check \(safe(c.label)): alg \(c.algorithm.rawValue), \(c.verified ? "signature verified" : "FAILED"); chain: \(c.certificateSubjects.map(safe).joined(separator: " <- "))"
-                )
-                print("                    trust: \(c.refusal.map { "refused: " + safe($0) } ?? verdict(c.trust))")
-            }
-            print("reader verdict:     \(verdict(e.readerVerdict))")
-            if e.readers.count > 1 {
-                print(
-                    "readers:            \(e.readers.count) different reader certificates signed parts of this request: "
-                        + e.readers.map { safe($0.subject ?? "-") }.joined(separator: "; "))
-            }
-            for d in e.documents { printDocument(d) }
-            if let err = e.error { print("refused:            \(err.code.rawValue): \(safe(err.detail))") }
-        }
+        let e = DigitalCredentialsEngine(context: context, configuration: configuration).explain(
+            rawRequest: raw, origin: origin)
+        if o.flags.contains("--json") { print(json(e)) } else { printText(e) }
         if e.error != nil { exit(Exit.refused) }
     }
 
-    /// The OpenID4VP explanation, as text or JSON (no element values; request strings escaped).
-    static func explainOpenID4VP(_ e: OpenID4VPExplanation, json: Bool) {
-        let d = e.request?.openID4VP
-        let st = d.flatMap { try? CBORDocument(decoding: $0.handover.sessionTranscript) }
-        if json {
-            var fields = [String]()
-            fields.append("\"protocol\":\(e.request.map { jsonString($0.protocolIdentifier) } ?? "null")")
-            fields.append("\"origin\":\(e.origin.map(jsonString) ?? "null")")
-            fields.append("\"nonce\":\(d.map { jsonString($0.nonce) } ?? "null")")
-            fields.append("\"responseMode\":\(d.map { jsonString($0.responseMode.rawValue) } ?? "null")")
-            fields.append(
-                "\"encryption\":"
-                    + (d?.encryption.map {
-                        "{\"kid\":\($0.keyID.map(jsonString) ?? "null"),\"enc\":\(jsonString($0.encryption)),\"thumbprint\":\(jsonString(hex($0.thumbprint)))}"
-                    } ?? "null"))
-            fields.append("\"handoverInfo\":\(d.map { jsonString(hex($0.handover.handoverInfo)) } ?? "null")")
-            fields.append("\"handover\":\(d.map { jsonString(hex($0.handover.handover)) } ?? "null")")
-            fields.append("\"sessionTranscript\":\(d.map { jsonString(hex($0.handover.sessionTranscript)) } ?? "null")")
-            fields.append(
-                "\"signatures\":["
-                    + (d?.signatures ?? []).map {
-                        "{\"label\":\(jsonString($0.label)),\"clientID\":\(jsonString($0.clientID)),\"certificates\":[\($0.chain.map { jsonString($0.subject) }.joined(separator: ","))],\"trust\":\(j(ConsentModelJSON.verdict($0.verdict)))}"
-                    }.joined(separator: ",") + "]")
-            fields.append("\"verifierInfo\":[\((d?.verifierInfo ?? []).map(jsonString).joined(separator: ","))]")
-            fields.append(
-                "\"readerVerdict\":\(e.request.map { j(ConsentModelJSON.verdict($0.readerVerdict)) } ?? "null")")
-            fields.append(
-                "\"documents\":["
-                    + (e.request?.documents ?? []).map { j(ConsentModelJSON.document($0)) }.joined(separator: ",")
-                    + "]")
-            fields.append("\"consent\":" + (e.request.map(ConsentModelJSON.request) ?? "null"))
-            fields.append(
-                "\"error\":\(e.error.map { "{\"code\":\(jsonString($0.code.rawValue)),\"detail\":\(jsonString($0.detail))}" } ?? "null")"
-            )
-            print("{" + fields.joined(separator: ",") + "}")
-        } else {
-            print("protocol:           \(e.request?.protocolIdentifier ?? "openid4vp")")
-            print("origin:             \(e.origin ?? "-")")
-            if let d {
-                print("nonce:              \(safe(d.nonce))")
-                print(
-                    "response mode:      \(d.responseMode.rawValue)"
-                        + (d.encryption.map {
-                            " (\($0.encryption) to kid \(safe($0.keyID ?? "-")), thumbprint \(hex($0.thumbprint)))"
-                        } ?? ""))
-                print("HandoverInfo:       \(hex(d.handover.handoverInfo))")
-                print("Handover:           \(hex(d.handover.handover))")
-                print("SessionTranscript:  \(hex(d.handover.sessionTranscript))")
-                if let st { print("                    \(CBORDiagnostic.describe(st.root))") }
-                for s in d.signatures {
-                    print(
-                        "verifier signature \(s.label): client_id \(safe(s.clientID)); chain: \(s.chain.map { safe($0.subject) }.joined(separator: " <- "))"
-                    )
-                    print("                    trust: \(verdict(s.verdict))")
-                }
-                for v in d.verifierInfo { print("verifier_info:      \(safe(v))") }
+    /// The explanation as one JSON object (the JSON writer's; request-controlled strings escaped).
+    static func json(_ e: Explanation) -> String {
+        let r = e.request
+        let o = r?.details.openID4VP
+        func hexString(_ b: [UInt8]?) -> JSONValue { b.map { .string(hex($0)) } ?? .null }
+        let structures: [JSONValue] = e.trace.structures.map { s in
+            let diagnostic = (try? CBORDocument(decoding: s.bytes)).map {
+                JSONValue.string(CBORDiagnostic.describe($0.root, options: .init(expandEmbedded: true)))
             }
-            if let r = e.request {
-                print("verifier verdict:   \(verdict(r.readerVerdict))")
-                for doc in r.documents {
-                    let id = d.map { $0.credentialQueryIDs[doc.index] } ?? "-"
-                    print("credential query:   \(safe(id))")
-                    printDocument(doc)
-                }
-            }
-            if let err = e.error { print("refused:            \(err.code.rawValue): \(safe(err.detail))") }
+            return .object([
+                ("name", .string(s.name)), ("hex", .string(hex(s.bytes))), ("diagnostic", diagnostic ?? .null),
+            ])
         }
-        if e.error != nil { exit(Exit.refused) }
+        let signatures: [JSONValue] = e.trace.signatures.map { c in
+            .object([
+                ("label", .string(c.signature.label)), ("algorithm", .string(c.algorithm)),
+                ("clientID", c.signature.clientID.map(JSONValue.string) ?? .null),
+                ("certificates", .array(c.signature.certificateSubjects.map(JSONValue.string))),
+                ("trust", ConsentModelJSON.verdict(c.signature.verdict)),
+                ("refusal", c.refusal.map { .string($0.description) } ?? .null),
+                ("signedBytes", .string(hex(c.signedBytes))),
+            ])
+        }
+        let encryption: JSONValue =
+            o?.encryption.map {
+                .object([
+                    ("kid", $0.keyID.map(JSONValue.string) ?? .null), ("enc", .string($0.contentEncryption)),
+                    ("thumbprint", .string(hex($0.thumbprint))),
+                ])
+            } ?? .null
+        let error: JSONValue =
+            e.error.map {
+                .object([
+                    ("code", .string($0.code.rawValue)), ("rule", .string($0.rule.description)),
+                    ("detail", .string($0.detail)),
+                ])
+            } ?? .null
+        let value = JSONValue.object([
+            ("protocol", r.map { .string($0.protocolIdentifier) } ?? .null),
+            ("framing", e.framing.map { .string($0.rawValue) } ?? .null),
+            ("origin", e.origin.map(JSONValue.string) ?? .null),
+            ("sessionTranscript", hexString(e.trace.structure("SessionTranscript"))),
+            ("structures", .array(structures)),
+            ("signatures", .array(signatures)),
+            ("nonce", o.map { .string($0.nonce) } ?? .null),
+            ("responseMode", o.map { .string($0.responseMode.rawValue) } ?? .null),
+            ("encryption", encryption),
+            ("verifierInfo", .array((o?.verifierInfo ?? []).map(JSONValue.string))),
+            ("readerVerdict", r.map { ConsentModelJSON.verdict($0.readerVerdict) } ?? .null),
+            ("readers", .array((r?.readers ?? []).map(ConsentModelJSON.verdict))),
+            ("selection", .array(e.selection.map(JSONValue.string))),
+            ("documents", .array((r?.documents ?? []).map(ConsentModelJSON.document))),
+            // The consent model (the schema the C ABI and Python share), when the request parses.
+            ("consent", r.map(ConsentModelJSON.value) ?? .null),
+            ("error", error),
+        ])
+        return ConsentModelJSON.text(value)
+    }
+
+    /// The explanation as text (no element values; request-controlled strings escaped).
+    static func printText(_ e: Explanation) {
+        let r = e.request
+        print("protocol:           \(r.map { safe($0.protocolIdentifier) } ?? "-")")
+        print("framing:            \(e.framing?.rawValue ?? "-")")
+        print("origin:             \(e.origin ?? "-")")
+        for s in e.trace.structures {
+            print(padded("\(s.name):", 20) + hex(s.bytes))
+            if let doc = try? CBORDocument(decoding: s.bytes) {
+                let indent = s.name == "DeviceRequest" ? 2 : 0
+                let text = CBORDiagnostic.describe(doc.root, options: .init(expandEmbedded: true, indent: indent))
+                print(indent == 0 ? "                    " + text : text)
+            }
+        }
+        if let o = r?.details.openID4VP {
+            print("nonce:              \(safe(o.nonce))")
+            print(
+                "response mode:      \(o.responseMode.rawValue)"
+                    + (o.encryption.map {
+                        " (\($0.contentEncryption) to kid \(safe($0.keyID ?? "-")), thumbprint \(hex($0.thumbprint)))"
+                    } ?? ""))
+            for v in o.verifierInfo { print("verifier_info:      \(safe(v))") }
+        }
+        for c in e.trace.signatures {
+            print(
+                "signature \(safe(c.signature.label)): \(c.algorithm), verified"
+                    + (c.signature.clientID.map { "; client_id \(safe($0))" } ?? "")
+                    + "; chain: \(c.signature.certificateSubjects.map(safe).joined(separator: " <- "))")
+            print("                    trust: \(c.refusal.map { "refused by \($0)" } ?? verdict(c.signature.verdict))")
+        }
+        if let r {
+            print("reader verdict:     \(verdict(r.readerVerdict))")
+            if r.readers.count > 1 {
+                print(
+                    "readers:            \(r.readers.count) different reader certificates signed parts of this request: "
+                        + r.readers.map { safe($0.subject ?? "-") }.joined(separator: "; "))
+            }
+            for d in r.documents {
+                if let id = r.details.openID4VP?.credentialQueryIDs[d.index] {
+                    print("credential query:   \(safe(id))")
+                }
+                printDocument(d)
+            }
+        }
+        if let err = e.error {
+            print("refused:            \(err.code.rawValue) [\(err.rule)]: \(safe(err.detail))")
+        }
     }
 
     /// One requested document as text: who asks, what is asked, and per candidate what would leave the
@@ -334,6 +284,3 @@ enum Inspect {
         return "not a recognised mdoc structure"
     }
 }
-
-/// A JSON value as text (the consent model's parts inside `inspect --json`).
-private func j(_ v: JSONValue) -> String { ConsentModelJSON.text(v) }

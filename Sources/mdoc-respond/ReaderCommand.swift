@@ -1,4 +1,4 @@
-import AnnexC
+import DigitalCredentials
 import AnnexCReader
 import OpenID4VP
 import OpenID4VPReader
@@ -110,7 +110,7 @@ enum ReaderCommand {
                 FileManager.default.createFile(
                     atPath: path, contents: Data(state.utf8), attributes: [.posixPermissions: 0o600])
             else { fail(Exit.io, "io", "cannot write the state file") }
-        } catch let e as AnnexCError {
+        } catch let e as PresentmentError {
             fail(Exit.refused, e.code.rawValue, e.detail)
         } catch {
             fail(Exit.refused, "readerKey", "cannot export the reader key")

@@ -16,7 +16,8 @@ enum Respond {
                                     [--approve all|none|ns/elem,...] [--approve-documents 'I:ns/elem,...;J:']
                                     [--protocol auto|annexc|openid4vp]
                                     [--format auto|cbor|json|android|data|protocol]
-                                    [--missing omit|report] [--out FILE|-] [--clock RFC3339] [--repeat N] [--report]
+                                    [--missing omit|report] [--config JSON|@FILE] [--out FILE|-] [--clock RFC3339]
+                                    [--repeat N] [--report]
 
         Answers a Digital Credentials API request (any framing) from ORIGIN with the credentials of the
         context (default: the built-in test context in TestVectors/context) and writes the response:
@@ -24,6 +25,10 @@ enum Respond {
         whichever the request offers; when it offers both, the one that can be answered (Annex C first).
 
           --protocol  auto (default), or force annexc or openid4vp (the other protocol's entries are ignored)
+          --config    the engine configuration as the C ABI takes it (include/mdoc_respond.h): clock,
+                      protocol, protocols, missingElements, selfCheck, allowAppOrigins, preferA256GCM,
+                      errorDisclosure, limits, trust (narrows the context's stored policy); inline JSON or
+                      @FILE. The options above are shorthands for its members and win over it
           --format    auto: Annex C raw CBOR for a data-object request, the Android envelope otherwise;
                       OpenID4VP the data object, or {"protocol","data"} for the list framings.
                       Annex C: cbor (iOS responseData), json ({"response": ...}), android ({"protocol","data"});
@@ -53,40 +58,23 @@ enum Respond {
         }
         o.check(allowed: [
             "--request", "--origin", "--context", "--credential", "--approve", "--format", "--out", "--clock",
-            "--repeat", "--missing", "--protocol", "--approve-documents",
+            "--repeat", "--missing", "--protocol", "--approve-documents", "--config",
         ])
-        // Read no more than the engines accept: a larger request is refused without being held.
-        let limit = max(AnnexCEngine.Configuration().maxRequestBytes, OpenID4VPEngine.Configuration().maxRequestBytes)
+        let context = BuiltIn.context(o.value("--context"))
+        let configuration = BuiltIn.configuration(o, over: context)
+        // Read no more than the engine accepts: a larger request is refused without being held.
         let raw = Data(
-            Input.read(o.require("--request"), limit: limit) {
+            Input.read(o.require("--request"), limit: configuration.limits.maxRequestBytes) {
                 refuse(PresentmentError(FramingRule.tooLarge))
             })
         let origin = o.require("--origin")
-        let context = BuiltIn.context(o.value("--context"))
-        let clock = parseClock(o.value("--clock"))
-        let fixedClock = o.value("--clock") != nil
-        var configuration = AnnexCEngine.Configuration(clock: { fixedClock ? clock : Date() })
-        switch o.value("--missing") ?? "omit" {
-        case "omit": configuration.missingElements = .omit
-        case "report": configuration.missingElements = .report
-        default: fail(Exit.usage, "usage", "--missing must be omit or report")
-        }
-        let forced = o.value("--protocol") ?? "auto"
-        guard ["auto", "annexc", "openid4vp"].contains(forced) else {
-            fail(Exit.usage, "usage", "--protocol must be auto, annexc or openid4vp")
-        }
-        let engine = DigitalCredentialsEngine(
-            context: context, annexC: configuration,
-            openID4VP: OpenID4VPEngine.Configuration(clock: { fixedClock ? clock : Date() }))
-        var annexCFormat = ResponseFormat.automatic
-        var oidFormat = OpenID4VPResponseFormat.automatic
+        let engine = DigitalCredentialsEngine(context: context, configuration: configuration)
+        let format: ResponseFormat
         switch o.value("--format") ?? "auto" {
-        case "auto": break
-        case "cbor": annexCFormat = .encryptedResponseCBOR
-        case "json": annexCFormat = .responseJSON
-        case "android": annexCFormat = .androidEnvelope
-        case "data": oidFormat = .dataObject
-        case "protocol": oidFormat = .protocolAndData
+        case "auto": format = .automatic
+        case "cbor": format = .binary
+        case "json", "data": format = .dataObject
+        case "android", "protocol": format = .protocolAndData
         default: fail(Exit.usage, "usage", "--format must be auto, cbor, json, android, data or protocol")
         }
         let formatName = o.value("--format") ?? "auto"
@@ -121,35 +109,22 @@ enum Respond {
         }
         let repeatCount = Int(o.value("--repeat") ?? "1") ?? 0
         guard repeatCount >= 1 else { fail(Exit.usage, "usage", "--repeat needs a positive number") }
-        func once() throws(AnnexCError) -> (Data, PresentmentRequest) {
-            // --protocol forces one engine; auto lets the facade pick (Annex C first when both can answer).
-            let request =
-                switch forced {
-                case "annexc": try engine.annexC.parse(rawRequest: raw, origin: origin)
-                case "openid4vp": try engine.openID4VP.parse(rawRequest: raw, origin: origin)
-                default: try engine.parse(rawRequest: raw, origin: origin)
-                }
+        func once() throws(PresentmentError) -> (Data, DigitalCredentialsRequest) {
+            let request = try engine.parse(rawRequest: raw, origin: origin)
             var using = [Int: String]()
             if let id = o.value("--credential") { for d in request.documents { using[d.index] = id } }
-            if request.openID4VP != nil {
-                guard ["auto", "data", "protocol"].contains(formatName) else {
-                    fail(
-                        Exit.usage, "usage",
-                        "--format \(formatName) is for Annex C; OpenID4VP takes auto, data or protocol")
-                }
-                return (
-                    try engine.openID4VP.respond(to: request, using: using, approving: approval, format: oidFormat),
-                    request
-                )
-            }
-            guard ["auto", "cbor", "json", "android"].contains(formatName) else {
+            // The format names are each protocol's own: cbor, json and android are Annex C's; data and
+            // protocol OpenID4VP's.
+            let names =
+                request.details.presentationProtocol == .openID4VP
+                ? ["auto", "data", "protocol"] : ["auto", "cbor", "json", "android"]
+            guard names.contains(formatName) else {
                 fail(
                     Exit.usage, "usage",
-                    "--format \(formatName) is for OpenID4VP; Annex C takes auto, cbor, json or android")
+                    "--format \(formatName) is not for \(request.protocolIdentifier); it takes \(names.joined(separator: ", "))"
+                )
             }
-            return (
-                try engine.annexC.respond(to: request, using: using, approving: approval, format: annexCFormat), request
-            )
+            return (try engine.respond(to: request, using: using, approving: approval, format: format), request)
         }
         do {
             let start = Date()

@@ -1,4 +1,4 @@
-import AnnexC
+import DigitalCredentials
 import Foundation
 import HPKE
 import MdocCBOR

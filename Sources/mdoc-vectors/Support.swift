@@ -1,4 +1,4 @@
-import AnnexC
+import DigitalCredentials
 import AnnexCReader
 import Foundation
 import HPKE

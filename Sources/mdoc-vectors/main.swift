@@ -3,7 +3,7 @@
 // Everything derivable from the seed is: keys (RFC 9180 DeriveKeyPair on P-256), item salts, reader
 // nonces. ECDSA signatures are randomized by OpenSSL 3.0, so signature bytes differ between runs;
 // every vector stays valid. All keys written here are TEST KEYS, published on purpose.
-import AnnexC
+import DigitalCredentials
 import AnnexCReader
 import Foundation
 import HPKE
@@ -247,7 +247,7 @@ func ask(_ docType: String, _ ns: String, _ names: [String]) -> AnnexCReader.Doc
 func ok(_ d: [String: [String]], verdict: String? = nil) -> Case.Expected {
     .init(outcome: "ok", error: nil, disclosed: d, readerVerdict: verdict)
 }
-func refused(_ code: AnnexCError.Code) -> Case.Expected {
+func refused(_ code: PresentmentError.Code) -> Case.Expected {
     .init(outcome: "refused", error: code.rawValue, disclosed: nil)
 }
 
@@ -361,7 +361,7 @@ try add(
     expected: ok(["eu.europa.ec.eudi.pid.1": ["\(pidNS)/family_name"]]))
 
 // Hostile, hand-made request files.
-let hostile: [(String, String, AnnexCError.Code)] = [
+let hostile: [(String, String, PresentmentError.Code)] = [
     ("hostile-not-json", "deviceRequest=1&encryptionInfo=2", .malformedRequest),
     (
         "hostile-openid4vp-only",

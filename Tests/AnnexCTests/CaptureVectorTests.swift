@@ -1,4 +1,6 @@
+import DigitalCredentials
 import Foundation
+import WebEncoding
 import Testing
 import TestSupport
 import TestWorld
@@ -14,10 +16,10 @@ struct CaptureVectorTests {
         String(decoding: try SharedVectors.data(path), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    static func emptyEngine(at date: String) throws -> AnnexCEngine {
+    static func emptyEngine(at date: String) throws -> DigitalCredentialsEngine {
         let ctx = try CredentialContext(entries: [], keyResolver: InMemoryKeyResolver([:]))
         let clock = MdocDate.parseDateTime(date)!
-        return AnnexCEngine(context: ctx, configuration: .init(clock: { clock }))
+        return TestWorld.engine(ctx, protocols: [.annexC]) { $0.clock = { clock } }
     }
 
     @Test(
@@ -29,10 +31,14 @@ struct CaptureVectorTests {
         let raw = try SharedVectors.data("annexc/shc-real-chrome-android/navigator-credentials-get.arg.json")
         let engine = try Self.emptyEngine(at: "2026-05-15T00:00:00Z")
         let request = try engine.parse(rawRequest: raw, origin: origin)
-        #expect(request.framing == .digitalRequestList)
+        #expect(request.details.annexC?.framing == .digitalRequestList)
         #expect(request.origin.serialized == "http://127.0.0.1:3010")
-        #expect(Hex.encode(request.sessionTranscript!.dcapiInfo) == expected["dcapiInfo_cbor_hex"] as! String)
-        #expect(Hex.encode(request.sessionTranscript!.dcapiInfoHash) == expected["dcapiInfo_sha256_hex"] as! String)
+        #expect(
+            Hex.encode(request.details.annexC!.sessionTranscript.dcapiInfo) == expected["dcapiInfo_cbor_hex"] as! String
+        )
+        #expect(
+            Hex.encode(request.details.annexC!.sessionTranscript.dcapiInfoHash) == expected["dcapiInfo_sha256_hex"]
+                as! String)
         #expect(Hex.encode(request.sessionTranscriptBytes) == expected["sessionTranscript_cbor_hex"] as! String)
         #expect(
             Hex.encode(request.sessionTranscriptBytes)
@@ -42,12 +48,13 @@ struct CaptureVectorTests {
             Issue.record("expected a verified, unanchored reader")
             return
         }
-        #expect(request.explanation!.readerChecks.count == 1)
+        #expect(request.signatures.count == 1)
+        #expect(engine.explain(rawRequest: raw, origin: origin).trace.signatures.count == 1)
         // The Credential Manager form of the same request gives the same transcript.
         let cm = try SharedVectors.data("annexc/shc-real-chrome-android/credential-manager-request.json")
         let viaCM = try engine.parse(rawRequest: cm, origin: origin)
-        #expect(viaCM.framing == .requestList)
-        #expect(viaCM.sessionTranscript == request.sessionTranscript)
+        #expect(viaCM.details.annexC?.framing == .requestList)
+        #expect(viaCM.details.annexC?.sessionTranscript == request.details.annexC?.sessionTranscript)
         // A different origin breaks readerAuth.
         expectRefusal(AnnexCRule.signatureInvalid, at: "docRequests[0].readerAuth") {
             try engine.parse(rawRequest: raw, origin: "http://127.0.0.1:3011")
@@ -94,23 +101,24 @@ struct CaptureVectorTests {
         let data = try JSONSerialization.data(withJSONObject: v["navigator_credentials_get_data"]!)
         let engine = try Self.emptyEngine(at: "2025-12-15T00:00:00Z")
         let request = try engine.parse(rawRequest: data, origin: v["origin"] as! String)
-        #expect(request.framing == .dataObject)
+        #expect(request.details.annexC?.framing == .dataObject)
         #expect(Hex.encode(request.sessionTranscriptBytes) == v["sessionTranscript_cbor_hex"] as! String)
-        #expect(request.explanation!.readerChecks.first?.algorithm == .esp256)
-        #expect(request.explanation!.readerChecks.first?.certificateSubjects.count == 2)
+        let trace = engine.explain(rawRequest: data, origin: v["origin"] as! String).trace
+        #expect(trace.signatures.first?.algorithm == COSEAlgorithm.esp256.name)
+        #expect(trace.signatures.first?.signature.certificateSubjects.count == 2)
         // "https://verifier.multipaz.org/" normalizes to the same origin (a bare "/" path is allowed);
         // the raw string with the slash in the transcript would not verify:
-        let slashed = SessionTranscript(
+        let slashed = AnnexCSessionTranscript(
             encryptionInfo: (v["navigator_credentials_get_data"] as! [String: String])["encryptionInfo"]!,
             origin: try Origin("https://verifier.multipaz.org/"))
-        #expect(slashed == request.sessionTranscript)
+        #expect(slashed == request.details.annexC?.sessionTranscript)
         var w = CBORWriter()
         w.writeArrayHeader(count: 2)
         w.writeText((v["navigator_credentials_get_data"] as! [String: String])["encryptionInfo"]!)
         w.writeText("https://verifier.multipaz.org/")
         let badST = CBORValue.array([.null, .null, .array([.text("dcapi"), .bytes(MdocDigest.sha256(w.bytes))])])
             .encoded()
-        let dr = request.deviceRequest!.docRequests[0]
+        let dr = request.details.annexC!.deviceRequest.docRequests[0]
         let rab = MdocAuthentication.readerAuthenticationBytes(
             sessionTranscript: badST, itemsRequestBytes: dr.itemsRequestBytes)
         let leaf = try Certificate(der: try dr.readerAuth!.headers.x5chain()[0])
@@ -130,7 +138,7 @@ struct CaptureVectorTests {
         let v = try SharedVectors.json("annexc/waltid-deterministic/ANNEXC-DETERMINISTIC-001.json") as! [String: Any]
         let exp = v["expected"] as! [String: String]
         let origin = try Origin(v["origin"] as! String)
-        let st = SessionTranscript(encryptionInfo: v["encryptionInfoB64"] as! String, origin: origin)
+        let st = AnnexCSessionTranscript(encryptionInfo: v["encryptionInfoB64"] as! String, origin: origin)
         #expect(Hex.encode(MdocDigest.sha256(st.bytes)) == exp["sessionTranscriptCborSha256Hex"])
         let key = try HPKE.PrivateKey(serialized: h(v["recipientPrivateKeyHex"] as! String), kem: .p256HKDFSHA256)
         let pt = try AnnexCReader.decrypt(
@@ -159,31 +167,24 @@ struct CaptureVectorTests {
             serialized: h(inputs["ephemeral_skE_hex (RFC 9180 A.3.1 skEm reused)"]!), kem: .p256HKDFSHA256)
         let ctx = try CredentialContext(entries: [], keyResolver: InMemoryKeyResolver([:]))
         let clock = MdocDate.parseDateTime("2026-05-15T00:00:00Z")!
-        var configuration = AnnexCEngine.Configuration(clock: { clock })
-        configuration.ephemeralKeySource = { skE }
-        let engine = AnnexCEngine(context: ctx, configuration: configuration)
+        let engine = TestWorld.engine(ctx, protocols: [.annexC]) { $0.clock = { clock } }
+        var settings = AnnexCSettings()
+        settings.ephemeralKeySource = { skE }
+        let frontEnd = AnnexCFrontEnd(settings: settings)
         let raw = try SharedVectors.data("annexc/shc-real-chrome-android/navigator-credentials-get.arg.json")
         let request = try engine.parse(rawRequest: raw, origin: inputs["origin"]!)
+        let details = try #require(request.details.annexC)
         #expect(Hex.encode(request.sessionTranscriptBytes) == inputs["sessionTranscript_cbor_hex"])
         let pt = h(inputs["plaintext_DeviceResponse_cbor_hex"]!)
-        let cbor = try engine.seal(
-            pt, encryptionInfo: request.encryptionInfo!, transcript: request.sessionTranscript!,
-            framing: request.framing!, format: .encryptedResponseCBOR)
+        let cbor = try frontEnd.seal(pt, details: details, format: .binary)
         #expect(Hex.encode(cbor) == outputs["EncryptedResponse_cbor_hex"])
-        let json = try engine.seal(
-            pt, encryptionInfo: request.encryptionInfo!, transcript: request.sessionTranscript!,
-            framing: request.framing!, format: .responseJSON)
+        let json = try frontEnd.seal(pt, details: details, format: .dataObject)
         #expect(String(decoding: json, as: UTF8.self) == outputs["data_json"])
-        let android = try engine.seal(
-            pt, encryptionInfo: request.encryptionInfo!, transcript: request.sessionTranscript!,
-            framing: request.framing!, format: .androidEnvelope)
+        let android = try frontEnd.seal(pt, details: details, format: .protocolAndData)
         #expect(
             String(decoding: android, as: UTF8.self)
                 == "{\"protocol\":\"org-iso-mdoc\",\"data\":\(outputs["data_json"]!)}")
-        #expect(
-            try engine.seal(
-                pt, encryptionInfo: request.encryptionInfo!, transcript: request.sessionTranscript!,
-                framing: request.framing!, format: .automatic) == android)
+        #expect(try frontEnd.seal(pt, details: details, format: .automatic) == android)
         // (A list-framed request gets the Android envelope.)
     }
 
@@ -212,9 +213,9 @@ struct CaptureVectorTests {
 
         let av = try SharedVectors.data("annexc/eu-av-spec/dc-api-request.json")
         let req = try Self.emptyEngine(at: "2026-01-01T00:00:00Z").parse(rawRequest: av, origin: "https://av.example")
-        #expect(req.framing == .requestList)
+        #expect(req.details.annexC?.framing == .requestList)
         #expect(req.documents[0].docType == "eu.europa.ec.av.1")
         #expect(req.documents[0].elements.map(\.id.identifier) == ["age_over_18"])
-        #expect(req.encryptionInfo!.nonce.count == 16)
+        #expect(req.details.annexC!.encryptionInfo.nonce.count == 16)
     }
 }

@@ -1,3 +1,4 @@
+import DigitalCredentials
 import Foundation
 import Testing
 import TestSupport
@@ -156,24 +157,24 @@ extension EndToEndTests {
         var narrowedApprovals = 0
         for policy in [MissingElementPolicy.omit, .report] {
             let engine = world.engine(context) {
-                $0.missingElements = policy
-                $0.ephemeralKeySource = { key }
+                $0.annexC.missingElements = policy
+                $0.annexC.ephemeralKeySource = { key }
             }
             for (r, request) in requests.enumerated() {
                 for id in [nil, "a", "b", "pid", "expired", "nope"] as [String?] {
                     let label = "request \(r), credential \(id ?? "any"), \(policy)"
-                    let direct = Result { () throws(AnnexCError) in
+                    let direct = Result { () throws(PresentmentError) in
                         try engine.accept(
                             rawRequest: request.rawRequest, origin: "https://verifier.example", credentialID: id)
                     }
                     // The two-phase reference, as accept used to run it.
-                    let reference = Result { () throws(AnnexCError) -> Data in
+                    let reference = Result { () throws(PresentmentError) -> Data in
                         let parsed = try engine.parse(
                             rawRequest: request.rawRequest, origin: "https://verifier.example")
                         var using = [Int: String]()
                         if let id {
                             guard engine.context.credential(id: id) != nil else {
-                                throw AnnexCError(SelectionRule.unknownCredentialID)
+                                throw PresentmentError(SelectionRule.unknownCredentialID)
                             }
                             for d in parsed.documents { using[d.index] = id }
                         }
@@ -237,7 +238,7 @@ extension EndToEndTests {
                                     var absent = approved
                                     absent[d.index] = nil
                                     if parsed.documents.count == 1 {
-                                        #expect(throws: AnnexCError.self, "\(label): document not approved") {
+                                        #expect(throws: PresentmentError.self, "\(label): document not approved") {
                                             try engine.respond(
                                                 to: parsed, using: using, approving: .perDocument(absent),
                                                 consented: summary)
@@ -248,7 +249,8 @@ extension EndToEndTests {
                                 }
                                 if expected.isEmpty {
                                     #expect(
-                                        throws: AnnexCError.self, "\(label): withholding \(withheld) leaves nothing"
+                                        throws: PresentmentError.self,
+                                        "\(label): withholding \(withheld) leaves nothing"
                                     ) {
                                         try engine.respond(
                                             to: parsed, using: using, approving: .perDocument(approved),

@@ -1,3 +1,4 @@
+import DigitalCredentials
 import Foundation
 import Testing
 import TestSupport
@@ -49,7 +50,7 @@ struct EndToEndTests {
             documents: [TestWorld.ask(asked)], origin: TestWorld.origin, framing: c.framing, signing: signing,
             version: c.version)
         let parsed = try engine.parse(rawRequest: req.rawRequest, origin: "https://verifier.example")
-        #expect(parsed.framing == c.framing)
+        #expect(parsed.details.annexC?.framing == c.framing)
         if c.signing == .none {
             #expect(parsed.readerVerdict == ReaderVerdict.notAuthenticated)
         } else {
@@ -163,7 +164,7 @@ struct EndToEndTests {
             try engine.accept(rawRequest: r4.rawRequest, origin: "https://verifier.example")
         }
         // The report policy lists the unanswered optional document in documentErrors.
-        let reporting = world.engine(engine.context) { $0.missingElements = .report }
+        let reporting = world.engine(engine.context) { $0.annexC.missingElements = .report }
         let v5 = try AnnexCReader.openResponse(
             try reporting.accept(rawRequest: r3.rawRequest, origin: "https://verifier.example"), for: r3,
             issuerRoots: [world.iaca], at: TestWorld.now)
@@ -184,7 +185,7 @@ struct EndToEndTests {
             issuerRoots: [], at: TestWorld.now)
         #expect(v.documents[0].elements.map(\.element.identifier) == ["family_name"])
         #expect(try DeviceResponse(encoded: v.deviceResponse).documents[0].errors.isEmpty)
-        let reporting = world.engine(ctx) { $0.missingElements = .report }
+        let reporting = world.engine(ctx) { $0.annexC.missingElements = .report }
         let v2 = try AnnexCReader.openResponse(
             try reporting.accept(rawRequest: req.rawRequest, origin: "https://verifier.example"), for: req,
             issuerRoots: [], at: TestWorld.now)

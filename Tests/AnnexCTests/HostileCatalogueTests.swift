@@ -1,4 +1,6 @@
+import DigitalCredentials
 import Foundation
+import WebEncoding
 import Testing
 import TestSupport
 @testable import AnnexC
@@ -47,7 +49,7 @@ struct HostileCatalogueTests {
     }
 
     /// Runs every catalogue row and every truncation of a valid request against `engine`.
-    static func runCatalogue(_ world: TestWorld, _ engine: AnnexCEngine) throws {
+    static func runCatalogue(_ world: TestWorld, _ engine: DigitalCredentialsEngine) throws {
         let cases = try Self.catalogue(world: world)
         #expect(cases.count >= 100)
         var refused = 0
@@ -93,7 +95,7 @@ struct HostileCatalogueTests {
             documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin, framing: .dataObject)
         let dr = try DeviceRequest(encoded: Base64URL.decode(req.deviceRequest)!)
         let items = dr.docRequests[0].itemsRequestBytes
-        let transcript = SessionTranscript(encryptionInfo: req.encryptionInfo, origin: TestWorld.origin)
+        let transcript = AnnexCSessionTranscript(encryptionInfo: req.encryptionInfo, origin: TestWorld.origin)
         let rab = MdocAuthentication.readerAuthenticationBytes(
             sessionTranscript: transcript.bytes, itemsRequestBytes: items)
         func request(protected: [CBORValue.MapEntry], unprotected: [CBORValue.MapEntry]) throws -> Data {
@@ -208,7 +210,7 @@ struct HostileCatalogueTests {
         try writeKey(key)
         let good = try CredentialContext(entries: [entry], keyResolver: FileKeyResolver(directory: dir)).encoded()
         let file = dir.appendingPathComponent("context.cbor").path
-        func load(_ bytes: [UInt8]?, mode: Int = 0o600) -> Result<CredentialContext?, AnnexCError> {
+        func load(_ bytes: [UInt8]?, mode: Int = 0o600) -> Result<CredentialContext?, PresentmentError> {
             unlink(file)
             if let bytes {
                 _ = FileManager.default.createFile(
@@ -218,7 +220,7 @@ struct HostileCatalogueTests {
             do { return .success(try CredentialContext.load(from: dir)) } catch { return .failure(error) }
         }
         var rows = 0
-        func expectLoad(_ name: String, _ bytes: [UInt8]?, mode: Int = 0o600, _ code: AnnexCError.Code?) {
+        func expectLoad(_ name: String, _ bytes: [UInt8]?, mode: Int = 0o600, _ code: PresentmentError.Code?) {
             switch load(bytes, mode: mode) {
             case .success(let ctx):
                 if let code {
@@ -304,7 +306,7 @@ struct HostileCatalogueTests {
         func expectSigningRefused(_ name: String) {
             do {
                 let ctx = try #require(try CredentialContext.load(from: dir))
-                let engine = AnnexCEngine(context: ctx, configuration: .init(clock: { TestWorld.now }))
+                let engine = TestWorld.engine(ctx, protocols: [.annexC]) { $0.clock = { TestWorld.now } }
                 var produced: Data?
                 do { produced = try engine.accept(rawRequest: keyRequest.rawRequest, origin: Self.origin) } catch {
                     #expect(error.code == .keyUnavailable, "\(name): \(error)")

@@ -48,7 +48,7 @@ struct ReadmeSnippetTests {
         // The host app's snapshot: credentials (IssuerSigned as issued + device key reference) and the
         // holder's reader-trust policy. Loaded once; device keys resolved through a DeviceKeyResolver.
         let context = try CredentialContext.load(from: contextDirectory)!
-        let engine = AnnexCEngine(context: context)
+        let engine = DigitalCredentialsEngine(context: context)
 
         // One call: the raw request (any framing) and the requesting origin in, the platform's bytes out.
         let response = try engine.accept(rawRequest: requestJSON, origin: "https://verifier.example")

@@ -1,4 +1,6 @@
+import DigitalCredentials
 import Foundation
+import WebEncoding
 import Testing
 import TestSupport
 import TestWorld
@@ -17,7 +19,7 @@ struct RequestRuleTests {
 
     enum Outcome: Sendable {
         case success(RequestFraming)
-        case failure(AnnexCError.Code)
+        case failure(PresentmentError.Code)
     }
 
     struct EnvelopeCase: CustomTestStringConvertible, Sendable {
@@ -155,14 +157,15 @@ struct RequestRuleTests {
 
     @Test("Framings are recognised; malformed envelopes refused with the right code", arguments: envelopes)
     func envelope(_ c: EnvelopeCase) throws {
-        let engine = AnnexCEngine(context: try CredentialContext(entries: [], keyResolver: InMemoryKeyResolver([:])))
+        let engine = TestWorld.engine(
+            try CredentialContext(entries: [], keyResolver: InMemoryKeyResolver([:])), protocols: [.annexC])
         do {
             let r = try engine.parse(rawRequest: Data(c.json.utf8), origin: "https://verifier.example")
             guard case .success(let f) = c.result else {
                 Issue.record("\(c.name): accepted")
                 return
             }
-            #expect(r.framing == f)
+            #expect(r.details.annexC?.framing == f)
             #expect(r.documents.first?.docType == "org.iso.18013.5.1.mDL")
         } catch {
             guard case .failure(let code) = c.result else {
@@ -175,7 +178,8 @@ struct RequestRuleTests {
 
     @Test("The transcript hashes the encryptionInfo string exactly as received; a padded one is refused")
     func transcriptUsesReceivedString() throws {
-        let engine = AnnexCEngine(context: try CredentialContext(entries: [], keyResolver: InMemoryKeyResolver([:])))
+        let engine = TestWorld.engine(
+            try CredentialContext(entries: [], keyResolver: InMemoryKeyResolver([:])), protocols: [.annexC])
         let a = try engine.parse(
             rawRequest: Data("{\"deviceRequest\":\"\(Self.dr)\",\"encryptionInfo\":\"\(Self.ei)\"}".utf8),
             origin: "https://verifier.example")
@@ -210,7 +214,7 @@ struct RequestRuleTests {
         }
         var offY = y
         offY[31] ^= 1
-        let cases: [(String, String, AnnexCError.Code)] = [
+        let cases: [(String, String, PresentmentError.Code)] = [
             ("wrong label", info(label: "ARFEncryptionv2"), .invalidEncryptionInfo),
             ("missing nonce", info(nonce: nil), .invalidEncryptionInfo),
             ("nonce not bstr", info(nonce: .text("n")), .invalidEncryptionInfo),
@@ -266,10 +270,11 @@ struct RequestRuleTests {
             ("array of 3", Self.eiText(.array([.text("dcapi"), .map([]), .null])), .invalidEncryptionInfo),
             ("not CBOR", Base64URL.encode([0xff, 0x00]), .invalidEncryptionInfo),
         ]
-        let engine = AnnexCEngine(context: try CredentialContext(entries: [], keyResolver: InMemoryKeyResolver([:])))
+        let engine = TestWorld.engine(
+            try CredentialContext(entries: [], keyResolver: InMemoryKeyResolver([:])), protocols: [.annexC])
         for (name, text, code) in cases {
             let raw = Data("{\"deviceRequest\":\"\(Self.dr)\",\"encryptionInfo\":\"\(text)\"}".utf8)
-            #expect(throws: AnnexCError.self, "\(name)") {
+            #expect(throws: PresentmentError.self, "\(name)") {
                 try engine.parse(rawRequest: raw, origin: "https://verifier.example")
             }
             do { _ = try engine.parse(rawRequest: raw, origin: "https://verifier.example") } catch {
@@ -299,9 +304,9 @@ struct RequestRuleTests {
 
     @Test("Limits: request size, DocRequest count, element count (alternatives included)")
     func limits() throws {
-        let engine = AnnexCEngine(
-            context: try CredentialContext(entries: [], keyResolver: InMemoryKeyResolver([:])),
-            configuration: .init(maxRequestBytes: 4096, maxDocRequests: 2, maxRequestedElements: 10))
+        let engine = TestWorld.engine(
+            try CredentialContext(entries: [], keyResolver: InMemoryKeyResolver([:])), protocols: [.annexC]
+        ) { $0.limits = RequestLimits(maxRequestBytes: 4096, maxDocuments: 2, maxRequestedElements: 10) }
         let huge = Data(
             ("{\"deviceRequest\":\"" + String(repeating: "A", count: 5000) + "\",\"encryptionInfo\":\"\(Self.ei)\"}")
                 .utf8)

@@ -1,4 +1,5 @@
 import Foundation
+import WebEncoding
 import Testing
 @testable import AnnexC
 @testable import AnnexCReader
@@ -28,7 +29,7 @@ struct SecretsTests {
     static func hex(_ b: some Sequence<UInt8>) -> String { b.map { String(format: "%02x", $0) }.joined() }
 
     /// Scans one refusal for every forbidden string; returns the ones found.
-    static func leaks(_ error: AnnexCError, forbidden: [String]) -> [String] {
+    static func leaks(_ error: PresentmentError, forbidden: [String]) -> [String] {
         let texts = ["\(error)", error.detail, String(describing: error), error.localizedDescription]
         return forbidden.filter { f in texts.contains { $0.localizedCaseInsensitiveContains(f) } }
     }
@@ -69,14 +70,17 @@ struct SecretsTests {
 
         let ask = TestWorld.ask(["family_name", "document_number", "portrait"])
         var scenarios:
-            [(name: String, request: AnnexCReader.BuiltRequest, origin: String, raw: Data?, code: AnnexCError.Code)] =
+            [(
+                name: String, request: AnnexCReader.BuiltRequest, origin: String, raw: Data?,
+                code: PresentmentError.Code
+            )] =
                 []
         func add(
             _ name: String, _ docs: [AnnexCReader.DocumentRequest], signing: AnnexCReader.Signing = .none,
             requestOrigin: Origin? = nil,
             answerOrigin: String = Self.markerOrigin, version: AnnexCReader.Version = .v1_0,
             mutate: ((AnnexCReader.BuiltRequest) -> Data)? = nil,
-            _ code: AnnexCError.Code
+            _ code: PresentmentError.Code
         ) throws {
             let r = try AnnexCReader.makeRequest(
                 documents: docs, origin: requestOrigin ?? origin, framing: .dataObject, signing: signing,

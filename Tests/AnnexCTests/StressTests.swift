@@ -1,3 +1,4 @@
+import DigitalCredentials
 import Foundation
 import Testing
 @testable import AnnexC
@@ -88,7 +89,9 @@ struct StressTests {
     }
 
     /// `total` accepts of the mixed pool from `threads` threads, each response opened and verified.
-    static func run(_ engine: AnnexCEngine, _ world: TestWorld, total: Int, threads: Int, label: String) throws {
+    static func run(_ engine: DigitalCredentialsEngine, _ world: TestWorld, total: Int, threads: Int, label: String)
+        throws
+    {
         let cases = try Self.pool(world)
         #expect(cases.count == 60)
         let iaca = world.iaca

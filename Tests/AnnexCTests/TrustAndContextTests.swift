@@ -1,3 +1,4 @@
+import DigitalCredentials
 import Foundation
 import Testing
 import TestSupport
@@ -120,8 +121,8 @@ struct ReaderTrustTests {
         // The explanation reports the signature check and the trust outcome.
         let x = open.explain(rawRequest: req.rawRequest, origin: "https://verifier.example")
         #expect(
-            x.readerChecks.count == 1 && x.readerChecks[0].verified && x.readerChecks[0].trust == parsed.readerVerdict
-                && x.readerChecks[0].refusal == nil)
+            x.trace.signatures.count == 1 && x.trace.signatures[0].signature.verdict == parsed.readerVerdict
+                && x.trace.signatures[0].refusal == nil)
         // Refusing such readers is an explicit switch; so is requiring reader authentication.
         for strict in [
             ReaderTrustPolicy(trustAnchors: anchors, requireTrustedReader: true),
@@ -134,8 +135,7 @@ struct ReaderTrustTests {
             let refused = engine.explain(rawRequest: req.rawRequest, origin: "https://verifier.example")
             #expect(refused.error?.code == .untrustedReader)
             #expect(
-                refused.readerChecks.first?.verified == true
-                    && refused.readerChecks.first?.trust == parsed.readerVerdict,
+                refused.trace.signatures.first?.signature.verdict == parsed.readerVerdict,
                 "signature checked and reported before trust")
         }
     }
@@ -146,8 +146,11 @@ struct ReaderTrustTests {
     func refusals() throws {
         let world = try TestWorld()
         let entry = try world.entry(id: "mdl")
-        func code(_ engine: AnnexCEngine, _ req: AnnexCReader.BuiltRequest, origin: String = "https://verifier.example")
-            -> (AnnexCError.Code, String)?
+        func code(
+            _ engine: DigitalCredentialsEngine, _ req: AnnexCReader.BuiltRequest,
+            origin: String = "https://verifier.example"
+        )
+            -> (PresentmentError.Code, String)?
         {
             do {
                 _ = try engine.parse(rawRequest: req.rawRequest, origin: origin)
@@ -261,7 +264,7 @@ struct ReaderTrustTests {
         #expect(p2.documents.map(\.readerVerdict.subject) == [world.readerCert.subject, other.subject])
         #expect(p2.signedByDifferentReaders && p2.readers.map(\.subject) == [world.readerCert.subject, other.subject])
         let x = open.explain(rawRequest: twoReaders.rawRequest, origin: "https://verifier.example")
-        #expect(x.readers.count == 2 && x.documentVerdicts.count == 2)
+        #expect(x.request?.readers.count == 2 && x.request?.documents.map(\.readerVerdict).count == 2)
         // One trusted, one not: each document keeps its own verdict; requireTrustedReader refuses.
         let selfKey = try SoftwareSigner.generate()
         let selfSigned = try Certificate.issue(
@@ -294,8 +297,8 @@ struct ReaderTrustTests {
         let req = try Self.request(world, signing: world.perDocumentSigning)
         let e = engine.explain(rawRequest: req.rawRequest, origin: "https://verifier.example:443/")
         #expect(e.origin == "https://verifier.example")
-        #expect(e.sessionTranscript?.count == 44)
-        #expect(e.readerChecks.count == 1 && e.readerChecks[0].verified)
+        #expect(e.trace.structure("SessionTranscript")?.count == 44)
+        #expect(e.trace.signatures.count == 1 && e.trace.signatures[0].refusal == nil)
         #expect(e.selection.first?.contains("mdl can release 1") == true)
         #expect(e.error == nil)
         let bad = engine.explain(rawRequest: req.rawRequest, origin: "https://other.example")

@@ -1,4 +1,5 @@
 import Foundation
+import WebEncoding
 import Testing
 import TestSupport
 import TestWorld
@@ -208,7 +209,7 @@ extension ConformanceTests {
         #expect((try? JSONSerialization.jsonObject(with: json.out)) != nil, "inspect --json is still JSON")
         // inspect reads no more than the engine's request limit.
         let big = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-big-\(UUID().uuidString).json")
-        try Data(repeating: 0x20, count: AnnexCEngine.Configuration().maxRequestBytes + 1).write(to: big)
+        try Data(repeating: 0x20, count: RequestLimits().maxRequestBytes + 1).write(to: big)
         defer { try? FileManager.default.removeItem(at: big) }
         let refused = try #require(
             try Self.runCLI(["inspect", "--request", big.path, "--origin", "https://verifier.example"]))
@@ -413,7 +414,7 @@ extension ConformanceTests {
         try FileManager.default.createDirectory(at: tmp, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: tmp) }
         #expect(baseline.status == 0)
-        let limits = AnnexCEngine.Configuration()
+        let limits = RequestLimits()
         let good = try AnnexCReader.makeRequest(
             documents: [
                 .init(

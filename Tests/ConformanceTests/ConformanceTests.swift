@@ -1,3 +1,4 @@
+import DigitalCredentials
 import Foundation
 import Testing
 import TestSupport
@@ -44,9 +45,9 @@ struct ConformanceTests {
     static func element(_ e: String) -> ElementID { ElementID(parsing: e)! }
 
     /// The built-in context with the case's policy switches applied.
-    static func engine(_ context: CredentialContext, for c: Case) throws -> AnnexCEngine {
+    static func engine(_ context: CredentialContext, for c: Case) throws -> DigitalCredentialsEngine {
         guard let p = c.policy else {
-            return AnnexCEngine(context: context, configuration: .init(clock: { Self.clock }))
+            return TestWorld.engine(context, protocols: [.annexC]) { $0.clock = { Self.clock } }
         }
         var trust = context.readerTrust
         trust.requireTrustedReader = p["requireTrustedReader"] ?? trust.requireTrustedReader
@@ -55,7 +56,7 @@ struct ConformanceTests {
             entries: context.entries, readerTrust: trust,
             keyResolver: ContextKeyResolver(
                 directory: vectors.appendingPathComponent("context"), requirePrivateFiles: false))
-        return AnnexCEngine(context: adjusted, configuration: .init(clock: { Self.clock }))
+        return TestWorld.engine(adjusted, protocols: [.annexC]) { $0.clock = { Self.clock } }
     }
 
     /// A verdict as the manifest writes it.
@@ -143,7 +144,7 @@ struct ConformanceTests {
                         forced, for: try Self.builtRequest(c), issuerRoots: [], at: Self.clock)
                 }
                 answered += 1
-            } catch let e as AnnexCError {
+            } catch let e as PresentmentError {
                 #expect(c.expected.outcome == "refused", "\(c.id): refused with \(e)")
                 #expect(e.code.rawValue == c.expected.error, "\(c.id): \(e)")
                 refused += 1
@@ -156,7 +157,7 @@ struct ConformanceTests {
     func badCredentials() throws {
         let bad = Self.vectors.appendingPathComponent("credentials/bad")
         for (name, code) in [
-            ("wrong-device-key", AnnexCError.Code.keyUnavailable), ("tampered-element", .contextCorrupt),
+            ("wrong-device-key", PresentmentError.Code.keyUnavailable), ("tampered-element", .contextCorrupt),
         ] {
             let bytes = Array(try Data(contentsOf: bad.appendingPathComponent("\(name).issuer-signed.cbor")))
             let key = try SoftwareSigner(

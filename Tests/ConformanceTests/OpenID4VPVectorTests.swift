@@ -1,3 +1,4 @@
+import DigitalCredentials
 import Foundation
 import MdocCBOR
 import OpenID4VP
@@ -34,7 +35,9 @@ extension ConformanceTests {
     }
 
     /// The built-in context with a case's policy switches.
-    static func openID4VPEngine(_ context: CredentialContext, policy: [String: Bool]?) throws -> OpenID4VPEngine {
+    static func openID4VPEngine(_ context: CredentialContext, policy: [String: Bool]?) throws
+        -> DigitalCredentialsEngine
+    {
         var trust = context.readerTrust
         trust.requireTrustedReader = policy?["requireTrustedReader"] ?? trust.requireTrustedReader
         trust.requireReaderAuthentication = policy?["requireReaderAuthentication"] ?? trust.requireReaderAuthentication
@@ -42,7 +45,7 @@ extension ConformanceTests {
             entries: context.entries, readerTrust: trust,
             keyResolver: ContextKeyResolver(
                 directory: vectors.appendingPathComponent("context"), requirePrivateFiles: false))
-        return OpenID4VPEngine(context: adjusted, configuration: .init(clock: { Self.clock }))
+        return TestWorld.engine(adjusted, protocols: [.openID4VP]) { $0.clock = { Self.clock } }
     }
 
     static func disclosed(_ v: OpenID4VPReader.VerifiedResponse) -> [String: [String]] {

@@ -58,8 +58,8 @@ extension ConformanceTests {
         let request = try AnnexCReader.makeRequest(
             documents: [TestWorld.ask(["family_name", "portrait"])], origin: TestWorld.origin, framing: .dataObject)
         for (module, code, detail) in [
-            (afterOne, AnnexCError.Code.signingFailed, "CKR_DEVICE_ERROR"),
-            (removed, AnnexCError.Code.keyUnavailable, "CKR_DEVICE_REMOVED"),
+            (afterOne, PresentmentError.Code.signingFailed, "CKR_DEVICE_ERROR"),
+            (removed, PresentmentError.Code.keyUnavailable, "CKR_DEVICE_REMOVED"),
         ] {
             var faulty = uri
             faulty.modulePath = module

@@ -1,4 +1,5 @@
 import CMdocRespondABI
+import DigitalCredentials
 import Foundation
 import MdocCBOR
 import MdocRespondC
@@ -43,19 +44,19 @@ struct ABITests {
             (#"{"clock":"2030-01-02T03:04:05Z"}"#, "clock"),
         ])
     func settings(json: String, what: String) throws {
-        let s = try ABISettings(json: Array(json.utf8))
+        let d = try ABISettings(json: Array(json.utf8)).document
+        let c = d.configuration
         switch what {
-        case "preference openID4VP": #expect(s.preference == .openID4VP)
-        case "report": #expect(s.annexC.missingElements == .report)
-        case "selfCheck": #expect(s.annexC.selfCheck && s.openID4VP.selfCheck)
-        case "allowAppOrigins": #expect(s.annexC.allowAppOrigins && s.openID4VP.allowAppOrigins)
-        case "A128GCM": #expect(!s.openID4VP.preferA256GCM)
+        case "preference openID4VP": #expect(c.preference == .openID4VP)
+        case "report": #expect(c.annexC.missingElements == .report)
+        case "selfCheck": #expect(c.selfCheck)
+        case "allowAppOrigins": #expect(c.allowAppOrigins)
+        case "A128GCM": #expect(!c.openID4VP.preferA256GCM)
         case "limits":
-            #expect(s.maxRequestBytes == 1000 && s.annexC.maxDocRequests == 3 && s.openID4VP.maxCredentialQueries == 4)
-        case "trust": #expect(s.authorities == [[0x0a, 0x0b]] && s.requireTrustedReader == true && s.anchors == nil)
-        default:
-            #expect(s.annexC.clock().timeIntervalSince1970 == 1_893_553_445)
-            #expect(s.openID4VP.clock().timeIntervalSince1970 == 1_893_553_445)
+            // maxDocRequests and maxCredentialQueries are older names of the one maxDocuments: the last wins.
+            #expect(c.limits.maxRequestBytes == 1000 && c.limits.maxDocuments == 4)
+        case "trust": #expect(d.authorities == [[0x0a, 0x0b]] && d.requireTrustedReader == true && d.anchors == nil)
+        default: #expect(c.clock().timeIntervalSince1970 == 1_893_553_445)
         }
     }
 
@@ -94,44 +95,49 @@ struct ABITests {
         let stored = try CredentialContext(encoded: bytes, keyResolver: InMemoryKeyResolver([:]))
         let storedAnchors = stored.readerTrust.trustAnchors
         try #require(!storedAnchors.isEmpty)
-        func settings(_ json: String) throws(ABIFailure) -> ABISettings { try ABISettings(json: Array(json.utf8)) }
+        func settings(_ json: String) throws(ABIFailure) -> ConfigurationDocument {
+            try ABISettings(json: Array(json.utf8)).document
+        }
         // The reported widening: an empty list would have meant "any authority".
         #expect(throws: ABIFailure.self) { try settings(#"{"trust":{"authorities":[]}}"#) }
         do {
             _ = try settings(#"{"trust":{"authorities":[]}}"#)
         } catch { #expect(error.code == MDOC_ERR_INVALID_CONFIGURATION) }
         // Narrowing: a requirement turned on, an allow-list where the stored policy allows any.
-        let narrowed = try settings(#"{"trust":{"requireTrustedReader":true,"authorities":["0a0b"]}}"#)
-            .applyingTrust(to: stored)
-        #expect(narrowed.readerTrust.requireTrustedReader && narrowed.readerTrust.authorities == .only([[0x0a, 0x0b]]))
+        let narrowed = try #require(
+            try settings(#"{"trust":{"requireTrustedReader":true,"authorities":["0a0b"]}}"#)
+                .configuration(over: stored).readerTrust)
+        #expect(narrowed.requireTrustedReader && narrowed.authorities == .only([[0x0a, 0x0b]]))
         // Widening: a new anchor, a requirement turned off, another signer profile, or an authority
         // outside a stored allow-list; each passes only with replacePolicy.
         let foreign = try Certificate(
             der: [UInt8](Data(contentsOf: Self.vectors.appendingPathComponent("pki/unknown-reader-root.der"))))
         let anchorJSON = #"{"trust":{"anchors":[""# + Data(foreign.der).base64EncodedString() + #""]}}"#
-        let strict = stored.replacingReaderTrust(
-            ReaderTrustPolicy(
+        let strict = try CredentialContext(
+            entries: stored.entries,
+            readerTrust: ReaderTrustPolicy(
                 trustAnchors: storedAnchors, authorities: .only([[1, 2]]), requireReaderAuthentication: true,
-                requireTrustedReader: true))
+                requireTrustedReader: true),
+            keyResolver: InMemoryKeyResolver([:]), validatingKeys: false)
         for json in [
             anchorJSON, #"{"trust":{"requireReaderAuthentication":false}}"#,
             #"{"trust":{"requireTrustedReader":false}}"#, #"{"trust":{"signerProfile":"requestSigner"}}"#,
             #"{"trust":{"authorities":["0304"]}}"#,
         ] {
             let s = try settings(json)
-            #expect(throws: ABIFailure.self, "\(json)") { try s.applyingTrust(to: strict) }
+            #expect(throws: ConfigurationError.self, "\(json)") { try s.configuration(over: strict) }
             var replacing = try settings(json)
             replacing.replacePolicy = true
-            _ = try replacing.applyingTrust(to: strict)
+            _ = try replacing.configuration(over: strict)
             let explicit = try settings(String(json.dropLast(2)) + #","replacePolicy":true}}"#)
             #expect(explicit.replacePolicy)
-            _ = try explicit.applyingTrust(to: strict)
+            _ = try explicit.configuration(over: strict)
         }
         // A stored anchor kept, or a subset of the stored allow-list: narrowing, accepted.
         let keep =
             #"{"trust":{"anchors":[""# + Data(storedAnchors[0].der).base64EncodedString()
             + #""],"authorities":["0102"]}}"#
-        _ = try settings(keep).applyingTrust(to: strict)
+        _ = try settings(keep).configuration(over: strict)
     }
 
     @Test("Four threads parse, read, answer and release on one engine while another releases engines")

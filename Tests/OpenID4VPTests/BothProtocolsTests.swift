@@ -27,9 +27,7 @@ struct BothProtocolsTests {
     {
         let world = try TestWorld()
         let context = try world.context([try world.entry(id: "mdl")], trust: world.trusted)
-        let engine = DigitalCredentialsEngine(
-            context: context, annexC: .init(clock: { TestWorld.now }), openID4VP: .init(clock: { TestWorld.now }),
-            preference: preference)
+        let engine = TestWorld.engine(context) { $0.preference = preference }
         let a = try AnnexCReader.makeRequest(
             documents: [TestWorld.ask(annexCDocType, ["family_name"], nameSpace: TestWorld.mDLNS)],
             origin: TestWorld.origin)
@@ -61,7 +59,7 @@ struct BothProtocolsTests {
         let answer = try engine.accept(rawRequest: raw, origin: TestWorld.origin.serialized)
         _ = try OpenID4VPReader.openResponse(answer, for: o, issuerRoots: [world.iaca], at: TestWorld.now)
         let parsed = try engine.parse(rawRequest: raw, origin: TestWorld.origin.serialized)
-        #expect(parsed.protocolIdentifier == "openid4vp-v1-unsigned" && parsed.openID4VP != nil)
+        #expect(parsed.protocolIdentifier == "openid4vp-v1-unsigned" && parsed.details.openID4VP != nil)
         let (_, fixed, _, _, raw2) = try Self.setup(annexCDocType: "org.iso.23220.photoid.1", preference: .annexC)
         expectRefusal(.noMatchingCredential) { try fixed.accept(rawRequest: raw2, origin: TestWorld.origin.serialized) }
     }

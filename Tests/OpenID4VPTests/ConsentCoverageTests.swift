@@ -1,3 +1,4 @@
+import DigitalCredentials
 import AnnexC
 import AnnexCReader
 import Foundation
@@ -22,12 +23,12 @@ struct ConsentCoverageTests {
     static func e(_ name: String) -> ElementID { ElementID(ns, name) }
 
     static func fixture(_ entries: (TestWorld) throws -> [CredentialContext.Entry]) throws -> (
-        TestWorld, OpenID4VPEngine, AnnexCEngine
+        TestWorld, DigitalCredentialsEngine, DigitalCredentialsEngine
     ) {
         let world = try TestWorld()
         let context = try world.context(try entries(world), trust: world.trusted)
         return (
-            world, OpenID4VPEngine(context: context, configuration: .init(clock: { TestWorld.now })),
+            world, TestWorld.engine(context, protocols: [.openID4VP]) { $0.clock = { TestWorld.now } },
             world.engine(context)
         )
     }

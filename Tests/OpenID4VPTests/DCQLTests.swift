@@ -1,3 +1,4 @@
+import DigitalCredentials
 import Foundation
 import MdocCBOR
 import OpenID4VPReader
@@ -19,17 +20,17 @@ struct DCQLTests {
     static func e(_ name: String, _ ns: String = DCQLTests.ns) -> ElementID { ElementID(ns, name) }
 
     /// A world with an mDL and a PID.
-    static func fixture() throws -> (TestWorld, OpenID4VPEngine) {
+    static func fixture() throws -> (TestWorld, DigitalCredentialsEngine) {
         let world = try TestWorld()
         let context = try world.context(
             [try world.entry(id: "mdl"), try world.entry(id: "pid", docType: TestWorld.pid)], trust: world.trusted)
-        return (world, OpenID4VPEngine(context: context, configuration: .init(clock: { TestWorld.now })))
+        return (world, TestWorld.engine(context, protocols: [.openID4VP]) { $0.clock = { TestWorld.now } })
     }
 
     /// Answers in one call and returns the disclosed element names per query id.
     static func answer(
         _ queries: [Q], sets: [OpenID4VPReader.CredentialSet] = [],
-        formats: (issuerAuth: [Int64]?, deviceAuth: [Int64]?)? = nil, world: TestWorld, engine: OpenID4VPEngine
+        formats: (issuerAuth: [Int64]?, deviceAuth: [Int64]?)? = nil, world: TestWorld, engine: DigitalCredentialsEngine
     ) throws -> [String: [String]] {
         let request = try OpenID4VPReader.makeRequest(
             queries: queries, credentialSets: sets, origin: TestWorld.origin, formats: formats)
@@ -43,7 +44,7 @@ struct DCQLTests {
 
     static func refusal(
         _ queries: [Q], sets: [OpenID4VPReader.CredentialSet] = [],
-        formats: (issuerAuth: [Int64]?, deviceAuth: [Int64]?)? = nil, engine: OpenID4VPEngine
+        formats: (issuerAuth: [Int64]?, deviceAuth: [Int64]?)? = nil, engine: DigitalCredentialsEngine
     ) throws -> PresentmentError? {
         let request = try OpenID4VPReader.makeRequest(
             queries: queries, credentialSets: sets, origin: TestWorld.origin, formats: formats)
@@ -209,7 +210,7 @@ struct DCQLTests {
                 to: parsed, consented: ConsentedRequest(documents: [TestWorld.mDL: [Self.e("age_over_18")]]))
         }
         // A request parsed by this engine is not answered by another front end's respond, and vice versa.
-        #expect(parsed.openID4VP?.credentialQueryIDs == ["age"])
+        #expect(parsed.details.openID4VP?.credentialQueryIDs == ["age"])
     }
 
     @Test("Response encryption: A256GCM when offered (HAIP), A128GCM by default, and the key's kid in the header")

@@ -1,3 +1,4 @@
+import DigitalCredentials
 import Foundation
 import MdocCBOR
 import OpenID4VPReader
@@ -13,10 +14,10 @@ struct OpenID4VPEndToEndTests {
     static let ns = TestWorld.mDLNS
 
     static func engine(_ world: TestWorld, trust: ReaderTrustPolicy? = nil, entries: [CredentialContext.Entry]? = nil)
-        throws -> OpenID4VPEngine
+        throws -> DigitalCredentialsEngine
     {
         let context = try world.context(try entries ?? [world.entry(id: "mdl")], trust: trust ?? world.trusted)
-        return OpenID4VPEngine(context: context, configuration: .init(clock: { TestWorld.now }))
+        return TestWorld.engine(context, protocols: [.openID4VP]) { $0.clock = { TestWorld.now } }
     }
 
     static let familyAndAge = OpenID4VPReader.CredentialQuery(
@@ -79,17 +80,17 @@ struct OpenID4VPEndToEndTests {
         #expect(parsed.protocolIdentifier == request.protocolIdentifier)
         #expect(parsed.documents.map(\.docType) == [TestWorld.mDL])
         #expect(parsed.documents[0].elements.map(\.id.identifier) == ["family_name", "age_over_18"])
-        let details = try #require(parsed.openID4VP)
+        let details = try #require(parsed.details.openID4VP)
         #expect(details.nonce == request.nonce && details.responseMode == c.mode)
         #expect(details.encryption?.thumbprint == request.thumbprint)
         if c.form == .unsigned {
-            #expect(parsed.readerVerdict == .notAuthenticated && details.signatures.isEmpty)
+            #expect(parsed.readerVerdict == .notAuthenticated && parsed.signatures.isEmpty)
         } else {
             guard case .trusted = parsed.readerVerdict else {
                 Issue.record("a signed request from the test verifier is not trusted: \(parsed.readerVerdict)")
                 return
             }
-            #expect(details.signatures.allSatisfy { $0.clientID.hasPrefix("x509_") })
+            #expect(parsed.signatures.allSatisfy { $0.clientID?.hasPrefix("x509_") == true })
         }
         let answered = try engine.respond(to: parsed, consented: parsed.consentSummary())
         _ = try OpenID4VPReader.openResponse(answered, for: request, issuerRoots: [world.iaca], at: TestWorld.now)

@@ -1,3 +1,4 @@
+import DigitalCredentials
 import Foundation
 import MdocCBOR
 import OpenID4VPReader
@@ -26,7 +27,7 @@ struct HostileRequestTests {
 
     /// Runs every row through accept and parse of an engine over `context`.
     static func runCatalogue(_ world: TestWorld, _ context: CredentialContext) throws {
-        let engine = OpenID4VPEngine(context: context, configuration: .init(clock: { TestWorld.now }))
+        let engine = TestWorld.engine(context, protocols: [.openID4VP]) { $0.clock = { TestWorld.now } }
         let rows = try OpenID4VPCatalogue.rows(world: world)
         #expect(rows.count >= 50)
         defer { print("OpenID4VP catalogue: \(rows.count) hostile requests, each refused by accept and by parse") }
@@ -55,9 +56,8 @@ struct HostileRequestTests {
     func policy() throws {
         let world = try TestWorld()
         let entry = try world.entry(id: "mdl")
-        func engine(_ trust: ReaderTrustPolicy) throws -> OpenID4VPEngine {
-            OpenID4VPEngine(
-                context: try world.context([entry], trust: trust), configuration: .init(clock: { TestWorld.now }))
+        func engine(_ trust: ReaderTrustPolicy) throws -> DigitalCredentialsEngine {
+            TestWorld.engine(try world.context([entry], trust: trust), protocols: [.openID4VP])
         }
         let query = OpenID4VPEndToEndTests.familyAndAge
         let unsigned = try OpenID4VPReader.makeRequest(queries: [query], origin: TestWorld.origin)
@@ -115,7 +115,7 @@ struct HostileRequestTests {
             (PresentmentError(KeyRule.signingFailed), "server_error"),
         ]
         for (error, expected) in cases {
-            let data = OpenID4VPEngine.protocolError(for: error)
+            let data = OpenID4VPError.object(for: error)
             #expect(String(decoding: data, as: UTF8.self) == "{\"error\":\"\(expected)\"}")
         }
     }

@@ -33,10 +33,8 @@ struct TrustAndDispatchTests {
         return (OpenID4VPReader.Signer(key: key, chain: [leaf], clientID: .sanDNS("verifier.example")), root)
     }
 
-    static func engine(_ world: TestWorld, _ policy: ReaderTrustPolicy) throws -> OpenID4VPEngine {
-        OpenID4VPEngine(
-            context: try world.context([try world.entry(id: "mdl")], trust: policy),
-            configuration: .init(clock: { TestWorld.now }))
+    static func engine(_ world: TestWorld, _ policy: ReaderTrustPolicy) throws -> DigitalCredentialsEngine {
+        TestWorld.engine(try world.context([try world.entry(id: "mdl")], trust: policy), protocols: [.openID4VP])
     }
 
     @Test("Multisigned: trusted through any trusted signature; the other is reported, a bad one still refuses")
@@ -63,7 +61,7 @@ struct TrustAndDispatchTests {
                     Issue.record(Comment(rawValue: "\(parsed.readerVerdict)"))
                     continue
                 }
-                let verdicts = try #require(parsed.openID4VP).signatures.map { $0.verdict }
+                let verdicts = parsed.signatures.map { $0.verdict }
                 #expect(verdicts.filter { if case .trusted = $0 { true } else { false } }.count == 1)
                 #expect(
                     verdicts.contains {
@@ -110,8 +108,7 @@ struct TrustAndDispatchTests {
         for profile in SignerProfile.allCases {
             let policy = ReaderTrustPolicy(trustAnchors: [world.readerRoot], signerProfile: profile)
             let context = try world.context([try world.entry(id: "mdl")], trust: policy)
-            let facade = DigitalCredentialsEngine(
-                context: context, annexC: .init(clock: { TestWorld.now }), openID4VP: .init(clock: { TestWorld.now }))
+            let facade = TestWorld.engine(context)
             let verdicts = try [oid.rawRequest, annexC.rawRequest].map {
                 try facade.parse(rawRequest: $0, origin: TestWorld.origin.serialized).readerVerdict
             }
@@ -137,8 +134,7 @@ struct TrustAndDispatchTests {
     func fallbackRule() throws {
         let world = try TestWorld()
         let context = try world.context([try world.entry(id: "mdl")], trust: world.trusted)
-        let facade = DigitalCredentialsEngine(
-            context: context, annexC: .init(clock: { TestWorld.now }), openID4VP: .init(clock: { TestWorld.now }))
+        let facade = TestWorld.engine(context)
         let oid = try OpenID4VPReader.makeRequest(queries: [Self.query], origin: TestWorld.origin)
         // A bad reader signature on the Annex C entry refuses the page; it is never answered over OpenID4VP.
         let wrongKey = try SoftwareSigner.generate()
@@ -184,8 +180,7 @@ struct TrustAndDispatchTests {
     func valueProbe() throws {
         let world = try TestWorld()
         let context = try world.context([try world.entry(id: "mdl")], trust: world.trusted)
-        let facade = DigitalCredentialsEngine(
-            context: context, annexC: .init(clock: { TestWorld.now }), openID4VP: .init(clock: { TestWorld.now }))
+        let facade = TestWorld.engine(context)
         let probe = try OpenID4VPReader.makeRequest(
             queries: [
                 .init(

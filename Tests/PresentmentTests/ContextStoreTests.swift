@@ -1,3 +1,4 @@
+import DigitalCredentials
 import Foundation
 import Testing
 import TestSupport
@@ -32,7 +33,7 @@ struct ContextStoreTests {
     {
         var pem = Array(try world.deviceKeys[entry.deviceKeyReference]!.pkcs8PEM().utf8)
         var assigned = ""
-        try CredentialContext.update(at: dir, create: true) { tx throws(AnnexCError) in
+        try CredentialContext.update(at: dir, create: true) { tx throws(PresentmentError) in
             let newID = id ?? tx.newCredentialID()
             let reference = try tx.storeDeviceKey(pem, name: newID)
             tx.entries.append(.init(id: newID, issuerSigned: entry.issuerSigned, deviceKeyReference: reference))
@@ -80,7 +81,7 @@ struct ContextStoreTests {
         let wrong = Array(try SoftwareSigner.generate().pkcs8PEM().utf8)
         var stored = ""
         expectRefusal(KeyRule.keyMismatch) {
-            try CredentialContext.update(at: dir) { tx throws(AnnexCError) in
+            try CredentialContext.update(at: dir) { tx throws(PresentmentError) in
                 stored = try tx.storeDeviceKey(wrong, name: "a")
                 tx.entries.append(.init(id: "b", issuerSigned: good.issuerSigned, deviceKeyReference: stored))
             }
@@ -95,9 +96,9 @@ struct ContextStoreTests {
         _ = try ctx.credentials[0].signer()
         // A body that throws: the same.
         expectRefusal(ContextRule.unknownCredential) {
-            try CredentialContext.update(at: dir) { tx throws(AnnexCError) in
+            try CredentialContext.update(at: dir) { tx throws(PresentmentError) in
                 _ = try tx.storeDeviceKey(wrong, name: "c")
-                throw AnnexCError(ContextRule.unknownCredential)
+                throw PresentmentError(ContextRule.unknownCredential)
             }
         }
         #expect(access(dir.appendingPathComponent("keys/c.pem").path, F_OK) != 0)
@@ -253,7 +254,7 @@ struct ContextStoreTests {
         // and only a request the PID must answer is refused.
         unlink(dir.appendingPathComponent("keys/p.pem").path)
         let ctx = try #require(try CredentialContext.load(from: dir))
-        let engine = AnnexCEngine(context: ctx, configuration: .init(clock: { TestWorld.now }))
+        let engine = TestWorld.engine(ctx, protocols: [.annexC]) { $0.clock = { TestWorld.now } }
         let mdl = try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin)
         _ = try AnnexCReader.openResponse(
             try engine.accept(rawRequest: mdl.rawRequest, origin: "https://verifier.example"), for: mdl,

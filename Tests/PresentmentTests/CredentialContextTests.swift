@@ -1,3 +1,4 @@
+import DigitalCredentials
 import Foundation
 import Testing
 import TestSupport
@@ -55,7 +56,7 @@ struct CredentialContextTests {
         #expect(loaded.registrations[0].invalidationDate == loaded.credentials[0].validUntil)
         #expect(loaded.credentials[0].element(ElementID(TestWorld.mDLNS, "family_name"))?.stringValue == "Mustermann")
         // A file-backed engine answers.
-        let engine = AnnexCEngine(context: loaded, configuration: .init(clock: { TestWorld.now }))
+        let engine = TestWorld.engine(loaded, protocols: [.annexC]) { $0.clock = { TestWorld.now } }
         let req = try AnnexCReader.makeRequest(
             documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin, signing: world.perDocumentSigning)
         expectRefusal(TrustRule.authorityNotAllowed, at: "docRequests[0].readerAuth") {
@@ -78,7 +79,7 @@ struct CredentialContextTests {
         let ctx = try CredentialContext(entries: [e1], keyResolver: FileKeyResolver(directory: dir))
         let good = ctx.encoded()
         let file = dir.appendingPathComponent("context.cbor").path
-        func load(_ bytes: [UInt8], mode: Int = 0o600) -> AnnexCError.Code? {
+        func load(_ bytes: [UInt8], mode: Int = 0o600) -> PresentmentError.Code? {
             _ = FileManager.default.createFile(
                 atPath: file, contents: Data(bytes), attributes: [.posixPermissions: mode])
             chmod(file, mode_t(mode))
@@ -101,7 +102,7 @@ struct CredentialContextTests {
         #expect(load(good, mode: 0o644) == .contextInsecure)
         // Keys are resolved when a credential first signs, not at load: a context with a bad key
         // loads, and only that credential refuses (keyUnavailable).
-        func signing() -> AnnexCError.Code? {
+        func signing() -> PresentmentError.Code? {
             do {
                 _ = try CredentialContext.load(from: dir)?.credentials[0].signer()
                 return nil

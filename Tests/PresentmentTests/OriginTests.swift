@@ -15,7 +15,7 @@ struct OriginTests {
     struct OriginCase: CustomTestStringConvertible, Sendable {
         let input: String
         let expected: String?  // nil = refused
-        var code: AnnexCError.Code = .invalidOrigin
+        var code: PresentmentError.Code = .invalidOrigin
         var testDescription: String { input.isEmpty ? "(empty)" : input }
     }
 

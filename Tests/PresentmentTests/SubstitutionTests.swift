@@ -1,3 +1,4 @@
+import DigitalCredentials
 import Foundation
 import Testing
 import TestSupport
@@ -39,7 +40,7 @@ struct SubstitutionTests {
             ).documents[0].elements.map(\.element.identifier))
     }
 
-    static func held(_ engine: AnnexCEngine) -> [String: Set<ElementID>] {
+    static func held(_ engine: DigitalCredentialsEngine) -> [String: Set<ElementID>] {
         [TestWorld.mDL: Set(engine.context.credentials[0].elements)]
     }
 
@@ -62,7 +63,7 @@ struct SubstitutionTests {
             try engine.respond(to: parsed)
         }
         // Even with a larger bound, approving the requested element never approves its substitutes.
-        let loose = world.engine(engine.context) { $0.maxAlternativeSetSize = 64 }
+        let loose = world.engine(engine.context) { $0.annexC.maxAlternativeSetSize = 64 }
         let looseParsed = try loose.parse(rawRequest: req.rawRequest, origin: Self.origin)
         #expect(looseParsed.documents[0].candidates[0].substitutions.first?.replacement.count == Self.allMDL.count)
         expectRefusal(SelectionRule.nothingReleasable) {
@@ -99,7 +100,7 @@ struct SubstitutionTests {
         #expect(
             x.selection.count == 1 && x.selection[0].contains("replaces age_over_16 with [birth_date]"),
             "\(x.selection)")
-        #expect(x.documents.first?.candidates.first?.substitutions == c.substitutions)
+        #expect(x.request?.documents.first?.candidates.first?.substitutions == c.substitutions)
     }
 
     @Test(

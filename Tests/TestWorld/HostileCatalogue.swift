@@ -1,5 +1,7 @@
 import Foundation
 import AnnexC
+import DigitalCredentials
+import WebEncoding
 import AnnexCReader
 import HPKE
 import MdocCBOR

@@ -1,5 +1,7 @@
 import Foundation
 import AnnexC
+import DigitalCredentials
+import WebEncoding
 import AnnexCReader
 import HPKE
 import MdocCBOR
@@ -168,7 +170,7 @@ extension CatalogueBuilder {
         }
         // Every readerAuth below is correctly signed by the reader's key over the right
         // ReaderAuthenticationBytes; each carries exactly one fault.
-        let transcript = SessionTranscript(encryptionInfo: ei, origin: try Origin(HostileCatalogue.origin))
+        let transcript = AnnexCSessionTranscript(encryptionInfo: ei, origin: try Origin(HostileCatalogue.origin))
         let rab = MdocAuthentication.readerAuthenticationBytes(
             sessionTranscript: transcript.bytes, itemsRequestBytes: items.encoded())
         func signedReaderAuth(

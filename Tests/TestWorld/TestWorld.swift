@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import AnnexC
+import DigitalCredentials
 import AnnexCReader
 import HPKE
 import MdocCBOR
@@ -104,12 +105,22 @@ public final class TestWorld: @unchecked Sendable {
         try CredentialContext(entries: entries, readerTrust: trust, keyResolver: resolver)
     }
 
-    public func engine(_ context: CredentialContext, _ configure: (inout AnnexCEngine.Configuration) -> Void = { _ in })
-        -> AnnexCEngine
-    {
-        var c = AnnexCEngine.Configuration(clock: { TestWorld.now })
+    /// An engine that answers Annex C entries only (the protocol most tests speak), at the world's clock.
+    public func engine(
+        _ context: CredentialContext, _ configure: (inout DigitalCredentialsEngine.Configuration) -> Void = { _ in }
+    ) -> DigitalCredentialsEngine {
+        Self.engine(context, protocols: [.annexC], configure)
+    }
+
+    /// An engine over `context` at the world's clock, answering `protocols`.
+    public static func engine(
+        _ context: CredentialContext, protocols: Set<PresentationProtocol> = Set(PresentationProtocol.allCases),
+        _ configure: (inout DigitalCredentialsEngine.Configuration) -> Void = { _ in }
+    ) -> DigitalCredentialsEngine {
+        var c = DigitalCredentialsEngine.Configuration(protocols: protocols)
+        c.clock = { TestWorld.now }
         configure(&c)
-        return AnnexCEngine(context: context, configuration: c)
+        return DigitalCredentialsEngine(context: context, configuration: c)
     }
 
     public var trusted: ReaderTrustPolicy { ReaderTrustPolicy(trustAnchors: [readerRoot]) }

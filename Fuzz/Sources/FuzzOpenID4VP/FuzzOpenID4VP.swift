@@ -9,23 +9,19 @@
 // three answer with the same payload. The engine encrypts with a fixed ephemeral key here, so the
 // fuzzer reads each answer back through that key and compares the payloads with every (randomized)
 // device signature blanked.
+@_spi(Testing) import DigitalCredentials
 import FoundationEssentials
 import FuzzSupport
 import MdocCBOR
-@_spi(Testing) import OpenID4VP
-import Presentment
 
-let ephemeral = try! JWEEphemeralKey(p256Scalar: [UInt8](repeating: 0, count: 31) + [7])
+let scalar = [UInt8](repeating: 0, count: 31) + [7]
 
-let engine: OpenID4VPEngine = {
-    var configuration = OpenID4VPEngine.Configuration(clock: { fuzzClock })
-    configuration.ephemeralKeySource = { ephemeral }
-    return OpenID4VPEngine(context: builtInContext(), configuration: configuration)
-}()
+/// An engine that answers OpenID4VP entries only, encrypting with the fixed ephemeral key.
+let engine = fuzzEngine(protocols: [.openID4VP], jweP256Scalar: scalar)
 
 /// The payload of an answer with every device signature in every presentation zeroed.
-func normalized(_ response: Data, for request: PresentmentRequest) -> [UInt8] {
-    guard let payload = OpenID4VPEngine.payload(of: response, for: request, ephemeral: ephemeral) else {
+func normalized(_ response: Data, for request: DigitalCredentialsRequest) -> [UInt8] {
+    guard let payload = request.details.openID4VPPayload(of: response, jweP256Scalar: scalar) else {
         preconditionFailure("an answer the engine cannot read back")
     }
     let token = try! JSONDecoder().decode([String: [String: [String]]].self, from: Data(payload))
@@ -62,10 +58,10 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
         normalized: normalized,
         respondApproving: { (p, a) throws(PresentmentError) in try engine.respond(to: p, approving: a) },
         presented: { (r, p) in
-            let payload = OpenID4VPEngine.payload(of: r, for: p, ephemeral: ephemeral)!
+            let payload = p.details.openID4VPPayload(of: r, jweP256Scalar: scalar)!
             let token = try! JSONDecoder().decode([String: [String: [String]]].self, from: Data(payload))
             return Array(token["vp_token"]!.keys)
         },
-        documentKey: { (p, i) in p.openID4VP!.credentialQueryIDs[i] })
+        documentKey: { (p, i) in p.details.openID4VP!.credentialQueryIDs[i] })
     return 0
 }

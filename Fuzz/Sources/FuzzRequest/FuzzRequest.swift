@@ -3,37 +3,34 @@
 // context (TestVectors/context, with its reader trust anchors; an empty context if it cannot be
 // loaded). The first line of the input is the origin, the rest the raw request.
 //
-// Properties: parse either succeeds or throws AnnexCError; accept (the best match per DocRequest),
+// Properties: parse either succeeds or throws PresentmentError; accept (the best match per DocRequest),
 // respond(to: parse(…)) (every match, the consent model) and respond with the consent model's own
 // summary as the consented request agree: all three refuse with the same code, or all three answer
 // with the same DeviceResponse. The engine seals with a fixed ephemeral key here, so the fuzzer opens
 // each answer through the sender's own key schedule and compares the decrypted DeviceResponses with
 // their (randomized) device signatures blanked.
-@_spi(Testing) import AnnexC
+@_spi(Testing) import DigitalCredentials
 @_spi(Testing) import HPKE
 import FoundationEssentials
 import FuzzSupport
 import MdocCBOR
-import Presentment
 
 let ephemeral = try! HPKE.PrivateKey.derive(kem: .p256HKDFSHA256, ikm: [UInt8](repeating: 7, count: 32))
 
-let engine: AnnexCEngine = {
-    var configuration = AnnexCEngine.Configuration(clock: { fuzzClock })
-    configuration.ephemeralKeySource = { ephemeral }
-    return AnnexCEngine(context: builtInContext(), configuration: configuration)
-}()
+/// An engine that answers Annex C entries only, sealing with the fixed ephemeral key.
+let engine = fuzzEngine(protocols: [.annexC], hpke: ephemeral)
 
 /// The DeviceResponse inside a sealed answer, opened with the fixed ephemeral key, with every device
 /// signature replaced by zeros.
-func plaintext(_ response: Data, for request: PresentmentRequest) -> [UInt8] {
-    guard let info = request.encryptionInfo, let y = info.recipientPublicKey.y else {
+func plaintext(_ response: Data, for request: DigitalCredentialsRequest) -> [UInt8] {
+    guard let info = request.details.annexC?.encryptionInfo, let y = info.recipientPublicKey.y else {
         preconditionFailure("an answered request has EncryptionInfo")
     }
     let key = try! HPKE.PublicKey(serialized: [0x04] + info.recipientPublicKey.x + y, kem: .p256HKDFSHA256)
     let sender = try! HPKE.Sender(
         suite: .annexC, recipient: key, info: request.sessionTranscriptBytes, ephemeralKey: ephemeral)
-    let sealed = try! EncryptedResponse(response: response)
+    // EncryptedResponse = ["dcapi", {"enc": bstr, "cipherText": bstr}], raw or in a JSON framing.
+    let sealed = encryptedResponse(response)
     precondition(sealed.enc == sender.encapsulatedKey, "the answer was not sealed with the fixed ephemeral key")
     var out = try! sender.openFirstSealed(sealed.cipherText)
     for doc in try! DeviceResponse(encoded: out).documents {
@@ -57,4 +54,22 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
         presented: { (r, p) in try! DeviceResponse(encoded: plaintext(r, for: p)).documents.map(\.docType) },
         documentKey: { (p, i) in p.documents[i].docType })
     return 0
+}
+
+/// `enc` and `cipherText` of the EncryptedResponse in an answer (raw CBOR, `{"response"}` or the
+/// `{"protocol", "data"}` envelope).
+func encryptedResponse(_ response: Data) -> (enc: [UInt8], cipherText: [UInt8]) {
+    var cbor = Array(response)
+    if cbor.first == UInt8(ascii: "{") {
+        struct Framed: Decodable {
+            struct Data: Decodable { let response: String }
+            let response: String?
+            let data: Data?
+        }
+        let framed = try! JSONDecoder().decode(Framed.self, from: response)
+        let text = (framed.response ?? framed.data!.response).map { $0 == "-" ? "+" : $0 == "_" ? "/" : $0 }
+        cbor = Array(Data(base64Encoded: String(text) + String(repeating: "=", count: (4 - text.count % 4) % 4))!)
+    }
+    let root = try! CBORDocument(decoding: cbor).root
+    return (root[1]!["enc"]!.byteStringValue!, root[1]!["cipherText"]!.byteStringValue!)
 }

@@ -1,9 +1,10 @@
 // What the two request-path fuzz targets (FuzzRequest for Annex C, FuzzOpenID4VP) share: the built-in
 // test context, the input's split into origin and raw request, and the differential property that
 // accept, respond(to: parse(…)) and respond with the consent model's own summary agree.
+@_spi(Testing) import DigitalCredentials
 import FoundationEssentials
+import HPKE
 import MdocCBOR
-import Presentment
 
 /// The fixed clock both targets answer at.
 public let fuzzClock = MdocDate.parseDateTime("2026-09-01T00:00:00Z")!
@@ -17,19 +18,32 @@ public func builtInContext() -> CredentialContext {
     return loaded ?? (try! CredentialContext(entries: [], keyResolver: InMemoryKeyResolver([:])))
 }
 
+/// An engine over the built-in context at the fixed clock, answering `protocols`, sealing with fixed
+/// ephemeral keys (Annex C's `hpke`, OpenID4VP's from `jweP256Scalar`).
+public func fuzzEngine(
+    protocols: Set<PresentationProtocol>,
+    hpke: HPKE.PrivateKey = try! HPKE.PrivateKey.derive(kem: .p256HKDFSHA256, ikm: [UInt8](repeating: 7, count: 32)),
+    jweP256Scalar: [UInt8] = [UInt8](repeating: 0, count: 31) + [7]
+) -> DigitalCredentialsEngine {
+    var configuration = DigitalCredentialsEngine.Configuration(protocols: protocols)
+    configuration.clock = { fuzzClock }
+    try! configuration.useEphemeralKeys(hpke: hpke, jweP256Scalar: jweP256Scalar)
+    return DigitalCredentialsEngine(context: builtInContext(), configuration: configuration)
+}
+
 /// Runs one input through an engine's three paths and checks they agree: all refuse with the same
 /// code, or all answer with the same `normalized` bytes (device signatures blanked by the caller). The
 /// first line of the input is the origin, the rest the raw request.
 public func checkAgreement(
     _ start: UnsafeRawPointer, _ count: Int,
-    parse: (Data, String) throws(PresentmentError) -> PresentmentRequest,
+    parse: (Data, String) throws(PresentmentError) -> DigitalCredentialsRequest,
     explain: (Data, String) -> Void,
     accept: (Data, String) throws(PresentmentError) -> Data,
-    respond: (PresentmentRequest, ConsentedRequest?) throws(PresentmentError) -> Data,
-    normalized: (Data, PresentmentRequest) -> [UInt8],
-    respondApproving: (PresentmentRequest, Approval) throws(PresentmentError) -> Data,
-    presented: (Data, PresentmentRequest) -> [String],
-    documentKey: (PresentmentRequest, Int) -> String
+    respond: (DigitalCredentialsRequest, ConsentedRequest?) throws(PresentmentError) -> Data,
+    normalized: (Data, DigitalCredentialsRequest) -> [UInt8],
+    respondApproving: (DigitalCredentialsRequest, Approval) throws(PresentmentError) -> Data,
+    presented: (Data, DigitalCredentialsRequest) -> [String],
+    documentKey: (DigitalCredentialsRequest, Int) -> String
 ) {
     let bytes = Array(UnsafeRawBufferPointer(start: start, count: count))
     let newline = bytes.firstIndex(of: 0x0a) ?? bytes.count
@@ -62,8 +76,9 @@ public func checkAgreement(
 /// presents it; document-level consent alone presents only documents that may go out without
 /// elements, and releases none.
 func checkCoverage(
-    _ p: PresentmentRequest, respondApproving: (PresentmentRequest, Approval) throws(PresentmentError) -> Data,
-    presented: (Data, PresentmentRequest) -> [String], documentKey: (PresentmentRequest, Int) -> String
+    _ p: DigitalCredentialsRequest,
+    respondApproving: (DigitalCredentialsRequest, Approval) throws(PresentmentError) -> Data,
+    presented: (Data, DigitalCredentialsRequest) -> [String], documentKey: (DigitalCredentialsRequest, Int) -> String
 ) {
     for nothing in [Approval.elements([]), .perDocument([:])] {
         precondition((try? respondApproving(p, nothing)) == nil, "approving nothing answered")

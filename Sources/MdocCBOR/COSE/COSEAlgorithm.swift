@@ -25,6 +25,23 @@ public enum COSEAlgorithm: Int64, Sendable, Hashable, CaseIterable {
     /// HMAC w/ SHA-512.
     case hmac512 = 7
 
+    /// The algorithm's name in the IANA COSE Algorithms registry (`ES256`, `ESP256`, `HMAC 256/64`).
+    public var name: String {
+        switch self {
+        case .es256: "ES256"
+        case .es384: "ES384"
+        case .es512: "ES512"
+        case .esp256: "ESP256"
+        case .esp384: "ESP384"
+        case .esp512: "ESP512"
+        case .edDSA: "EdDSA"
+        case .hmac256_64: "HMAC 256/64"
+        case .hmac256: "HMAC 256/256"
+        case .hmac384: "HMAC 384/384"
+        case .hmac512: "HMAC 512/512"
+        }
+    }
+
     /// True for the ECDSA algorithms.
     public var isECDSA: Bool {
         switch self {

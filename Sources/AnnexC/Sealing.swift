@@ -3,24 +3,17 @@
 #else
     import Foundation
 #endif
+import DCAPIFraming
 import HPKE
 import MdocCBOR
 import Presentment
 import WebEncoding
 
-/// How the sealed response is framed.
-public enum ResponseFormat: String, Sendable, Hashable, CaseIterable {
-    /// Raw CBOR for a `data` object request (iOS), the Android envelope for the other framings.
-    case automatic
-    /// The CBOR `EncryptedResponse` (iOS `responseData`).
-    case encryptedResponseCBOR
-    /// `{"response": "<base64url>"}` (the DC API `data` object).
-    case responseJSON
-    /// `{"protocol":"org-iso-mdoc","data":{"response":"<base64url>"}}` (Android `DigitalCredential`).
-    case androidEnvelope
-}
-
-extension AnnexCEngine {
+/// Sealing (ISO/IEC 18013-7 Annex C §C.3): `EncryptedResponse = ["dcapi", {"enc": bstr, "cipherText":
+/// bstr}]`, HPKE base mode (DHKEM(P-256, HKDF-SHA256), HKDF-SHA256, AES-128-GCM) to the reader's
+/// recipient key with the SessionTranscript as `info` and an empty `aad`, written once into the buffer
+/// that is returned.
+extension AnnexCFrontEnd {
 
     /// Length of the EncryptedResponse head: `["dcapi", {"enc": bstr, "cipherText":` and the
     /// cipherText's bstr head.
@@ -61,24 +54,27 @@ extension AnnexCEngine {
         guard sealed else { throw PresentmentError(AnnexCRule.sealing) }
     }
 
-    func seal(
-        _ deviceResponse: [UInt8], encryptionInfo: EncryptionInfo, transcript: SessionTranscript,
-        framing: RequestFraming,
-        format: ResponseFormat
-    ) throws(PresentmentError) -> Data {
+    /// The sealed DeviceResponse in `format`: `.binary` the CBOR EncryptedResponse, `.dataObject`
+    /// `{"response": "<base64url>"}`, `.protocolAndData` the Android envelope; `.automatic` follows the
+    /// request's framing (binary for a bare data object, the envelope otherwise).
+    func seal(_ deviceResponse: [UInt8], details: AnnexCDetails, format: ResponseFormat) throws(PresentmentError)
+        -> Data
+    {
+        let encryptionInfo = details.encryptionInfo
+        let transcript = details.sessionTranscript
         // The key was validated (on the curve) when EncryptionInfo was parsed; reuse it.
         // Its SEC1 form `04 ‖ x ‖ y` is the one the validated point already holds.
         let key = encryptionInfo.recipientPublicKey.publicKey
         let pkR = HPKE.PublicKey(key: key, kem: .p256HKDFSHA256, serialized: key.rawRepresentation)
         var f = format
-        if f == .automatic { f = framing == .dataObject ? .encryptedResponseCBOR : .androidEnvelope }
+        if f == .automatic { f = details.framing == .dataObject ? .binary : .protocolAndData }
         // EncryptedResponse = ["dcapi", {"enc": bstr(65), "cipherText": bstr(ct ‖ tag)}]. Every length
         // is known before sealing, so the response is written once into the buffer that becomes the
         // returned Data: the CBOR head, then HPKE seals in place (iOS framing); for the JSON framings
         // the CBOR goes to a scratch buffer and base64url writes straight into the output.
         var sender: HPKE.Sender
         do {
-            if let source = configuration.ephemeralKeySource {
+            if let source = settings.ephemeralKeySource {
                 sender = try HPKE.Sender(suite: .annexC, recipient: pkR, info: transcript.bytes, ephemeralKey: source())
             } else {
                 sender = try HPKE.Sender(suite: .annexC, recipient: pkR, info: transcript.bytes)
@@ -89,17 +85,17 @@ extension AnnexCEngine {
         let ctLen = deviceResponse.count + HPKE.AEAD.aes128GCM.tagSize
         let cborLen = Self.encryptedHeadLength(enc: sender.encapsulatedKey.count, cipherText: ctLen) + ctLen
         switch f {
-        case .encryptedResponseCBOR, .automatic:
+        case .binary, .automatic:
             let out = UnsafeMutableRawBufferPointer.allocate(byteCount: cborLen, alignment: 1)
             do { try Self.writeEncrypted(out, deviceResponse: deviceResponse, sender: &sender) } catch {
                 out.deallocate()
                 throw error
             }
             return Data(bytesNoCopy: out.baseAddress!, count: cborLen, deallocator: .custom { p, _ in p.deallocate() })
-        case .responseJSON, .androidEnvelope:
+        case .dataObject, .protocolAndData:
             let prefix: StaticString =
-                f == .responseJSON ? "{\"response\":\"" : "{\"protocol\":\"org-iso-mdoc\",\"data\":{\"response\":\""
-            let suffix: StaticString = f == .responseJSON ? "\"}" : "\"}}"
+                f == .dataObject ? "{\"response\":\"" : "{\"protocol\":\"org-iso-mdoc\",\"data\":{\"response\":\""
+            let suffix: StaticString = f == .dataObject ? "\"}" : "\"}}"
             let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: cborLen, alignment: 1)
             defer { scratch.deallocate() }
             try Self.writeEncrypted(scratch, deviceResponse: deviceResponse, sender: &sender)

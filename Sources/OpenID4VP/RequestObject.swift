@@ -9,53 +9,24 @@ import MdocCBOR
 import Presentment
 import WebEncoding
 
-/// The three OpenID4VP request forms over the Digital Credentials API (OpenID4VP Appendix A).
-public enum OpenID4VPRequestForm: String, Sendable, Hashable, CaseIterable {
-    /// `openid4vp-v1-unsigned`: the parameters are `data`'s members.
-    case unsigned
-    /// `openid4vp-v1-signed`: `data.request` is a compact JWS whose payload holds the parameters.
-    case signed
-    /// `openid4vp-v1-multisigned`: a JWS JSON serialization, each signature with its own `client_id`.
-    case multisigned
-
-    /// The Digital Credentials API protocol identifier.
-    public var protocolIdentifier: String { "openid4vp-v1-\(rawValue)" }
-
-    /// The form a protocol identifier names.
-    public init?(protocolIdentifier: String) {
-        guard protocolIdentifier.hasPrefix("openid4vp-v1-") else { return nil }
-        self.init(rawValue: String(protocolIdentifier.dropFirst("openid4vp-v1-".count)))
-    }
-}
-
-/// How the response travels (`response_mode`).
-public enum OpenID4VPResponseMode: String, Sendable, Hashable, CaseIterable {
-    /// `dc_api`: `{"vp_token": {...}}` in the clear (the platform's channel protects it).
-    case dcAPI = "dc_api"
-    /// `dc_api.jwt`: `{"response": "<JWE>"}` encrypted to the verifier's key.
-    case dcAPIJWT = "dc_api.jwt"
-}
-
-/// One verifier signature of a signed or multisigned request, verified.
-public struct VerifierSignature: Sendable {
-    /// `request` for the compact form, `signatures[i]` for the JSON form.
-    public let label: String
-    /// The full `client_id` it authenticates (`x509_san_dns:…` or `x509_hash:…`).
-    public let clientID: String
-    /// The certificate chain from `x5c`, leaf first.
-    public let chain: [Certificate]
-    /// The trust verdict for the signer under the holder's policy.
-    public let verdict: ReaderVerdict
-}
-
 /// A request read from its `data` member: the form, the parameters (from `data` or the verified
 /// request object), and the verified signatures.
 struct RequestObject {
     let form: OpenID4VPRequestForm
     /// The Authorization Request parameters.
     let parameters: JSONNode
-    /// The verified signatures, each with its chain (verdicts are added later).
-    let signers: [(label: String, clientID: String, chain: [Certificate], header: JWSHeader)]
+    /// One verified signature: its label, the `client_id` it authenticates, its chain (leaf first),
+    /// header and the signing input it was verified over (verdicts are added later).
+    struct Signer {
+        let label: String
+        let clientID: String
+        let chain: [Certificate]
+        let header: JWSHeader
+        let signingInput: [UInt8]
+    }
+
+    /// The verified signatures.
+    let signers: [Signer]
 
     static let requestObjectType = "oauth-authz-req+jwt"
 
@@ -87,7 +58,11 @@ struct RequestObject {
                 throw PresentmentError(OpenID4VPRule.signedLacksClientID)
             }
             try ClientIdentifier(clientID).check(leaf: chain[0], label: "request")
-            signers = [("request", clientID, chain, jws.signatures[0].header)]
+            signers = [
+                Signer(
+                    label: "request", clientID: clientID, chain: chain, header: jws.signatures[0].header,
+                    signingInput: jws.signatures[0].signingInput)
+            ]
         case .multisigned:
             let object: JSONNode
             if data["payload"] != nil || data["signatures"] != nil {
@@ -108,7 +83,7 @@ struct RequestObject {
             let jws: JWS
             do { jws = try JWS(json: object, limits: limits) } catch { throw Self.refusal(error, "request") }
             // Every signature first (each with the client_id of its own protected header), then the payload.
-            var signers = [(label: String, clientID: String, chain: [Certificate], header: JWSHeader)]()
+            var signers = [Signer]()
             for (i, s) in jws.signatures.enumerated() {
                 let label = "signatures[\(i)]"
                 guard let clientID = s.header.protectedString("client_id") else {
@@ -120,7 +95,9 @@ struct RequestObject {
                 let identifier = try ClientIdentifier(clientID)
                 let chain = try Self.verify(s, label: label, limits: limits)
                 try identifier.check(leaf: chain[0], label: label)
-                signers.append((label, clientID, chain, s.header))
+                signers.append(
+                    Signer(
+                        label: label, clientID: clientID, chain: chain, header: s.header, signingInput: s.signingInput))
             }
             self.signers = signers
             parameters = try Self.payload(jws, parameterLimits)
@@ -183,55 +160,5 @@ struct RequestObject {
         }
         do { try s.verify(with: key) } catch { throw refusal(error, label) }
         return chain
-    }
-}
-
-/// A `client_id` with its prefix (OpenID4VP §5.9). Only the two X.509 prefixes authenticate a request
-/// over the Digital Credentials API here; every other prefix, and a `client_id` without one, is
-/// refused distinctly (`unsupportedClientIdentifier`).
-enum ClientIdentifier {
-    case sanDNS(String)
-    case hash([UInt8])
-
-    init(_ clientID: String) throws(PresentmentError) {
-        guard let colon = clientID.firstIndex(of: ":") else {
-            throw PresentmentError(OpenID4VPRule.clientIDNoPrefix)
-        }
-        let prefix = clientID[..<colon]
-        let rest = String(clientID[clientID.index(after: colon)...])
-        switch prefix {
-        case "x509_san_dns":
-            guard !rest.isEmpty, rest.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else {
-                throw PresentmentError(OpenID4VPRule.sanDNSNotDNSName)
-            }
-            self = .sanDNS(rest)
-        case "x509_hash":
-            guard let h = Base64URL.decode(rest), h.count == 32 else {
-                throw PresentmentError(OpenID4VPRule.hashNotSHA256)
-            }
-            self = .hash(h)
-        case "redirect_uri":
-            throw PresentmentError(OpenID4VPRule.redirectURIPrefix)
-        case "origin":
-            throw PresentmentError(OpenID4VPRule.originPrefix)
-        case "decentralized_identifier", "verifier_attestation", "openid_federation":
-            throw PresentmentError(OpenID4VPRule.prefixUnsupported)
-        default:
-            throw PresentmentError(OpenID4VPRule.prefixUnsupported)
-        }
-    }
-
-    /// Whether the leaf certificate is the one the identifier names.
-    func check(leaf: Certificate, label: String) throws(PresentmentError) {
-        switch self {
-        case .sanDNS(let name):
-            guard leaf.dnsNames.contains(where: { $0.lowercased() == name.lowercased() }) else {
-                throw PresentmentError(OpenID4VPRule.clientIDNotSAN, at: label)
-            }
-        case .hash(let h):
-            guard DigestAlgorithm.sha256.hash(leaf.der) == h else {
-                throw PresentmentError(OpenID4VPRule.clientIDNotHash, at: label)
-            }
-        }
     }
 }

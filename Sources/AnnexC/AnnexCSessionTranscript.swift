@@ -2,8 +2,8 @@ import MdocCBOR
 import Presentment
 internal import CryptoCore
 
-/// The SessionTranscript of Annex C: `[null, null, ["dcapi", SHA-256(CBOR([encryptionInfo, origin]))]]`.
-public struct SessionTranscript: Sendable, Hashable {
+/// The SessionTranscript of ISO/IEC 18013-7 Annex C (§C.3): `[null, null, ["dcapi", SHA-256(CBOR([encryptionInfo, origin]))]]`.
+public struct AnnexCSessionTranscript: Sendable, Hashable {
     /// The encryptionInfo string exactly as received.
     private let encryptionInfoText: String
     /// The serialized origin.

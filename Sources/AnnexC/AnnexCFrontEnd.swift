@@ -1,0 +1,108 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+import DCAPIFraming
+import MdocCBOR
+import Presentment
+import WebEncoding
+
+/// The Annex C front end (ISO/IEC 18013-7 Annex C, `org-iso-mdoc`): reads an entry's `data` into the
+/// EncryptionInfo, the `dcapi` SessionTranscript and the DeviceRequest, verifies every reader
+/// signature and applies the holder's trust policy; answers a settled plan as one DeviceResponse sealed
+/// with HPKE to the reader's key. Everything else is the engine's (`PresentmentEngine`).
+package struct AnnexCFrontEnd: DCAPIFrontEnd {
+    /// The protocol identifier of the Digital Credentials API registry.
+    package static let protocolIdentifier = "org-iso-mdoc"
+    /// The pre-publication identifier, answered when `AnnexCSettings.acceptLegacyProtocolAlias` is set.
+    package static let legacyAlias = "org.iso.mdoc"
+
+    /// Annex C's own settings.
+    package let settings: AnnexCSettings
+
+    package init(settings: AnnexCSettings) { self.settings = settings }
+
+    package func answers(protocolIdentifier p: String) -> Bool {
+        p == Self.protocolIdentifier || (settings.acceptLegacyProtocolAlias && p == Self.legacyAlias)
+    }
+
+    package static func isBareData(_ json: JSONNode) -> Bool { AnnexCRequestData.isBareData(json) }
+
+    /// Checks, in order: the entry's `data`, EncryptionInfo and its key, the SessionTranscript, the
+    /// DeviceRequest and its bounds, a required zero-knowledge proof, every reader signature, then the
+    /// holder's trust policy.
+    package func check(
+        _ entry: RequestEntry, origin: Origin, in environment: CheckEnvironment, trace: inout CheckTrace?
+    )
+        throws(PresentmentError) -> CheckedRequest<AnnexCDetails>
+    {
+        let limits = environment.configuration.limits
+        let data = try AnnexCRequestData(entry, maxBytes: limits.maxRequestBytes)
+        let encryptionInfo = try EncryptionInfo(base64url: data.encryptionInfo)
+        let transcript = AnnexCSessionTranscript(encryptionInfo: data.encryptionInfo, origin: origin)
+        if trace != nil {
+            trace!.record("dcapiInfo", transcript.dcapiInfo)
+            trace!.record("SessionTranscript", transcript.bytes)
+        }
+        guard let drBytes = Base64URL.decode(data.deviceRequest) else {
+            throw PresentmentError(AnnexCRule.deviceRequestNotBase64URL)
+        }
+        trace?.record("DeviceRequest", drBytes)
+        let options = CBORDecodingOptions(
+            maxDepth: settings.maxNestingDepth, maxItems: settings.maxDataItems, maxInputSize: limits.maxRequestBytes)
+        let request: DeviceRequest
+        do { request = try DeviceRequest(encoded: drBytes, options: options) } catch {
+            if error.code == .cbor, let c = error.cbor,
+                [.itemLimitExceeded, .depthLimitExceeded, .inputTooLarge].contains(c.code)
+            {
+                throw PresentmentError(AnnexCRule.deviceRequestOverLimits, underlying: c)
+            }
+            throw PresentmentError(AnnexCRule.deviceRequestInvalid, underlying: error)
+        }
+        guard request.docRequests.count <= limits.maxDocuments else {
+            throw PresentmentError(AnnexCRule.tooManyDocRequests)
+        }
+        guard Self.elementReferences(request) <= limits.maxRequestedElements else {
+            throw PresentmentError(AnnexCRule.tooManyElements)
+        }
+        // A reader that requires a zero-knowledge proof must never get a plain, linkable presentation.
+        if request.docRequests.contains(where: { $0.itemsRequest.requestInfo?.zkRequest?.required == true }) {
+            throw PresentmentError(AnnexCRule.zkRequired)
+        }
+        let authentication = try ReaderAuthenticator(trust: environment.trust).authenticate(
+            request: request, transcript: transcript, consent: environment.consent, trace: &trace)
+        return CheckedRequest(
+            protocolIdentifier: entry.protocolIdentifier ?? Self.protocolIdentifier,
+            queries: DocumentQuery.prepare(request, maxSetSize: settings.maxAlternativeSetSize),
+            documentSets: DocumentSetRule.of(request), sessionTranscript: transcript.bytes,
+            authentication: authentication,
+            details: AnnexCDetails(
+                framing: entry.framing, sessionTranscript: transcript, encryptionInfo: encryptionInfo,
+                deviceRequest: request))
+    }
+
+    /// Every element a DeviceRequest names: requested elements, and each `alternativeDataElements`
+    /// entry's requested element and alternatives (counted in any version: they were parsed).
+    static func elementReferences(_ request: DeviceRequest) -> Int {
+        var n = 0
+        for d in request.docRequests {
+            n += d.itemsRequest.elementCount
+            for a in d.itemsRequest.requestInfo?.alternativeDataElements ?? [] {
+                n += 1
+                for s in a.alternativeElementSets { n += s.count }
+            }
+        }
+        return n
+    }
+
+    /// One DeviceResponse for every answered document.
+    package var responseLayout: ResponseLayout { .single(missingElements: settings.missingElements) }
+
+    /// Seals the DeviceResponse with HPKE to the reader's key and frames it (`Sealing.swift`).
+    package func answer(_ responses: [BuiltResponse], details: AnnexCDetails, format: ResponseFormat)
+        throws(PresentmentError) -> Data
+    {
+        try seal(responses[0].bytes, details: details, format: format)
+    }
+}

@@ -1,0 +1,65 @@
+import AnnexC
+import OpenID4VP
+import Presentment
+
+/// The Digital Credentials API protocols this engine answers, one front end each.
+public enum PresentationProtocol: String, Sendable, Hashable, CaseIterable {
+    /// ISO/IEC 18013-7 Annex C, `org-iso-mdoc`.
+    case annexC
+    /// OpenID4VP 1.0 over the Digital Credentials API, `openid4vp-v1-unsigned`, `-signed`, `-multisigned`.
+    case openID4VP
+}
+
+extension DigitalCredentialsEngine {
+    /// Which protocol answers when a page offers several.
+    public enum Preference: String, Sendable, Hashable, CaseIterable {
+        /// The one that can be answered; Annex C first when both can (the default).
+        case answerable
+        /// Annex C whenever the request has an `org-iso-mdoc` entry.
+        case annexC
+        /// OpenID4VP whenever the request has an `openid4vp-v1-*` entry.
+        case openID4VP
+    }
+
+    /// The engine's one configuration: the settings every protocol shares (`shared`, read and written
+    /// directly: `configuration.clock`, `configuration.readerTrust`, `configuration.limits`), which
+    /// protocols answer and in which order, and each protocol's own few settings. Every field has a
+    /// safe default, so `Configuration()` is a valid wallet setup. The C ABI's configuration JSON, the
+    /// CLI's options and the Python binding's `config` map onto it one to one.
+    @dynamicMemberLookup
+    public struct Configuration: Sendable {
+        /// The settings every protocol shares (clock, origins, request bounds, self-check, reader-trust
+        /// policy, error disclosure).
+        public var shared: EngineConfiguration
+        /// The protocols that may answer (default: every one). An entry of another protocol is treated
+        /// as absent.
+        public var protocols: Set<PresentationProtocol>
+        /// Which protocol answers when a page offers several (default `.answerable`).
+        public var preference: Preference
+        /// Annex C's own settings (legacy identifier, elements not held, CBOR bounds, alternative sets).
+        public var annexC: AnnexCSettings
+        /// OpenID4VP's own settings (preferred content encryption).
+        public var openID4VP: OpenID4VPSettings
+
+        /// A configuration; every argument has a safe default.
+        public init(
+            _ shared: EngineConfiguration = EngineConfiguration(),
+            protocols: Set<PresentationProtocol> = Set(PresentationProtocol.allCases),
+            preference: Preference = .answerable,
+            annexC: AnnexCSettings = AnnexCSettings(), openID4VP: OpenID4VPSettings = OpenID4VPSettings()
+        ) {
+            self.shared = shared
+            self.protocols = protocols
+            self.preference = preference
+            self.annexC = annexC
+            self.openID4VP = openID4VP
+        }
+
+        /// A shared setting (`clock`, `allowAppOrigins`, `limits`, `selfCheck`, `readerTrust`,
+        /// `errorDisclosure`), read and written as if it were the configuration's own.
+        public subscript<T>(dynamicMember key: WritableKeyPath<EngineConfiguration, T>) -> T {
+            get { shared[keyPath: key] }
+            set { shared[keyPath: key] = newValue }
+        }
+    }
+}

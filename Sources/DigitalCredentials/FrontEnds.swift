@@ -1,0 +1,63 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+import AnnexC
+import DCAPIFraming
+import OpenID4VP
+import Presentment
+import WebEncoding
+
+/// One registered front end as the facade dispatches to it: its protocol, how it recognises its
+/// entries, and the engine's three operations bound to it (the front end's details wrapped in, and
+/// unwrapped from, `ProtocolDetails`). A class: handed around by one reference, not six closures.
+final class RegisteredFrontEnd: Sendable {
+    let presentationProtocol: PresentationProtocol
+    let answers: @Sendable (String) -> Bool
+    let isBareData: @Sendable (JSONNode) -> Bool
+    let accept:
+        @Sendable (PresentmentEngine, RequestEntry, Origin, String?, ResponseFormat) throws(PresentmentError) -> Data
+    let parse:
+        @Sendable (PresentmentEngine, RequestEntry, Origin, inout CheckTrace?) throws(PresentmentError) ->
+            DigitalCredentialsRequest
+    /// Answers a request whose details are this front end's; nil for another front end's request.
+    let respond:
+        @Sendable (
+            PresentmentEngine, DigitalCredentialsRequest, [Int: String], Approval, ConsentedRequest?, ResponseFormat
+        )
+            throws(PresentmentError) -> Data?
+
+    init<F: DCAPIFrontEnd>(
+        _ p: PresentationProtocol, _ frontEnd: F, wrap: @escaping @Sendable (F.Details) -> ProtocolDetails,
+        unwrap: @escaping @Sendable (ProtocolDetails) -> F.Details?
+    ) {
+        presentationProtocol = p
+        answers = { frontEnd.answers(protocolIdentifier: $0) }
+        isBareData = { F.isBareData($0) }
+        accept = { (engine, entry, origin, credentialID, format) throws(PresentmentError) in
+            try engine.accept(entry, origin: origin, via: frontEnd, credentialID: credentialID, format: format)
+        }
+        parse = { (engine, entry, origin, trace) throws(PresentmentError) in
+            try engine.parse(entry, origin: origin, via: frontEnd, trace: &trace, details: wrap)
+        }
+        respond = { (engine, request, using, approving, consented, format) throws(PresentmentError) in
+            guard let details = unwrap(request.details) else { return nil }
+            return try engine.respond(
+                to: request.withDetails(details), via: frontEnd, using: using, approving: approving,
+                consented: consented, format: format)
+        }
+    }
+
+    /// The front ends, in the order the facade considers them by default (Annex C first). Adding a
+    /// protocol: its front end here, and its case in `ProtocolDetails` and `PresentationProtocol`.
+    static func all(_ configuration: DigitalCredentialsEngine.Configuration) -> [RegisteredFrontEnd] {
+        [
+            RegisteredFrontEnd(
+                .annexC, AnnexCFrontEnd(settings: configuration.annexC), wrap: { .annexC($0) }, unwrap: { $0.annexC }),
+            RegisteredFrontEnd(
+                .openID4VP, OpenID4VPFrontEnd(settings: configuration.openID4VP), wrap: { .openID4VP($0) },
+                unwrap: { $0.openID4VP }),
+        ]
+    }
+}

@@ -1,0 +1,180 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+import DCAPIFraming
+import JOSE
+import MdocCBOR
+import Presentment
+import WebEncoding
+
+/// The OpenID4VP front end (OpenID for Verifiable Presentations 1.0 over the Digital Credentials API,
+/// Appendix A, for `mso_mdoc`): reads an `openid4vp-v1-unsigned`, `-signed` or `-multisigned` entry
+/// (the request object and every verifier signature, the parameters, `expected_origins`, the holder's
+/// trust policy, the response encryption key and the DCQL query) and answers a settled plan as
+/// `vp_token` with one DeviceResponse per credential query, in mode `dc_api` or encrypted as a JWE for
+/// `dc_api.jwt`. Everything else is the engine's (`PresentmentEngine`).
+package struct OpenID4VPFrontEnd: DCAPIFrontEnd {
+    /// OpenID4VP's own settings.
+    package let settings: OpenID4VPSettings
+
+    package init(settings: OpenID4VPSettings) { self.settings = settings }
+
+    /// The bounds of the request's own JSON (the parameters, the DCQL query, the request object).
+    static let parameterDepth = 16
+    static let parameterMembers = 256
+
+    package func answers(protocolIdentifier: String) -> Bool {
+        OpenID4VPRequestForm(protocolIdentifier: protocolIdentifier) != nil
+    }
+
+    /// A top-level object that is an OpenID4VP `data` object on its own.
+    package static func isBareData(_ json: JSONNode) -> Bool {
+        json["response_type"] != nil || json["dcql_query"] != nil || json["request"] != nil
+            || (json["payload"] != nil && json["signatures"] != nil)
+    }
+
+    /// The form of a bare data object.
+    static func bareForm(_ data: JSONNode) -> OpenID4VPRequestForm {
+        if data["payload"] != nil || data["signatures"] != nil { return .multisigned }
+        if let s = data["request"]?.string { return s.first == "{" ? .multisigned : .signed }
+        if data["request"]?.isObject == true { return .multisigned }
+        return .unsigned
+    }
+
+    /// Checks, in order: the entry's `data` and its bounds, the request object and every signature,
+    /// the parameters and `expected_origins`, the holder's trust policy, the response encryption key
+    /// and the verifier's formats, the DCQL query.
+    package func check(
+        _ entry: RequestEntry, origin: Origin, in environment: CheckEnvironment, trace: inout CheckTrace?
+    )
+        throws(PresentmentError) -> CheckedRequest<OpenID4VPDetails>
+    {
+        let limits = environment.configuration.limits
+        let parameterLimits = JSONValue.Limits(
+            maxBytes: limits.maxRequestBytes, maxDepth: Self.parameterDepth, maxMembers: Self.parameterMembers,
+            maxStringBytes: limits.maxRequestBytes)
+        let data = try entry.parsedData(limits: parameterLimits)
+        let form =
+            entry.protocolIdentifier.flatMap(OpenID4VPRequestForm.init(protocolIdentifier:)) ?? Self.bareForm(data)
+        guard data.shape.depth <= Self.parameterDepth, data.shape.widest <= Self.parameterMembers else {
+            throw PresentmentError(OpenID4VPRule.dataOverBounds)
+        }
+        var joseLimits = JOSELimits(maxBytes: limits.maxRequestBytes)
+        joseLimits.maxSignatures = 8
+        let object = try RequestObject(form: form, data: data, limits: joseLimits, parameterLimits: parameterLimits)
+        let parameters = try AuthorizationParameters(object, origin: origin)
+
+        // Trust: one policy, both protocols. Trusted through any signature the policy trusts (a
+        // multisigned request carries one per trust framework, Appendix A); every signature has
+        // verified already.
+        var authentication = ReaderAuthentication.unsigned
+        if object.signers.isEmpty {
+            try environment.trust.requireSignature()
+        } else {
+            let judged = environment.trust.judge(object.signers.map { ($0.label, $0.chain) }, anySignature: true)
+            let signatures = zip(object.signers, judged.verdicts).map { s, v in
+                RequestSignature(
+                    label: s.label, clientID: s.clientID, certificateSubjects: s.chain.map(\.subject), verdict: v)
+            }
+            if trace != nil {
+                for (k, s) in object.signers.enumerated() {
+                    trace!.signatures.append(
+                        .init(
+                            signatures[k], algorithm: s.header.algorithm.rawValue, signedBytes: s.signingInput,
+                            refusal: judged.refusals[k]?.rule))
+                }
+            }
+            if let refusal = judged.refusal { throw refusal }
+            authentication = ReaderAuthentication(
+                verdict: judged.verdicts.max { $0.strength < $1.strength } ?? .notAuthenticated,
+                readers: judged.verdicts, signatures: signatures)
+        }
+
+        let metadata = try ClientMetadata(
+            parameters.clientMetadata, mode: parameters.responseMode, preferA256GCM: settings.preferA256GCM)
+        var dcqlLimits = DCQLQuery.Limits()
+        dcqlLimits.maxCredentialQueries = limits.maxDocuments
+        dcqlLimits.maxRequestedElements = limits.maxRequestedElements
+        let dcql = try DCQLQuery(
+            parameters.dcqlQuery, issuerAuthAlgorithms: metadata.issuerAuthAlgorithms,
+            deviceAuthAlgorithms: metadata.deviceAuthAlgorithms, formatsAccepted: metadata.formatsAccepted,
+            limits: dcqlLimits)
+        let handover = OpenID4VPHandover(
+            origin: origin.serialized, nonce: parameters.nonce, jwkThumbprint: metadata.responseKey?.key.thumbprint)
+        if trace != nil {
+            trace!.record("OpenID4VPDCAPIHandoverInfo", handover.handoverInfo)
+            trace!.record("OpenID4VPDCAPIHandover", handover.handover)
+            trace!.record("SessionTranscript", handover.sessionTranscript)
+        }
+        return CheckedRequest(
+            protocolIdentifier: form.protocolIdentifier, queries: dcql.queries, documentSets: dcql.documentSets,
+            sessionTranscript: handover.sessionTranscript, authentication: authentication,
+            details: OpenID4VPDetails(
+                form: form, framing: entry.framing, responseMode: parameters.responseMode, nonce: parameters.nonce,
+                credentialQueryIDs: dcql.credentials.map(\.id),
+                verifierInfo: parameters.verifierInfo.map { String(decoding: $0.text, as: UTF8.self) },
+                handover: handover, responseKey: metadata.responseKey))
+    }
+
+    /// One DeviceResponse per answered credential query.
+    package var responseLayout: ResponseLayout { .perDocument }
+
+    /// `{"vp_token": {"<query id>": ["<base64url DeviceResponse>", …], …}}` in query order, encrypted as
+    /// a JWE to the verifier's key for `dc_api.jwt` (`{"response": "<JWE>"}`), framed. Written straight
+    /// into byte buffers: each DeviceResponse base64url-encoded into the payload, the JWE into the output.
+    package func answer(_ responses: [BuiltResponse], details: OpenID4VPDetails, format: ResponseFormat)
+        throws(PresentmentError) -> Data
+    {
+        var groups = [(id: String, responses: [[UInt8]])]()
+        var size = 64
+        for r in responses {
+            let id = details.credentialQueryIDs[r.documents[0]]
+            size += Base64URL.encodedLength(r.bytes.count) + id.utf8.count + 8
+            if let k = groups.firstIndex(where: { $0.id == id }) {
+                groups[k].responses.append(r.bytes)
+            } else {
+                groups.append((id, [r.bytes]))
+            }
+        }
+        var payload = JSONWriter(capacity: size)
+        payload.writeRaw("{\"vp_token\":{")
+        for (k, group) in groups.enumerated() {
+            if k > 0 { payload.writeRaw(",") }
+            payload.writeString(group.id)
+            payload.writeRaw(":[")
+            for (j, r) in group.responses.enumerated() {
+                if j > 0 { payload.writeRaw(",") }
+                payload.writeBase64URLString(r)
+            }
+            payload.writeRaw("]")
+        }
+        payload.writeRaw("}}")
+        let wrap: Bool =
+            switch format {
+            case .automatic: details.framing == .requestList || details.framing == .digitalRequestList
+            case .dataObject, .binary: false
+            case .protocolAndData: true
+            }
+        var out = [UInt8]()
+        out.reserveCapacity(payload.bytes.count * 4 / 3 + 1024)
+        if wrap { out.append(contentsOf: ResponseEnvelope.prefix(protocolIdentifier: details.form.protocolIdentifier)) }
+        if let enc = details.responseKey {
+            out.append(contentsOf: Array("{\"response\":\"".utf8))
+            let result: Result<Void, JOSEError> = payload.bytes.withUnsafeBytes { pt in
+                Result { () throws(JOSEError) in
+                    try JWE.encrypt(
+                        pt, to: enc.key, encryption: enc.encryption, keyID: enc.key.keyID,
+                        ephemeralKey: settings.ephemeralKeySource?().key, appendingTo: &out)
+                }
+            }
+            do { try result.get() } catch { throw PresentmentError(OpenID4VPRule.sealing, underlying: error) }
+            out.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: "}")])
+        } else {
+            out.append(contentsOf: payload.bytes)
+        }
+        if wrap { out.append(ResponseEnvelope.suffix) }
+        return Data(out)
+    }
+}

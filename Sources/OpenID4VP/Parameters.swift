@@ -1,0 +1,162 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+internal import CryptoCore
+import JOSE
+import Presentment
+import WebEncoding
+
+/// The Authorization Request parameters this wallet acts on (OpenID4VP §5, Appendix A), checked in
+/// order: `response_type`, `response_mode`, `nonce`, `transaction_data`, `scope`, `dcql_query`,
+/// `client_metadata`, `verifier_info`, and a signed request's `expected_origins` against the origin.
+struct AuthorizationParameters {
+    let responseMode: OpenID4VPResponseMode
+    /// As received.
+    let nonce: String
+    /// `dcql_query`, read by `DCQLQuery`.
+    let dcqlQuery: JSONNode
+    /// `client_metadata` (an object when present).
+    let clientMetadata: JSONNode?
+    /// `verifier_info` entries (kept to show; never trusted).
+    let verifierInfo: [JSONNode]
+
+    init(_ object: RequestObject, origin: Origin) throws(PresentmentError) {
+        let p = object.parameters
+        guard p["response_type"]?.string == "vp_token" else { throw PresentmentError(OpenID4VPRule.responseType) }
+        guard let modeName = p["response_mode"]?.string, let mode = OpenID4VPResponseMode(rawValue: modeName) else {
+            throw PresentmentError(OpenID4VPRule.responseMode)
+        }
+        guard let nonce = p["nonce"]?.string else { throw PresentmentError(OpenID4VPRule.nonceMissing) }
+        guard !nonce.isEmpty, nonce.utf8.count <= 512, nonce.utf8.allSatisfy(Self.isURLSafe) else {
+            throw PresentmentError(OpenID4VPRule.nonce)
+        }
+        if p["transaction_data"] != nil { throw PresentmentError(OpenID4VPRule.transactionData) }
+        if p["scope"] != nil { throw PresentmentError(OpenID4VPRule.scope) }
+        guard let dcql = p["dcql_query"] else { throw PresentmentError(OpenID4VPRule.dcqlMissing) }
+        if let m = p["client_metadata"], !m.isObject { throw PresentmentError(OpenID4VPRule.clientMetadataNotObject) }
+        var verifierInfo = [JSONNode]()
+        if object.form == .multisigned {
+            for s in object.signers { verifierInfo += try Self.verifierInfo(s.header.protected["verifier_info"]) }
+        } else {
+            verifierInfo = try Self.verifierInfo(p["verifier_info"])
+        }
+        // A signed request: expected_origins, compared with the one serialized origin (WHATWG), the
+        // string the transcript and the consent model use.
+        if object.form != .unsigned {
+            guard let expected = p["expected_origins"]?.elements, !expected.isEmpty, expected.count <= 64,
+                expected.allSatisfy({ $0.string != nil })
+            else { throw PresentmentError(OpenID4VPRule.expectedOrigins) }
+            guard expected.contains(where: { $0.string == origin.serialized }) else {
+                throw PresentmentError(OpenID4VPRule.originNotExpected)
+            }
+        }
+        responseMode = mode
+        self.nonce = nonce
+        dcqlQuery = dcql
+        clientMetadata = p["client_metadata"]
+        self.verifierInfo = verifierInfo
+    }
+
+    /// `[A-Za-z0-9-._~]` (§5.2 `nonce`).
+    static func isURLSafe(_ b: UInt8) -> Bool {
+        (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || b == 0x2d || b == 0x2e
+            || b == 0x5f || b == 0x7e
+    }
+
+    /// `verifier_info`: a non-empty array of `{format, data, credential_ids?}` (kept to show).
+    static func verifierInfo(_ v: JSONNode?) throws(PresentmentError) -> [JSONNode] {
+        guard let v else { return [] }
+        guard let list = v.elements, !list.isEmpty, list.count <= 16,
+            list.allSatisfy({ $0["format"]?.string != nil && $0["data"] != nil })
+        else { throw PresentmentError(OpenID4VPRule.verifierInfo) }
+        return list
+    }
+}
+
+/// `client_metadata` as this wallet reads it: the response encryption key and content encryption
+/// (`dc_api.jwt`), and whether the verifier's `vp_formats_supported` accepts `mso_mdoc` and with which
+/// algorithms.
+struct ClientMetadata {
+    /// The verifier's encryption key and content encryption (`dc_api.jwt` only).
+    let responseKey: (key: JWK, encryption: JWEEncryption)?
+    /// False when `vp_formats_supported` lists no `mso_mdoc` (no mdoc query can then match).
+    let formatsAccepted: Bool
+    /// `issuerauth_alg_values` and `deviceauth_alg_values`, when given.
+    let issuerAuthAlgorithms: [Int64]?
+    let deviceAuthAlgorithms: [Int64]?
+
+    init(_ metadata: JSONNode?, mode: OpenID4VPResponseMode, preferA256GCM: Bool) throws(PresentmentError) {
+        responseKey = mode == .dcAPIJWT ? try Self.encryptionKey(metadata, preferA256GCM: preferA256GCM) : nil
+        (formatsAccepted, issuerAuthAlgorithms, deviceAuthAlgorithms) = try Self.formats(metadata)
+    }
+
+    /// The verifier's response encryption key (`client_metadata.jwks`: the first EC key for `ECDH-ES`
+    /// whose `use` is absent or `enc`; keys of other types are passed over, an EC key that is not
+    /// valid refuses) and content encryption (`encrypted_response_enc_values_supported`, default
+    /// `A128GCM`).
+    static func encryptionKey(_ metadata: JSONNode?, preferA256GCM: Bool) throws(PresentmentError)
+        -> (key: JWK, encryption: JWEEncryption)
+    {
+        guard let keys = metadata?["jwks"]?["keys"]?.elements, !keys.isEmpty, keys.count <= 16 else {
+            throw PresentmentError(OpenID4VPRule.jwksMissing)
+        }
+        var chosen: JWK?
+        for k in keys {
+            guard k.isObject else { throw PresentmentError(OpenID4VPRule.jwksKeyNotObject) }
+            let use = k["use"]
+            guard use == nil || use?.string == "enc", k["alg"]?.string == "ECDH-ES", k["kty"]?.string == "EC" else {
+                continue
+            }
+            do { chosen = try JWK(k) } catch {
+                throw PresentmentError(OpenID4VPRule.encryptionKeyInvalid, underlying: error)
+            }
+            break
+        }
+        guard let key = chosen else {
+            throw PresentmentError(OpenID4VPRule.noEncryptionKey)
+        }
+        var offered = ["A128GCM"]
+        if let v = metadata?["encrypted_response_enc_values_supported"] {
+            guard let list = v.elements, !list.isEmpty, list.count <= 16, list.allSatisfy({ $0.string != nil })
+            else {
+                throw PresentmentError(OpenID4VPRule.encValues)
+            }
+            offered = list.map { $0.string! }
+        }
+        let order: [JWEEncryption] = preferA256GCM ? [.a256gcm, .a128gcm] : [.a128gcm, .a256gcm]
+        guard let enc = order.first(where: { offered.contains($0.rawValue) }) else {
+            throw PresentmentError(OpenID4VPRule.noSupportedEnc)
+        }
+        return (key, enc)
+    }
+
+    /// `client_metadata.vp_formats_supported`: whether `mso_mdoc` is accepted (true when the member
+    /// is absent) and its algorithm lists.
+    static func formats(_ metadata: JSONNode?) throws(PresentmentError) -> (Bool, [Int64]?, [Int64]?) {
+        guard let formats = metadata?["vp_formats_supported"] else { return (true, nil, nil) }
+        guard formats.isObject else {
+            throw PresentmentError(OpenID4VPRule.formatsNotObject)
+        }
+        guard let mdoc = formats["mso_mdoc"] else { return (false, nil, nil) }
+        guard mdoc.isObject else {
+            throw PresentmentError(OpenID4VPRule.mdocFormatNotObject)
+        }
+        func list(_ name: String) throws(PresentmentError) -> [Int64]? {
+            guard let v = mdoc[name] else { return nil }
+            guard let items = v.elements, !items.isEmpty, items.count <= 32 else {
+                throw PresentmentError(OpenID4VPRule.algorithmListShape, at: name)
+            }
+            var out = [Int64]()
+            for item in items {
+                guard let n = item.number, let i = n.int64 else {
+                    throw PresentmentError(OpenID4VPRule.algorithmNotInteger, at: name)
+                }
+                out.append(i)
+            }
+            return out
+        }
+        return (true, try list("issuerauth_alg_values"), try list("deviceauth_alg_values"))
+    }
+}
