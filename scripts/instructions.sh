@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 mode=print
 case "${1:-}" in --check) mode=check; shift ;; --write-baseline) mode=write; shift ;; esac
 n=${1:-20}; shift || true
-ops=("$@"); [ ${#ops[@]} -gt 0 ] || ops=(accept accept_ios floor accept_reader_auth floor_reader_auth parse respond oid4vp_accept oid4vp_floor oid4vp_accept_signed oid4vp_floor_signed oid4vp_parse)
+ops=("$@"); [ ${#ops[@]} -gt 0 ] || ops=(accept accept_ios floor accept_reader_auth floor_reader_auth parse respond oid4vp_accept oid4vp_floor oid4vp_accept_signed oid4vp_floor_signed oid4vp_parse facade_parse facade_accept)
 command -v valgrind >/dev/null || { echo "valgrind is required (apt-get install valgrind)" >&2; exit 3; }
 swift build -c release --product mdoc-bench -j 2 >/dev/null
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT

@@ -5,7 +5,7 @@
 #endif
 import DCAPIFraming
 import MdocCBOR
-import Presentment
+@_spi(FrontEnd) import Presentment
 import WebEncoding
 
 /// The Annex C front end (ISO/IEC 18013-7 Annex C, `org-iso-mdoc`): reads an entry's `data` into the
@@ -37,7 +37,7 @@ package struct AnnexCFrontEnd: DCAPIFrontEnd {
     )
         throws(PresentmentError) -> CheckedRequest<AnnexCDetails>
     {
-        let limits = environment.configuration.limits
+        let limits = environment.limits
         let data = try AnnexCRequestData(entry, maxBytes: limits.maxRequestBytes)
         let encryptionInfo = try EncryptionInfo(base64url: data.encryptionInfo)
         let transcript = AnnexCSessionTranscript(encryptionInfo: data.encryptionInfo, origin: origin)
@@ -73,10 +73,11 @@ package struct AnnexCFrontEnd: DCAPIFrontEnd {
         let authentication = try ReaderAuthenticator(trust: environment.trust).authenticate(
             request: request, transcript: transcript, consent: environment.consent, trace: &trace)
         return CheckedRequest(
-            protocolIdentifier: entry.protocolIdentifier ?? Self.protocolIdentifier,
-            queries: DocumentQuery.prepare(request, maxSetSize: settings.maxAlternativeSetSize),
-            documentSets: DocumentSetRule.of(request), sessionTranscript: transcript.bytes,
-            authentication: authentication,
+            CheckedEntry(
+                protocolIdentifier: entry.protocolIdentifier ?? Self.protocolIdentifier,
+                queries: DocumentQuery.prepare(request, maxSetSize: settings.maxAlternativeSetSize),
+                documentSets: DocumentSetRule.of(request), sessionTranscript: transcript.bytes,
+                authentication: authentication),
             details: AnnexCDetails(
                 framing: entry.framing, sessionTranscript: transcript, encryptionInfo: encryptionInfo,
                 deviceRequest: request))

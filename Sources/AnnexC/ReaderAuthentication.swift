@@ -4,7 +4,7 @@
     import Foundation
 #endif
 import MdocCBOR
-import Presentment
+@_spi(FrontEnd) import Presentment
 
 /// Verifies readerAuth / readerAuthAll (18013-5 §9.1.4, 2nd edition readerAuthAll) and applies the
 /// holder's trust policy: first every signature, then trust, per signature and per DocRequest.

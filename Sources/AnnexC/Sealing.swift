@@ -6,7 +6,7 @@
 import DCAPIFraming
 import HPKE
 import MdocCBOR
-import Presentment
+@_spi(FrontEnd) import Presentment
 import WebEncoding
 
 /// Sealing (ISO/IEC 18013-7 Annex C §C.3): `EncryptedResponse = ["dcapi", {"enc": bstr, "cipherText":

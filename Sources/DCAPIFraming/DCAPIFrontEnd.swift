@@ -1,4 +1,4 @@
-import Presentment
+@_spi(FrontEnd) import Presentment
 import WebEncoding
 
 /// One entry of a Digital Credentials API request, as the facade hands it to the front end that

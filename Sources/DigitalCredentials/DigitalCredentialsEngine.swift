@@ -4,7 +4,7 @@
     import Foundation
 #endif
 import DCAPIFraming
-import Presentment
+@_spi(FrontEnd) import Presentment
 import WebEncoding
 
 /// The engine a wallet backend answers Digital Credentials API requests with, in every protocol it
@@ -153,6 +153,7 @@ public final class DigitalCredentialsEngine: Sendable {
         }
         let envelope = try found.get()
         var candidates = [(RegisteredFrontEnd, RequestEntry)]()
+        candidates.reserveCapacity(order.count)
         for frontEnd in order {
             let entry: RequestEntry?
             if envelope.framing == .dataObject {

@@ -6,7 +6,7 @@
 import AnnexC
 import DCAPIFraming
 import OpenID4VP
-import Presentment
+@_spi(FrontEnd) import Presentment
 import WebEncoding
 
 /// One registered front end as the facade dispatches to it: its protocol, how it recognises its

@@ -6,7 +6,7 @@
 import DCAPIFraming
 import JOSE
 import MdocCBOR
-import Presentment
+@_spi(FrontEnd) import Presentment
 import WebEncoding
 
 /// The OpenID4VP front end (OpenID for Verifiable Presentations 1.0 over the Digital Credentials API,
@@ -51,7 +51,7 @@ package struct OpenID4VPFrontEnd: DCAPIFrontEnd {
     )
         throws(PresentmentError) -> CheckedRequest<OpenID4VPDetails>
     {
-        let limits = environment.configuration.limits
+        let limits = environment.limits
         let parameterLimits = JSONValue.Limits(
             maxBytes: limits.maxRequestBytes, maxDepth: Self.parameterDepth, maxMembers: Self.parameterMembers,
             maxStringBytes: limits.maxRequestBytes)
@@ -109,8 +109,9 @@ package struct OpenID4VPFrontEnd: DCAPIFrontEnd {
             trace!.record("SessionTranscript", handover.sessionTranscript)
         }
         return CheckedRequest(
-            protocolIdentifier: form.protocolIdentifier, queries: dcql.queries, documentSets: dcql.documentSets,
-            sessionTranscript: handover.sessionTranscript, authentication: authentication,
+            CheckedEntry(
+                protocolIdentifier: form.protocolIdentifier, queries: dcql.queries, documentSets: dcql.documentSets,
+                sessionTranscript: handover.sessionTranscript, authentication: authentication),
             details: OpenID4VPDetails(
                 form: form, framing: entry.framing, responseMode: parameters.responseMode, nonce: parameters.nonce,
                 credentialQueryIDs: dcql.credentials.map(\.id),

@@ -346,24 +346,27 @@ package enum Planner {
             }
         }
         var perDoc = PlannedDocument.slots(documents.count)
-        for d in documents {
-            let candidate: CandidateCredential?
-            if let id = using[d.index] {
-                candidate = d.candidates.first { $0.credentialID == id }
-                if candidate == nil && context.credential(id: id) != nil {
+        // Each document's fields are read in place (a RequestedDocument is copied field by field, not
+        // whole: it holds a dozen arrays and strings).
+        for k in documents.indices {
+            let index = documents[k].index
+            let chosen: Int?
+            if let id = using[index] {
+                chosen = documents[k].candidates.firstIndex { $0.credentialID == id }
+                if chosen == nil && context.credential(id: id) != nil {
                     // The requested credential exists but cannot answer this document: leave it unanswered.
                     continue
                 }
-                guard candidate != nil else {
-                    throw PresentmentError(SelectionRule.chosenCredentialUnknown)
-                }
+                guard chosen != nil else { throw PresentmentError(SelectionRule.chosenCredentialUnknown) }
             } else {
-                candidate = d.candidates.first
+                chosen = documents[k].candidates.isEmpty ? nil : 0
             }
-            guard var m = candidate?.match else { continue }
-            perDoc[d.index] = try planDocument(
-                index: d.index, docType: d.docType, maximumResponseSize: d.maximumResponseSize, match: &m,
-                approving: approving, consented: consented?.documents[d.docType])
+            guard let chosen else { continue }
+            var m = documents[k].candidates[chosen].match
+            let docType = documents[k].docType
+            perDoc[index] = try planDocument(
+                index: index, docType: docType, maximumResponseSize: documents[k].maximumResponseSize, match: &m,
+                approving: approving, consented: consented?.documents[docType])
         }
         return try settle(
             perDoc, documentSets: documentSets, docTypes: { documents[$0].docType },

@@ -151,63 +151,65 @@ public struct RequestedDocument: Sendable {
     }
 }
 
+/// The protocol-neutral part of a parsed request: who asks, from which origin, and per requested
+/// document what each stored credential would release. `PresentmentRequest` shows it beside the
+/// protocol's details; the engine plans from it.
+@usableFromInline struct ConsentModel: Sendable {
+    let origin: Origin
+    let protocolIdentifier: String
+    let readerVerdict: ReaderVerdict
+    let readers: [ReaderVerdict]
+    let signatures: [RequestSignature]
+    let documents: [RequestedDocument]
+    let sessionTranscriptBytes: [UInt8]
+    let documentSets: [DocumentSetRule]
+}
+
 /// Everything a consent screen must show, whatever protocol the request came in: who asks, from which
 /// origin, and per requested document what each stored credential would release; `details` says what
 /// the protocol itself carried (typed: `Details` is the front end's own details type, or the facade's
 /// enum of them). Produced by `parse`, answered by `respond`.
 public struct PresentmentRequest<Details: Sendable>: Sendable {
-    /// The requesting origin, as serialized into the SessionTranscript.
-    public let origin: Origin
-    /// The presentation protocol the request came in, as the Digital Credentials API names it (e.g.
-    /// `org-iso-mdoc`, `openid4vp-v1-signed`).
-    public let protocolIdentifier: String
-    /// The weakest of the documents' reader verdicts: what a one-line summary may show. A consent
-    /// screen shows each document's own `readerVerdict`.
-    public let readerVerdict: ReaderVerdict
-    /// Each distinct reader certificate that signed the request, in signature order, with its verdict.
-    public let readers: [ReaderVerdict]
-    /// Every signature over the request that verified, in request order, with its signer and verdict.
-    public let signatures: [RequestSignature]
-    /// True when different reader certificates signed parts of the request: the consent screen must
-    /// say who asks for what.
-    public var signedByDifferentReaders: Bool { readers.count > 1 }
-    /// The requested documents, in request order.
-    public let documents: [RequestedDocument]
-    /// The CBOR-encoded SessionTranscript the device signatures of the answer cover.
-    public let sessionTranscriptBytes: [UInt8]
-    /// What the protocol carried: its framing, keys, nonce, signatures, transcript inputs.
+    /// The protocol-neutral part, which the engine plans from.
+    @usableFromInline let model: ConsentModel
+    /// What the protocol carried: its framing, keys, nonce, transcript inputs.
     public let details: Details
-    /// Which combinations of documents answer the request (1.1 use cases, DCQL credential sets);
-    /// empty: every document.
-    package let documentSets: [DocumentSetRule]
     /// Why this protocol's entry is the one answered, when the page offered several.
     public package(set) var protocolChoice: ProtocolChoice?
 
+    /// The requesting origin, as serialized into the SessionTranscript.
+    public var origin: Origin { model.origin }
+    /// The presentation protocol the request came in, as the Digital Credentials API names it (e.g.
+    /// `org-iso-mdoc`, `openid4vp-v1-signed`).
+    public var protocolIdentifier: String { model.protocolIdentifier }
+    /// The weakest of the documents' reader verdicts: what a one-line summary may show. A consent
+    /// screen shows each document's own `readerVerdict`.
+    public var readerVerdict: ReaderVerdict { model.readerVerdict }
+    /// Each distinct reader certificate that signed the request, in signature order, with its verdict.
+    public var readers: [ReaderVerdict] { model.readers }
+    /// Every signature over the request that verified, in request order, with its signer and verdict.
+    public var signatures: [RequestSignature] { model.signatures }
+    /// True when different reader certificates signed parts of the request: the consent screen must
+    /// say who asks for what.
+    public var signedByDifferentReaders: Bool { model.readers.count > 1 }
+    /// The requested documents, in request order.
+    public var documents: [RequestedDocument] { model.documents }
+    /// The CBOR-encoded SessionTranscript the device signatures of the answer cover.
+    public var sessionTranscriptBytes: [UInt8] { model.sessionTranscriptBytes }
+    /// Which combinations of documents answer the request (1.1 use cases, DCQL credential sets);
+    /// empty: every document.
+    package var documentSets: [DocumentSetRule] { model.documentSets }
+
     /// Assembles a request (the engine only).
-    package init(
-        origin: Origin, protocolIdentifier: String, readerVerdict: ReaderVerdict, readers: [ReaderVerdict],
-        signatures: [RequestSignature], documents: [RequestedDocument], sessionTranscriptBytes: [UInt8],
-        documentSets: [DocumentSetRule], details: Details
-    ) {
-        self.origin = origin
-        self.protocolIdentifier = protocolIdentifier
-        self.readerVerdict = readerVerdict
-        self.readers = readers
-        self.signatures = signatures
-        self.documents = documents
-        self.sessionTranscriptBytes = sessionTranscriptBytes
-        self.documentSets = documentSets
+    @usableFromInline init(model: ConsentModel, details: Details) {
+        self.model = model
         self.details = details
     }
 
     /// The same request with other details (the facade wraps a front end's details in its enum and
     /// unwraps them to answer).
     package func withDetails<D: Sendable>(_ details: D) -> PresentmentRequest<D> {
-        var r = PresentmentRequest<D>(
-            origin: origin, protocolIdentifier: protocolIdentifier, readerVerdict: readerVerdict, readers: readers,
-            signatures: signatures, documents: documents, sessionTranscriptBytes: sessionTranscriptBytes,
-            documentSets: documentSets,
-            details: details)
+        var r = PresentmentRequest<D>(model: model, details: details)
         r.protocolChoice = protocolChoice
         return r
     }

@@ -59,6 +59,14 @@ func acceptFigures() {
                 try! Certificate.validatePath(leaf: readerCert, anchors: [root], at: now)
             }
         case "parse": body = { blackHole(try! engine.parse(rawRequest: plain.rawRequest, origin: origin.serialized)) }
+        // The same through an engine with the default configuration: every protocol, the answerability
+        // rule between them (what the CLI, the C ABI and Python run).
+        case "facade_parse":
+            let facade = DigitalCredentialsEngine.facade(context, clock: { now })
+            body = { blackHole(try! facade.parse(rawRequest: plain.rawRequest, origin: origin.serialized)) }
+        case "facade_accept":
+            let facade = DigitalCredentialsEngine.facade(context, clock: { now })
+            body = { blackHole(try! facade.accept(rawRequest: plain.rawRequest, origin: origin.serialized)) }
         case "respond": body = { blackHole(try! engine.respond(to: parsedOnce)) }
         default:
             print("unknown --op \(op)")

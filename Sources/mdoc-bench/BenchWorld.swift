@@ -94,7 +94,15 @@ extension DigitalCredentialsEngine {
     static func openID4VP(_ context: CredentialContext, clock: @escaping @Sendable () -> Date)
         -> DigitalCredentialsEngine
     {
-        var c = Configuration(protocols: [.openID4VP])
+        var c = Configuration(protocols: [.openID4VP], preference: .openID4VP)
+        c.clock = clock
+        return DigitalCredentialsEngine(context: context, configuration: c)
+    }
+
+    /// An engine with the default configuration (every protocol, `.answerable`), at a fixed clock.
+    static func facade(_ context: CredentialContext, clock: @escaping @Sendable () -> Date) -> DigitalCredentialsEngine
+    {
+        var c = Configuration()
         c.clock = clock
         return DigitalCredentialsEngine(context: context, configuration: c)
     }

@@ -12,7 +12,10 @@
 ///
 /// Adding a protocol means writing one type conforming to this (in its own module) and registering
 /// it with the facade (`DigitalCredentials`).
-package protocol PresentmentFrontEnd: Sendable {
+///
+/// An SPI for front-end authors (`@_spi(FrontEnd)`), not API for wallet backends: public only so that
+/// the engine's generic entry points can be specialized for each front end in the facade's module.
+@_spi(FrontEnd) public protocol PresentmentFrontEnd: Sendable {
     /// What the facade hands over: the protocol's entry of a request as it arrived.
     associatedtype Entry
     /// What the protocol carried, kept to answer and shown to the holder (typed; never `any`).
@@ -38,9 +41,9 @@ package protocol PresentmentFrontEnd: Sendable {
 }
 
 /// What a front end checks an entry with.
-package struct CheckEnvironment: Sendable {
-    /// The shared settings (bounds, clock).
-    package let configuration: EngineConfiguration
+@_spi(FrontEnd) public struct CheckEnvironment: Sendable {
+    /// The bounds every request is held to.
+    package let limits: RequestLimits
     /// The holder's trust policy at the engine's clock: one verdict per certificate, every protocol.
     package let trust: ReaderTrustEvaluator
     /// Whether the consent model's per-document verdicts and signature coverage are wanted (`parse`),
@@ -50,15 +53,29 @@ package struct CheckEnvironment: Sendable {
     /// The engine's clock reading for this request.
     package var now: Date { trust.now }
 
-    package init(configuration: EngineConfiguration, trust: ReaderTrustEvaluator, consent: Bool) {
-        self.configuration = configuration
+    package init(limits: RequestLimits, trust: ReaderTrustEvaluator, consent: Bool) {
+        self.limits = limits
         self.trust = trust
         self.consent = consent
     }
 }
 
-/// What a front end hands the engine after checking its entry.
-package struct CheckedRequest<Details: Sendable>: Sendable {
+/// What a front end hands the engine after checking its entry: the protocol-neutral part the engine
+/// plans from, and the front end's typed details.
+@_spi(FrontEnd) public struct CheckedRequest<Details: Sendable>: Sendable {
+    /// What the engine plans from.
+    public let entry: CheckedEntry
+    /// The front end's details.
+    public let details: Details
+
+    package init(_ entry: CheckedEntry, details: Details) {
+        self.entry = entry
+        self.details = details
+    }
+}
+
+/// The protocol-neutral part of a checked request.
+@_spi(FrontEnd) public struct CheckedEntry: Sendable {
     /// The protocol identifier the entry came under.
     package let protocolIdentifier: String
     /// One query per requested document, `index` = its position.
@@ -69,19 +86,16 @@ package struct CheckedRequest<Details: Sendable>: Sendable {
     package let sessionTranscript: [UInt8]
     /// Who signed what.
     package let authentication: ReaderAuthentication
-    /// The front end's details.
-    package let details: Details
 
     package init(
         protocolIdentifier: String, queries: [DocumentQuery], documentSets: [DocumentSetRule],
-        sessionTranscript: [UInt8], authentication: ReaderAuthentication, details: Details
+        sessionTranscript: [UInt8], authentication: ReaderAuthentication
     ) {
         self.protocolIdentifier = protocolIdentifier
         self.queries = queries
         self.documentSets = documentSets
         self.sessionTranscript = sessionTranscript
         self.authentication = authentication
-        self.details = details
     }
 }
 
@@ -142,7 +156,7 @@ public struct RequestSignature: Sendable, Hashable {
 }
 
 /// How a front end's answer is cut into DeviceResponses.
-package enum ResponseLayout: Sendable, Hashable {
+@_spi(FrontEnd) public enum ResponseLayout: Sendable, Hashable {
     /// One DeviceResponse answering every answered document (Annex C), reporting requested elements
     /// that are not held as the policy says.
     case single(missingElements: MissingElementPolicy)
@@ -152,7 +166,7 @@ package enum ResponseLayout: Sendable, Hashable {
 }
 
 /// One DeviceResponse the engine built, signed and (when configured) self-checked.
-package struct BuiltResponse: Sendable {
+@_spi(FrontEnd) public struct BuiltResponse: Sendable {
     /// The DeviceResponse bytes.
     package let bytes: [UInt8]
     /// The indexes of the documents it answers, ascending.

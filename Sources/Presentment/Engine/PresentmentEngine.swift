@@ -7,9 +7,13 @@
 /// The one engine: accept, parse and respond for every protocol, each protocol's wire format left to
 /// its front end (`PresentmentFrontEnd`). It owns what every protocol shares: the credential checks,
 /// the one planner call, building and signing the DeviceResponse, the reader's size limit, the
-/// self-check, approvals and consent. Immutable and safe to share between threads (a class: the
-/// facade hands it to a front end by one reference).
-package final class PresentmentEngine: Sendable {
+/// self-check, approvals and consent. Immutable and safe to share between threads.
+///
+/// The three entry points are generic over the front end and do only the front end's two steps (check
+/// the entry, answer the plan) around one non-generic step of the engine's own; they are inlinable, so
+/// the facade's module specializes them for each registered front end (no generic dispatch at run
+/// time). An SPI (`@_spi(FrontEnd)`): a wallet backend answers through `DigitalCredentialsEngine`.
+@_spi(FrontEnd) public final class PresentmentEngine: Sendable {
     /// The credential context snapshot it answers from.
     package let context: CredentialContext
     /// The shared settings.
@@ -23,55 +27,32 @@ package final class PresentmentEngine: Sendable {
         readerTrust = configuration.readerTrust ?? context.readerTrust
     }
 
-    /// The environment a front end checks with, at the clock's current reading.
-    private func environment(consent: Bool) -> CheckEnvironment {
-        CheckEnvironment(
-            configuration: configuration, trust: ReaderTrustEvaluator(policy: readerTrust, now: configuration.clock()),
-            consent: consent)
-    }
-
     /// Checks, plans and answers in one call, releasing everything the consent model would show for
     /// the best candidate of each document: the same decisions as `respond(to: parse(…))` approving
     /// everything, without building the consent model.
     /// - Parameter credentialID: answer with this credential only.
-    package func accept<F: PresentmentFrontEnd>(
+    @inlinable public func accept<F: PresentmentFrontEnd>(
         _ entry: F.Entry, origin: Origin, via frontEnd: F, credentialID: String?, format: ResponseFormat
     ) throws(PresentmentError) -> Data {
         let environment = environment(consent: false)
         var trace: CheckTrace?
         let checked = try frontEnd.check(entry, origin: origin, in: environment, trace: &trace)
-        if let credentialID, context.credential(id: credentialID) == nil {
-            throw PresentmentError(SelectionRule.unknownCredentialID)
-        }
-        let plan = try Planner.bestPlan(
-            checked.queries, documentSets: checked.documentSets, context: context, now: environment.now,
-            credentialID: credentialID)
-        return try finish(plan, transcript: checked.sessionTranscript, details: checked.details, via: frontEnd, format)
+        let responses = try bestResponses(
+            checked.entry, in: environment, credentialID: credentialID, layout: frontEnd.responseLayout)
+        return try frontEnd.answer(responses, details: checked.details, format: format)
     }
 
     /// Checks an entry and builds the consent model: who asks, and per requested document every
     /// candidate credential with what it would release (and the credentials the query's rules exclude).
     /// - Parameter details: how the request carries the front end's details (the facade wraps them in
     ///   its enum of every protocol's).
-    package func parse<F: PresentmentFrontEnd, D: Sendable>(
+    @inlinable public func parse<F: PresentmentFrontEnd, D: Sendable>(
         _ entry: F.Entry, origin: Origin, via frontEnd: F, trace: inout CheckTrace?, details: (F.Details) -> D
     ) throws(PresentmentError) -> PresentmentRequest<D> {
         let environment = environment(consent: true)
         let checked = try frontEnd.check(entry, origin: origin, in: environment, trace: &trace)
-        let now = environment.now
-        let auth = checked.authentication
-        let documents = checked.queries.map { q in
-            RequestedDocument(
-                q, candidates: Planner.candidates(q, context: context, now: now),
-                excluded: Planner.excluded(q, context: context, now: now),
-                readerVerdict: auth.verdict(forDocument: q.index),
-                readerAuthentication: auth.signatures(forDocument: q.index))
-        }
         return PresentmentRequest(
-            origin: origin, protocolIdentifier: checked.protocolIdentifier, readerVerdict: auth.verdict,
-            readers: auth.readers, signatures: auth.signatures, documents: documents,
-            sessionTranscriptBytes: checked.sessionTranscript,
-            documentSets: checked.documentSets, details: details(checked.details))
+            model: consentModel(checked.entry, origin: origin, in: environment), details: details(checked.details))
     }
 
     /// Answers a parsed request under the holder's approval.
@@ -81,47 +62,100 @@ package final class PresentmentEngine: Sendable {
     ///     each of its elements is approved.
     ///   - consented: what the platform showed; a request asking for more, or an answer that would
     ///     release more, is refused (`consentMismatch`).
-    package func respond<F: PresentmentFrontEnd>(
+    @inlinable public func respond<F: PresentmentFrontEnd>(
         to request: PresentmentRequest<F.Details>, via frontEnd: F, using: [Int: String], approving: Approval,
         consented: ConsentedRequest?, format: ResponseFormat
     ) throws(PresentmentError) -> Data {
-        let plan = try Planner.plan(
-            request.documents, documentSets: request.documentSets, context: context, using: using,
-            approving: approving, consented: consented)
-        return try finish(
-            plan, transcript: request.sessionTranscriptBytes, details: request.details, via: frontEnd, format)
+        let responses = try plannedResponses(
+            request.model, using: using, approving: approving, consented: consented, layout: frontEnd.responseLayout)
+        return try frontEnd.answer(responses, details: request.details, format: format)
     }
 
     /// Throws the refusal `respond` would give if the holder approved everything shown (no credential
     /// for a required document, no answerable use case or credential set); signs nothing.
-    package func checkAnswerable<D>(_ request: PresentmentRequest<D>) throws(PresentmentError) {
-        _ = try Planner.plan(
-            request.documents, documentSets: request.documentSets, context: context, using: [:],
-            approving: .allRequested, consented: nil)
+    @inlinable public func checkAnswerable<D>(_ request: PresentmentRequest<D>) throws(PresentmentError) {
+        try checkAnswerable(request.model)
     }
 
-    /// Builds and signs the DeviceResponses of a plan as the front end cuts them, holds each to the
-    /// reader's `maximumResponseSize` and (when configured) the self-check, and hands them to the
-    /// front end to seal and frame.
-    private func finish<F: PresentmentFrontEnd>(
-        _ plan: Plan, transcript: [UInt8], details: F.Details, via frontEnd: F, _ format: ResponseFormat
-    ) throws(PresentmentError) -> Data {
-        var responses = [BuiltResponse]()
-        switch frontEnd.responseLayout {
+    // MARK: The engine's own steps (not generic)
+
+    /// The environment a front end checks with, at the clock's current reading.
+    @usableFromInline func environment(consent: Bool) -> CheckEnvironment {
+        CheckEnvironment(
+            limits: configuration.limits, trust: ReaderTrustEvaluator(policy: readerTrust, now: configuration.clock()),
+            consent: consent)
+    }
+
+    /// `accept`'s plan (the best candidate per document, everything it shows) as built DeviceResponses.
+    @usableFromInline func bestResponses(
+        _ checked: CheckedEntry, in environment: CheckEnvironment, credentialID: String?, layout: ResponseLayout
+    ) throws(PresentmentError) -> [BuiltResponse] {
+        if let credentialID, context.credential(id: credentialID) == nil {
+            throw PresentmentError(SelectionRule.unknownCredentialID)
+        }
+        let plan = try Planner.bestPlan(
+            checked.queries, documentSets: checked.documentSets, context: context, now: environment.now,
+            credentialID: credentialID)
+        return try responses(plan, transcript: checked.sessionTranscript, layout: layout)
+    }
+
+    /// The consent model of a checked entry.
+    @usableFromInline func consentModel(_ checked: CheckedEntry, origin: Origin, in environment: CheckEnvironment)
+        -> ConsentModel
+    {
+        let now = environment.now
+        let auth = checked.authentication
+        let documents = checked.queries.map { q in
+            RequestedDocument(
+                q, candidates: Planner.candidates(q, context: context, now: now),
+                excluded: Planner.excluded(q, context: context, now: now),
+                readerVerdict: auth.verdict(forDocument: q.index),
+                readerAuthentication: auth.signatures(forDocument: q.index))
+        }
+        return ConsentModel(
+            origin: origin, protocolIdentifier: checked.protocolIdentifier, readerVerdict: auth.verdict,
+            readers: auth.readers, signatures: auth.signatures, documents: documents,
+            sessionTranscriptBytes: checked.sessionTranscript, documentSets: checked.documentSets)
+    }
+
+    /// `respond`'s plan (the chosen candidates under the approval) as built DeviceResponses.
+    @usableFromInline func plannedResponses(
+        _ model: ConsentModel, using: [Int: String], approving: Approval, consented: ConsentedRequest?,
+        layout: ResponseLayout
+    ) throws(PresentmentError) -> [BuiltResponse] {
+        let plan = try Planner.plan(
+            model.documents, documentSets: model.documentSets, context: context, using: using, approving: approving,
+            consented: consented)
+        return try responses(plan, transcript: model.sessionTranscriptBytes, layout: layout)
+    }
+
+    /// `checkAnswerable` on the consent model.
+    @usableFromInline func checkAnswerable(_ model: ConsentModel) throws(PresentmentError) {
+        _ = try Planner.plan(
+            model.documents, documentSets: model.documentSets, context: context, using: [:], approving: .allRequested,
+            consented: nil)
+    }
+
+    /// The DeviceResponses of a plan as the front end cuts them, each within every answered document's
+    /// `maximumResponseSize` and (when configured) self-checked.
+    private func responses(_ plan: Plan, transcript: [UInt8], layout: ResponseLayout) throws(PresentmentError)
+        -> [BuiltResponse]
+    {
+        switch layout {
         case .single(let missing):
-            responses.append(try built(plan, transcript: transcript, missingElements: missing))
+            return [try built(plan, transcript: transcript, missingElements: missing)]
         case .perDocument:
-            responses.reserveCapacity(plan.answered.count)
+            var out = [BuiltResponse]()
+            out.reserveCapacity(plan.answered.count)
             for d in plan.answered.sorted(by: { $0.index < $1.index }) {
-                responses.append(
+                out.append(
                     try built(Plan(answered: [d], unanswered: []), transcript: transcript, missingElements: .omit))
             }
+            return out
         }
-        return try frontEnd.answer(responses, details: details, format: format)
     }
 
-    /// One DeviceResponse for `plan`, within every answered document's size limit, self-checked when
-    /// configured.
+    /// One DeviceResponse for `plan`.
     private func built(_ plan: Plan, transcript: [UInt8], missingElements: MissingElementPolicy)
         throws(PresentmentError) -> BuiltResponse
     {
