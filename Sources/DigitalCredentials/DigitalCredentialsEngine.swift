@@ -187,12 +187,9 @@ public final class DigitalCredentialsEngine: Sendable {
                 throw error
             }
             considered.append(request.protocolIdentifier)
-            if configuration.preference == .answerable {
-                do { try core.checkAnswerable(request) } catch {
-                    guard Self.isSelectionRefusal(error) else { throw error }
-                    if unanswerable == nil { unanswerable = (request, trace) }
-                    continue
-                }
+            if configuration.preference == .answerable && !core.answersAllRequested(request) {
+                if unanswerable == nil { unanswerable = (request, trace) }
+                continue
             }
             request.protocolChoice = ProtocolChoice(
                 considered: considered, reason: unanswerable == nil ? .preferred : .preferredNotAnswerable)

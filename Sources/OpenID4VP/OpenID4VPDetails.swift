@@ -69,12 +69,22 @@ public enum OpenID4VPRequestForm: String, Sendable, Hashable, CaseIterable {
     case multisigned
 
     /// The Digital Credentials API protocol identifier.
-    public var protocolIdentifier: String { "openid4vp-v1-\(rawValue)" }
+    public var protocolIdentifier: String {
+        switch self {
+        case .unsigned: "openid4vp-v1-unsigned"
+        case .signed: "openid4vp-v1-signed"
+        case .multisigned: "openid4vp-v1-multisigned"
+        }
+    }
 
-    /// The form a protocol identifier names.
+    /// The form a protocol identifier names (exactly one of the three identifiers).
     public init?(protocolIdentifier: String) {
-        guard protocolIdentifier.hasPrefix("openid4vp-v1-") else { return nil }
-        self.init(rawValue: String(protocolIdentifier.dropFirst("openid4vp-v1-".count)))
+        switch protocolIdentifier {
+        case "openid4vp-v1-unsigned": self = .unsigned
+        case "openid4vp-v1-signed": self = .signed
+        case "openid4vp-v1-multisigned": self = .multisigned
+        default: return nil
+        }
     }
 }
 

@@ -384,31 +384,82 @@ package enum Planner {
         _ perDoc: [PlannedDocument?], documentSets: [DocumentSetRule], docTypes: (Int) -> String,
         hasCandidates: (Int) -> Bool
     ) throws(PresentmentError) -> Plan {
-        guard !documentSets.isEmpty else {
-            for i in perDoc.indices {
-                guard perDoc[i] != nil else {
-                    if !hasCandidates(i) {
-                        throw PresentmentError(SelectionRule.noUsableCredential)
-                    }
-                    throw PresentmentError(SelectionRule.nothingReleasable)
-                }
-            }
+        switch choose(perDoc.count, documentSets: documentSets, answered: { perDoc[$0] != nil }) {
+        case .every:
             return Plan(answered: perDoc.map { $0! }, unanswered: [])
+        case .unanswered(let i):
+            throw PresentmentError(hasCandidates(i) ? SelectionRule.nothingReleasable : .noUsableCredential)
+        case .refused(let rule):
+            throw PresentmentError(rule)
+        case .sets(let chosen):
+            let answer = chosen.indices.filter { chosen[$0] }
+            return Plan(
+                answered: answer.map { perDoc[$0]! }, unanswered: perDoc.indices.filter { !chosen[$0] }.map(docTypes))
         }
-        var chosen = [Bool](repeating: false, count: perDoc.count)
+    }
+
+    /// Which documents answer under the document-set rules, given which documents could.
+    enum Choice {
+        /// No rules: every document answers.
+        case every
+        /// No rules, and this document cannot answer.
+        case unanswered(Int)
+        /// The rules refuse: a mandatory use case has no answerable set, or no use case has one.
+        case refused(SelectionRule)
+        /// Per document, whether the first answerable set of some rule holds it.
+        case sets([Bool])
+    }
+
+    /// The one document-set rule (`settle` plans by it, `answersAllRequested` tests by it): without
+    /// rules every document must answer; with rules, each rule answers with its first set whose
+    /// documents all answer, a mandatory rule without one refuses, and something must be answered.
+    static func choose(_ count: Int, documentSets: [DocumentSetRule], answered: (Int) -> Bool) -> Choice {
+        guard !documentSets.isEmpty else {
+            for i in 0..<count where !answered(i) { return .unanswered(i) }
+            return .every
+        }
+        var chosen = [Bool](repeating: false, count: count)
+        var any = false
         for rule in documentSets {
-            if let set = rule.documentSets.first(where: {
-                $0.allSatisfy { $0 >= 0 && $0 < perDoc.count && perDoc[$0] != nil }
-            }) {
-                for i in set { chosen[i] = true }
+            if let set = rule.documentSets.first(where: { $0.allSatisfy { $0 >= 0 && $0 < count && answered($0) } }) {
+                for i in set {
+                    chosen[i] = true
+                    any = true
+                }
             } else if rule.mandatory {
-                throw PresentmentError(SelectionRule.mandatoryUseCase)
+                return .refused(.mandatoryUseCase)
             }
         }
-        let answer = chosen.indices.filter { chosen[$0] }
-        guard !answer.isEmpty else { throw PresentmentError(SelectionRule.noUseCase) }
-        return Plan(
-            answered: answer.map { perDoc[$0]! }, unanswered: perDoc.indices.filter { !chosen[$0] }.map(docTypes))
+        return any ? .sets(chosen) : .refused(.noUseCase)
+    }
+
+    /// Whether `plan(documents, documentSets:, context:, using: [:], approving: .allRequested,
+    /// consented: nil)` answers, by the same decisions (each document's best candidate, what `release`
+    /// would release, `Approval.covers`, `choose`) without building the plan: the facade's
+    /// answerability test, run on every `parse`.
+    package static func answersAllRequested(_ documents: [RequestedDocument], documentSets: [DocumentSetRule])
+        -> Bool
+    {
+        // A document's index is its position (as `plan` and `settle` read them).
+        let answers = choose(documents.count, documentSets: documentSets) { i in
+            guard let m = documents[i].candidates.first?.match else { return false }
+            return Approval.allRequested.covers(
+                document: i, releasing: releasesAnything(m) ? 1 : 0, asksForNothing: m.asksForNoElement,
+                presentableEmpty: m.presentableEmpty)
+        }
+        if case .refused = answers { return false }
+        if case .unanswered = answers { return false }
+        return true
+    }
+
+    /// Whether `release(&m, approving: .allRequested, ...)` releases at least one item.
+    static func releasesAnything(_ m: DocumentMatch) -> Bool {
+        if let selection = m.selection {
+            // The first set the credential holds whole (every item allowed).
+            for set in selection.sets where set.allSatisfy({ selection.heldAt[$0] != nil }) { return !set.isEmpty }
+            return false
+        }
+        return !m.held.isEmpty || m.substitutions.contains { !$0.items.isEmpty }
     }
 
     /// Sorts item indices ascending: insertion sort for the usual handful (already nearly in order:

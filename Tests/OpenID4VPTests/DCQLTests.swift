@@ -230,4 +230,47 @@ struct DCQLTests {
             #expect(header?["kid"] as? String == "enc-1" && header?["alg"] as? String == "ECDH-ES")
         }
     }
+
+    @Test(
+        "Answerability (the facade's rule between protocols) agrees with respond(approving: .allRequested) for every mix of queries, claim sets, values and credential sets"
+    )
+    func answerabilityAgreesWithRespond() throws {
+        let (_, engine) = try Self.fixture()
+        let kinds: [Q] = [
+            Q(id: "m", docType: TestWorld.mDL, claims: [C(Self.e("family_name"))]),
+            Q(id: "p", docType: TestWorld.pid, claims: [C(Self.e("family_name", TestWorld.pid))]),
+            Q(id: "x", docType: "org.iso.23220.photoid.1", claims: [C(Self.e("family_name", "org.iso.23220.1"))]),
+            Q(
+                id: "s", docType: TestWorld.mDL,
+                claims: [
+                    C(Self.e("issuing_country"), id: "c", values: [.text("DE")]), C(Self.e("age_over_18"), id: "a"),
+                ],
+                claimSets: [["c"], ["a"]]),
+            Q(id: "v", docType: TestWorld.mDL, claims: [C(Self.e("issuing_country"), values: [.text("DE")])]),
+            Q(id: "n", docType: TestWorld.mDL, claims: nil),
+            Q(id: "u", docType: TestWorld.mDL, claims: [C(Self.e("no_such_element"))]),
+        ]
+        var checked = (answerable: 0, unanswerable: 0)
+        for mask in 1..<(1 << kinds.count) where mask.nonzeroBitCount <= 3 {
+            let queries = kinds.indices.filter { mask & (1 << $0) != 0 }.map { kinds[$0] }
+            let ids = queries.map(\.id)
+            let setChoices: [[OpenID4VPReader.CredentialSet]] = [
+                [], [.init(options: ids.map { [$0] })],
+                [.init(options: [ids]), .init(options: [[ids[0]]], required: false)],
+                [.init(options: [[ids.last!]], required: false)],
+            ]
+            for sets in setChoices {
+                let built = try OpenID4VPReader.makeRequest(
+                    queries: queries, credentialSets: sets, origin: TestWorld.origin)
+                let request = try engine.parse(rawRequest: built.rawRequest, origin: TestWorld.origin.serialized)
+                let answers = (try? engine.respond(to: request)) != nil
+                #expect(
+                    (request.protocolChoice?.reason != .noneAnswerable) == answers, "queries \(ids), \(sets.count) sets"
+                )
+                if answers { checked.answerable += 1 } else { checked.unanswerable += 1 }
+            }
+        }
+        // Both outcomes are exercised (the comparison is not vacuous).
+        #expect(checked.answerable > 20 && checked.unanswerable > 20)
+    }
 }

@@ -457,6 +457,10 @@ public enum OpenID4VPCatalogue {
             ExpectedRefusal(FramingRule.noEntry))
         add(
             "openid4vp-v2-unsigned", frame("openid4vp-v2-unsigned", .object(p)), ExpectedRefusal(FramingRule.noEntry))
+        // Protocol identifiers match exactly: no case folding, no bare prefix, no suffix.
+        for near in ["openid4vp-v1-Unsigned", "openid4vp-v1-", "openid4vp-v1-unsigned ", "openid4vp-v1-unsignedx"] {
+            add("protocol \"\(near)\"", frame(near, .object(p)), ExpectedRefusal(FramingRule.noEntry))
+        }
         add(
             "origin with a path", unsigned(p), ExpectedRefusal(OriginRule.path),
             origin: "https://verifier.example/path")

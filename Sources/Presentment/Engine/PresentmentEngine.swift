@@ -71,10 +71,11 @@
         return try frontEnd.answer(responses, details: request.details, format: format)
     }
 
-    /// Throws the refusal `respond` would give if the holder approved everything shown (no credential
-    /// for a required document, no answerable use case or credential set); signs nothing.
-    @inlinable public func checkAnswerable<D>(_ request: PresentmentRequest<D>) throws(PresentmentError) {
-        try checkAnswerable(request.model)
+    /// Whether `respond` would answer if the holder approved everything shown (false: no credential
+    /// for a required document, nothing releasable, no answerable use case or credential set); plans
+    /// by the planner's own decisions and signs nothing.
+    @inlinable public func answersAllRequested<D>(_ request: PresentmentRequest<D>) -> Bool {
+        answersAllRequested(request.model)
     }
 
     // MARK: The engine's own steps (not generic)
@@ -129,11 +130,9 @@
         return try responses(plan, transcript: model.sessionTranscriptBytes, layout: layout)
     }
 
-    /// `checkAnswerable` on the consent model.
-    @usableFromInline func checkAnswerable(_ model: ConsentModel) throws(PresentmentError) {
-        _ = try Planner.plan(
-            model.documents, documentSets: model.documentSets, context: context, using: [:], approving: .allRequested,
-            consented: nil)
+    /// `answersAllRequested` on the consent model.
+    @usableFromInline func answersAllRequested(_ model: ConsentModel) -> Bool {
+        Planner.answersAllRequested(model.documents, documentSets: model.documentSets)
     }
 
     /// The DeviceResponses of a plan as the front end cuts them, each within every answered document's
