@@ -1,26 +1,31 @@
 // swift-tools-version:6.0
 // mdoc-respond: the wallet side of presenting an mdoc through the W3C Digital Credentials API:
-// ISO/IEC 18013-7 Annex C (org-iso-mdoc) over a protocol-neutral presentment core.
+// ISO/IEC 18013-7 Annex C (org-iso-mdoc) and OpenID4VP (openid4vp-v1-*) as front ends of one engine.
 //
-// Import graph (no back edges):
-//   CryptoCore <- MdocCBOR, HPKE, WebEncoding <- Presentment (MdocCBOR only) <- AnnexC, OpenID4VP
-//     <- DigitalCredentials <- mdoc-respond (CLI), MdocRespondC (the C ABI, libmdocrespond)
-//   AnnexCReader, OpenID4VPReader beside the front ends (CLI, bench, vectors, tests)
+// Import graph (each module imports only those below it; no back edges):
+//   CryptoCore                 the one OpenSSL wrapper
+//   MdocCBOR, HPKE, WebEncoding  -> CryptoCore        JOSE -> WebEncoding        PKCS11 -> MdocCBOR
+//   Presentment                -> MdocCBOR            the core: the engine, the front-end contract, one
+//                                                     configuration, the context, trust, the planner
+//   DCAPIFraming               -> Presentment, WebEncoding            the DC API envelope, read once
+//   AnnexC                     -> DCAPIFraming, HPKE                  front end (org-iso-mdoc)
+//   OpenID4VP                  -> DCAPIFraming, JOSE                  front end (openid4vp-v1-*)
+//   DigitalCredentials         -> AnnexC, OpenID4VP, PKCS11           the facade; token key resolvers
+//   MdocRespondC (C ABI), mdoc-respond (CLI)  -> DigitalCredentials
+//   AnnexCReader -> AnnexC; OpenID4VPReader -> OpenID4VP, AnnexCReader   the verifier side (CLI, bench,
+//                                                     vectors, tests; not products)
 import PackageDescription
 
 let package = Package(
     name: "mdoc-respond",
     products: [
+        // What a wallet backend links: `import DigitalCredentials` (the engine, the context, the trust
+        // policy, requests, approvals and errors; it re-exports the core and both front ends).
+        .library(name: "DigitalCredentials", targets: ["DigitalCredentials"]),
+        // The lower layers, each usable on its own.
         .library(name: "MdocCBOR", targets: ["MdocCBOR"]),
         .library(name: "HPKE", targets: ["HPKE"]),
         .library(name: "PKCS11", targets: ["PKCS11"]),
-        .library(name: "WebEncoding", targets: ["WebEncoding"]),
-        .library(name: "Presentment", targets: ["Presentment"]),
-        .library(name: "AnnexC", targets: ["AnnexC"]),
-        .library(name: "OpenID4VP", targets: ["OpenID4VP"]),
-        .library(name: "DigitalCredentials", targets: ["DigitalCredentials"]),
-        .library(name: "AnnexCReader", targets: ["AnnexCReader"]),
-        .library(name: "OpenID4VPReader", targets: ["OpenID4VPReader"]),
         .executable(name: "mdoc-respond", targets: ["mdoc-respond"]),
         // The C ABI (include/mdoc_respond.h): libmdocrespond.so, and libmdocrespond-static.a.
         .library(name: "mdocrespond", type: .dynamic, targets: ["MdocRespondC"]),
@@ -55,7 +60,7 @@ let package = Package(
         // The protocol-neutral presentment core: credential context and its store, reader trust and
         // X.509 evaluation, selection and the one planner, the consent model, the DeviceResponse and
         // device signature over a given SessionTranscript. No framing, HPKE or base64url.
-        .target(name: "Presentment", dependencies: ["MdocCBOR", "PKCS11", "CryptoCore"]),
+        .target(name: "Presentment", dependencies: ["MdocCBOR", "CryptoCore"]),
         // The Digital Credentials API framings (the one envelope reader) that every front end's entry
         // arrives in, and their refusal rules.
         .target(name: "DCAPIFraming", dependencies: ["Presentment", "WebEncoding"]),
@@ -75,7 +80,11 @@ let package = Package(
             name: "AnnexCReader",
             dependencies: ["AnnexC", "DCAPIFraming", "Presentment", "MdocCBOR", "HPKE", "WebEncoding"]),
         // One entry point for both protocols (the CLI's): picks the protocol from the framing.
-        .target(name: "DigitalCredentials", dependencies: ["AnnexC", "OpenID4VP", "Presentment", "MdocCBOR"]),
+        .target(
+            name: "DigitalCredentials",
+            dependencies: [
+                "AnnexC", "OpenID4VP", "DCAPIFraming", "Presentment", "MdocCBOR", "HPKE", "PKCS11", "WebEncoding",
+            ]),
         // The verifier's side of OpenID4VP, beside AnnexCReader (whose document verification it shares).
         .target(
             name: "OpenID4VPReader",

@@ -9,11 +9,11 @@ public final class AnnexCDetails: Sendable {
     /// How the request was framed (the default response framing follows it).
     public let framing: RequestFraming
     /// The SessionTranscript (`dcapi` handover over the encryptionInfo as received and the origin).
-    public let sessionTranscript: AnnexCSessionTranscript
+    package let sessionTranscript: AnnexCSessionTranscript
     /// The reader's nonce and HPKE recipient key (validated on P-256).
-    public let encryptionInfo: EncryptionInfo
+    package let encryptionInfo: EncryptionInfo
     /// The DeviceRequest, its ItemsRequestBytes and reader signatures kept exact.
-    public let deviceRequest: DeviceRequest
+    package let deviceRequest: DeviceRequest
 
     init(
         framing: RequestFraming, sessionTranscript: AnnexCSessionTranscript, encryptionInfo: EncryptionInfo,

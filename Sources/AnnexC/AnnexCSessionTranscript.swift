@@ -3,13 +3,13 @@ import Presentment
 internal import CryptoCore
 
 /// The SessionTranscript of ISO/IEC 18013-7 Annex C (§C.3): `[null, null, ["dcapi", SHA-256(CBOR([encryptionInfo, origin]))]]`.
-public struct AnnexCSessionTranscript: Sendable, Hashable {
+package struct AnnexCSessionTranscript: Sendable, Hashable {
     /// The encryptionInfo string exactly as received.
     private let encryptionInfoText: String
     /// The serialized origin.
     private let originText: String
     /// `CBOR([encryptionInfo as received, origin])` (re-encoded on demand: only explanations read it).
-    public var dcapiInfo: [UInt8] {
+    package var dcapiInfo: [UInt8] {
         var w = CBORWriter(capacity: encryptionInfoText.utf8.count + originText.utf8.count + 8)
         w.writeArrayHeader(count: 2)
         w.writeText(encryptionInfoText)
@@ -17,13 +17,13 @@ public struct AnnexCSessionTranscript: Sendable, Hashable {
         return w.bytes
     }
     /// SHA-256 of `dcapiInfo` (the last 32 bytes of `bytes`).
-    public var dcapiInfoHash: [UInt8] { Array(bytes.suffix(32)) }
+    package var dcapiInfoHash: [UInt8] { Array(bytes.suffix(32)) }
     /// The encoded SessionTranscript (44 bytes): HPKE `info`, and the array embedded in the
     /// Reader/DeviceAuthentication structures.
-    public let bytes: [UInt8]
+    package let bytes: [UInt8]
 
     /// Builds the transcript from the encryptionInfo string exactly as received and the serialized origin.
-    public init(encryptionInfo: String, origin: Origin) {
+    package init(encryptionInfo: String, origin: Origin) {
         encryptionInfoText = encryptionInfo
         originText = origin.serialized
         // dcapiInfo is assembled in a temporary buffer and hashed; the transcript is

@@ -4,11 +4,11 @@ import WebEncoding
 internal import CryptoCore
 
 /// `EncryptionInfo = ["dcapi", {"nonce": bstr, "recipientPublicKey": COSE_Key}]` (18013-7 Annex C).
-public struct EncryptionInfo: Sendable {
+package struct EncryptionInfo: Sendable {
     /// The reader's nonce.
-    public let nonce: [UInt8]
+    package let nonce: [UInt8]
     /// The reader's HPKE recipient key: EC2 P-256, validated on the curve.
-    public let recipientPublicKey: COSEKey
+    package let recipientPublicKey: COSEKey
 
     /// Parses the base64url text exactly as received.
     init(base64url text: String) throws(PresentmentError) {

@@ -11,12 +11,12 @@ import WebEncoding
 /// --json` (its `consent` member); documented in `include/mdoc_consent_model.schema.json` and validated
 /// against it by the tests. A version is incremented on any change a reader of an older version could
 /// misread; members are only added within a version.
-public enum ConsentModelJSON {
+package enum ConsentModelJSON {
     /// The schema version written in `schemaVersion`.
-    public static let schemaVersion: Int64 = 1
+    package static let schemaVersion: Int64 = 1
 
     /// The whole request as JSON text.
-    public static func request(_ r: DigitalCredentialsRequest) -> String { text(value(r)) }
+    package static func request(_ r: DigitalCredentialsRequest) -> String { text(value(r)) }
 
     /// A value as JSON text that is also safe to display: besides what JSON requires, DEL, C1
     /// controls, line and paragraph separators and bidirectional controls inside strings are written

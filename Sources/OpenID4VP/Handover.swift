@@ -5,17 +5,17 @@ import MdocCBOR
 /// B.2.6.2): `[null, null, ["OpenID4VPDCAPIHandover", SHA-256(CBOR([origin, nonce, jwkThumbprint]))]]`,
 /// the thumbprint the RFC 7638 SHA-256 thumbprint (bstr) of the key the response is encrypted to, or
 /// `null` for response mode `dc_api`.
-public struct OpenID4VPHandover: Sendable, Hashable {
+package struct OpenID4VPHandover: Sendable, Hashable {
     /// The CBOR `OpenID4VPDCAPIHandoverInfo` array.
-    public let handoverInfo: [UInt8]
+    package let handoverInfo: [UInt8]
     /// The CBOR `OpenID4VPDCAPIHandover` array.
-    public let handover: [UInt8]
+    package let handover: [UInt8]
     /// The CBOR SessionTranscript the device signatures cover.
-    public let sessionTranscript: [UInt8]
+    package let sessionTranscript: [UInt8]
 
     /// Builds the structures for an origin (serialized, no `origin:` prefix), the request's `nonce` as
     /// received, and the encryption key's thumbprint (nil for `dc_api`).
-    public init(origin: String, nonce: String, jwkThumbprint: [UInt8]?) {
+    package init(origin: String, nonce: String, jwkThumbprint: [UInt8]?) {
         var info = CBORWriter(capacity: 64 + origin.utf8.count + nonce.utf8.count)
         info.writeArrayHeader(count: 3)
         info.writeText(origin)

@@ -31,7 +31,7 @@ public final class OpenID4VPDetails: Sendable {
     /// `verifier_info` entries as JSON text (informational; never trusted).
     public let verifierInfo: [String]
     /// The CBOR `OpenID4VPDCAPIHandoverInfo`, handover and SessionTranscript.
-    public let handover: OpenID4VPHandover
+    package let handover: OpenID4VPHandover
     /// The verifier's encryption key and content encryption (`dc_api.jwt` only).
     let responseKey: (key: JWK, encryption: JWEEncryption)?
 

@@ -41,24 +41,24 @@ public enum ClaimValue: Sendable, Hashable {
 /// query, OpenID4VP §6), beside ISO/IEC 18013-5's "release what is held". With rules, a credential
 /// answers only when it can deliver every element of one acceptable set (the whole request when
 /// there are no sets); otherwise it is treated as if it did not exist.
-public struct ClaimRules: Sendable {
+package struct ClaimRules: Sendable {
     /// Per requested element (in request order), the values it must equal; nil: any value. An element
     /// whose value does not match counts as not held.
-    public var values: [[ClaimValue]?]
+    package var values: [[ClaimValue]?]
     /// Acceptable element sets as positions in the request order, most preferred first (DCQL
     /// `claim_sets`); nil: every requested element is required.
-    public var claimSets: [[Int]]?
+    package var claimSets: [[Int]]?
     /// Raw key identifiers; a credential answers only when a certificate of its issuerAuth `x5chain`
     /// has one of them as its AuthorityKeyIdentifier (DCQL `trusted_authorities` of type `aki`). Nil:
     /// any issuer.
-    public var authorityKeyIDs: [[UInt8]]?
+    package var authorityKeyIDs: [[UInt8]]?
     /// COSE algorithms the verifier accepts for issuerAuth (`issuerauth_alg_values`); nil: any.
-    public var issuerAuthAlgorithms: [Int64]?
+    package var issuerAuthAlgorithms: [Int64]?
     /// COSE algorithms the verifier accepts for the device signature (`deviceauth_alg_values`); nil: any.
-    public var deviceAuthAlgorithms: [Int64]?
+    package var deviceAuthAlgorithms: [Int64]?
 
     /// Creates rules.
-    public init(
+    package init(
         values: [[ClaimValue]?], claimSets: [[Int]]? = nil, authorityKeyIDs: [[UInt8]]? = nil,
         issuerAuthAlgorithms: [Int64]? = nil, deviceAuthAlgorithms: [Int64]? = nil
     ) {

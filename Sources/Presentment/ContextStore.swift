@@ -23,9 +23,9 @@ import MdocCBOR
 ///   every file is checked through the descriptor it is read from (`fstat`, not `stat` then `open`).
 extension CredentialContext {
     /// The writer lock's file name inside the context directory.
-    public static let lockFileName = ".lock"
+    package static let lockFileName = ".lock"
     /// Where `Transaction.storeDeviceKey` puts device keys, relative to the context directory.
-    public static let keyDirectoryName = "keys"
+    package static let keyDirectoryName = "keys"
     /// How long a writer waits for the lock by default, in seconds.
     public static let defaultLockTimeout: Double = 10
 
@@ -36,7 +36,8 @@ extension CredentialContext {
     /// directory is not the user's own or is writable by group or others. Device keys are not read
     /// here: each is resolved when its credential first signs.
     /// - Parameters:
-    ///   - keyResolver: defaults to `ContextKeyResolver(directory:)` (key files, and `pkcs11:` URIs).
+    ///   - keyResolver: defaults to `FileKeyResolver(directory:)` (key files); pass `ContextKeyResolver`
+    ///     (DigitalCredentials) for a context whose keys may also be `pkcs11:` URIs.
     ///   - requirePrivateFiles: apply the ownership and mode checks (default true; false only for the
     ///     published test context, whose modes a git checkout does not keep).
     public static func load(
@@ -50,7 +51,7 @@ extension CredentialContext {
         return try CredentialContext(
             encoded: bytes,
             keyResolver: keyResolver
-                ?? ContextKeyResolver(directory: directory, requirePrivateFiles: requirePrivateFiles))
+                ?? FileKeyResolver(directory: directory, requirePrivateFiles: requirePrivateFiles))
     }
 
     /// The snapshot's bytes, or nil when there is none; checked on the opened descriptor.
@@ -182,8 +183,8 @@ extension CredentialContext {
     /// - Parameters:
     ///   - create: start from an empty context (creating the directory with mode 0700) when there is
     ///     none; otherwise a missing snapshot is `contextUnavailable`.
-    ///   - keyResolver: how the new context's device keys are checked (default: the directory's files
-    ///     and `pkcs11:` URIs).
+    ///   - keyResolver: how the new context's device keys are checked (default: the directory's key
+    ///     files, `FileKeyResolver`; pass `ContextKeyResolver` when keys may be `pkcs11:` URIs).
     /// - Returns: the context as written.
     @discardableResult
     public static func update(
@@ -207,7 +208,7 @@ extension CredentialContext {
         defer { lock.release() }
         removeStaleTemporaries(in: dir)
         removeStaleTemporaries(in: dir + "/" + keyDirectoryName)
-        let resolver = keyResolver ?? ContextKeyResolver(directory: directory)
+        let resolver = keyResolver ?? FileKeyResolver(directory: directory)
         let current: CredentialContext
         if let bytes = try readSnapshot(directory, requirePrivateFiles: true) {
             current = try CredentialContext(encoded: bytes, keyResolver: resolver)

@@ -10,9 +10,9 @@ import Synchronization
 /// holder's reader-trust policy, and where device keys are. Immutable; writing is all or nothing.
 public struct CredentialContext: Sendable {
     /// The on-disk format identifier.
-    public static let formatName = "mdoc-respond-context"
+    package static let formatName = "mdoc-respond-context"
     /// The on-disk format version.
-    public static let formatVersion: UInt64 = 1
+    package static let formatVersion: UInt64 = 1
     /// The snapshot's file name inside the context directory.
     public static let fileName = "context.cbor"
     /// The largest snapshot accepted.
@@ -84,12 +84,6 @@ public struct CredentialContext: Sendable {
                 return UInt64(c.id.dropFirst(Self.defaultIDPrefix.count))
             }.max() ?? 0
         self.nextCredentialNumber = max(nextCredentialNumber ?? 1, highest == UInt64.max ? highest : highest + 1)
-    }
-
-    /// This context under another reader-trust policy: the same (already validated) credentials, for a
-    /// host that keeps its trust policy outside the snapshot (the C ABI's configuration).
-    public func replacingReaderTrust(_ policy: ReaderTrustPolicy) -> CredentialContext {
-        CredentialContext(credentials: credentials, readerTrust: policy, nextCredentialNumber: nextCredentialNumber)
     }
 
     private init(credentials: [StoredCredential], readerTrust: ReaderTrustPolicy, nextCredentialNumber: UInt64) {

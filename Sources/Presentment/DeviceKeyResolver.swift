@@ -7,58 +7,15 @@
     import Glibc
 #endif
 import MdocCBOR
-import PKCS11
 
 /// Resolves a credential's device-key reference to a signer. Implement it to keep device keys in an
-/// HSM, KMS or secure element; `FileKeyResolver` reads PKCS#8 files next to the context.
+/// HSM, KMS or secure element; `FileKeyResolver` reads PKCS#8 files next to the context (the default
+/// of `CredentialContext.load` and `update`), and `ContextKeyResolver` (in DigitalCredentials) adds
+/// keys in a PKCS#11 token named by `pkcs11:` URIs.
 public protocol DeviceKeyResolver: Sendable {
     /// The signer for `reference`. Throw a `KeyRule` refusal (`PresentmentError(KeyRule.unknownReference)`, or another rule with
     /// code `keyUnavailable`) when it cannot be resolved.
     func signer(for reference: String) throws(PresentmentError) -> any COSESigner
-}
-
-/// The context's default resolver: a `pkcs11:` reference (RFC 7512) names a key in a token
-/// (`PKCS11KeyResolver`), anything else a key file inside the context directory (`FileKeyResolver`).
-public struct ContextKeyResolver: DeviceKeyResolver {
-    /// Resolves key files.
-    public let files: FileKeyResolver
-    /// Resolves token keys.
-    public let tokens: PKCS11KeyResolver
-
-    /// Creates a resolver for the context in `directory`; token keys' modules load only from
-    /// `moduleDirectories`.
-    public init(
-        directory: URL, requirePrivateFiles: Bool = true, moduleDirectories: [String] = PKCS11ModuleDirectories.system
-    ) {
-        files = FileKeyResolver(directory: directory, requirePrivateFiles: requirePrivateFiles)
-        tokens = PKCS11KeyResolver(moduleDirectories: moduleDirectories)
-    }
-
-    /// The signer for a file path or a `pkcs11:` URI.
-    public func signer(for reference: String) throws(PresentmentError) -> any COSESigner {
-        PKCS11URI.isPKCS11(reference) ? try tokens.signer(for: reference) : try files.signer(for: reference)
-    }
-}
-
-/// Resolves `pkcs11:` URIs (RFC 7512, with `module-path` and a `pin-source` file or `x-pin-env`
-/// variable) to signers over keys held in a PKCS#11 token. Every failure is `keyUnavailable` with the
-/// token's step and return value, never the PIN, its source or the URI.
-public struct PKCS11KeyResolver: DeviceKeyResolver {
-    /// The directories a URI's `module-path` may lie in.
-    public let moduleDirectories: [String]
-
-    /// Creates a resolver whose modules load only from `moduleDirectories` (default: the system's
-    /// PKCS#11 module directories, `PKCS11ModuleDirectories.system`).
-    public init(moduleDirectories: [String] = PKCS11ModuleDirectories.system) {
-        self.moduleDirectories = moduleDirectories
-    }
-
-    /// Loads the module (once per process), finds the token and key, and checks the key.
-    public func signer(for reference: String) throws(PresentmentError) -> any COSESigner {
-        do { return try PKCS11Signer(uri: PKCS11URI(parsing: reference), moduleDirectories: moduleDirectories) } catch {
-            throw PresentmentError(KeyRule.token, underlying: error)
-        }
-    }
 }
 
 /// Reads PKCS#8 PEM/DER private keys from files named by relative paths inside `directory`.
@@ -77,6 +34,10 @@ public struct FileKeyResolver: DeviceKeyResolver {
 
     /// Loads the key file `reference` (e.g. `keys/mdl-1.pem`).
     public func signer(for reference: String) throws(PresentmentError) -> any COSESigner {
+        // The URI scheme, case-insensitively (as the token resolver recognises it).
+        if reference.utf8.count >= 7 && reference.utf8.prefix(7).map({ $0 | 0x20 }) == Array("pkcs11:".utf8) {
+            throw PresentmentError(KeyRule.tokenNeedsResolver)
+        }
         guard !reference.isEmpty, !reference.hasPrefix("/"),
             !reference.split(separator: "/").contains(where: { $0 == ".." || $0 == "." }),
             reference.utf8.count <= 255

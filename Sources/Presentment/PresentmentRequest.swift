@@ -14,7 +14,7 @@ public struct RequestedElement: Sendable, Hashable {
     public let intentToRetain: Bool?
 
     /// Creates a requested element.
-    public init(id: ElementID, intentToRetain: Bool?) {
+    package init(id: ElementID, intentToRetain: Bool?) {
         self.id = id
         self.intentToRetain = intentToRetain
     }
@@ -72,7 +72,7 @@ public struct ExcludedCredential: Sendable, Hashable {
     public let reason: Reason
 
     /// Creates an entry.
-    public init(credentialID: String, reason: Reason) {
+    package init(credentialID: String, reason: Reason) {
         self.credentialID = credentialID
         self.reason = reason
     }

@@ -9,6 +9,7 @@ import HPKE
 import MdocCBOR
 import OpenID4VPReader
 import PKCS11
+import DigitalCredentials
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -86,6 +87,43 @@ extension ConformanceTests {
             expectRefusal(code) {
                 try engine.accept(rawRequest: request.rawRequest, origin: TestWorld.origin.serialized)
             }
+        }
+    }
+
+    @Test(
+        "Key resolvers: the core's default reads key files only and refuses a pkcs11: reference typed; ContextKeyResolver signs with the token key",
+        .enabled(if: TokenContext.runnable, TokenContext.skipNote))
+    func defaultResolverRefusesTokenReferences() throws {
+        let world = try TestWorld()
+        var entry = try world.entry(id: "mdl")
+        let token = try TokenContext.newToken("resolvers")
+        let uri = try TokenContext.importKey(world.deviceKeys[entry.deviceKeyReference]!, into: token, label: "mdl")
+        entry.deviceKeyReference = uri.string
+        let dir = try Self.privateDirectory("resolvers")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        expectRefusal(KeyRule.tokenNeedsResolver) { try FileKeyResolver(directory: dir).signer(for: uri.string) }
+        expectRefusal(KeyRule.tokenNeedsResolver) { try FileKeyResolver(directory: dir).signer(for: "PKCS11:object=x") }
+        // A store update checks every key with the default (file) resolver: nothing is written.
+        expectRefusal(KeyRule.tokenNeedsResolver) {
+            try CredentialContext.update(at: dir, create: true) { tx in tx.entries = [entry] }
+        }
+        #expect(try CredentialContext.load(from: dir)?.credentials.isEmpty ?? true)
+        // With the composed resolver the same update succeeds, and the token key signs a response.
+        try CredentialContext.update(at: dir, create: true, keyResolver: ContextKeyResolver(directory: dir)) { tx in
+            tx.entries = [entry]
+            tx.readerTrust = world.trusted
+        }
+        let loaded = try #require(
+            try CredentialContext.load(from: dir, keyResolver: ContextKeyResolver(directory: dir)))
+        let request = try AnnexCReader.makeRequest(
+            documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin, framing: .dataObject)
+        let response = try world.engine(loaded).accept(
+            rawRequest: request.rawRequest, origin: TestWorld.origin.serialized)
+        #expect(!response.isEmpty)
+        // Loaded with the default resolver, the snapshot reads but its token key refuses at signing.
+        let filesOnly = try #require(try CredentialContext.load(from: dir))
+        expectRefusal(KeyRule.tokenNeedsResolver) {
+            try world.engine(filesOnly).accept(rawRequest: request.rawRequest, origin: TestWorld.origin.serialized)
         }
     }
 

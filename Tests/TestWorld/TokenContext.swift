@@ -1,4 +1,5 @@
 import CryptoCore
+import DigitalCredentials
 import Foundation
 import MdocCBOR
 import PKCS11

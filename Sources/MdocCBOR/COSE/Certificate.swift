@@ -192,7 +192,7 @@ extension Certificate {
     ///   - notBefore: start of validity.
     ///   - notAfter: end of validity.
     ///   - profile: the 18013-5 Annex B profile.
-    public static func issue(
+    package static func issue(
         subject: DistinguishedName, publicKey: COSEKey, issuer: Certificate?,
         issuerKey: SoftwareSigner, serial: UInt64, notBefore: Date, notAfter: Date,
         profile: CertificateProfile

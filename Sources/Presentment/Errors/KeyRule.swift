@@ -23,6 +23,8 @@ public enum KeyRule: String, RefusalRule {
     case unknownReference
     /// Device key in a token cannot be used.
     case token
+    /// A `pkcs11:` reference needs a token resolver (`ContextKeyResolver`), not a file resolver.
+    case tokenNeedsResolver
     /// Device key does not match the MSO deviceKey.
     case keyMismatch
     /// The device key cannot be reached.
@@ -37,7 +39,8 @@ public enum KeyRule: String, RefusalRule {
     public var code: PresentmentError.Code {
         switch self {
         case .referenceNotRelative, .fileName, .fileMissing, .fileIsLink, .notRegularFile, .fileNotOwned,
-            .fileNotPrivate, .fileUnreadable, .notPKCS8, .unknownReference, .token, .keyMismatch, .unreachable:
+            .fileNotPrivate, .fileUnreadable, .notPKCS8, .unknownReference, .token, .tokenNeedsResolver, .keyMismatch,
+            .unreachable:
             .keyUnavailable
         case .signingFailed: .signingFailed
         }
@@ -57,6 +60,7 @@ public enum KeyRule: String, RefusalRule {
         case .notPKCS8: "device key file is not a PKCS#8 P-256/P-384/P-521/Ed25519 key"
         case .unknownReference: "no device key for this reference"
         case .token: "device key in a token cannot be used"
+        case .tokenNeedsResolver: "a pkcs11: reference needs a token resolver (ContextKeyResolver), not a file resolver"
         case .keyMismatch: "device key does not match the MSO deviceKey"
         case .unreachable: "the device key cannot be reached"
         case .signingFailed: "the device key could not sign DeviceAuthentication"
