@@ -25,17 +25,29 @@
  *     running is safe: they finish, and requests parsed from it keep it alive until released.
  *   - Strings in are NUL-terminated UTF-8; JSON out is UTF-8, NUL-terminated, length excluding the NUL.
  *
- * Configuration JSON (mdoc_engine_open*, `config_json` may be NULL for the defaults). Every member is
- * optional; unknown members are refused (MDOC_ERR_INVALID_CONFIGURATION), so typos do not pass silently.
+ * Configuration JSON (mdoc_engine_open*, `config_json` may be NULL for the defaults): the same document
+ * as the CLI's `--config` and Python's `config=`, each member one field of the Swift configuration.
+ * Every member is optional; unknown members are refused (MDOC_ERR_INVALID_CONFIGURATION), so typos do
+ * not pass silently. A refusal's detail begins with its rule, "configuration.<rule>: <member> ...":
+ * notJSON, notObject, unknownMember, notBoolean, notOneOf, notDate, outOfRange, notList, notCertificate,
+ * notKeyIdentifier, emptyAllowList, notPath, widensPolicy, notApplicable (never the input's text).
  *   {
  *     "clock": "2026-06-01T00:00:00Z",   fixed RFC 3339 time for validity checks (default: system time)
+ *     "protocols": ["annexC", "openID4VP"],   the protocols this engine answers (default: both); an
+ *                                          entry of another protocol is no entry (framing.noEntry)
  *     "protocol": "answerable" | "annexC" | "openID4VP",   which protocol answers when a page offers both
+ *     "errorDisclosure": "exact" | "uniform",   uniform: every selection refusal (no usable credential,
+ *                                          nothing approved, no answerable use case) is
+ *                                          MDOC_ERR_CANNOT_SATISFY_REQUEST "selection.notAnswered", so
+ *                                          the page cannot tell a credential not held from a decline
  *     "missingElements": "omit" | "report",   Annex C: leave out, or report, requested elements not held
  *     "selfCheck": false,                  re-verify each response before sealing
  *     "allowAppOrigins": false,            accept android:apk-key-hash: origins
  *     "preferA256GCM": true,               OpenID4VP: A256GCM (else A128GCM) when the verifier offers both
- *     "limits": { "maxRequestBytes", "maxDocRequests", "maxRequestedElements", "maxAlternativeSetSize",
- *                 "maxNestingDepth", "maxDataItems", "maxCredentialQueries": positive integers },
+ *     "limits": {                          integers from 1 to 2^30
+ *       "maxRequestBytes", "maxDocuments" (DocRequests or DCQL credential queries; also read under its
+ *       earlier names "maxDocRequests" and "maxCredentialQueries"), "maxRequestedElements",
+ *       Annex C's "maxAlternativeSetSize", "maxNestingDepth", "maxDataItems" },
  *     "trust": {                           narrows the context's stored reader-trust policy field by field
  *       "anchors": ["<base64 DER certificate>", ...],   a subset of the stored anchors
  *       "authorities": ["<hex AKI>", ...],   only readers issued by these authorities may ask (non-empty;

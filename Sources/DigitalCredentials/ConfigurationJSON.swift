@@ -7,11 +7,79 @@ import MdocCBOR
 import Presentment
 import WebEncoding
 
-/// A configuration member that is not what `include/mdoc_respond.h` allows: which member and rule, as
-/// static text (never the value).
-package struct ConfigurationError: Error, Sendable {
-    package let detail: String
-    package init(_ detail: String) { self.detail = detail }
+/// A configuration document refused: the rule it broke and the member (a fixed name from
+/// `include/mdoc_respond.h` such as `limits.maxDocuments`, never text from the input).
+package struct ConfigurationError: Error, Sendable, Hashable {
+    /// The rules of configuration JSON.
+    package enum Rule: String, Sendable, Hashable, CaseIterable {
+        /// Not valid JSON (or beyond its size, depth or member bounds).
+        case notJSON
+        /// The document or a member that must be an object is not one.
+        case notObject
+        /// A member this version does not know (typos do not pass silently).
+        case unknownMember
+        /// A member that must be `true` or `false`.
+        case notBoolean
+        /// A member that must be one of the words `mdoc_respond.h` lists.
+        case notOneOf
+        /// A member that must be an RFC 3339 date-time.
+        case notDate
+        /// A limit that must be an integer from 1 to 2^30.
+        case outOfRange
+        /// A member that must be a non-empty array of the listed form.
+        case notList
+        /// A trust anchor that is not a base64 DER certificate this engine can read.
+        case notCertificate
+        /// An authority that is not a hex key identifier.
+        case notKeyIdentifier
+        /// An empty allow-list (it would read as "any authority").
+        case emptyAllowList
+        /// A path that must be absolute and non-empty.
+        case notPath
+        /// A trust member that would widen the holder's stored policy without `trust.replacePolicy`.
+        case widensPolicy
+        /// A member that does not apply where it was given (`keyDirectory` outside a snapshot engine;
+        /// the C ABI's key members on the CLI's `--config`).
+        case notApplicable
+
+        /// What the rule requires, in words.
+        package var summary: String {
+            switch self {
+            case .notJSON: "must be valid JSON within the size, depth and member bounds"
+            case .notObject: "must be a JSON object"
+            case .unknownMember: "has a member this version does not know (see mdoc_respond.h)"
+            case .notBoolean: "must be true or false"
+            case .notOneOf: "must be one of the words mdoc_respond.h lists"
+            case .notDate: "must be an RFC 3339 date-time like 2026-06-01T00:00:00Z"
+            case .outOfRange: "must be an integer from 1 to 2^30"
+            case .notList: "must be a non-empty array of the form mdoc_respond.h lists"
+            case .notCertificate: "must be base64 DER certificates this engine can read"
+            case .notKeyIdentifier: "must be hex key identifiers"
+            case .emptyAllowList: "must not be empty (omit it to keep the stored policy)"
+            case .notPath: "must be absolute, non-empty paths"
+            case .widensPolicy: "would widen the holder's stored policy (set trust.replacePolicy to replace it)"
+            case .notApplicable: "does not apply here (see mdoc_respond.h)"
+            }
+        }
+    }
+
+    /// The rule broken.
+    package let rule: Rule
+    /// The member, by its fixed name (the enclosing object's for an unknown member).
+    package let member: String
+
+    /// The document: `configuration`, or `approval` for the C ABI's approval JSON (read by the same
+    /// bounded reader).
+    package let document: String
+
+    package init(_ rule: Rule, _ member: String, document: String = "configuration") {
+        self.rule = rule
+        self.member = member
+        self.document = document
+    }
+
+    /// `<document>.<rule>: <member> <summary>` (what the C ABI and the CLI report).
+    package var detail: String { "\(document).\(rule.rawValue): \(member) \(rule.summary)" }
 }
 
 /// The configuration JSON of `include/mdoc_respond.h`, read once for every caller that takes it: the C
@@ -45,71 +113,74 @@ package struct ConfigurationDocument: Sendable {
         guard let json else { return }
         let root = try Self.object(json, what: "configuration")
         func bool(_ v: JSONValue, _ name: String) throws(ConfigurationError) -> Bool {
-            guard let b = v.bool else { throw ConfigurationError("\(name) must be true or false") }
+            guard let b = v.bool else { throw ConfigurationError(.notBoolean, name) }
             return b
         }
-        func word<T: RawRepresentable<String>>(_ v: JSONValue, _ name: String, _ words: String)
-            throws(ConfigurationError)
-            -> T
-        {
-            guard let s = v.string, let t = T(rawValue: s) else { throw ConfigurationError("\(name) must be \(words)") }
+        func word<T: RawRepresentable<String>>(_ v: JSONValue, _ name: String) throws(ConfigurationError) -> T {
+            guard let s = v.string, let t = T(rawValue: s) else { throw ConfigurationError(.notOneOf, name) }
             return t
         }
         for (key, value) in root {
             switch key {
             case "clock":
                 guard let s = value.string, let date = MdocDate.parseDateTime(s) else {
-                    throw ConfigurationError("clock must be an RFC 3339 date-time like 2026-06-01T00:00:00Z")
+                    throw ConfigurationError(.notDate, key)
                 }
                 configuration.clock = { date }
-            case "protocol": configuration.preference = try word(value, key, "answerable, annexC or openID4VP")
+            case "protocol": configuration.preference = try word(value, key)
             case "protocols":
-                guard let list = value.array, !list.isEmpty else {
-                    throw ConfigurationError("protocols must be a non-empty array of annexC and openID4VP")
-                }
+                guard let list = value.array, !list.isEmpty else { throw ConfigurationError(.notList, key) }
                 var set = Set<PresentationProtocol>()
                 for item in list {
-                    set.insert(try word(item, "protocols", "a non-empty array of annexC and openID4VP"))
+                    set.insert(try word(item, "protocols"))
                 }
                 configuration.protocols = set
             case "missingElements": configuration.annexC.missingElements = try Self.missingElements(value)
             case "selfCheck": configuration.selfCheck = try bool(value, key)
             case "allowAppOrigins": configuration.allowAppOrigins = try bool(value, key)
             case "preferA256GCM": configuration.openID4VP.preferA256GCM = try bool(value, key)
-            case "errorDisclosure": configuration.errorDisclosure = try word(value, key, "exact or uniform")
+            case "errorDisclosure": configuration.errorDisclosure = try word(value, key)
             case "limits": try readLimits(value)
             case "trust": try readTrust(value)
             case "pkcs11ModuleDirectories":
                 guard let list = value.array, list.count <= 64,
                     list.allSatisfy({ ($0.string?.hasPrefix("/") ?? false) && !$0.string!.utf8.contains(0) })
                 else {
-                    throw ConfigurationError("pkcs11ModuleDirectories must be an array of absolute directory paths")
+                    throw ConfigurationError(.notPath, key)
                 }
                 moduleDirectories = list.map { $0.string! }
             case "keyDirectory":
                 guard let s = value.string, !s.isEmpty, !s.utf8.contains(0) else {
-                    throw ConfigurationError("keyDirectory must be a non-empty path")
+                    throw ConfigurationError(.notPath, key)
                 }
                 keyDirectory = s
-            default: throw ConfigurationError("unknown configuration member (see mdoc_respond.h)")
+            default: throw ConfigurationError(.unknownMember, "configuration")
             }
         }
     }
+
+    /// The limits `limits` may name (`maxDocRequests` and `maxCredentialQueries` are `maxDocuments`'
+    /// names from before the limits were one).
+    static let limitNames: Set<String> = [
+        "maxRequestBytes", "maxDocuments", "maxDocRequests", "maxCredentialQueries", "maxRequestedElements",
+        "maxAlternativeSetSize", "maxNestingDepth", "maxDataItems",
+    ]
 
     /// `omit` or `report`.
     static func missingElements(_ v: JSONValue) throws(ConfigurationError) -> MissingElementPolicy {
         switch v.string {
         case "omit": .omit
         case "report": .report
-        default: throw ConfigurationError("missingElements must be omit or report")
+        default: throw ConfigurationError(.notOneOf, "missingElements")
         }
     }
 
     private mutating func readLimits(_ value: JSONValue) throws(ConfigurationError) {
-        guard let members = value.object else { throw ConfigurationError("limits must be an object") }
+        guard let members = value.object else { throw ConfigurationError(.notObject, "limits") }
         for (key, v) in members {
+            guard Self.limitNames.contains(key) else { throw ConfigurationError(.unknownMember, "limits") }
             guard case .number(let number) = v, let n = number.int64, n >= 1, n <= 1 << 30 else {
-                throw ConfigurationError("each limit must be an integer from 1 to 2^30")
+                throw ConfigurationError(.outOfRange, "limits." + key)
             }
             let i = Int(n)
             switch key {
@@ -120,60 +191,54 @@ package struct ConfigurationDocument: Sendable {
             case "maxAlternativeSetSize": configuration.annexC.maxAlternativeSetSize = i
             case "maxNestingDepth": configuration.annexC.maxNestingDepth = i
             case "maxDataItems": configuration.annexC.maxDataItems = i
-            default: throw ConfigurationError("unknown limit (see mdoc_respond.h)")
+            default: throw ConfigurationError(.unknownMember, "limits")
             }
         }
     }
 
     private mutating func readTrust(_ value: JSONValue) throws(ConfigurationError) {
-        guard let members = value.object else { throw ConfigurationError("trust must be an object") }
+        guard let members = value.object else { throw ConfigurationError(.notObject, "trust") }
         for (key, v) in members {
             switch key {
             case "anchors":
-                let what = "trust.anchors must be an array of base64 DER certificates"
-                guard let list = v.array else { throw ConfigurationError(what) }
+                guard let list = v.array else { throw ConfigurationError(.notList, "trust.anchors") }
                 var certs = [Certificate]()
                 for item in list {
-                    guard let s = item.string, let der = Data(base64Encoded: s) else { throw ConfigurationError(what) }
+                    guard let s = item.string, let der = Data(base64Encoded: s) else {
+                        throw ConfigurationError(.notCertificate, "trust.anchors")
+                    }
                     do { certs.append(try Certificate(der: [UInt8](der))) } catch {
-                        throw ConfigurationError("a trust anchor is not a certificate this engine can read")
+                        throw ConfigurationError(.notCertificate, "trust.anchors")
                     }
                 }
                 anchors = certs
             case "authorities":
-                let what = "trust.authorities must be an array of hex key identifiers"
-                guard let list = v.array else { throw ConfigurationError(what) }
+                guard let list = v.array else { throw ConfigurationError(.notList, "trust.authorities") }
                 var akis = [[UInt8]]()
                 for item in list {
                     guard let s = item.string, let bytes = Self.hexBytes(s), !bytes.isEmpty else {
-                        throw ConfigurationError(what)
+                        throw ConfigurationError(.notKeyIdentifier, "trust.authorities")
                     }
                     akis.append(bytes)
                 }
                 // An empty allow-list would read as "any authority": never a silent widening.
-                guard !akis.isEmpty else {
-                    throw ConfigurationError("trust.authorities must not be empty (omit it to keep the stored policy)")
-                }
+                guard !akis.isEmpty else { throw ConfigurationError(.emptyAllowList, "trust.authorities") }
                 authorities = akis
             case "requireReaderAuthentication":
-                guard let b = v.bool else {
-                    throw ConfigurationError("trust.requireReaderAuthentication must be true or false")
-                }
+                guard let b = v.bool else { throw ConfigurationError(.notBoolean, "trust.requireReaderAuthentication") }
                 requireReaderAuthentication = b
             case "requireTrustedReader":
-                guard let b = v.bool else {
-                    throw ConfigurationError("trust.requireTrustedReader must be true or false")
-                }
+                guard let b = v.bool else { throw ConfigurationError(.notBoolean, "trust.requireTrustedReader") }
                 requireTrustedReader = b
             case "signerProfile":
                 guard let s = v.string, let p = SignerProfile(rawValue: s) else {
-                    throw ConfigurationError("trust.signerProfile must be mdocReader or requestSigner")
+                    throw ConfigurationError(.notOneOf, "trust.signerProfile")
                 }
                 signerProfile = p
             case "replacePolicy":
-                guard let b = v.bool else { throw ConfigurationError("trust.replacePolicy must be true or false") }
+                guard let b = v.bool else { throw ConfigurationError(.notBoolean, "trust.replacePolicy") }
                 replacePolicy = b
-            default: throw ConfigurationError("unknown trust member (see mdoc_respond.h)")
+            default: throw ConfigurationError(.unknownMember, "trust")
             }
         }
     }
@@ -191,10 +256,7 @@ package struct ConfigurationDocument: Sendable {
         else { return configuration }
         let stored = configuration.readerTrust ?? context.readerTrust
         if !replacePolicy {
-            func widens(_ what: String) -> ConfigurationError {
-                ConfigurationError(
-                    "trust.\(what) would widen the holder's stored policy (set trust.replacePolicy to replace it)")
-            }
+            func widens(_ what: String) -> ConfigurationError { ConfigurationError(.widensPolicy, "trust." + what) }
             if let anchors {
                 let storedDER = Set(stored.trustAnchors.map(\.der))
                 guard anchors.allSatisfy({ storedDER.contains($0.der) }) else { throw widens("anchors") }
@@ -225,9 +287,9 @@ package struct ConfigurationDocument: Sendable {
         do {
             value = try JSONValue.parse(bytes, limits: .init(maxBytes: 1 << 20, maxDepth: 8, maxMembers: 4096))
         } catch {
-            throw ConfigurationError("\(what) is not valid JSON (\(error.what))")
+            throw ConfigurationError(.notJSON, what, document: what)
         }
-        guard let members = value.object else { throw ConfigurationError("\(what) must be a JSON object") }
+        guard let members = value.object else { throw ConfigurationError(.notObject, what, document: what) }
         return members
     }
 

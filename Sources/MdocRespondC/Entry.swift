@@ -151,9 +151,9 @@ public func mdocEngineOpen(
         guard !path.isEmpty else { throw ABIFailure(MDOC_ERR_INVALID_ARGUMENT, "context directory is empty") }
         let settings = try ABISettings(json: try json(config, what: "configuration"))
         guard settings.keyDirectory == nil else {
+            // A directory engine's keys are its own: keyDirectory applies to snapshot engines only.
             throw ABIFailure(
-                MDOC_ERR_INVALID_CONFIGURATION,
-                "keyDirectory applies to snapshot engines (a directory has its own keys)")
+                MDOC_ERR_INVALID_CONFIGURATION, ConfigurationError(.notApplicable, "keyDirectory").detail)
         }
         guard
             let context = try api({ () throws(PresentmentError) in

@@ -104,18 +104,22 @@ enum BuiltIn {
         if let text = o.value("--config") {
             let json = text.hasPrefix("@") ? Input.read(String(text.dropFirst()), limit: 1 << 20) : Array(text.utf8)
             do { document = try ConfigurationDocument(json: json) } catch {
-                fail(Exit.usage, "usage", "--config: \(error.detail)")
+                fail(Exit.usage, "invalidConfiguration", "\(error.detail) (--config)")
             }
-            guard document.keyDirectory == nil, document.moduleDirectories == nil else {
+            // The C ABI's key members: the CLI takes --context and MDOC_PKCS11_MODULE_DIRS instead.
+            for (member, given) in [
+                ("keyDirectory", document.keyDirectory != nil),
+                ("pkcs11ModuleDirectories", document.moduleDirectories != nil),
+            ] where given {
                 fail(
-                    Exit.usage, "usage",
-                    "--config: keyDirectory and pkcs11ModuleDirectories are the C ABI's (use --context and MDOC_PKCS11_MODULE_DIRS)"
-                )
+                    Exit.usage, "invalidConfiguration",
+                    ConfigurationError(.notApplicable, member).detail
+                        + " (--config: use --context and MDOC_PKCS11_MODULE_DIRS)")
             }
         }
         var configuration: DigitalCredentialsEngine.Configuration
         do { configuration = try document.configuration(over: context) } catch {
-            fail(Exit.usage, "usage", "--config: \(error.detail)")
+            fail(Exit.usage, "invalidConfiguration", "\(error.detail) (--config)")
         }
         if let text = o.value("--clock") {
             let clock = parseClock(text)

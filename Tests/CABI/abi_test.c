@@ -143,17 +143,55 @@ int main(int argc, char **argv) {
     EXPECT_STATUS(mdoc_engine_open("", NULL, &engine, &err), MDOC_ERR_INVALID_ARGUMENT, "open: empty directory");
     EXPECT_STATUS(mdoc_engine_open("/nonexistent/mdoc-context", NULL, &engine, NULL), MDOC_ERR_CONTEXT_UNAVAILABLE,
                   "open: no context there");
-    const char *bad_configs[] = {
-        "not json", "[]", "{\"clokc\":\"2026-06-01T00:00:00Z\"}", "{\"clock\":\"yesterday\"}", "{\"protocol\":\"smtp\"}",
-        "{\"limits\":{\"maxRequestBytes\":0}}", "{\"limits\":{\"maxDocRequests\":1.5}}", "{\"limits\":{\"bogus\":1}}",
-        "{\"trust\":{\"anchors\":[\"!!\"]}}", "{\"trust\":{\"anchors\":[\"AAAA\"]}}", "{\"trust\":{\"authorities\":[\"xyz\"]}}",
-        "{\"selfCheck\":\"yes\"}", "{\"missingElements\":\"drop\"}", "{\"keyDirectory\":\"/tmp\"}", "{\"clock\":1}",
-        "{\"a\":1,\"a\":2}",
+    /* Each refused by its rule (the detail begins "configuration.<rule>: "), never echoing the input. */
+    const char *bad_configs[][2] = {
+        {"not json", "notJSON"}, {"[]", "notObject"}, {"{\"clokc\":\"2026-06-01T00:00:00Z\"}", "unknownMember"},
+        {"{\"clock\":\"yesterday\"}", "notDate"}, {"{\"protocol\":\"smtp\"}", "notOneOf"},
+        {"{\"limits\":{\"maxRequestBytes\":0}}", "outOfRange"}, {"{\"limits\":{\"maxDocRequests\":1.5}}", "outOfRange"},
+        {"{\"limits\":{\"bogus\":1}}", "unknownMember"}, {"{\"trust\":{\"anchors\":[\"!!\"]}}", "notCertificate"},
+        {"{\"trust\":{\"anchors\":[\"AAAA\"]}}", "notCertificate"}, {"{\"trust\":{\"authorities\":[\"xyz\"]}}", "notKeyIdentifier"},
+        {"{\"selfCheck\":\"yes\"}", "notBoolean"}, {"{\"missingElements\":\"drop\"}", "notOneOf"},
+        {"{\"keyDirectory\":\"/tmp\"}", "notApplicable"}, {"{\"clock\":1}", "notDate"}, {"{\"a\":1,\"a\":2}", "notJSON"},
+        {"{\"protocols\":[]}", "notList"}, {"{\"protocols\":[\"smtp\"]}", "notOneOf"},
+        {"{\"errorDisclosure\":\"vague\"}", "notOneOf"},
     };
     for (size_t i = 0; i < sizeof bad_configs / sizeof *bad_configs; i++) {
-        rc = mdoc_engine_open(context_dir, bad_configs[i], &engine, &err);
-        EXPECT_STATUS(rc, MDOC_ERR_INVALID_CONFIGURATION, bad_configs[i]);
+        rc = mdoc_engine_open(context_dir, bad_configs[i][0], &engine, &err);
+        EXPECT_STATUS(rc, MDOC_ERR_INVALID_CONFIGURATION, bad_configs[i][0]);
         CHECK(engine == NULL, "bad configuration: no engine");
+        char want[64];
+        snprintf(want, sizeof want, "configuration.%s: ", bad_configs[i][1]);
+        CHECK(strncmp(err.detail, want, strlen(want)) == 0, "%s: refused by %s (detail: %s)", bad_configs[i][0], want,
+              err.detail);
+        CHECK(strstr(err.detail, "clokc") == NULL && strstr(err.detail, "smtp") == NULL, "%s: no input echoed",
+              bad_configs[i][0]);
+    }
+
+    /* protocols: an engine answering OpenID4VP only finds no entry in the Annex C request. */
+    {
+        char c2[256];
+        snprintf(c2, sizeof c2, "{\"clock\":\"%s\",\"protocols\":[\"openID4VP\"]}", clock);
+        mdoc_engine *only = NULL;
+        EXPECT_STATUS(mdoc_engine_open(context_dir, c2, &only, &err), MDOC_OK, "open: protocols openID4VP");
+        expect_accept_refused(only, request, request_len, origin, MDOC_ERR_UNSUPPORTED_PROTOCOL, "framing.noEntry",
+                              "accept: Annex C entry, OpenID4VP only");
+        mdoc_engine_release(only);
+    }
+    /* errorDisclosure: every credential expired at this clock; exact says so, uniform does not. */
+    {
+        mdoc_engine *exact = NULL, *uniform = NULL;
+        EXPECT_STATUS(mdoc_engine_open(context_dir, "{\"clock\":\"2099-01-01T00:00:00Z\"}", &exact, &err), MDOC_OK,
+                      "open: late clock");
+        EXPECT_STATUS(mdoc_engine_open(context_dir,
+                                       "{\"clock\":\"2099-01-01T00:00:00Z\",\"errorDisclosure\":\"uniform\"}",
+                                       &uniform, &err),
+                      MDOC_OK, "open: late clock, uniform disclosure");
+        expect_accept_refused(exact, request, request_len, origin, MDOC_ERR_NO_MATCHING_CREDENTIAL,
+                              "selection.noUsableCredential", "accept: nothing valid, exact disclosure");
+        expect_accept_refused(uniform, request, request_len, origin, MDOC_ERR_CANNOT_SATISFY_REQUEST,
+                              "selection.notAnswered", "accept: nothing valid, uniform disclosure");
+        mdoc_engine_release(exact);
+        mdoc_engine_release(uniform);
     }
     char *huge = malloc(MDOC_MAX_JSON_BYTES + 2);
     memset(huge, ' ', MDOC_MAX_JSON_BYTES + 1);

@@ -384,6 +384,57 @@ extension ConformanceTests {
         )
     }
 
+    @Test(
+        "CLI --config: the C ABI's configuration JSON (inline or @FILE) sets protocols, clock and error disclosure; a bad member is refused by rule",
+        .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
+    func cliConfig() throws {
+        let cases = try Self.manifest()
+        let plain = try #require(cases.first { $0.id == "mdl-dataObject-v1.0-none" })
+        let unknownType = try #require(cases.first { $0.id == "unknown-doctype" })
+        func run(_ c: Case, _ config: String?) throws -> (status: Int32, out: Data, err: String) {
+            let file = Self.vectors.appendingPathComponent(c.file).path
+            return try #require(
+                try Self.runCLI(
+                    ["respond", "--request", file, "--origin", c.origin, "--clock", "2027-03-01T12:00:00Z"]
+                        + (config.map { ["--config", $0] } ?? [])))
+        }
+        #expect(try run(plain, nil).status == 0)
+        // protocols: an engine that answers OpenID4VP only finds no entry in an Annex C request.
+        let openID4VPOnly = try run(plain, #"{"protocols":["openID4VP"]}"#)
+        #expect(openID4VPOnly.status == 1 && openID4VPOnly.out.isEmpty)
+        #expect(openID4VPOnly.err.contains("error[unsupportedProtocol]: framing.noEntry:"), "\(openID4VPOnly.err)")
+        // errorDisclosure: a docType not held reads as any other unanswered request.
+        let exact = try run(unknownType, nil)
+        #expect(exact.err.contains("error[noMatchingCredential]: selection.noUsableCredential:"), "\(exact.err)")
+        let uniform = try run(unknownType, #"{"errorDisclosure":"uniform"}"#)
+        #expect(uniform.status == 1 && uniform.err.contains("error[cannotSatisfyRequest]: selection.notAnswered:"))
+        // The same from a file; the configuration's clock is overridden by --clock (given after it).
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "mdoc-config-\(UUID().uuidString).json")
+        try Data(#"{"errorDisclosure":"uniform","clock":"2050-01-01T00:00:00Z"}"#.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        #expect(try run(unknownType, "@" + file.path).err.contains("selection.notAnswered:"))
+        #expect(try run(plain, "@" + file.path).status == 0)
+        // Refusals by rule and fixed member name; the C ABI's own members are refused on the command line.
+        for (config, rule) in [
+            (#"{"clokc":1}"#, "configuration.unknownMember"), (#"{"protocols":[]}"#, "configuration.notList"),
+            (#"{"limits":{"maxDocuments":0}}"#, "configuration.outOfRange"), ("not json", "configuration.notJSON"),
+        ] {
+            let r = try run(plain, config)
+            #expect(
+                r.status == 2 && r.out.isEmpty && r.err.contains("error[invalidConfiguration]: \(rule):"), "\(r.err)")
+            #expect(!r.err.contains("clokc"))
+        }
+        for (member, config) in [
+            ("keyDirectory", #"{"keyDirectory":"/tmp"}"#),
+            ("pkcs11ModuleDirectories", #"{"pkcs11ModuleDirectories":["/tmp"]}"#),
+        ] {
+            let r = try run(plain, config)
+            #expect(
+                r.status == 2 && r.err.contains("error[invalidConfiguration]: configuration.notApplicable: \(member) "))
+        }
+    }
+
     /// Runs `mdoc-respond respond --report …` and returns its exit status and the peak resident set
     /// it reports (its own VmHWM: `wait4`'s ru_maxrss would include the high-water mark of this
     /// large test process, which a spawned child inherits until exec).

@@ -44,15 +44,15 @@ _RULE = re.compile(r"^([A-Za-z0-9]+\.[A-Za-z0-9]+): ")
 
 class MdocError(Exception):
     """A refusal by the engine or the ABI: `code` (the MDOC_ERR_* number), `name`, `detail`, and
-    `rule` (`"<domain>.<rule>"`, e.g. `"annexC.nonceNotBytes"`: the rule that refused, as the header's
-    detail convention gives it; None for the ABI's own misuse codes)."""
+    `rule` (`"<domain>.<rule>"`, e.g. `"annexC.nonceNotBytes"` or `"configuration.unknownMember"`: the
+    rule that refused, as the header's detail convention gives it; None for the ABI's own misuse codes)."""
 
     def __init__(self, code: int, name: str, detail: str) -> None:
         super().__init__(f"{name}: {detail}")
         self.code = code
         self.name = name
         self.detail = detail
-        match = _RULE.match(detail) if code < 100 else None
+        match = _RULE.match(detail)
         self.rule: Optional[str] = match.group(1) if match else None
 
 

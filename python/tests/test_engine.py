@@ -121,10 +121,15 @@ def test_malformed_inputs(context_dir):
 
 def test_configuration(context_dir, pki):
     raw, _ = annexc_request(pki)
-    for config in [{"clokc": "2026-06-01T00:00:00Z"}, {"limits": {"maxRequestBytes": -1}}, {"protocol": "x"}]:
+    for config, rule in [({"clokc": "2026-06-01T00:00:00Z"}, "configuration.unknownMember"),
+                         ({"limits": {"maxRequestBytes": -1}}, "configuration.outOfRange"),
+                         ({"protocol": "x"}, "configuration.notOneOf"),
+                         ({"protocols": []}, "configuration.notList"),
+                         ({"errorDisclosure": "vague"}, "configuration.notOneOf")]:
         with pytest.raises(MdocError) as e:
             Engine(context_dir, config=config)
         assert e.value.name == "invalidConfiguration"
+        assert e.value.rule == rule
     with Engine(context_dir, config={"trust": {"requireReaderAuthentication": True}}) as strict:
         with pytest.raises(MdocError) as e:
             strict.accept(raw, ORIGIN)
@@ -132,7 +137,17 @@ def test_configuration(context_dir, pki):
     with Engine(context_dir, config={"clock": "2040-01-01T00:00:00Z"}) as late:
         with pytest.raises(MdocError) as e:
             late.accept(raw, ORIGIN)
-        assert e.value.name == "noMatchingCredential"
+        assert (e.value.name, e.value.rule) == ("noMatchingCredential", "selection.noUsableCredential")
+    # errorDisclosure uniform: the page cannot tell a credential not held (here: expired) from a decline.
+    with Engine(context_dir, config={"clock": "2040-01-01T00:00:00Z", "errorDisclosure": "uniform"}) as late:
+        with pytest.raises(MdocError) as e:
+            late.accept(raw, ORIGIN)
+        assert (e.value.name, e.value.rule) == ("cannotSatisfyRequest", "selection.notAnswered")
+    # protocols: an engine answering OpenID4VP only finds no entry in an Annex C request.
+    with Engine(context_dir, config={"protocols": ["openID4VP"]}) as oid_only:
+        with pytest.raises(MdocError) as e:
+            oid_only.accept(raw, ORIGIN)
+        assert (e.value.name, e.value.rule) == ("unsupportedProtocol", "framing.noEntry")
     with pytest.raises(MdocError) as e:
         Engine(os.path.join(context_dir, "missing"))
     assert e.value.name == "contextUnavailable"

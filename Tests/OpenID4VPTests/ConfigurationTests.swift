@@ -1,0 +1,202 @@
+import AnnexCReader
+import Foundation
+import MdocCBOR
+import OpenID4VPReader
+import Testing
+import TestWorld
+
+@testable import DigitalCredentials
+
+/// The one configuration: the JSON the C ABI, Python and the CLI's `--config` read (each member onto one
+/// field), its refusals by rule and member, and what the facade-level members do (which protocols
+/// answer, how selection refusals are disclosed).
+@Suite("Configuration: one value, one JSON reader, protocols and error disclosure")
+struct ConfigurationTests {
+    static func document(_ json: String) throws(ConfigurationError) -> ConfigurationDocument {
+        try ConfigurationDocument(json: Array(json.utf8))
+    }
+
+    @Test("Each JSON member maps onto one field of the configuration")
+    func membersMapOneToOne() throws {
+        let d = try Self.document(
+            #"""
+            {"clock":"2030-01-02T03:04:05Z","protocol":"openID4VP","protocols":["openID4VP","annexC"],
+             "missingElements":"report","selfCheck":true,"allowAppOrigins":true,"preferA256GCM":false,
+             "errorDisclosure":"uniform",
+             "limits":{"maxRequestBytes":1000,"maxDocuments":3,"maxRequestedElements":40,"maxAlternativeSetSize":5,
+                       "maxNestingDepth":7,"maxDataItems":900},
+             "keyDirectory":"/keys","pkcs11ModuleDirectories":["/m1","/m2"]}
+            """#)
+        let c = d.configuration
+        #expect(c.clock() == Date(timeIntervalSince1970: 1_893_553_445))
+        #expect(c.preference == .openID4VP && c.protocols == [.annexC, .openID4VP])
+        #expect(c.annexC.missingElements == .report && c.selfCheck && c.allowAppOrigins)
+        #expect(!c.openID4VP.preferA256GCM && c.errorDisclosure == .uniform)
+        #expect(c.limits == RequestLimits(maxRequestBytes: 1000, maxDocuments: 3, maxRequestedElements: 40))
+        #expect(c.annexC.maxAlternativeSetSize == 5 && c.annexC.maxNestingDepth == 7 && c.annexC.maxDataItems == 900)
+        #expect(d.keyDirectory == "/keys" && d.moduleDirectories == ["/m1", "/m2"])
+        // The limit's earlier names (one per protocol before the limits were one) set the same field.
+        for alias in ["maxDocRequests", "maxCredentialQueries", "maxDocuments"] {
+            #expect(try Self.document(#"{"limits":{"\#(alias)":2}}"#).configuration.limits.maxDocuments == 2)
+        }
+        // Nothing given: the defaults.
+        let defaults = try ConfigurationDocument(json: nil).configuration
+        #expect(defaults.protocols == Set(PresentationProtocol.allCases) && defaults.preference == .answerable)
+        #expect(defaults.errorDisclosure == .exact && defaults.limits == RequestLimits())
+    }
+
+    @Test("A bad member is refused by its rule and its fixed name, never the input's text")
+    func refusalsByRule() {
+        let cases: [(String, ConfigurationError.Rule, String)] = [
+            ("not json", .notJSON, "configuration"),
+            ("[]", .notObject, "configuration"),
+            (#"{"clokc":"2026-06-01T00:00:00Z"}"#, .unknownMember, "configuration"),
+            (#"{"clock":"yesterday"}"#, .notDate, "clock"),
+            (#"{"clock":1}"#, .notDate, "clock"),
+            (#"{"protocol":"smtp"}"#, .notOneOf, "protocol"),
+            (#"{"protocols":[]}"#, .notList, "protocols"),
+            (#"{"protocols":"annexC"}"#, .notList, "protocols"),
+            (#"{"protocols":["annexC","smtp"]}"#, .notOneOf, "protocols"),
+            (#"{"errorDisclosure":"vague"}"#, .notOneOf, "errorDisclosure"),
+            (#"{"missingElements":"drop"}"#, .notOneOf, "missingElements"),
+            (#"{"selfCheck":"yes"}"#, .notBoolean, "selfCheck"),
+            (#"{"limits":[]}"#, .notObject, "limits"),
+            (#"{"limits":{"maxRequestBytes":0}}"#, .outOfRange, "limits.maxRequestBytes"),
+            (#"{"limits":{"maxDocRequests":1.5}}"#, .outOfRange, "limits.maxDocRequests"),
+            (#"{"limits":{"maxDocuments":1073741825}}"#, .outOfRange, "limits.maxDocuments"),
+            (#"{"limits":{"bogus":1}}"#, .unknownMember, "limits"),
+            (#"{"trust":1}"#, .notObject, "trust"),
+            (#"{"trust":{"anchors":"AAAA"}}"#, .notList, "trust.anchors"),
+            (#"{"trust":{"anchors":["!!"]}}"#, .notCertificate, "trust.anchors"),
+            (#"{"trust":{"anchors":["AAAA"]}}"#, .notCertificate, "trust.anchors"),
+            (#"{"trust":{"authorities":["xyz"]}}"#, .notKeyIdentifier, "trust.authorities"),
+            (#"{"trust":{"authorities":[]}}"#, .emptyAllowList, "trust.authorities"),
+            (#"{"trust":{"signerProfile":"anyone"}}"#, .notOneOf, "trust.signerProfile"),
+            (#"{"trust":{"replacePolicy":1}}"#, .notBoolean, "trust.replacePolicy"),
+            (#"{"trust":{"bogus":true}}"#, .unknownMember, "trust"),
+            (#"{"keyDirectory":""}"#, .notPath, "keyDirectory"),
+            (#"{"pkcs11ModuleDirectories":["relative"]}"#, .notPath, "pkcs11ModuleDirectories"),
+        ]
+        for (json, rule, member) in cases {
+            do {
+                _ = try Self.document(json)
+                Issue.record("accepted \(json)")
+            } catch {
+                #expect(error.rule == rule && error.member == member, "\(json)")
+                #expect(error.detail.hasPrefix("configuration.\(rule.rawValue): "), "\(json)")
+                #expect(
+                    !error.detail.contains("clokc") && !error.detail.contains("bogus") && !error.detail.contains("smtp")
+                )
+            }
+        }
+        // Every rule is exercised by the table but the one that needs a context (widensPolicy, below) and
+        // the one an entry point applies (notApplicable: the C ABI's and the CLI's tests).
+        let covered = Set(cases.map(\.1)).union([.widensPolicy, .notApplicable])
+        #expect(covered == Set(ConfigurationError.Rule.allCases))
+    }
+
+    @Test("Trust members narrow the stored policy; a widening one is refused unless replacePolicy")
+    func trustNarrowsOnly() throws {
+        let world = try TestWorld()
+        let other = try TestWorld()
+        let stored = ReaderTrustPolicy(trustAnchors: [world.readerRoot], requireReaderAuthentication: true)
+        let context = try world.context([try world.entry(id: "mdl")], trust: stored)
+        func anchors(_ certs: [Certificate]) -> String {
+            "[" + certs.map { "\"" + Data($0.der).base64EncodedString() + "\"" }.joined(separator: ",") + "]"
+        }
+        let widening: [(String, String)] = [
+            (#"{"trust":{"anchors":\#(anchors([other.readerRoot]))}}"#, "trust.anchors"),
+            (#"{"trust":{"requireReaderAuthentication":false}}"#, "trust.requireReaderAuthentication"),
+            (#"{"trust":{"signerProfile":"requestSigner"}}"#, "trust.signerProfile"),
+        ]
+        for (json, member) in widening {
+            do {
+                _ = try Self.document(json).configuration(over: context)
+                Issue.record("widened by \(member)")
+            } catch { #expect(error.rule == .widensPolicy && error.member == member) }
+        }
+        // Narrowing passes and applies; the stored requirement is kept.
+        let narrowed = try Self.document(#"{"trust":{"requireTrustedReader":true}}"#).configuration(over: context)
+        #expect(narrowed.readerTrust?.requireTrustedReader == true)
+        #expect(narrowed.readerTrust?.requireReaderAuthentication == true)
+        #expect(narrowed.readerTrust?.trustAnchors.map(\.der) == [world.readerRoot.der])
+        // replacePolicy lets the members replace it.
+        let replaced = try Self.document(
+            #"{"trust":{"anchors":\#(anchors([other.readerRoot])),"requireReaderAuthentication":false,"replacePolicy":true}}"#
+        ).configuration(over: context)
+        #expect(replaced.readerTrust?.trustAnchors.map(\.der) == [other.readerRoot.der])
+        #expect(replaced.readerTrust?.requireReaderAuthentication == false)
+        // No trust member: the engine reads the context's policy.
+        #expect(try Self.document("{}").configuration(over: context).readerTrust == nil)
+    }
+
+    /// An Annex C request and an OpenID4VP request for the mDL's family name.
+    static func requests(docType: String = TestWorld.mDL) throws -> (annexC: Data, openID4VP: Data) {
+        let a = try AnnexCReader.makeRequest(
+            documents: [TestWorld.ask(docType, ["family_name"], nameSpace: TestWorld.mDLNS)], origin: TestWorld.origin)
+        let o = try OpenID4VPReader.makeRequest(
+            queries: [.init(id: "q", docType: docType, claims: [.init(ElementID(TestWorld.mDLNS, "family_name"))])],
+            origin: TestWorld.origin)
+        return (a.rawRequest, o.rawRequest)
+    }
+
+    @Test("protocols: only the enabled front ends answer; an entry of another protocol is no entry")
+    func protocolsEnable() throws {
+        let world = try TestWorld()
+        let context = try world.context([try world.entry(id: "mdl")], trust: world.trusted)
+        let (annexC, openID4VP) = try Self.requests()
+        let origin = TestWorld.origin.serialized
+        let onlyAnnexC = TestWorld.engine(context, protocols: [.annexC])
+        let onlyOpenID4VP = TestWorld.engine(context, protocols: [.openID4VP])
+        let both = TestWorld.engine(context)
+        #expect(!(try onlyAnnexC.accept(rawRequest: annexC, origin: origin)).isEmpty)
+        expectRefusal(FramingRule.noEntry) { try onlyAnnexC.accept(rawRequest: openID4VP, origin: origin) }
+        expectRefusal(FramingRule.noEntry) { try onlyAnnexC.parse(rawRequest: openID4VP, origin: origin) }
+        #expect(!(try onlyOpenID4VP.accept(rawRequest: openID4VP, origin: origin)).isEmpty)
+        expectRefusal(FramingRule.noEntry) { try onlyOpenID4VP.accept(rawRequest: annexC, origin: origin) }
+        #expect(try both.parse(rawRequest: annexC, origin: origin).protocolIdentifier == "org-iso-mdoc")
+        #expect(try both.parse(rawRequest: openID4VP, origin: origin).protocolIdentifier == "openid4vp-v1-unsigned")
+        // From JSON, the same.
+        var fromJSON = try Self.document(#"{"protocols":["openID4VP"]}"#).configuration(over: context)
+        fromJSON.clock = { TestWorld.now }
+        let engine = DigitalCredentialsEngine(context: context, configuration: fromJSON)
+        expectRefusal(FramingRule.noEntry) { try engine.accept(rawRequest: annexC, origin: origin) }
+    }
+
+    @Test(
+        "errorDisclosure uniform: every selection refusal is one rule (notAnswered) in both protocols, at accept and respond; other refusals unchanged"
+    )
+    func uniformDisclosure() throws {
+        let world = try TestWorld()
+        let context = try world.context([try world.entry(id: "mdl")], trust: world.trusted)
+        let origin = TestWorld.origin.serialized
+        let exact = TestWorld.engine(context)
+        let uniform = TestWorld.engine(context) { $0.errorDisclosure = .uniform }
+        let notHeld = try Self.requests(docType: "org.iso.23220.photoid.1")
+        let held = try Self.requests()
+        for raw in [notHeld.annexC, notHeld.openID4VP] {
+            // Exact: the page could tell "no such credential" from "declined".
+            expectRefusal(SelectionRule.noUsableCredential) { try exact.accept(rawRequest: raw, origin: origin) }
+            expectRefusal(SelectionRule.notAnswered) { try uniform.accept(rawRequest: raw, origin: origin) }
+            let parsed = try uniform.parse(rawRequest: raw, origin: origin)
+            expectRefusal(SelectionRule.notAnswered) { try uniform.respond(to: parsed) }
+        }
+        for raw in [held.annexC, held.openID4VP] {
+            // A decline (nothing approved) reads the same as a credential not held.
+            let declined = try exact.parse(rawRequest: raw, origin: origin)
+            expectRefusal(SelectionRule.nothingReleasable) { try exact.respond(to: declined, approving: .elements([])) }
+            let declinedUniform = try uniform.parse(rawRequest: raw, origin: origin)
+            expectRefusal(SelectionRule.notAnswered) {
+                try uniform.respond(to: declinedUniform, approving: .elements([]))
+            }
+            // Refusals that are not about the holder's credentials keep their rule.
+            expectRefusal(OriginRule.scheme) { try uniform.accept(rawRequest: raw, origin: "ftp://verifier.example") }
+            #expect(!(try uniform.accept(rawRequest: raw, origin: origin)).isEmpty)
+        }
+        // Set from JSON, the same.
+        var fromJSON = try Self.document(#"{"errorDisclosure":"uniform"}"#).configuration(over: context)
+        fromJSON.clock = { TestWorld.now }
+        let engine = DigitalCredentialsEngine(context: context, configuration: fromJSON)
+        expectRefusal(SelectionRule.notAnswered) { try engine.accept(rawRequest: notHeld.annexC, origin: origin) }
+    }
+}
