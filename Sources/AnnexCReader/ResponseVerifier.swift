@@ -110,20 +110,13 @@ extension AnnexCReader {
         guard mso.validityInfo.contains(time) else {
             throw PresentmentError(VerifierRule.msoValidity)
         }
-        do { try doc.issuerSigned.checkValueDigests(against: mso) } catch {
-            throw PresentmentError(VerifierRule.digest)
-        }
-        guard case .signature(let sig) = doc.deviceSigned.deviceAuth else {
-            throw PresentmentError(VerifierRule.noDeviceSignature)
-        }
-        let dab = MdocAuthentication.deviceAuthenticationBytes(
-            sessionTranscript: sessionTranscript, docType: doc.docType,
-            deviceNameSpacesBytes: doc.deviceSigned.nameSpacesBytes)
-        do { try sig.verify(key: mso.deviceKey, detachedPayload: sig.payload == nil ? dab : nil) } catch {
-            throw PresentmentError(VerifierRule.deviceSignature)
-        }
-        if let attached = sig.payload, !attached.elementsEqual(dab) {
-            throw PresentmentError(VerifierRule.deviceAuthentication)
+        do { try doc.checkAuthentication(mso: mso, sessionTranscript: sessionTranscript) } catch {
+            switch error {
+            case .digest: throw PresentmentError(VerifierRule.digest)
+            case .noDeviceSignature: throw PresentmentError(VerifierRule.noDeviceSignature)
+            case .deviceSignature: throw PresentmentError(VerifierRule.deviceSignature)
+            case .deviceAuthenticationMismatch: throw PresentmentError(VerifierRule.deviceAuthentication)
+            }
         }
         var elements = [DisclosedElement]()
         for ns in doc.issuerSigned.nameSpaces {

@@ -5,102 +5,69 @@ import Presentment
 /// signature and chain, MSO, digests, the device signature, and that only what was asked and
 /// approved came back.
 public enum VerifierRule: String, RefusalRule {
-    /// EncryptedResponse is not well-formed CBOR.
     case responseNotCBOR
-    /// EncryptedResponse is not ["dcapi", {enc, cipherText}].
     case responseShape
-    /// Response JSON is malformed.
     case responseJSON
-    /// Response member missing or not base64url.
     case responseMember
-    /// HPKE open failed.
     case hpkeOpen
-    /// The DeviceResponse does not parse.
     case deviceResponseInvalid
-    /// DeviceResponse status is not 0.
     case status
-    /// A document was returned that was not requested, or out of request order.
     case unrequestedDocument
-    /// IssuerAuth x5chain is malformed.
     case x5chainMalformed
-    /// IssuerAuth has no document signer certificate.
     case noDocumentSigner
-    /// Issuer signature does not verify.
     case issuerSignature
-    /// Document signer does not chain to a given IACA.
     case notChainedToIACA
-    /// Document signer lacks EKU 1.0.18013.5.1.2.
     case documentSignerEKU
-    /// The MSO does not parse.
     case msoInvalid
-    /// MSO docType differs from the document's.
     case msoDocType
-    /// MSO not valid at the verification time.
     case msoValidity
-    /// A disclosed element does not match its MSO digest.
     case digest
-    /// No deviceSignature (deviceMac is not used over the Digital Credentials API).
     case noDeviceSignature
-    /// Device signature does not verify.
     case deviceSignature
-    /// Attached DeviceAuthentication differs from the expected one.
     case deviceAuthentication
-    /// An element was disclosed twice.
     case duplicateElement
-    /// An element was disclosed that the holder did not approve.
     case notApproved
-    /// An element was disclosed that was not requested and is no admissible substitute for a requested element.
     case notRequested
-    /// Reader key generation failed.
     case keyGeneration
-    /// Reader signing failed.
     case signing
 
     /// The domain of these rules.
     public static let domain = "verifier"
 
-    /// The code a refusal by this rule carries.
-    public var code: PresentmentError.Code {
+    /// Each rule's code and what it requires, in words.
+    public var definition: (code: PresentmentError.Code, summary: String) {
         switch self {
-        case .responseNotCBOR, .responseShape, .responseJSON, .responseMember, .hpkeOpen, .deviceResponseInvalid,
-            .status, .unrequestedDocument, .x5chainMalformed, .noDocumentSigner, .issuerSignature, .notChainedToIACA,
-            .documentSignerEKU, .msoInvalid, .msoDocType, .msoValidity, .digest, .noDeviceSignature, .deviceSignature,
-            .deviceAuthentication, .duplicateElement, .notApproved, .notRequested:
-            .responseInvalid
-        case .keyGeneration: .sealingFailed
-        case .signing: .signingFailed
-        }
-    }
-
-    /// What the rule requires, in words.
-    public var summary: String {
-        switch self {
-        case .responseNotCBOR: "EncryptedResponse is not well-formed CBOR"
-        case .responseShape: "EncryptedResponse is not [\"dcapi\", {enc, cipherText}]"
-        case .responseJSON: "response JSON is malformed"
-        case .responseMember: "response member missing or not base64url"
-        case .hpkeOpen: "HPKE open failed"
-        case .deviceResponseInvalid: "the DeviceResponse does not parse"
-        case .status: "DeviceResponse status is not 0"
-        case .unrequestedDocument: "a document was returned that was not requested, or out of request order"
-        case .x5chainMalformed: "issuerAuth x5chain is malformed"
-        case .noDocumentSigner: "issuerAuth has no document signer certificate"
-        case .issuerSignature: "issuer signature does not verify"
-        case .notChainedToIACA: "document signer does not chain to a given IACA"
-        case .documentSignerEKU: "document signer lacks EKU 1.0.18013.5.1.2"
-        case .msoInvalid: "the MSO does not parse"
-        case .msoDocType: "MSO docType differs from the document's"
-        case .msoValidity: "MSO not valid at the verification time"
-        case .digest: "a disclosed element does not match its MSO digest"
-        case .noDeviceSignature: "no deviceSignature (deviceMac is not used over the Digital Credentials API)"
-        case .deviceSignature: "device signature does not verify"
-        case .deviceAuthentication: "attached DeviceAuthentication differs from the expected one"
-        case .duplicateElement: "an element was disclosed twice"
-        case .notApproved: "an element was disclosed that the holder did not approve"
+        case .responseNotCBOR: (.responseInvalid, "EncryptedResponse is not well-formed CBOR")
+        case .responseShape: (.responseInvalid, "EncryptedResponse is not [\"dcapi\", {enc, cipherText}]")
+        case .responseJSON: (.responseInvalid, "response JSON is malformed")
+        case .responseMember: (.responseInvalid, "response member missing or not base64url")
+        case .hpkeOpen: (.responseInvalid, "HPKE open failed")
+        case .deviceResponseInvalid: (.responseInvalid, "the DeviceResponse does not parse")
+        case .status: (.responseInvalid, "DeviceResponse status is not 0")
+        case .unrequestedDocument:
+            (.responseInvalid, "a document was returned that was not requested, or out of request order")
+        case .x5chainMalformed: (.responseInvalid, "issuerAuth x5chain is malformed")
+        case .noDocumentSigner: (.responseInvalid, "issuerAuth has no document signer certificate")
+        case .issuerSignature: (.responseInvalid, "issuer signature does not verify")
+        case .notChainedToIACA: (.responseInvalid, "document signer does not chain to a given IACA")
+        case .documentSignerEKU: (.responseInvalid, "document signer lacks EKU 1.0.18013.5.1.2")
+        case .msoInvalid: (.responseInvalid, "the MSO does not parse")
+        case .msoDocType: (.responseInvalid, "MSO docType differs from the document's")
+        case .msoValidity: (.responseInvalid, "MSO not valid at the verification time")
+        case .digest: (.responseInvalid, "a disclosed element does not match its MSO digest")
+        case .noDeviceSignature:
+            (.responseInvalid, "no deviceSignature (deviceMac is not used over the Digital Credentials API)")
+        case .deviceSignature: (.responseInvalid, "device signature does not verify")
+        case .deviceAuthentication: (.responseInvalid, "attached DeviceAuthentication differs from the expected one")
+        case .duplicateElement: (.responseInvalid, "an element was disclosed twice")
+        case .notApproved: (.responseInvalid, "an element was disclosed that the holder did not approve")
         case .notRequested:
-            "an element was disclosed that was not requested and is no admissible substitute for a requested element"
-        case .keyGeneration: "reader key generation failed"
-        case .signing: "reader signing failed"
+            (
+                .responseInvalid,
+                "an element was disclosed that was not requested and is no admissible substitute for a requested element"
+            )
+        case .keyGeneration: (.sealingFailed, "reader key generation failed")
+        case .signing: (.signingFailed, "reader signing failed")
         }
     }
 }

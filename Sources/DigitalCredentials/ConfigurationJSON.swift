@@ -10,37 +10,10 @@ import WebEncoding
 /// A configuration document refused: the rule it broke and the member (a fixed name from
 /// `include/mdoc_respond.h` such as `limits.maxDocuments`, never text from the input).
 package struct ConfigurationError: Error, Sendable, Hashable {
-    /// The rules of configuration JSON.
+    /// The rules of configuration JSON; `summary` words each.
     package enum Rule: String, Sendable, Hashable, CaseIterable {
-        /// Not valid JSON (or beyond its size, depth or member bounds).
-        case notJSON
-        /// The document or a member that must be an object is not one.
-        case notObject
-        /// A member this version does not know (typos do not pass silently).
-        case unknownMember
-        /// A member that must be `true` or `false`.
-        case notBoolean
-        /// A member that must be one of the words `mdoc_respond.h` lists.
-        case notOneOf
-        /// A member that must be an RFC 3339 date-time.
-        case notDate
-        /// A limit that must be an integer from 1 to 2^30.
-        case outOfRange
-        /// A member that must be a non-empty array of the listed form.
-        case notList
-        /// A trust anchor that is not a base64 DER certificate this engine can read.
-        case notCertificate
-        /// An authority that is not a hex key identifier.
-        case notKeyIdentifier
-        /// An empty allow-list (it would read as "any authority").
-        case emptyAllowList
-        /// A path that must be absolute and non-empty.
-        case notPath
-        /// A trust member that would widen the holder's stored policy without `trust.replacePolicy`.
-        case widensPolicy
-        /// A member that does not apply where it was given (`keyDirectory` outside a snapshot engine;
-        /// the C ABI's key members on the CLI's `--config`).
-        case notApplicable
+        case notJSON, notObject, unknownMember, notBoolean, notOneOf, notDate, outOfRange, notList, notCertificate
+        case notKeyIdentifier, emptyAllowList, notPath, widensPolicy, notApplicable
 
         /// What the rule requires, in words.
         package var summary: String {
@@ -58,7 +31,7 @@ package struct ConfigurationError: Error, Sendable, Hashable {
             case .emptyAllowList: "must not be empty (omit it to keep the stored policy)"
             case .notPath: "must be absolute, non-empty paths"
             case .widensPolicy: "would widen the holder's stored policy (set trust.replacePolicy to replace it)"
-            case .notApplicable: "does not apply here (see mdoc_respond.h)"
+            case .notApplicable: "does not apply here (keyDirectory: snapshot engines only; the CLI takes --context)"
             }
         }
     }

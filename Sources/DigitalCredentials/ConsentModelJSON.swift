@@ -173,23 +173,12 @@ package enum ConsentModelJSON {
         case .trusted(let s, let aki):
             .object([
                 ("status", .string("trusted")), ("subject", .string(s)),
-                ("authorityKeyIdentifier", aki.map { .string(hex($0)) } ?? .null),
+                ("authorityKeyIdentifier", aki.map { .string(hexString($0)) } ?? .null),
             ])
         case .signedNotTrusted(let s, let reason):
             .object([
                 ("status", .string("signedNotTrusted")), ("subject", .string(s)), ("reason", .string(reason.rawValue)),
             ])
         }
-    }
-
-    private static func hex(_ b: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(b.count * 2)
-        for x in b {
-            out.append(digits[Int(x >> 4)])
-            out.append(digits[Int(x & 15)])
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 }

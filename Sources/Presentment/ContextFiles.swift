@@ -203,6 +203,23 @@ extension CredentialContext {
     }
 }
 
+/// Checks a file through the descriptor it will be read from (so the file examined is the file read):
+/// a regular file, and with `requirePrivate` owned by this user and neither readable nor writable by
+/// group or others. Each fault is refused by the caller's rule for it.
+/// - Returns: the file's size in bytes.
+func checkOpenedFile<R: RefusalRule>(
+    _ fd: Int32, requirePrivate: Bool, unexaminable: R, notRegular: R, notOwned: R, notPrivate: R
+) throws(PresentmentError) -> Int {
+    var st = stat()
+    guard fstat(fd, &st) == 0 else { throw PresentmentError(unexaminable) }
+    guard st.st_mode & S_IFMT == S_IFREG else { throw PresentmentError(notRegular) }
+    if requirePrivate {
+        guard st.st_uid == geteuid() else { throw PresentmentError(notOwned) }
+        guard st.st_mode & 0o077 == 0 else { throw PresentmentError(notPrivate) }
+    }
+    return Int(st.st_size)
+}
+
 /// Reads a regular file's whole content from an open descriptor, refusing more than `maxBytes`.
 func readBounded(_ fd: Int32, maxBytes: Int) -> [UInt8]? {
     var st = stat()

@@ -64,22 +64,10 @@ extension CredentialContext {
             throw PresentmentError(ContextRule.fileUnopenable)
         }
         defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else {
-            throw PresentmentError(ContextRule.fileUnexaminable)
-        }
-        guard st.st_mode & S_IFMT == S_IFREG else {
-            throw PresentmentError(ContextRule.notRegularFile)
-        }
-        if requirePrivateFiles {
-            guard st.st_uid == geteuid() else {
-                throw PresentmentError(ContextRule.fileNotOwned)
-            }
-            guard st.st_mode & 0o077 == 0 else {
-                throw PresentmentError(ContextRule.fileNotPrivate)
-            }
-        }
-        guard st.st_size <= maxFileSize else {
+        let size = try checkOpenedFile(
+            fd, requirePrivate: requirePrivateFiles, unexaminable: ContextRule.fileUnexaminable,
+            notRegular: .notRegularFile, notOwned: .fileNotOwned, notPrivate: .fileNotPrivate)
+        guard size <= maxFileSize else {
             throw PresentmentError(ContextRule.fileTooLarge)
         }
         guard let bytes = readBounded(fd, maxBytes: maxFileSize) else {

@@ -45,24 +45,14 @@ public struct FileKeyResolver: DeviceKeyResolver {
             throw PresentmentError(KeyRule.referenceNotRelative)
         }
         let path = directory.appendingPathComponent(reference).path
-        // Checked through the descriptor it is read from: the file examined is the file read.
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else {
             throw PresentmentError(errno == ELOOP ? KeyRule.fileIsLink : KeyRule.fileMissing)
         }
         defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else {
-            throw PresentmentError(KeyRule.notRegularFile)
-        }
-        if requirePrivateFiles {
-            guard st.st_uid == geteuid() else {
-                throw PresentmentError(KeyRule.fileNotOwned)
-            }
-            guard st.st_mode & 0o077 == 0 else {
-                throw PresentmentError(KeyRule.fileNotPrivate)
-            }
-        }
+        _ = try checkOpenedFile(
+            fd, requirePrivate: requirePrivateFiles, unexaminable: KeyRule.notRegularFile, notRegular: .notRegularFile,
+            notOwned: .fileNotOwned, notPrivate: .fileNotPrivate)
         guard var bytes = readBounded(fd, maxBytes: 16384) else {
             throw PresentmentError(KeyRule.fileUnreadable)
         }

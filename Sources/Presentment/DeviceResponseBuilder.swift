@@ -147,18 +147,16 @@ package enum DeviceResponseBuilder {
             throw PresentmentError(ResponseRule.selfCheckDocumentCount)
         }
         for (doc, p) in zip(parsed.documents, plan.answered) {
-            let mso = p.credential.mobileSecurityObject
-            do { try doc.issuerSigned.checkValueDigests(against: mso) } catch {
-                throw PresentmentError(ResponseRule.selfCheckDigest)
-            }
-            guard case .signature(let sig) = doc.deviceSigned.deviceAuth else {
-                throw PresentmentError(ResponseRule.selfCheckSignatureMissing)
-            }
-            let dab = MdocAuthentication.deviceAuthenticationBytes(
-                sessionTranscript: sessionTranscript, docType: doc.docType,
-                deviceNameSpacesBytes: doc.deviceSigned.nameSpacesBytes)
-            do { try sig.verify(key: mso.deviceKey, detachedPayload: dab) } catch {
-                throw PresentmentError(ResponseRule.selfCheckSignature)
+            do {
+                try doc.checkAuthentication(
+                    mso: p.credential.mobileSecurityObject, sessionTranscript: sessionTranscript)
+            } catch {
+                switch error {
+                case .digest: throw PresentmentError(ResponseRule.selfCheckDigest)
+                case .noDeviceSignature: throw PresentmentError(ResponseRule.selfCheckSignatureMissing)
+                case .deviceSignature, .deviceAuthenticationMismatch:
+                    throw PresentmentError(ResponseRule.selfCheckSignature)
+                }
             }
         }
     }

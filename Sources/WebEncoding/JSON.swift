@@ -89,50 +89,39 @@ package enum JSONValue: Sendable, Equatable {
 
     /// Why the input is not acceptable JSON: the rule broken (a closed code), never input content.
     package struct ParseError: Error, Sendable, Hashable, CustomStringConvertible {
-        /// The rules of strict JSON (RFC 8259) and of the configured bounds.
+        /// The rules of strict JSON (RFC 8259) and of the configured bounds; `what` words each.
         package enum Code: String, Sendable, Hashable, CaseIterable {
-            /// JSON larger than the limit.
-            case tooLarge
-            /// JSON ends early.
-            case endsEarly
-            /// JSON nested too deeply.
-            case tooDeep
-            /// Trailing bytes after the JSON value.
-            case trailingBytes
-            /// JSON object key is not a string.
-            case keyNotString
-            /// Duplicate JSON object key.
-            case duplicateKey
-            /// JSON object lacks ':'.
-            case missingColon
-            /// Too many JSON members.
-            case tooManyMembers
-            /// JSON object lacks ',' or '}'.
-            case objectUnterminated
-            /// Too many JSON array elements.
-            case tooManyElements
-            /// JSON array lacks ',' or ']'.
-            case arrayUnterminated
-            /// Invalid JSON literal.
-            case invalidLiteral
-            /// Invalid JSON value.
-            case invalidValue
-            /// Invalid JSON number.
-            case invalidNumber
-            /// JSON string longer than the limit.
-            case stringTooLong
-            /// Invalid UTF-8 in JSON string.
-            case invalidUTF8
-            /// Unterminated JSON string.
-            case stringUnterminated
-            /// Control character in JSON string.
-            case controlCharacter
-            /// Lone surrogate in JSON string.
-            case loneSurrogate
-            /// Invalid JSON escape.
-            case invalidEscape
-            /// Invalid JSON \u escape.
-            case invalidUnicodeEscape
+            case tooLarge, endsEarly, tooDeep, trailingBytes, keyNotString, duplicateKey, missingColon,
+                tooManyMembers, objectUnterminated, tooManyElements, arrayUnterminated, invalidLiteral, invalidValue,
+                invalidNumber, stringTooLong, invalidUTF8, stringUnterminated, controlCharacter, loneSurrogate,
+                invalidEscape, invalidUnicodeEscape
+
+            /// The rule in words, e.g. "duplicate JSON object key".
+            package var what: String {
+                switch self {
+                case .tooLarge: "JSON larger than the limit"
+                case .endsEarly: "JSON ends early"
+                case .tooDeep: "JSON nested too deeply"
+                case .trailingBytes: "trailing bytes after the JSON value"
+                case .keyNotString: "JSON object key is not a string"
+                case .duplicateKey: "duplicate JSON object key"
+                case .missingColon: "JSON object lacks ':'"
+                case .tooManyMembers: "too many JSON members"
+                case .objectUnterminated: "JSON object lacks ',' or '}'"
+                case .tooManyElements: "too many JSON array elements"
+                case .arrayUnterminated: "JSON array lacks ',' or ']'"
+                case .invalidLiteral: "invalid JSON literal"
+                case .invalidValue: "invalid JSON value"
+                case .invalidNumber: "invalid JSON number"
+                case .stringTooLong: "JSON string longer than the limit"
+                case .invalidUTF8: "invalid UTF-8 in JSON string"
+                case .stringUnterminated: "unterminated JSON string"
+                case .controlCharacter: "control character in JSON string"
+                case .loneSurrogate: "lone surrogate in JSON string"
+                case .invalidEscape: "invalid JSON escape"
+                case .invalidUnicodeEscape: "invalid JSON \\u escape"
+                }
+            }
         }
 
         /// The rule broken.
@@ -140,32 +129,8 @@ package enum JSONValue: Sendable, Equatable {
 
         package init(_ code: Code) { self.code = code }
 
-        /// The rule in words, e.g. "duplicate JSON object key".
-        package var what: String {
-            switch code {
-            case .tooLarge: "JSON larger than the limit"
-            case .endsEarly: "JSON ends early"
-            case .tooDeep: "JSON nested too deeply"
-            case .trailingBytes: "trailing bytes after the JSON value"
-            case .keyNotString: "JSON object key is not a string"
-            case .duplicateKey: "duplicate JSON object key"
-            case .missingColon: "JSON object lacks ':'"
-            case .tooManyMembers: "too many JSON members"
-            case .objectUnterminated: "JSON object lacks ',' or '}'"
-            case .tooManyElements: "too many JSON array elements"
-            case .arrayUnterminated: "JSON array lacks ',' or ']'"
-            case .invalidLiteral: "invalid JSON literal"
-            case .invalidValue: "invalid JSON value"
-            case .invalidNumber: "invalid JSON number"
-            case .stringTooLong: "JSON string longer than the limit"
-            case .invalidUTF8: "invalid UTF-8 in JSON string"
-            case .stringUnterminated: "unterminated JSON string"
-            case .controlCharacter: "control character in JSON string"
-            case .loneSurrogate: "lone surrogate in JSON string"
-            case .invalidEscape: "invalid JSON escape"
-            case .invalidUnicodeEscape: "invalid JSON \\u escape"
-            }
-        }
+        /// The rule in words.
+        package var what: String { code.what }
 
         /// `JSON <code>: <what>`.
         package var description: String { "JSON \(code.rawValue): \(what)" }

@@ -105,14 +105,8 @@ func acceptFigures() {
         measure("annexc.stage.accept_alone", bytes: responseSize) {
             blackHole(try! engine.accept(rawRequest: plain.rawRequest, origin: origin.serialized))
         })
-    figures.append(
-        measure("annexc.stage.parse") {
-            blackHole(try! engine.parse(rawRequest: plain.rawRequest, origin: origin.serialized))
-        })
-    figures.append(
-        measure("annexc.stage.parse_reader_auth") {
-            blackHole(try! engine.parse(rawRequest: signed.rawRequest, origin: origin.serialized))
-        })
+    figures.append(measureParse("annexc.stage.parse", engine, plain.rawRequest, origin))
+    figures.append(measureParse("annexc.stage.parse_reader_auth", engine, signed.rawRequest, origin))
     let parsed = try! engine.parse(rawRequest: plain.rawRequest, origin: origin.serialized)
     figures.append(measure("annexc.stage.respond", bytes: responseSize) { blackHole(try! engine.respond(to: parsed)) })
     figures.append(

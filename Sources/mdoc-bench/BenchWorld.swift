@@ -107,3 +107,8 @@ extension DigitalCredentialsEngine {
         return DigitalCredentialsEngine(context: context, configuration: c)
     }
 }
+
+/// The figure of `engine.parse` on one request (the consent phase: checks, signatures, the plan).
+func measureParse(_ name: String, _ engine: DigitalCredentialsEngine, _ raw: Data, _ origin: Origin) -> Figure {
+    measure(name) { blackHole(try! engine.parse(rawRequest: raw, origin: origin.serialized)) }
+}

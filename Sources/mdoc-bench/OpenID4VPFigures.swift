@@ -100,12 +100,6 @@ func openID4VPFigures() {
         "oid4vp.accept.signed_dc_api_jwt", "floor.oid4vp.signed_dc_api_jwt", bytes: payloadSize,
         { blackHole(try! engine.accept(rawRequest: signed.rawRequest, origin: origin.serialized)) }, signedFloor)
     figures += [a, f, b, g]
-    figures.append(
-        measure("oid4vp.stage.parse_unsigned") {
-            blackHole(try! engine.parse(rawRequest: unsigned.rawRequest, origin: origin.serialized))
-        })
-    figures.append(
-        measure("oid4vp.stage.parse_signed") {
-            blackHole(try! engine.parse(rawRequest: signed.rawRequest, origin: origin.serialized))
-        })
+    figures.append(measureParse("oid4vp.stage.parse_unsigned", engine, unsigned.rawRequest, origin))
+    figures.append(measureParse("oid4vp.stage.parse_signed", engine, signed.rawRequest, origin))
 }

@@ -241,16 +241,8 @@ func writeOutput(_ data: Data, to path: String?) {
     }
 }
 
-func hex<C: Collection<UInt8>>(_ b: C) -> String {
-    let digits = Array("0123456789abcdef")
-    var s = ""
-    s.reserveCapacity(b.count * 2)
-    for x in b {
-        s.append(digits[Int(x >> 4)])
-        s.append(digits[Int(x & 15)])
-    }
-    return s
-}
+/// Lowercase hex (MdocCBOR's one encoder).
+func hex<C: Collection<UInt8>>(_ b: C) -> String { hexString(b) }
 
 /// Text from a request or a certificate made safe for a terminal line: control characters (C0, DEL,
 /// C1), backslashes and Unicode line/paragraph separators and bidirectional controls are escaped as

@@ -73,6 +73,19 @@ enum Demo {
 
     static func ms(_ start: Date) -> Double { Date().timeIntervalSince(start) * 1000 }
 
+    /// The wallet's two phases on a request, each timed (milliseconds): parse, then respond approving
+    /// everything shown.
+    static func walletTurn(_ engine: DigitalCredentialsEngine, _ raw: Data, _ origin: Origin) throws(PresentmentError)
+        -> (parsed: DigitalCredentialsRequest, response: Data, parseMS: Double, respondMS: Double)
+    {
+        var t = Date()
+        let parsed = try engine.parse(rawRequest: raw, origin: origin.serialized)
+        let parseMS = ms(t)
+        t = Date()
+        let response = try engine.respond(to: parsed)
+        return (parsed, response, parseMS, ms(t))
+    }
+
     /// A context whose one mDL's device key was born in a fresh SoftHSM2 token: the token set up in a
     /// temporary directory, the key generated there, the credential issued for it by the test issuer.
     static func tokenContext(modulePath: String?) -> CredentialContext {
@@ -133,11 +146,7 @@ enum Demo {
         let request = try AnnexCReader.makeRequest(documents: [doc], origin: origin, framing: framing, signing: signing)
         let buildMS = ms(t)
         t = Date()
-        let parsed = try engine.parse(rawRequest: request.rawRequest, origin: origin.serialized)
-        let parseMS = ms(t)
-        t = Date()
-        let response = try engine.respond(to: parsed)
-        let respondMS = ms(t)
+        let (parsed, response, parseMS, respondMS) = try walletTurn(engine, request.rawRequest, origin)
         t = Date()
         let verified = try AnnexCReader.openResponse(
             response, for: request, issuerRoots: [BuiltIn.certificate("iaca")], at: Date())
@@ -221,11 +230,7 @@ enum Demo {
         let request = try OpenID4VPReader.makeRequest(queries: [query], origin: origin, signing: signing)
         let buildMS = ms(t)
         t = Date()
-        let parsed = try engine.parse(rawRequest: request.rawRequest, origin: origin.serialized)
-        let parseMS = ms(t)
-        t = Date()
-        let response = try engine.respond(to: parsed)
-        let respondMS = ms(t)
+        let (parsed, response, parseMS, respondMS) = try walletTurn(engine, request.rawRequest, origin)
         t = Date()
         let verified = try OpenID4VPReader.openResponse(
             response, for: request, issuerRoots: [BuiltIn.certificate("iaca")], at: Date())

@@ -16,14 +16,7 @@ struct OpenID4VPCase: Encodable {
     let responseMode: String
     let state: String
     let policy: [String: Bool]?
-    let expected: Expected
-    struct Expected: Encodable {
-        let outcome: String
-        let error: String?
-        /// Credential query id → disclosed "ns/element" names.
-        let disclosed: [String: [String]]?
-        var verifierVerdict: String? = nil
-    }
+    let expected: ExpectedOutcome
 }
 
 /// Writes `requests/openid4vp/*.json` and its manifest.
@@ -42,12 +35,10 @@ func generateOpenID4VP(
     let hash = OpenID4VPReader.Signer(key: verifierKey, chain: [verifierCert], clientID: .hash)
     let mdl = Q(id: "mdl", docType: "org.iso.18013.5.1.mDL", claims: [C(e("family_name")), C(e("age_over_21"))])
     let both = ["\(mDLNS)/family_name", "\(mDLNS)/age_over_21"]
-    func ok(_ d: [String: [String]], verdict: String? = nil) -> OpenID4VPCase.Expected {
-        .init(outcome: "ok", error: nil, disclosed: d, verifierVerdict: verdict)
+    func ok(_ d: [String: [String]], verdict: String? = nil) -> ExpectedOutcome {
+        .ok(d, verifierVerdict: verdict)
     }
-    func refused(_ c: PresentmentError.Code) -> OpenID4VPCase.Expected {
-        .init(outcome: "refused", error: c.rawValue, disclosed: nil)
-    }
+    let refused = ExpectedOutcome.refused
     func add(
         _ id: String, _ queries: [Q], sets: [OpenID4VPReader.CredentialSet] = [],
         signing: OpenID4VPReader.Signing = .unsigned,
@@ -55,7 +46,7 @@ func generateOpenID4VP(
         framing: OpenID4VPReader.Framing = .digitalRequestList,
         expectedOrigins: [String]? = nil, encryptions: [String]? = ["A128GCM", "A256GCM"],
         extra: [(String, String)] = [],
-        policy: [String: Bool]? = nil, expected: OpenID4VPCase.Expected
+        policy: [String: Bool]? = nil, expected: ExpectedOutcome
     ) throws {
         var rnd = SeededRandom("openid4vp/\(id)")
         let key = try SoftwareSigner(

@@ -206,7 +206,7 @@ func add(
     version: AnnexCReader.Version = .v1_0,
     signing: String = "none", useCases: [AnnexCReader.UseCase] = [], requestOrigin: Origin = origin,
     presentedOrigin: String? = nil,
-    policy: [String: Bool]? = nil, expected: Case.Expected
+    policy: [String: Bool]? = nil, expected: ExpectedOutcome
 ) throws {
     caseNumber += 1
     var rnd = SeededRandom("request/\(id)")
@@ -244,12 +244,8 @@ func add(
 func ask(_ docType: String, _ ns: String, _ names: [String]) -> AnnexCReader.DocumentRequest {
     .init(docType: docType, elements: names.map { .init(ElementID(ns, $0), intentToRetain: $0 != "portrait") })
 }
-func ok(_ d: [String: [String]], verdict: String? = nil) -> Case.Expected {
-    .init(outcome: "ok", error: nil, disclosed: d, readerVerdict: verdict)
-}
-func refused(_ code: PresentmentError.Code) -> Case.Expected {
-    .init(outcome: "refused", error: code.rawValue, disclosed: nil)
-}
+func ok(_ d: [String: [String]], verdict: String? = nil) -> ExpectedOutcome { .ok(d, readerVerdict: verdict) }
+let refused = ExpectedOutcome.refused
 
 let mdlAsk = ["family_name", "given_name", "birth_date", "portrait", "driving_privileges", "age_over_21"]
 for f in RequestFraming.allCases {

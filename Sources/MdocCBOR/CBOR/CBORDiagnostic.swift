@@ -21,6 +21,18 @@ public enum CBORDiagnostic {
         return out
     }
 
+    /// An indefinite-length string as its chunks: `(_ h'01', h'02')` (RFC 8949 §8.1).
+    private static func writeChunks(_ item: CBORItem, into out: inout String, options: Options, level: Int) {
+        out += "(_ "
+        var first = true
+        for c in item.children {
+            if !first { out += ", " }
+            first = false
+            write(c, into: &out, options: options, level: level)
+        }
+        out += ")"
+    }
+
     private static func write(_ item: CBORItem, into out: inout String, options: Options, level: Int) {
         let indef = item.isIndefiniteLength
         switch item.type {
@@ -31,29 +43,15 @@ public enum CBORDiagnostic {
             out += n == UInt64.max ? "-18446744073709551616" : "-" + String(n + 1)
         case .byteString:
             if indef {
-                out += "(_ "
-                var first = true
-                for c in item.children {
-                    if !first { out += ", " }
-                    first = false
-                    write(c, into: &out, options: options, level: level)
-                }
-                out += ")"
+                writeChunks(item, into: &out, options: options, level: level)
             } else {
                 out += "h'"
-                out += hex(item.byteStringSlice!)
+                out += hexString(item.byteStringSlice!)
                 out += "'"
             }
         case .textString:
             if indef {
-                out += "(_ "
-                var first = true
-                for c in item.children {
-                    if !first { out += ", " }
-                    first = false
-                    write(c, into: &out, options: options, level: level)
-                }
-                out += ")"
+                writeChunks(item, into: &out, options: options, level: level)
             } else {
                 out += quoted(item.stringValue!)
             }
@@ -63,26 +61,22 @@ public enum CBORDiagnostic {
             if indef { out += "_ " }
             var first = true
             let pretty = options.indent > 0 && item.count > 0
+            // Before each entry: the separator, and in pretty form a new line at the entry's depth.
+            func next() {
+                if !first { out += pretty ? "," : ", " }
+                first = false
+                if pretty { out += "\n" + String(repeating: " ", count: options.indent * (level + 1)) }
+            }
             if isMap {
                 for (k, v) in item.mapEntries {
-                    if !first {
-                        out += ","
-                        if !pretty { out += " " }
-                    }
-                    first = false
-                    if pretty { out += "\n" + String(repeating: " ", count: options.indent * (level + 1)) }
+                    next()
                     write(k, into: &out, options: options, level: level + 1)
                     out += ": "
                     write(v, into: &out, options: options, level: level + 1)
                 }
             } else {
                 for e in item.children {
-                    if !first {
-                        out += ","
-                        if !pretty { out += " " }
-                    }
-                    first = false
-                    if pretty { out += "\n" + String(repeating: " ", count: options.indent * (level + 1)) }
+                    next()
                     write(e, into: &out, options: options, level: level + 1)
                 }
             }
@@ -129,17 +123,6 @@ public enum CBORDiagnostic {
         return s
     }
 
-    static func hex<C: Collection<UInt8>>(_ bytes: C) -> String {
-        let digits: [Character] = Array("0123456789abcdef")
-        var s = ""
-        s.reserveCapacity(bytes.count * 2)
-        for b in bytes {
-            s.append(digits[Int(b >> 4)])
-            s.append(digits[Int(b & 0xf)])
-        }
-        return s
-    }
-
     /// `s` as a JSON string literal (RFC 8259): quotes, backslashes and control characters escaped.
     /// Diagnostic notation uses the same form for text strings.
     public static func quoted(_ s: String) -> String {
@@ -170,4 +153,17 @@ public enum CBORDiagnostic {
         }
         return out + "\""
     }
+}
+
+/// Lowercase hex of `bytes` (two digits a byte, no separators): diagnostic notation's `h'…'`, key
+/// identifiers in the consent model and the CLI's listings.
+package func hexString<C: Collection<UInt8>>(_ bytes: C) -> String {
+    let digits = Array("0123456789abcdef".utf8)
+    var out = [UInt8]()
+    out.reserveCapacity(bytes.count * 2)
+    for b in bytes {
+        out.append(digits[Int(b >> 4)])
+        out.append(digits[Int(b & 15)])
+    }
+    return String(decoding: out, as: UTF8.self)
 }

@@ -84,3 +84,34 @@ public enum MdocAuthentication {
     /// `DeviceNameSpacesBytes` for an empty DeviceNameSpaces map: `d8 18 41 a0`.
     public static let emptyDeviceNameSpacesBytes: [UInt8] = [0xd8, 0x18, 0x41, 0xa0]
 }
+
+/// What `Document.checkAuthentication` found wrong with a presented document.
+public enum DocumentAuthenticationFault: Error, Sendable, Hashable {
+    /// A disclosed item does not match its digest in the MSO.
+    case digest
+    /// The document carries no device signature (deviceMac is not used over the DC API).
+    case noDeviceSignature
+    /// The device signature does not verify with the MSO's device key.
+    case deviceSignature
+    /// An attached payload differs from the DeviceAuthenticationBytes of this session.
+    case deviceAuthenticationMismatch
+}
+
+extension Document {
+    /// Checks what binds a presented document to its issuer and to this session (ISO/IEC 18013-5
+    /// §9.1.2.4, §9.1.3): every disclosed item against its digest in `mso`, then the device signature
+    /// over DeviceAuthenticationBytes (detached, or attached and equal to them) with the MSO's device
+    /// key. The wallet's self-check and the reader's verification both run this.
+    public func checkAuthentication(mso: MobileSecurityObject, sessionTranscript: [UInt8])
+        throws(DocumentAuthenticationFault)
+    {
+        do { try issuerSigned.checkValueDigests(against: mso) } catch { throw .digest }
+        guard case .signature(let sig) = deviceSigned.deviceAuth else { throw .noDeviceSignature }
+        let dab = MdocAuthentication.deviceAuthenticationBytes(
+            sessionTranscript: sessionTranscript, docType: docType, deviceNameSpacesBytes: deviceSigned.nameSpacesBytes)
+        do { try sig.verify(key: mso.deviceKey, detachedPayload: sig.payload == nil ? dab : nil) } catch {
+            throw .deviceSignature
+        }
+        if let attached = sig.payload, !attached.elementsEqual(dab) { throw .deviceAuthenticationMismatch }
+    }
+}

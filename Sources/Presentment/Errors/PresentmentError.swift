@@ -146,14 +146,19 @@ public struct PresentmentError: Error, Hashable, Sendable, CustomStringConvertib
 
 /// The rules one layer or front end refuses by: a closed enum per module (`AnnexCRule`, `DCQLRule`,
 /// `OriginRule`, …). Each case has exactly one code, so a rule says both what was wrong and how the
-/// caller is told.
+/// caller is told; a rule's code and words are defined together, in `definition`.
 public protocol RefusalRule: Sendable, Hashable, CaseIterable, RawRepresentable where RawValue == String {
     /// The layer or front end whose rules these are, e.g. `annexC` (unique in the package).
     static var domain: String { get }
+    /// The code a refusal by this rule carries, and what the rule requires as static text.
+    var definition: (code: PresentmentError.Code, summary: String) { get }
+}
+
+extension RefusalRule {
     /// The code a refusal by this rule carries.
-    var code: PresentmentError.Code { get }
+    public var code: PresentmentError.Code { definition.code }
     /// What the rule requires, as static text.
-    var summary: String { get }
+    public var summary: String { definition.summary }
 }
 
 extension PresentmentError {
