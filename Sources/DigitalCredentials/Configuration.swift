@@ -19,6 +19,9 @@ extension DigitalCredentialsEngine {
         case annexC
         /// OpenID4VP whenever the request has an `openid4vp-v1-*` entry.
         case openID4VP
+
+        /// The protocol considered first (nil: registration order, `.answerable`).
+        var preferred: PresentationProtocol? { PresentationProtocol(rawValue: rawValue) }
     }
 
     /// The engine's one configuration: the settings every protocol shares (`shared`, read and written

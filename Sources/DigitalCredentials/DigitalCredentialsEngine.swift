@@ -16,7 +16,8 @@ import WebEncoding
 /// threads: one instance serves concurrent calls.
 ///
 /// Which entry answers, one written rule for `accept` and `parse`: the entries of the enabled
-/// protocols are considered in the preference's order (Annex C first unless `.openID4VP`), the first
+/// protocols are considered in the preference's order (the preferred protocol first, then registration
+/// order: Annex C before OpenID4VP), the first
 /// entry of each protocol. An entry is answered unless it is refused for a selection reason (no usable
 /// credential, or not satisfiable as a whole: `noMatchingCredential`, `cannotSatisfyRequest`); then,
 /// under `.answerable` only, the next is considered. Any other refusal (a signature, trust, origin,
@@ -41,7 +42,13 @@ public final class DigitalCredentialsEngine: Sendable {
         core = PresentmentEngine(context: context, configuration: configuration.shared)
         frontEnds = RegisteredFrontEnd.all(configuration)
         let enabled = frontEnds.filter { configuration.protocols.contains($0.presentationProtocol) }
-        order = configuration.preference == .openID4VP ? enabled.reversed() : enabled
+        // The preferred protocol's front end first, the others in registration order.
+        let preferred = configuration.preference.preferred
+        order =
+            enabled.filter { $0.presentationProtocol == preferred }
+            + enabled.filter {
+                $0.presentationProtocol != preferred
+            }
     }
 
     /// The reader-trust policy in force (the configuration's, else the context's).

@@ -39,6 +39,10 @@ struct ConfigurationTests {
         for alias in ["maxDocRequests", "maxCredentialQueries", "maxDocuments"] {
             #expect(try Self.document(#"{"limits":{"\#(alias)":2}}"#).configuration.limits.maxDocuments == 2)
         }
+        // Every protocol preference names an enabled protocol to consider first (the order's one rule).
+        for p in DigitalCredentialsEngine.Preference.allCases {
+            #expect((p.preferred == nil) == (p == .answerable), "\(p)")
+        }
         // Nothing given: the defaults.
         let defaults = try ConfigurationDocument(json: nil).configuration
         #expect(defaults.protocols == Set(PresentationProtocol.allCases) && defaults.preference == .answerable)
