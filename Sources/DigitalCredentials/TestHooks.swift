@@ -32,3 +32,9 @@ extension ProtocolDetails {
         return details.payload(of: response, ephemeral: key)
     }
 }
+
+extension ProtocolDetails {
+    /// The verifier's HPKE recipient key of an Annex C request (its EncryptionInfo), for a test that
+    /// opens an answer sealed with the fixed ephemeral key of `useEphemeralKeys`; nil for OpenID4VP.
+    @_spi(Testing) public var annexCRecipientKey: COSEKey? { annexC?.encryptionInfo.recipientPublicKey }
+}

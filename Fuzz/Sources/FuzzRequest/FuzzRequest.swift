@@ -23,10 +23,10 @@ let engine = fuzzEngine(protocols: [.annexC], hpke: ephemeral)
 /// The DeviceResponse inside a sealed answer, opened with the fixed ephemeral key, with every device
 /// signature replaced by zeros.
 func plaintext(_ response: Data, for request: DigitalCredentialsRequest) -> [UInt8] {
-    guard let info = request.details.annexC?.encryptionInfo, let y = info.recipientPublicKey.y else {
+    guard let recipient = request.details.annexCRecipientKey, let y = recipient.y else {
         preconditionFailure("an answered request has EncryptionInfo")
     }
-    let key = try! HPKE.PublicKey(serialized: [0x04] + info.recipientPublicKey.x + y, kem: .p256HKDFSHA256)
+    let key = try! HPKE.PublicKey(serialized: [0x04] + recipient.x + y, kem: .p256HKDFSHA256)
     let sender = try! HPKE.Sender(
         suite: .annexC, recipient: key, info: request.sessionTranscriptBytes, ephemeralKey: ephemeral)
     // EncryptedResponse = ["dcapi", {"enc": bstr, "cipherText": bstr}], raw or in a JSON framing.
