@@ -146,7 +146,9 @@ let package = Package(
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "WebEncoding", "CryptoCore", "TestSupport"]),
         .testTarget(
             name: "PresentmentTests",
-            dependencies: ["Presentment", "AnnexC", "AnnexCReader", "MdocCBOR", "HPKE", "TestSupport", "TestWorld"]),
+            dependencies: [
+                "Presentment", "AnnexC", "AnnexCReader", "MdocCBOR", "HPKE", "CryptoCore", "TestSupport", "TestWorld",
+            ]),
         .testTarget(
             name: "AnnexCTests",
             dependencies: [

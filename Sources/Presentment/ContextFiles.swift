@@ -12,13 +12,20 @@ import MdocCBOR
 /// byte, atomic replacement, and the removal of what killed writers and removed credentials leave.
 extension CredentialContext {
     /// The writer lock: an exclusive `flock` on `.lock` (created 0600, never removed), held from
-    /// construction until `release`. `flock` locks belong to the open file description, so two threads
-    /// of one process exclude each other as two processes do.
+    /// `acquire` until `release`. `flock` locks belong to the open file description, so two threads
+    /// of one process exclude each other as two processes do. An instance exists only while it holds
+    /// the lock, so its descriptor is closed exactly once: a refused writer closes its own before any
+    /// instance exists (a second close would close whatever another thread had opened meanwhile under
+    /// the same number).
     final class WriterLock {
         private var fd: Int32
 
-        init(directory: String, timeout: Double) throws(PresentmentError) {
-            fd = open(
+        private init(locked fd: Int32) { self.fd = fd }
+
+        /// Takes the lock, waiting up to `timeout` seconds.
+        /// - Throws: `ContextRule.lockFileUnavailable`, `.lockFailed`, or `.busy` after the wait.
+        static func acquire(directory: String, timeout: Double) throws(PresentmentError) -> WriterLock {
+            let fd = open(
                 directory + "/" + CredentialContext.lockFileName, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
             guard fd >= 0 else { throw PresentmentError(ContextRule.lockFileUnavailable) }
             let deadline = Date().addingTimeInterval(max(0, timeout))
@@ -36,6 +43,7 @@ extension CredentialContext {
                 usleep(delay)
                 delay = min(delay * 2, 50_000)
             }
+            return WriterLock(locked: fd)
         }
 
         func release() {

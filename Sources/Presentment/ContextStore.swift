@@ -192,7 +192,7 @@ extension CredentialContext {
         try checkDirectory(dir)
         try checkKeyDirectory(dir)
         if create { try ensurePrivateDirectory(dir + "/" + keyDirectoryName) }
-        let lock = try WriterLock(directory: dir, timeout: lockTimeout)
+        let lock = try WriterLock.acquire(directory: dir, timeout: lockTimeout)
         defer { lock.release() }
         removeStaleTemporaries(in: dir)
         removeStaleTemporaries(in: dir + "/" + keyDirectoryName)
@@ -239,7 +239,7 @@ extension CredentialContext {
     {
         try Self.checkDirectory(directory.path)
         try Self.checkKeyDirectory(directory.path)
-        let lock = try WriterLock(directory: directory.path, timeout: lockTimeout)
+        let lock = try WriterLock.acquire(directory: directory.path, timeout: lockTimeout)
         defer { lock.release() }
         Self.removeStaleTemporaries(in: directory.path)
         try Self.atomicWrite(encoded(), to: directory.appendingPathComponent(Self.fileName))

@@ -1,4 +1,5 @@
 import DigitalCredentials
+import CryptoCore
 import Foundation
 import Testing
 import TestSupport
@@ -216,7 +217,7 @@ struct ContextStoreTests {
         let dir = try Self.tempDir()
         defer { try? FileManager.default.removeItem(at: dir) }
         _ = try Self.importEntry(world, try world.entry(id: "x"), into: dir, id: "x")
-        let held = try CredentialContext.WriterLock(directory: dir.path, timeout: 1)
+        let held = try CredentialContext.WriterLock.acquire(directory: dir.path, timeout: 1)
         let start = Date()
         expectRefusal(ContextRule.busy) {
             try CredentialContext.update(at: dir, lockTimeout: 0.3) { tx in tx.entries[0].isCancelled = true }
@@ -241,6 +242,38 @@ struct ContextStoreTests {
         done.wait()
         #expect(box.error == nil)
         #expect(try CredentialContext.load(from: dir)?.credentials[0].isCancelled == true)
+    }
+
+    @Test(
+        "A writer refused as busy closes its lock file once: readers on other threads never lose a descriptor to it"
+    )
+    func busyWriterClosesOnce() throws {
+        let world = try TestWorld()
+        let dir = try Self.tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        _ = try Self.importEntry(world, try world.entry(id: "x"), into: dir, id: "x")
+        let held = try CredentialContext.WriterLock.acquire(directory: dir.path, timeout: 1)
+        defer { held.release() }
+        // One thread is refused as busy over and over (each refusal opens and closes the lock file);
+        // this one reads the snapshot meanwhile. A second close of a refused writer's descriptor would
+        // close whatever this thread had just opened under the same number.
+        let stop = LockedValue(false)
+        let d = dir
+        let refusals = LockedValue(0)
+        Thread.detachNewThread {
+            while !stop.withLock({ $0 }) {
+                do { _ = try CredentialContext.WriterLock.acquire(directory: d.path, timeout: 0) } catch {
+                    refusals.withLock { $0 += 1 }
+                }
+            }
+        }
+        var failures = 0
+        for _ in 0..<3000 {
+            do { _ = try CredentialContext.load(from: dir) } catch { failures += 1 }
+        }
+        stop.withLock { $0 = true }
+        #expect(failures == 0)
+        #expect(refusals.withLock { $0 } > 100)
     }
 
     @Test("Only the key of the credential that signs is resolved: a missing key refuses that credential alone")
