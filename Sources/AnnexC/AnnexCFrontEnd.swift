@@ -66,10 +66,6 @@ package struct AnnexCFrontEnd: DCAPIFrontEnd {
         guard Self.elementReferences(request) <= limits.maxRequestedElements else {
             throw PresentmentError(AnnexCRule.tooManyElements)
         }
-        // A reader that requires a zero-knowledge proof must never get a plain, linkable presentation.
-        if request.docRequests.contains(where: { $0.itemsRequest.requestInfo?.zkRequest?.required == true }) {
-            throw PresentmentError(AnnexCRule.zkRequired)
-        }
         let authentication = try ReaderAuthenticator(trust: environment.trust).authenticate(
             request: request, transcript: transcript, consent: environment.consent, trace: &trace)
         return CheckedRequest(

@@ -30,7 +30,6 @@ public enum AnnexCRule: String, RefusalRule {
     case deviceRequestOverLimits
     case tooManyDocRequests
     case tooManyElements
-    case zkRequired
     case algorithmNotProtected
     case algorithmUnknown
     case algorithmNotAllowed
@@ -81,8 +80,6 @@ public enum AnnexCRule: String, RefusalRule {
         case .deviceRequestOverLimits: (.limitExceeded, "DeviceRequest exceeds the configured CBOR limits")
         case .tooManyDocRequests: (.limitExceeded, "more DocRequests than the configured limit")
         case .tooManyElements: (.limitExceeded, "more requested and alternative elements than the configured limit")
-        case .zkRequired:
-            (.zkUnsupported, "a DocRequest requires a zero-knowledge proof (zkRequired) and this engine makes none")
         case .algorithmNotProtected: (.readerAuthenticationFailed, "alg is not in the protected header")
         case .algorithmUnknown: (.readerAuthenticationFailed, "missing or unknown alg")
         case .algorithmNotAllowed: (.readerAuthenticationFailed, "algorithm not allowed for reader authentication")

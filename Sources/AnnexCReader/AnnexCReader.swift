@@ -60,16 +60,33 @@ public enum AnnexCReader {
         public var alternatives: [AlternativeElements]
         /// 2nd-edition `maximumResponseSize` in bytes.
         public var maximumResponseSize: UInt64?
+        /// A zero-knowledge ask (`requestInfo.zkRequest`): the proof systems accepted, and whether only
+        /// a proof answers.
+        public var zkRequest: ZeroKnowledgeAsk?
 
         /// Creates a document request.
         public init(
             docType: String, elements: [ElementRequest], alternatives: [AlternativeElements] = [],
-            maximumResponseSize: UInt64? = nil
+            maximumResponseSize: UInt64? = nil, zkRequest: ZeroKnowledgeAsk? = nil
         ) {
             self.docType = docType
             self.elements = elements
             self.alternatives = alternatives
             self.maximumResponseSize = maximumResponseSize
+            self.zkRequest = zkRequest
+        }
+    }
+
+    /// `requestInfo.zkRequest`: `{ "systemSpecs": [+ ZkSystemSpec], "zkRequired": bool }`.
+    public struct ZeroKnowledgeAsk: Sendable {
+        /// The systems accepted, in preference order.
+        public var specs: [ZkSystemSpec]
+        /// Only a proof answers.
+        public var required: Bool
+        /// Creates an ask.
+        public init(specs: [ZkSystemSpec], required: Bool) {
+            self.specs = specs
+            self.required = required
         }
     }
 
@@ -195,8 +212,10 @@ public enum AnnexCReader {
         public let elements: [DisclosedElement]
         /// The document signer certificate's subject (RFC 2253).
         public let documentSigner: String
-        /// The MSO's validUntil.
-        public let validUntil: Date
+        /// The MSO's validUntil (nil for a proven document: the MSO stays with the holder).
+        public let validUntil: Date?
+        /// The reader's spec a proven document was proven for (nil for a plain presentation).
+        public let proof: ZkSystemSpec?
     }
 
     /// One `documentErrors` entry: a document the wallet did not return, with its 18013-5 error code

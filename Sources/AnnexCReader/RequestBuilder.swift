@@ -79,6 +79,7 @@ extension AnnexCReader {
                             })))
             }
             if let m = d.maximumResponseSize { info.append(.init(.text("maximumResponseSize"), .unsigned(m))) }
+            if let zk = d.zkRequest { info.append(.init(.text("zkRequest"), zkRequestValue(zk))) }
             if !info.isEmpty { entries.append(.init(.text("requestInfo"), .map(info))) }
             return CBORValue.embedded(.map(entries)).encoded()
         }
@@ -168,5 +169,35 @@ extension AnnexCReader {
         return BuiltRequest(
             rawRequest: Data(raw.utf8), recipientKey: key, encryptionInfo: encryptionInfo, deviceRequest: deviceRequest,
             origin: origin, documents: documents)
+    }
+}
+
+extension AnnexCReader {
+    /// `zkRequest` as a reader writes it (params in the order deployed readers use).
+    static func zkRequestValue(_ zk: ZeroKnowledgeAsk) -> CBORValue {
+        .map([
+            .init(
+                .text("systemSpecs"),
+                .array(
+                    zk.specs.map { spec in
+                        var params = [CBORValue.MapEntry]()
+                        if let v = spec.version { params.append(.init(.text("version"), .unsigned(UInt64(v)))) }
+                        if let h = spec.circuitHash { params.append(.init(.text("circuit_hash"), .text(h))) }
+                        if let n = spec.attributeCount {
+                            params.append(.init(.text("num_attributes"), .unsigned(UInt64(n))))
+                        }
+                        if let b = spec.blockEncHash {
+                            params.append(.init(.text("block_enc_hash"), .unsigned(UInt64(b))))
+                        }
+                        if let b = spec.blockEncSig {
+                            params.append(.init(.text("block_enc_sig"), .unsigned(UInt64(b))))
+                        }
+                        return .map([
+                            .init(.text("zkSystemId"), .text(spec.id)), .init(.text("system"), .text(spec.system)),
+                            .init(.text("params"), .map(params)),
+                        ])
+                    })),
+            .init(.text("zkRequired"), .bool(zk.required)),
+        ])
     }
 }

@@ -7,6 +7,7 @@ import AnnexC
 import DCAPIFraming
 import HPKE
 import MdocCBOR
+import Longfellow
 import Presentment
 import WebEncoding
 
@@ -36,7 +37,7 @@ extension AnnexCReader {
     /// fits the wallet's bound, and every disclosed element was approved.
     public static func openResponse(
         _ response: Data, for request: BuiltRequest, issuerRoots: [Certificate], at time: Date,
-        consent: HolderConsent? = nil
+        consent: HolderConsent? = nil, zkVerifier: LongfellowVerifier? = nil
     ) throws(PresentmentError) -> VerifiedResponse {
         let transcript = AnnexCSessionTranscript(encryptionInfo: request.encryptionInfo, origin: request.origin)
         let plaintext = try decrypt(
@@ -65,6 +66,22 @@ extension AnnexCReader {
                 doc, sessionTranscript: transcript.bytes, issuerRoots: issuerRoots, at: time)
             try checkDisclosure(document.elements.map(\.element), asked: asked, consent: consent)
             verified.append(document)
+        }
+        // Proven documents: each answers the next DocRequest of its docType that asked a proof.
+        var answered = Set<Int>()
+        for zk in dr.zkDocuments {
+            guard
+                let k = request.documents.indices.first(where: {
+                    !answered.contains($0) && request.documents[$0].docType == zk.docType
+                        && request.documents[$0].zkRequest != nil
+                })
+            else { throw PresentmentError(VerifierRule.zkNotRequested) }
+            answered.insert(k)
+            guard let zkVerifier else { throw PresentmentError(VerifierRule.zkNoVerifier) }
+            verified.append(
+                try verifyProven(
+                    zk, asked: request.documents[k], sessionTranscript: transcript.bytes, issuerRoots: issuerRoots,
+                    at: time, verifier: zkVerifier))
         }
         let errors = dr.documentErrors.flatMap { $0.map { DocumentError(docType: $0.docType, code: $0.code) } }
         return VerifiedResponse(deviceResponse: plaintext, documents: verified, documentErrors: errors)
@@ -127,7 +144,7 @@ extension AnnexCReader {
         }
         return VerifiedDocument(
             docType: doc.docType, elements: elements, documentSigner: ds.subject,
-            validUntil: mso.validityInfo.validUntil)
+            validUntil: mso.validityInfo.validUntil, proof: nil)
     }
 
     /// The disclosure rule of `openResponse` for one document: every disclosed element was requested,
@@ -162,5 +179,57 @@ extension AnnexCReader {
                 throw PresentmentError(VerifierRule.notRequested)
             }
         }
+    }
+}
+
+extension AnnexCReader {
+    /// Verifies a ZkDocument as a verifier does: its `zkSystemId` is one the request offered, its time
+    /// within 300 s of `time`, no device-signed claims, exactly the requested elements as claims, the
+    /// document signer certificate chained to one of `issuerRoots` (when given) with the DS EKU, and the
+    /// proof checked by `verifier` against that certificate's key, the claims, the docType, the
+    /// SessionTranscript and the time.
+    public static func verifyProven(
+        _ zk: ZkDocument, asked: DocumentRequest, sessionTranscript: [UInt8], issuerRoots: [Certificate],
+        at time: Date, verifier: LongfellowVerifier
+    ) throws(PresentmentError) -> VerifiedDocument {
+        guard let spec = asked.zkRequest?.specs.first(where: { $0.id == zk.zkSystemID }), let hash = spec.circuitHash
+        else { throw PresentmentError(VerifierRule.zkSystemUnknown) }
+        guard let proofTime = MdocDate.parseDateTime(zk.timestamp), abs(proofTime.timeIntervalSince(time)) <= 300 else {
+            throw PresentmentError(VerifierRule.zkStale)
+        }
+        guard !zk.hasDeviceSignedClaims else { throw PresentmentError(VerifierRule.zkDeviceSigned) }
+        let claimed = zk.claims.map { ElementID($0.nameSpace, $0.identifier) }
+        guard claimed.count == asked.elements.count, Set(claimed) == Set(asked.elements.map(\.element)) else {
+            throw PresentmentError(VerifierRule.zkClaims)
+        }
+        guard let der = zk.msoX5chain.first, let ds = try? Certificate(der: der) else {
+            throw PresentmentError(VerifierRule.noDocumentSigner)
+        }
+        if !issuerRoots.isEmpty {
+            let intermediates = zk.msoX5chain.dropFirst().compactMap { try? Certificate(der: $0) }
+            do {
+                try Certificate.validatePath(leaf: ds, intermediates: intermediates, anchors: issuerRoots, at: time)
+            } catch {
+                throw PresentmentError(VerifierRule.notChainedToIACA)
+            }
+            guard ds.hasExtendedKeyUsage(MdocKeyUsage.documentSigner) else {
+                throw PresentmentError(VerifierRule.documentSignerEKU)
+            }
+        }
+        guard let key = try? ds.publicKey(), key.curve == .p256, let y = key.y else {
+            throw PresentmentError(VerifierRule.zkProof)
+        }
+        do {
+            try verifier.verify(
+                proof: Array(zk.proof), circuitHash: hash, issuerPublicKey: [0x04] + key.x + y, docType: zk.docType,
+                claims: zk.claims.map { ($0.identifier, Array($0.value.encodedBytes)) },
+                sessionTranscript: sessionTranscript, time: zk.timestamp)
+        } catch { throw PresentmentError(VerifierRule.zkProof, underlying: error) }
+        return VerifiedDocument(
+            docType: zk.docType,
+            elements: zk.claims.map {
+                DisclosedElement(element: ElementID($0.nameSpace, $0.identifier), value: $0.value)
+            },
+            documentSigner: ds.subject, validUntil: nil, proof: spec)
     }
 }

@@ -30,6 +30,13 @@ public enum VerifierRule: String, RefusalRule {
     case notRequested
     case keyGeneration
     case signing
+    case zkNotRequested
+    case zkSystemUnknown
+    case zkStale
+    case zkClaims
+    case zkDeviceSigned
+    case zkNoVerifier
+    case zkProof
 
     /// The domain of these rules.
     public static let domain = "verifier"
@@ -67,6 +74,13 @@ public enum VerifierRule: String, RefusalRule {
                 "an element was disclosed that was not requested and is no admissible substitute for a requested element"
             )
         case .keyGeneration: (.sealingFailed, "reader key generation failed")
+        case .zkNotRequested: (.responseInvalid, "a ZkDocument answers a DocRequest that asked no proof")
+        case .zkSystemUnknown: (.responseInvalid, "a ZkDocument's zkSystemId is not one the request offered")
+        case .zkStale: (.responseInvalid, "a ZkDocument's timestamp is more than 300 s from the verification time")
+        case .zkClaims: (.responseInvalid, "a ZkDocument's claims are not exactly the requested elements")
+        case .zkDeviceSigned: (.responseInvalid, "a ZkDocument carries device-signed claims (must be empty)")
+        case .zkNoVerifier: (.responseInvalid, "a ZkDocument came back and no proof verifier was given")
+        case .zkProof: (.responseInvalid, "a ZkDocument's proof does not verify")
         case .signing: (.signingFailed, "reader signing failed")
         }
     }

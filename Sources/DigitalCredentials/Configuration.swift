@@ -1,5 +1,6 @@
 import AnnexC
 import OpenID4VP
+import Longfellow
 import Presentment
 
 /// The Digital Credentials API protocols this engine answers, one front end each.
@@ -44,9 +45,11 @@ extension DigitalCredentialsEngine {
         /// OpenID4VP's own settings (preferred content encryption).
         public var openID4VP: OpenID4VPSettings
 
-        /// A configuration; every argument has a safe default.
+        /// A configuration; every argument has a safe default. By default zero-knowledge proofs are made
+        /// with the Longfellow prover installed at `LongfellowInstallation.default` (`scripts/zk-setup.sh`),
+        /// when it is there.
         public init(
-            _ shared: EngineConfiguration = EngineConfiguration(),
+            _ shared: EngineConfiguration = EngineConfiguration(zeroKnowledge: .longfellow()),
             protocols: Set<PresentationProtocol> = Set(PresentationProtocol.allCases),
             preference: Preference = .answerable,
             annexC: AnnexCSettings = AnnexCSettings(), openID4VP: OpenID4VPSettings = OpenID4VPSettings()
@@ -64,5 +67,23 @@ extension DigitalCredentialsEngine {
             get { shared[keyPath: key] }
             set { shared[keyPath: key] = newValue }
         }
+    }
+}
+
+extension ZeroKnowledgeSettings {
+    /// Proofs through the Longfellow prover of `installation` (default: `$MDOC_ZK_DIR`, else
+    /// `${XDG_DATA_HOME:-~/.local/share}/mdoc-respond/zk`), at most `maxConcurrentProofs` at once, each
+    /// within `timeLimit` seconds; no prover when the installation has no library (a required proof is
+    /// then refused `zk.noProver`, never answered in plain).
+    public static func longfellow(
+        _ installation: LongfellowInstallation = .default, maxConcurrentProofs: Int = 1, timeLimit: Double = 60,
+        maxProofsPerResponse: Int = 1
+    ) -> ZeroKnowledgeSettings {
+        ZeroKnowledgeSettings(
+            prover: installation.hasLibrary
+                ? LongfellowProver(
+                    installation: installation, maxConcurrentProofs: maxConcurrentProofs, timeLimit: timeLimit)
+                : nil,
+            maxProofsPerResponse: maxProofsPerResponse)
     }
 }

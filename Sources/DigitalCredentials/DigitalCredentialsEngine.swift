@@ -108,16 +108,22 @@ public final class DigitalCredentialsEngine: Sendable {
     ///     each of its elements is approved (see `Approval` for when a document is presented).
     ///   - consented: what the platform showed; a request asking for more, or an answer that would
     ///     release more, is refused (`consentMismatch`).
+    ///   - plainFallback: documents whose proof request (`zeroKnowledge.answer` `.plainFallback`) the
+    ///     holder agreed to answer with a plain, linkable presentation instead; any other such document
+    ///     with something to release is refused (`zk.fallbackNotApproved`). A proof is never replaced by
+    ///     a plain presentation otherwise.
     ///   - format: how to frame the response (default: what the request's framing implies).
-    /// - Throws: the planning, signing and sealing refusals; may be called again (each call signs and
-    ///   seals afresh).
+    /// - Throws: the planning, proving, signing and sealing refusals; may be called again (each call
+    ///   signs, proves and seals afresh).
     public func respond(
         to request: DigitalCredentialsRequest, using: [Int: String] = [:], approving: Approval = .allRequested,
-        consented: ConsentedRequest? = nil, format: ResponseFormat = .automatic
+        consented: ConsentedRequest? = nil, plainFallback: Set<Int> = [], format: ResponseFormat = .automatic
     ) throws(PresentmentError) -> Data {
         do throws(PresentmentError) {
             for frontEnd in frontEnds {
-                if let out = try frontEnd.respond(core, request, using, approving, consented, format) { return out }
+                if let out = try frontEnd.respond(core, request, using, approving, consented, plainFallback, format) {
+                    return out
+                }
             }
             throw PresentmentError(FramingRule.noEntry)  // no registered front end holds these details
         } catch { throw configuration.errorDisclosure.disclose(error) }

@@ -24,7 +24,8 @@ final class RegisteredFrontEnd: Sendable {
     /// Answers a request whose details are this front end's; nil for another front end's request.
     let respond:
         @Sendable (
-            PresentmentEngine, DigitalCredentialsRequest, [Int: String], Approval, ConsentedRequest?, ResponseFormat
+            PresentmentEngine, DigitalCredentialsRequest, [Int: String], Approval, ConsentedRequest?, Set<Int>,
+            ResponseFormat
         )
             throws(PresentmentError) -> Data?
 
@@ -41,11 +42,11 @@ final class RegisteredFrontEnd: Sendable {
         parse = { (engine, entry, origin, trace) throws(PresentmentError) in
             try engine.parse(entry, origin: origin, via: frontEnd, trace: &trace, details: wrap)
         }
-        respond = { (engine, request, using, approving, consented, format) throws(PresentmentError) in
+        respond = { (engine, request, using, approving, consented, plainFallback, format) throws(PresentmentError) in
             guard let details = unwrap(request.details) else { return nil }
             return try engine.respond(
                 to: request.withDetails(details), via: frontEnd, using: using, approving: approving,
-                consented: consented, format: format)
+                consented: consented, plainFallback: plainFallback, format: format)
         }
     }
 

@@ -13,26 +13,38 @@ import MdocCBOR
 package enum DeviceResponseBuilder {
     /// The DeviceResponse for `plan`, signed over `sessionTranscript` (the CBOR-encoded SessionTranscript
     /// array). Throws `keyUnavailable` when a device key cannot be resolved, `signingFailed` when it cannot sign.
-    package static func build(plan: Plan, sessionTranscript: [UInt8], missingElements: MissingElementPolicy)
-        throws(PresentmentError) -> [UInt8]
-    {
-        let estimated = plan.answered.reduce(256) { acc, d in
+    /// With `zkDocuments` (ZkDocuments already written), the response carries them beside the plain
+    /// documents; `documents` is left out when the plan has none.
+    package static func build(
+        plan: Plan, zkDocuments: [[UInt8]] = [], sessionTranscript: [UInt8], missingElements: MissingElementPolicy
+    ) throws(PresentmentError) -> [UInt8] {
+        let estimated = plan.answered.reduce(256 + zkDocuments.reduce(0) { $0 + $1.count }) { acc, d in
             acc + d.credential.issuerAuthRange.count
                 + d.released.reduce(0) { $0 + d.credential.orderedItems[$1].range.count } + 256
         }
         var w = CBORWriter(capacity: estimated)
         let reportErrors = missingElements == .report
         let documentErrors = reportErrors ? plan.unanswered : []
-        // Keys in bytewise order of their encodings: "status" (66…) < "version" (67…) < "documents" (69…) < "documentErrors" (6e…).
-        w.writeMapHeader(count: documentErrors.isEmpty ? 3 : 4)
+        // Keys in bytewise order of their encodings: "status" (66…) < "version" (67…) < "documents" (69…)
+        // < "zkDocuments" (6b…) < "documentErrors" (6e…).
+        let hasDocuments = !plan.answered.isEmpty || zkDocuments.isEmpty
+        w.writeMapHeader(
+            count: 2 + (hasDocuments ? 1 : 0) + (zkDocuments.isEmpty ? 0 : 1) + (documentErrors.isEmpty ? 0 : 1))
         w.writeText("status")
         w.writeUnsigned(0)
         w.writeText("version")
         w.writeText("1.0")
-        w.writeText("documents")
-        w.writeArrayHeader(count: plan.answered.count)
-        for d in plan.answered {
-            try writeDocument(d, sessionTranscript: sessionTranscript, reportErrors: reportErrors, into: &w)
+        if hasDocuments {
+            w.writeText("documents")
+            w.writeArrayHeader(count: plan.answered.count)
+            for d in plan.answered {
+                try writeDocument(d, sessionTranscript: sessionTranscript, reportErrors: reportErrors, into: &w)
+            }
+        }
+        if !zkDocuments.isEmpty {
+            w.writeText("zkDocuments")
+            w.writeArrayHeader(count: zkDocuments.count)
+            for z in zkDocuments { w.writeRaw(z) }
         }
         if !documentErrors.isEmpty {
             w.writeText("documentErrors")

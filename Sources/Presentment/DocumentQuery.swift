@@ -17,21 +17,34 @@ public struct Substitution: Sendable, Hashable {
 }
 
 /// A reader's request for a zero-knowledge proof of a document (ISO/IEC 18013-7 Annex C
-/// `requestInfo.zkRequest`). This engine makes no proofs yet: a DocRequest that requires one is refused
-/// (`zkUnsupported`); one that merely accepts one is answered with a plain presentation, which reveals
-/// the issuer's MSO (validity, digests, the device public key) and the issuer and device signatures:
-/// presentations can be linked through it, and the consent model says so.
+/// `requestInfo.zkRequest`), and how the engine answers it (`answer`, decided once at `parse` and
+/// `accept`): with a proof when a held circuit matches, else, when the reader accepts one, with a plain
+/// presentation only if the holder approves it for this document; otherwise the request is refused.
 public struct ZeroKnowledgeOffer: Sendable, Hashable {
-    /// `zkRequired` (always false in a parsed request: a required proof is refused).
+    /// `zkRequired`: only a proof answers.
     public let required: Bool
+    /// The reader's system specs, in its order.
+    public let specs: [ZkSystemSpec]
+    /// How the engine answers this document.
+    public package(set) var answer: ZeroKnowledgeAnswer
     /// The reader's `zkSystemId`s, in its order.
-    public let systemIDs: [String]
+    public var systemIDs: [String] { specs.map(\.id) }
     /// The `system` of each spec (e.g. `longfellow-libzk-v1`), in the same order.
-    public let systems: [String]
-    /// What a plain presentation reveals that a proof would not.
+    public var systems: [String] { specs.map(\.system) }
+    /// What a plain presentation reveals that a proof would not (linkable across presentations).
     public static let plainPresentationReveals = [
         "issuerAuth", "mobileSecurityObject", "deviceKey", "validityInfo", "valueDigests", "deviceSignature",
     ]
+    /// What a proof reveals: the document type, the claims and their values, the proof's time, the
+    /// reader's system id, and the issuer's document-signer certificate (shared by every credential
+    /// that issuer key signed).
+    public static let proofReveals = ["docType", "claims", "timestamp", "zkSystemId", "documentSignerCertificate"]
+
+    package init(required: Bool, specs: [ZkSystemSpec], answer: ZeroKnowledgeAnswer) {
+        self.required = required
+        self.specs = specs
+        self.answer = answer
+    }
 }
 
 /// An alternative set from the request that the engine will never honour, and why. Shown in the
@@ -97,8 +110,8 @@ package struct DocumentQuery: Sendable {
     package let maximumResponseSize: UInt64?
     /// Selection rules (DCQL); nil: release what is held (ISO/IEC 18013-5).
     package let rules: ClaimRules?
-    /// The reader's zero-knowledge ask (`requestInfo.zkRequest`), if any.
-    package let zeroKnowledge: ZeroKnowledgeOffer?
+    /// The reader's zero-knowledge ask (`requestInfo.zkRequest`), if any; its answer is the engine's.
+    package var zeroKnowledge: ZeroKnowledgeOffer?
 
     init(
         index: Int, request: ItemsRequest, alternatives: [(requested: ElementID, sets: [[ElementID]])],
@@ -113,7 +126,8 @@ package struct DocumentQuery: Sendable {
         rules = nil
         zeroKnowledge = request.requestInfo?.zkRequest.map {
             ZeroKnowledgeOffer(
-                required: $0.required, systemIDs: $0.systemSpecs.map(\.id), systems: $0.systemSpecs.map(\.system))
+                required: $0.required, specs: $0.systemSpecs.map(ZkSystemSpec.init),
+                answer: .plainFallback(why: PresentmentError.Rule(ZeroKnowledgeRule.noProver)))
         }
     }
 

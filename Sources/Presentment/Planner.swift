@@ -67,6 +67,8 @@ package struct PlannedDocument {
     package let released: [Int]
     /// Requested elements not held and not replaced (for the error policy).
     package let missing: [ElementID]
+    /// The reader's spec this document is proven for (answered as a ZkDocument), nil for a plain one.
+    package var proof: ZkSystemSpec? = nil
 
     /// `count` empty slots, one per DocRequest. (`Array(repeating:count:)` would allocate through
     /// the standard library's unspecialized path: a generic-metadata lookup on every call.)

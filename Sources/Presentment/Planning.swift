@@ -41,13 +41,31 @@ extension Planner {
     }
 
     /// Plans one DocRequest from its chosen match under an approval; nil when nothing would be released.
-    /// Every element released must lie in `consented` when the platform's summary is given.
+    /// Every element released must lie in `consented` when the platform's summary is given. A document
+    /// answered with a proof releases every requested claim, each held as requested (a proof discloses
+    /// exactly what its circuit was asked for), or nothing; one whose proof request falls back to a
+    /// plain presentation releases anything only when `plainFallback` (the holder's separate approval).
     static func planDocument(
         index: Int, docType: String, maximumResponseSize: UInt64?, match: inout DocumentMatch,
-        approving approval: Approval, consented: Set<ElementID>?
+        approving approval: Approval, consented: Set<ElementID>?, zeroKnowledge: ZeroKnowledgeAnswer? = nil,
+        plainFallback: Bool = false
     ) throws(PresentmentError) -> PlannedDocument? {
         let emptiness = (asksForNothing: match.asksForNoElement, presentable: match.presentableEmpty)
+        let requested = match.held.count + match.missing.count + match.substitutions.count
+        let whole = match.missing.isEmpty && match.substitutions.isEmpty
         let released = release(&match, approving: approval, document: index)
+        var proof: ZkSystemSpec?
+        switch zeroKnowledge {
+        case .proof(let spec, _)?:
+            guard !released.isEmpty else { return nil }
+            guard whole, released.count == requested else { throw PresentmentError(ZeroKnowledgeRule.notProvable) }
+            proof = spec
+        case .plainFallback?:
+            guard released.isEmpty || plainFallback else {
+                throw PresentmentError(ZeroKnowledgeRule.fallbackNotApproved)
+            }
+        case nil: break
+        }
         if let consented {
             let items = match.credential.orderedItems
             guard released.allSatisfy({ consented.contains(items[$0].id) }) else {
@@ -61,7 +79,7 @@ extension Planner {
         else { return nil }
         return PlannedDocument(
             index: index, docType: docType, maximumResponseSize: maximumResponseSize, credential: match.credential,
-            released: released, missing: match.missing)
+            released: released, missing: match.missing, proof: proof)
     }
 
     /// The plan `accept` answers with: for each DocRequest the best usable credential (only
@@ -76,7 +94,7 @@ extension Planner {
             guard var m = best(q, context: context, now: now, credentialID: credentialID) else { continue }
             perDoc[q.index] = try planDocument(
                 index: q.index, docType: q.docType, maximumResponseSize: q.maximumResponseSize, match: &m,
-                approving: .allRequested, consented: nil)
+                approving: .allRequested, consented: nil, zeroKnowledge: q.zeroKnowledge?.answer)
         }
         // Only consulted to word a refusal.
         return try settle(
@@ -88,7 +106,7 @@ extension Planner {
     /// narrowed by the approval and checked against the consented summary.
     package static func plan(
         _ documents: [RequestedDocument], documentSets: [DocumentSetRule], context: CredentialContext,
-        using: [Int: String], approving: Approval, consented: ConsentedRequest?
+        using: [Int: String], approving: Approval, consented: ConsentedRequest?, plainFallback: Set<Int> = []
     ) throws(PresentmentError) -> Plan {
         if let consented {
             for d in documents {
@@ -119,7 +137,8 @@ extension Planner {
             let docType = documents[k].docType
             perDoc[index] = try planDocument(
                 index: index, docType: docType, maximumResponseSize: documents[k].maximumResponseSize, match: &m,
-                approving: approving, consented: consented?.documents[docType])
+                approving: approving, consented: consented?.documents[docType],
+                zeroKnowledge: documents[k].zeroKnowledge?.answer, plainFallback: plainFallback.contains(index))
         }
         return try settle(
             perDoc, documentSets: documentSets, docTypes: { documents[$0].docType },
@@ -196,6 +215,12 @@ extension Planner {
         // A document's index is its position (as `plan` and `settle` read them).
         let answers = choose(documents.count, documentSets: documentSets) { i in
             guard let m = documents[i].candidates.first?.match else { return false }
+            // The decisions of `planDocument` for a proof request under `.allRequested` and no fallback.
+            switch documents[i].zeroKnowledge?.answer {
+            case .plainFallback?: return false
+            case .proof?: return m.missing.isEmpty && m.substitutions.isEmpty && releasesAnything(m)
+            case nil: break
+            }
             return Approval.allRequested.covers(
                 document: i, releasing: releasesAnything(m) ? 1 : 0, asksForNothing: m.asksForNoElement,
                 presentableEmpty: m.presentableEmpty)

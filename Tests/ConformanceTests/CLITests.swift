@@ -254,12 +254,19 @@ extension ConformanceTests {
         return FileManager.default.isExecutableFile(atPath: binary.path) ? binary : nil
     }
 
-    /// Runs the CLI binary to completion; nil when it has not been built.
-    static func runCLI(_ arguments: [String]) throws -> (status: Int32, out: Data, err: String)? {
+    /// Runs the CLI binary to completion; nil when it has not been built. Unless `zkDirectory` names
+    /// one, the binary finds no zero-knowledge prover (whether one is installed on this machine must not
+    /// change what a test expects).
+    static func runCLI(_ arguments: [String], zkDirectory: String = "/nonexistent/mdoc-zk") throws -> (
+        status: Int32, out: Data, err: String
+    )? {
         guard let binary = cliBinary else { return nil }
         let p = Process()
         p.executableURL = binary
         p.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["MDOC_ZK_DIR"] = zkDirectory
+        p.environment = environment
         let out = Pipe()
         let err = Pipe()
         p.standardOutput = out

@@ -205,7 +205,7 @@ struct ConsentCoverageTests {
     }
 
     @Test(
-        "zkRequest: required refuses with zkUnsupported; accepted-but-optional shows the offer and what a plain answer reveals"
+        "zkRequest without a prover: required refuses (zk.noProver); optional shows the fallback and what it reveals, and answers in plain only by the holder's separate approval"
     )
     func zeroKnowledgeAsk() throws {
         let (_, _, engine) = try Self.fixture { w in [try w.entry(id: "mdl")] }
@@ -217,17 +217,25 @@ struct ConsentCoverageTests {
                 deviceRequest: RequestCBOR.deviceRequest(
                     version: .text("1.1"), docRequests: .array([RequestCBOR.docRequest(items)])))
         }
-        expectRefusal(.zkUnsupported) {
+        expectRefusal(ZeroKnowledgeRule.noProver, at: "docRequests[0].itemsRequest.requestInfo.zkRequest") {
             try engine.accept(rawRequest: try request(required: true), origin: "https://verifier.example")
         }
-        expectRefusal(.zkUnsupported) {
+        expectRefusal(ZeroKnowledgeRule.noProver, at: "docRequests[0].itemsRequest.requestInfo.zkRequest") {
             try engine.parse(rawRequest: try request(required: true), origin: "https://verifier.example")
         }
         let parsed = try engine.parse(rawRequest: try request(required: false), origin: "https://verifier.example")
         let offer = try #require(parsed.documents[0].zeroKnowledge)
         #expect(!offer.required && offer.systems == ["longfellow-libzk-v1"])
+        #expect(offer.answer == .plainFallback(why: PresentmentError.Rule(ZeroKnowledgeRule.noProver)))
         #expect(ZeroKnowledgeOffer.plainPresentationReveals.contains("deviceKey"))
-        _ = try engine.accept(rawRequest: try request(required: false), origin: "https://verifier.example")
+        // One call has no holder to approve the fallback; nor does a respond without it.
+        expectRefusal(ZeroKnowledgeRule.fallbackNotApproved) {
+            try engine.accept(rawRequest: try request(required: false), origin: "https://verifier.example")
+        }
+        expectRefusal(ZeroKnowledgeRule.fallbackNotApproved) { try engine.respond(to: parsed) }
+        // Declining the document is not a fallback; approving it is.
+        #expect(throws: PresentmentError.self) { try engine.respond(to: parsed, approving: .elements([])) }
+        _ = try engine.respond(to: parsed, plainFallback: [0])
     }
 
     @Test(

@@ -113,7 +113,7 @@ extension CatalogueBuilder {
         // gets a plain presentation; a malformed zkRequest is a malformed DeviceRequest.
         addData(
             "zkRequired true (no proof can be made)", dr: v11(RequestCBOR.zkRequest(required: .bool(true))),
-            AnnexCRule.zkRequired)
+            ZeroKnowledgeRule.noProver, at: "docRequests[0].itemsRequest.requestInfo.zkRequest")
         addData(
             "zkRequired true in a 1.0 request",
             dr: request(
@@ -122,7 +122,7 @@ extension CatalogueBuilder {
                         RequestCBOR.itemsRequest(
                             TestWorld.mDL, TestWorld.mDLNS, [("age_over_18", .bool(false))],
                             extra: [.init(.text("requestInfo"), RequestCBOR.zkRequest(required: .bool(true)))]))
-                ])), AnnexCRule.zkRequired)
+                ])), ZeroKnowledgeRule.noProver, at: "docRequests[0].itemsRequest.requestInfo.zkRequest")
         addData(
             "zkRequired not a boolean", dr: v11(RequestCBOR.zkRequest(required: .text("yes"))),
             AnnexCRule.deviceRequestInvalid, lower: "mdoc.ZkRequest.zkRequired.wrongType")

@@ -112,13 +112,16 @@ public final class TestWorld: @unchecked Sendable {
         Self.engine(context, protocols: [.annexC], configure)
     }
 
-    /// An engine over `context` at the world's clock, answering `protocols`.
+    /// An engine over `context` at the world's clock, answering `protocols`, with no zero-knowledge prover.
     public static func engine(
         _ context: CredentialContext, protocols: Set<PresentationProtocol> = Set(PresentationProtocol.allCases),
         _ configure: (inout DigitalCredentialsEngine.Configuration) -> Void = { _ in }
     ) -> DigitalCredentialsEngine {
         var c = DigitalCredentialsEngine.Configuration(protocols: protocols)
         c.clock = { TestWorld.now }
+        // No prover unless a test asks for one (`ZeroKnowledgeSettings.longfellow(…)`): whether one is
+        // installed on the machine must not change what other tests expect.
+        c.zeroKnowledge = ZeroKnowledgeSettings()
         configure(&c)
         return DigitalCredentialsEngine(context: context, configuration: c)
     }

@@ -27,6 +27,9 @@ public func fuzzEngine(
 ) -> DigitalCredentialsEngine {
     var configuration = DigitalCredentialsEngine.Configuration(protocols: protocols)
     configuration.clock = { fuzzClock }
+    // No proofs while fuzzing (a proof takes seconds and up to 0.8 GB): a zkRequest is decided and,
+    // when it requires a proof, refused; the zkRequest reader is what the request targets exercise.
+    configuration.zeroKnowledge = ZeroKnowledgeSettings()
     try! configuration.useEphemeralKeys(hpke: hpke, jweP256Scalar: jweP256Scalar)
     return DigitalCredentialsEngine(context: builtInContext(), configuration: configuration)
 }

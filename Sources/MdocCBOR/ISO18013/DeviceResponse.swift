@@ -4,6 +4,8 @@ public struct DeviceResponse: Sendable {
     public let version: String
     /// `documents` (empty when absent).
     public let documents: [Document]
+    /// `zkDocuments` (empty when absent).
+    public let zkDocuments: [ZkDocument]
     /// `documentErrors`: per entry, docType → error code.
     public let documentErrors: [[(docType: String, code: Int64)]]
     /// `status` (0 OK, 10 general error, 11 CBOR decoding error, 12 CBOR validation error).
@@ -32,6 +34,13 @@ public struct DeviceResponse: Sendable {
             }
         }
         documents = docs
+        var zk = [ZkDocument]()
+        if let d = item["zkDocuments"] {
+            for e in try d.array("DeviceResponse.zkDocuments", nonEmpty: true) {
+                zk.append(try ZkDocument(e, options: options))
+            }
+        }
+        zkDocuments = zk
         var errs = [[(docType: String, code: Int64)]]()
         if let d = item["documentErrors"] {
             for e in try d.array("DeviceResponse.documentErrors", nonEmpty: true) {

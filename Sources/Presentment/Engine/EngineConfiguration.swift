@@ -25,13 +25,17 @@ public struct EngineConfiguration: Sendable {
     public var readerTrust: ReaderTrustPolicy?
     /// What a refusal says about the holder's credentials (default `.exact`).
     public var errorDisclosure: ErrorDisclosure
+    /// Zero-knowledge answers: the prover (none by default: a required proof is then refused) and
+    /// how many proofs one response may carry.
+    public var zeroKnowledge: ZeroKnowledgeSettings
 
     /// A configuration with safe defaults.
     public init(
         clock: @escaping @Sendable () -> Date = { Date() }, allowAppOrigins: Bool = false,
         limits: RequestLimits = RequestLimits(), selfCheck: Bool = false, readerTrust: ReaderTrustPolicy? = nil,
-        errorDisclosure: ErrorDisclosure = .exact
+        errorDisclosure: ErrorDisclosure = .exact, zeroKnowledge: ZeroKnowledgeSettings = ZeroKnowledgeSettings()
     ) {
+        self.zeroKnowledge = zeroKnowledge
         self.clock = clock
         self.allowAppOrigins = allowAppOrigins
         self.limits = limits
@@ -83,5 +87,20 @@ public enum ErrorDisclosure: String, Sendable, Hashable, CaseIterable {
             return error
         }
         return PresentmentError(SelectionRule.notAnswered)
+    }
+}
+
+/// How proof requests are answered.
+public struct ZeroKnowledgeSettings: Sendable {
+    /// The prover; nil: no proofs (a document that requires one is refused `zk.noProver`).
+    public var prover: (any ZeroKnowledgeProver)?
+    /// The most proofs one response carries (default 1: a proof takes seconds and up to 0.8 GB); more
+    /// documents to prove are refused `zk.tooManyProofs`.
+    public var maxProofsPerResponse: Int
+
+    /// Settings with the defaults (no prover, one proof per response).
+    public init(prover: (any ZeroKnowledgeProver)? = nil, maxProofsPerResponse: Int = 1) {
+        self.prover = prover
+        self.maxProofsPerResponse = maxProofsPerResponse
     }
 }

@@ -52,7 +52,7 @@
         let environment = environment(consent: true)
         let checked = try frontEnd.check(entry, origin: origin, in: environment, trace: &trace)
         return PresentmentRequest(
-            model: consentModel(checked.entry, origin: origin, in: environment), details: details(checked.details))
+            model: try consentModel(checked.entry, origin: origin, in: environment), details: details(checked.details))
     }
 
     /// Answers a parsed request under the holder's approval.
@@ -62,12 +62,15 @@
     ///     each of its elements is approved.
     ///   - consented: what the platform showed; a request asking for more, or an answer that would
     ///     release more, is refused (`consentMismatch`).
+    ///   - plainFallback: documents whose proof request may be answered with a plain presentation
+    ///     (`ZeroKnowledgeAnswer.plainFallback`, approved by the holder as a separate choice).
     @inlinable public func respond<F: PresentmentFrontEnd>(
         to request: PresentmentRequest<F.Details>, via frontEnd: F, using: [Int: String], approving: Approval,
-        consented: ConsentedRequest?, format: ResponseFormat
+        consented: ConsentedRequest?, plainFallback: Set<Int> = [], format: ResponseFormat
     ) throws(PresentmentError) -> Data {
         let responses = try plannedResponses(
-            request.model, using: using, approving: approving, consented: consented, layout: frontEnd.responseLayout)
+            request.model, using: using, approving: approving, consented: consented, plainFallback: plainFallback,
+            layout: frontEnd.responseLayout)
         return try frontEnd.answer(responses, details: request.details, format: format)
     }
 
@@ -95,18 +98,18 @@
             throw PresentmentError(SelectionRule.unknownCredentialID)
         }
         let plan = try Planner.bestPlan(
-            checked.queries, documentSets: checked.documentSets, context: context, now: environment.now,
-            credentialID: credentialID)
+            try decidingZeroKnowledge(checked.queries), documentSets: checked.documentSets, context: context,
+            now: environment.now, credentialID: credentialID)
         return try responses(plan, transcript: checked.sessionTranscript, layout: layout)
     }
 
     /// The consent model of a checked entry.
     @usableFromInline func consentModel(_ checked: CheckedEntry, origin: Origin, in environment: CheckEnvironment)
-        -> ConsentModel
+        throws(PresentmentError) -> ConsentModel
     {
         let now = environment.now
         let auth = checked.authentication
-        let documents = checked.queries.map { q in
+        let documents = try decidingZeroKnowledge(checked.queries).map { q in
             RequestedDocument(
                 q, candidates: Planner.candidates(q, context: context, now: now),
                 excluded: Planner.excluded(q, context: context, now: now),
@@ -122,11 +125,11 @@
     /// `respond`'s plan (the chosen candidates under the approval) as built DeviceResponses.
     @usableFromInline func plannedResponses(
         _ model: ConsentModel, using: [Int: String], approving: Approval, consented: ConsentedRequest?,
-        layout: ResponseLayout
+        plainFallback: Set<Int>, layout: ResponseLayout
     ) throws(PresentmentError) -> [BuiltResponse] {
         let plan = try Planner.plan(
             model.documents, documentSets: model.documentSets, context: context, using: using, approving: approving,
-            consented: consented)
+            consented: consented, plainFallback: plainFallback)
         return try responses(plan, transcript: model.sessionTranscriptBytes, layout: layout)
     }
 
@@ -158,15 +161,16 @@
     private func built(_ plan: Plan, transcript: [UInt8], missingElements: MissingElementPolicy)
         throws(PresentmentError) -> BuiltResponse
     {
+        let (plain, zkDocuments) = try proving(plan, sessionTranscript: transcript)
         let response = try DeviceResponseBuilder.build(
-            plan: plan, sessionTranscript: transcript, missingElements: missingElements)
+            plan: plain, zkDocuments: zkDocuments, sessionTranscript: transcript, missingElements: missingElements)
         for d in plan.answered {
             if let max = d.maximumResponseSize, UInt64(response.count) > max {
                 throw PresentmentError(ResponseRule.tooLarge)
             }
         }
         if configuration.selfCheck {
-            try DeviceResponseBuilder.selfCheck(response, plan: plan, sessionTranscript: transcript)
+            try DeviceResponseBuilder.selfCheck(response, plan: plain, sessionTranscript: transcript)
         }
         return BuiltResponse(bytes: response, documents: plan.answered.map(\.index))
     }

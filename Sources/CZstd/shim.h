@@ -1,0 +1,2 @@
+// Debian's libzstd (libzstd-dev), for the Longfellow circuits (zstd-compressed).
+#include <zstd.h>

@@ -1,0 +1,212 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#endif
+import Dispatch
+internal import CryptoCore
+import Presentment
+
+/// Where the Longfellow library and circuits live: `lib/libzk_cred_longfellow.so` and
+/// `circuits/<circuit_hash>` under one directory (what `scripts/zk-setup.sh` installs).
+public struct LongfellowInstallation: Sendable, Hashable {
+    /// The directory.
+    public let directory: String
+
+    /// The file name of the library inside `lib/`.
+    public static let libraryName = "libzk_cred_longfellow.so"
+
+    /// An installation at `directory` (an absolute path).
+    public init(directory: String) { self.directory = directory }
+
+    /// The default location: `$MDOC_ZK_DIR` when set, else `$XDG_DATA_HOME/mdoc-respond/zk`, else
+    /// `~/.local/share/mdoc-respond/zk`.
+    public static var `default`: LongfellowInstallation {
+        let env = ProcessInfo.processInfo.environment
+        if let dir = env["MDOC_ZK_DIR"], dir.hasPrefix("/") { return LongfellowInstallation(directory: dir) }
+        let data =
+            env["XDG_DATA_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? (env["HOME"] ?? getpwuid(geteuid()).map { String(cString: $0.pointee.pw_dir) } ?? "/") + "/.local/share"
+        return LongfellowInstallation(directory: data + "/mdoc-respond/zk")
+    }
+
+    var libraryPath: String { directory + "/lib/" + Self.libraryName }
+    var circuitDirectory: String { directory + "/circuits" }
+
+    /// Whether the library file is present (it may still fail its checks).
+    public var hasLibrary: Bool { access(libraryPath, F_OK) == 0 }
+
+    /// The circuits of the table whose files are present (their digests are checked when loaded).
+    public var heldCircuits: [LongfellowCircuit] {
+        LongfellowCircuit.table.filter { access(circuitDirectory + "/" + $0.circuitHash, R_OK) == 0 }
+    }
+
+    /// Loads and checks the library: a regular file owned by root or this user and writable by
+    /// nobody else, in a directory likewise, with the pinned contract.
+    func loadLibrary() throws(PresentmentError) -> LongfellowLibrary {
+        guard hasLibrary else { throw PresentmentError(LongfellowRule.libraryMissing) }
+        for path in [directory + "/lib", libraryPath] {
+            var st = stat()
+            guard lstat(path, &st) == 0, st.st_uid == 0 || st.st_uid == geteuid(), st.st_mode & 0o022 == 0,
+                st.st_mode & S_IFMT == (path == libraryPath ? S_IFREG : S_IFDIR)
+            else { throw PresentmentError(LongfellowRule.libraryInsecure) }
+        }
+        do { return try LongfellowLibrary(path: libraryPath) } catch {
+            switch error {
+            case .contractVersion, .checksum, .missingSymbol: throw PresentmentError(LongfellowRule.libraryContract)
+            default: throw PresentmentError(LongfellowRule.libraryUnloadable)
+            }
+        }
+    }
+}
+
+/// Longfellow proofs (`longfellow-libzk-v1`) through the ISRG library: the engine's
+/// `ZeroKnowledgeProver`. The library is loaded on first use and its circuits when first needed (each
+/// decompressed and turned into a prover once, then kept). At most `maxConcurrentProofs` proofs run at
+/// once (a proof needs up to 0.8 GB); a proof that does not finish within `timeLimit` seconds, or that
+/// waits that long for a slot, is refused and its output, if any, discarded.
+public final class LongfellowProver: ZeroKnowledgeProver, @unchecked Sendable {
+    // @unchecked: the mutable state is behind `state`'s lock; the library objects are thread-safe.
+    public let installation: LongfellowInstallation
+    public let maxConcurrentProofs: Int
+    public let timeLimit: Double
+    public var expectedProvingSeconds: Double { 4 }
+
+    private let slots: DispatchSemaphore
+    private let state = LockedValue<(library: LongfellowLibrary?, provers: [String: LongfellowLibrary.Object])>(
+        (nil, [:]))
+
+    /// A prover over `installation`, running at most `maxConcurrentProofs` proofs at once, each within
+    /// `timeLimit` seconds (waiting for a slot included).
+    public init(installation: LongfellowInstallation, maxConcurrentProofs: Int = 1, timeLimit: Double = 60) {
+        self.installation = installation
+        self.maxConcurrentProofs = max(1, maxConcurrentProofs)
+        self.timeLimit = max(1, timeLimit)
+        slots = DispatchSemaphore(value: self.maxConcurrentProofs)
+    }
+
+    /// The library, loaded once.
+    private func library() throws(PresentmentError) -> LongfellowLibrary {
+        if let l = state.withLock({ $0.library }) { return l }
+        let loaded = try installation.loadLibrary()
+        return state.withLock { s in
+            if let l = s.library { return l }
+            s.library = loaded
+            return loaded
+        }
+    }
+
+    public func circuit(for specs: [ZkSystemSpec], claims: Int) -> ZkSystemSpec? {
+        let held = installation.heldCircuits
+        // The reader's specs whose circuit is held, preferring the newest version, then the reader's order.
+        let matching = specs.enumerated().compactMap { (i, spec) -> (Int, Int, ZkSystemSpec)? in
+            guard spec.attributeCount == claims, let c = held.first(where: { $0.matches(spec) }) else { return nil }
+            return (c.version, i, spec)
+        }
+        return matching.sorted { $0.0 != $1.0 ? $0.0 > $1.0 : $0.1 < $1.1 }.first?.2
+    }
+
+    public func prove(_ input: ZkProofInput) throws(PresentmentError) -> [UInt8] {
+        guard let circuit = LongfellowCircuit.table.first(where: { $0.matches(input.spec) }) else {
+            throw PresentmentError(ZeroKnowledgeRule.noCircuit)
+        }
+        let deadline = DispatchTime.now() + timeLimit
+        guard slots.wait(timeout: deadline) == .success else { throw PresentmentError(LongfellowRule.busy) }
+        // The proof runs on its own thread so a proof that overruns the budget can be abandoned; it
+        // keeps its slot until it ends, so abandoned proofs still count against the limit.
+        let result = LockedValue<Result<[UInt8], PresentmentError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async { [self] in
+            defer {
+                slots.signal()
+                done.signal()
+            }
+            let r = Result { () throws(PresentmentError) -> [UInt8] in try proveNow(input, circuit) }
+            result.withLock { $0 = r }
+        }
+        guard done.wait(timeout: deadline) == .success, let outcome = result.withLock({ $0 }) else {
+            throw PresentmentError(LongfellowRule.timeLimit)
+        }
+        return try outcome.get()
+    }
+
+    private func proveNow(_ input: ZkProofInput, _ circuit: LongfellowCircuit) throws(PresentmentError) -> [UInt8] {
+        let lib = try library()
+        let prover = try self.prover(circuit, lib)
+        do {
+            return try lib.prove(
+                prover, deviceResponse: input.deviceResponse, nameSpace: input.nameSpace, claims: input.claims,
+                sessionTranscript: input.sessionTranscript, time: input.time)
+        } catch {
+            throw PresentmentError(error == .panicked ? LongfellowRule.proverPanicked : .proverFailed)
+        }
+    }
+
+    /// The prover object of `circuit`, made once.
+    private func prover(_ circuit: LongfellowCircuit, _ lib: LongfellowLibrary) throws(PresentmentError)
+        -> LongfellowLibrary.Object
+    {
+        if let p = state.withLock({ $0.provers[circuit.circuitHash] }) { return p }
+        let bytes = try circuit.load(from: installation.circuitDirectory)
+        let made: LongfellowLibrary.Object
+        do { made = try lib.prover(circuit: bytes, version: circuit.version, attributes: circuit.attributes) } catch {
+            throw PresentmentError(LongfellowRule.circuitCorrupt)
+        }
+        return state.withLock { s in
+            if let p = s.provers[circuit.circuitHash] { return p }
+            s.provers[circuit.circuitHash] = made
+            return made
+        }
+    }
+}
+
+/// Verifies Longfellow proofs through the ISRG library: the verifier side (tests, the CLI's reader
+/// commands, the demo), never used to answer.
+public final class LongfellowVerifier: @unchecked Sendable {
+    // @unchecked: the mutable state is behind its lock.
+    public let installation: LongfellowInstallation
+    private let state = LockedValue<(library: LongfellowLibrary?, verifiers: [String: LongfellowLibrary.Object])>(
+        (nil, [:]))
+
+    public init(installation: LongfellowInstallation) { self.installation = installation }
+
+    /// Checks `proof` for `claims` (identifier, CBOR value) of `docType`, made with `circuitHash`'s
+    /// circuit over `sessionTranscript` at `time`, by the holder of a credential the key
+    /// `issuerPublicKey` (SEC1 uncompressed) signed; the device signed empty DeviceNameSpaces.
+    /// - Throws: a `LongfellowRule` refusal (`proverFailed` when the proof does not verify).
+    public func verify(
+        proof: [UInt8], circuitHash: String, issuerPublicKey: [UInt8], docType: String,
+        claims: [(identifier: String, value: [UInt8])], sessionTranscript: [UInt8], time: String
+    ) throws(PresentmentError) {
+        guard let circuit = LongfellowCircuit.table.first(where: { $0.circuitHash == circuitHash }) else {
+            throw PresentmentError(ZeroKnowledgeRule.noCircuit)
+        }
+        let lib: LongfellowLibrary
+        if let l = state.withLock({ $0.library }) {
+            lib = l
+        } else {
+            lib = try installation.loadLibrary()
+            state.withLock { $0.library = lib }
+        }
+        let verifier: LongfellowLibrary.Object
+        if let v = state.withLock({ $0.verifiers[circuitHash] }) {
+            verifier = v
+        } else {
+            let bytes = try circuit.load(from: installation.circuitDirectory)
+            do {
+                verifier = try lib.verifier(circuit: bytes, version: circuit.version, attributes: circuit.attributes)
+            } catch { throw PresentmentError(LongfellowRule.circuitCorrupt) }
+            state.withLock { $0.verifiers[circuitHash] = verifier }
+        }
+        do {
+            try lib.verify(
+                verifier, issuerPublicKey: issuerPublicKey, claims: claims, docType: docType,
+                deviceNameSpacesBytes: [0xa0], sessionTranscript: sessionTranscript, time: time, proof: proof)
+        } catch {
+            throw PresentmentError(error == .panicked ? LongfellowRule.proverPanicked : .proverFailed)
+        }
+    }
+}
