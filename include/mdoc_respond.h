@@ -59,6 +59,15 @@
  *                                            where they widen it; without it a widening member is
  *                                            refused (MDOC_ERR_INVALID_CONFIGURATION)
  *     },
+ *     "zeroKnowledge": {                   proofs for requests with requestInfo.zkRequest (ISO 18013-7 Annex C)
+ *       "directory": "/path",              the Longfellow prover's installation (lib/, circuits/; default:
+ *                                          $MDOC_ZK_DIR, else ${XDG_DATA_HOME:-~/.local/share}/mdoc-respond/zk,
+ *                                          where scripts/zk-setup.sh installs it)
+ *       "enabled": true,                   false: no proofs (a required proof is refused, zk.noProver)
+ *       "maxConcurrentProofs": 1,          proofs running at once (each up to 0.8 GB)
+ *       "maxProofsPerResponse": 1,         documents proven in one response
+ *       "proofTimeLimit": 60               seconds per proof, waiting for a slot included
+ *     },
  *     "keyDirectory": "/path",             snapshot engines only: where relative key files are found
  *     "pkcs11ModuleDirectories": ["/usr/lib/x86_64-linux-gnu/pkcs11", ...]   the only directories a
  *                                          pkcs11: key's module-path may lie in (default: the system's
@@ -72,10 +81,14 @@
  * "documents": [{ "index", "docType", "readerVerdict", "readerAuthentication", "requested",
  * "elements": [{ "id", "intentToRetain", "values" }], "alternatives", "ignoredAlternatives", "claimSets",
  * "valueRestricted", "maximumResponseSize", "presentableWithoutElements", "zeroKnowledge",
- * "candidates": [{ "credential", "releasable", "substitutions", "missing", "wouldRelease" }],
+ * "candidates": [{ "credential", "releasable", "substitutions", "missing", "wouldRelease", "provenClaims" }],
  * "excluded": [{ "credential", "reason" }] }] }.
+ * "zeroKnowledge" (a proof request, else null): { "required", "systems", "systemIDs",
+ * "plainPresentationReveals", "answer": { "form": "proof", "zkSystemId", "system", "circuitHash", "version",
+ * "attributes", "expectedSeconds", "reveals" } | { "form": "plainFallback", "why", "needsApproval", "reveals" } }.
  * Elements are "namespace/identifier" strings. Element values from credentials never appear (a
- * DCQL "values" list is what the verifier sent).
+ * DCQL "values" list is what the verifier sent), except a proven document's "provenClaims": the claims
+ * a proof reveals in plaintext, each with its value in CBOR diagnostic notation.
  *
  * Approval JSON (mdoc_respond, `approval_json` may be NULL for {"approve": "all"}):
  *   {
@@ -85,6 +98,11 @@
  *     "using": {"0": "credential-id"},                 which candidate answers a document (default: best)
  *     "consented": {"docType": ["ns/elem", ...]}       what the platform showed; a request or response
  *                                                      beyond it is refused with MDOC_ERR_CONSENT_MISMATCH
+ *     "plainFallback": [0, ...]                        documents whose proof request (consent model
+ *                                                      zeroKnowledge.answer.form "plainFallback") the holder
+ *                                                      agreed to answer with a plain, linkable presentation;
+ *                                                      otherwise such a document is refused
+ *                                                      (MDOC_ERR_ZK_UNSUPPORTED, "zk.fallbackNotApproved")
  *   }
  *   An approval only narrows: approving an element that was not shown releases nothing. A document is
  *   presented only when the approval covers it: "all" covers what releases an element (and a DCQL query

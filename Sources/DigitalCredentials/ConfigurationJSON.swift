@@ -3,6 +3,7 @@
 #else
     import Foundation
 #endif
+import Longfellow
 import MdocCBOR
 import Presentment
 import WebEncoding
@@ -78,6 +79,12 @@ package struct ConfigurationDocument: Sendable {
     /// The directories `pkcs11:` keys' modules may be loaded from (`pkcs11ModuleDirectories`); nil: the
     /// system's.
     package var moduleDirectories: [String]?
+    /// `zeroKnowledge`: where the Longfellow prover is (nil: the default installation), whether proofs
+    /// are made at all, and their limits.
+    package var zkDirectory: String?
+    package var zkEnabled = true
+    package var zkMaxConcurrentProofs = 1
+    package var zkTimeLimit = 60.0
 
     package init() {}
 
@@ -122,12 +129,52 @@ package struct ConfigurationDocument: Sendable {
                     throw ConfigurationError(.notPath, key)
                 }
                 moduleDirectories = list.map { $0.string! }
+            case "zeroKnowledge": try readZeroKnowledge(value)
             case "keyDirectory":
                 guard let s = value.string, !s.isEmpty, !s.utf8.contains(0) else {
                     throw ConfigurationError(.notPath, key)
                 }
                 keyDirectory = s
             default: throw ConfigurationError(.unknownMember, "configuration")
+            }
+        }
+        configuration.zeroKnowledge = zeroKnowledge(directory: zkDirectory)
+    }
+
+    /// The zero-knowledge settings these members describe, with the prover installed at `directory`
+    /// (nil: the default installation).
+    package func zeroKnowledge(directory: String?) -> ZeroKnowledgeSettings {
+        guard zkEnabled else {
+            return ZeroKnowledgeSettings(maxProofsPerResponse: configuration.zeroKnowledge.maxProofsPerResponse)
+        }
+        return .longfellow(
+            directory.map(LongfellowInstallation.init(directory:)) ?? .default,
+            maxConcurrentProofs: zkMaxConcurrentProofs,
+            timeLimit: zkTimeLimit, maxProofsPerResponse: configuration.zeroKnowledge.maxProofsPerResponse)
+    }
+
+    private mutating func readZeroKnowledge(_ value: JSONValue) throws(ConfigurationError) {
+        guard let members = value.object else { throw ConfigurationError(.notObject, "zeroKnowledge") }
+        for (key, v) in members {
+            func count(_ name: String, max: Int64) throws(ConfigurationError) -> Int {
+                guard case .number(let number) = v, let n = number.int64, n >= 1, n <= max else {
+                    throw ConfigurationError(.outOfRange, "zeroKnowledge." + name)
+                }
+                return Int(n)
+            }
+            switch key {
+            case "directory":
+                guard let s = v.string, s.hasPrefix("/"), !s.utf8.contains(0) else {
+                    throw ConfigurationError(.notPath, "zeroKnowledge.directory")
+                }
+                zkDirectory = s
+            case "enabled":
+                guard let b = v.bool else { throw ConfigurationError(.notBoolean, "zeroKnowledge.enabled") }
+                zkEnabled = b
+            case "maxConcurrentProofs": zkMaxConcurrentProofs = try count(key, max: 64)
+            case "maxProofsPerResponse": configuration.zeroKnowledge.maxProofsPerResponse = try count(key, max: 16)
+            case "proofTimeLimit": zkTimeLimit = Double(try count(key, max: 3600))
+            default: throw ConfigurationError(.unknownMember, "zeroKnowledge")
             }
         }
     }

@@ -118,19 +118,16 @@ package enum ConsentModelJSON {
                         })
                 ),
                 ("missing", ids(c.missing)), ("wouldRelease", ids(c.shownElements)),
+                (
+                    "provenClaims",
+                    .array(
+                        c.provenClaims.map {
+                            .object([("element", .string($0.element.description)), ("value", .string($0.value))])
+                        })
+                ),
             ])
         }
-        let zk: JSONValue =
-            d.zeroKnowledge.map { z in
-                .object([
-                    ("required", .bool(z.required)), ("systems", .array(z.systems.map(JSONValue.string))),
-                    ("systemIDs", .array(z.systemIDs.map(JSONValue.string))),
-                    (
-                        "plainPresentationReveals",
-                        .array(ZeroKnowledgeOffer.plainPresentationReveals.map(JSONValue.string))
-                    ),
-                ])
-            } ?? .null
+        let zk: JSONValue = d.zeroKnowledge.map(zeroKnowledge) ?? .null
         return .object([
             ("index", .number(JSONNumber(Int64(d.index)))),
             ("docType", .string(d.docType)),
@@ -153,6 +150,34 @@ package enum ConsentModelJSON {
                         .object([("credential", .string($0.credentialID)), ("reason", .string($0.reason.rawValue))])
                     })
             ),
+        ])
+    }
+
+    /// A proof request and how it is answered: a proof (its system spec, what it reveals, the expected
+    /// time) or the plain fallback the holder must approve separately (why, and what it reveals).
+    static func zeroKnowledge(_ z: ZeroKnowledgeOffer) -> JSONValue {
+        let answer: JSONValue
+        switch z.answer {
+        case .proof(let spec, let seconds):
+            answer = .object([
+                ("form", .string("proof")), ("zkSystemId", .string(spec.id)), ("system", .string(spec.system)),
+                ("circuitHash", spec.circuitHash.map(JSONValue.string) ?? .null),
+                ("version", spec.version.map { .number(JSONNumber(Int64($0))) } ?? .null),
+                ("attributes", spec.attributeCount.map { .number(JSONNumber(Int64($0))) } ?? .null),
+                ("expectedSeconds", .number(JSONNumber(Int64(seconds.rounded(.up))))),
+                ("reveals", .array(ZeroKnowledgeOffer.proofReveals.map(JSONValue.string))),
+            ])
+        case .plainFallback(let why):
+            answer = .object([
+                ("form", .string("plainFallback")), ("why", .string(why.description)), ("needsApproval", .bool(true)),
+                ("reveals", .array(ZeroKnowledgeOffer.plainPresentationReveals.map(JSONValue.string))),
+            ])
+        }
+        return .object([
+            ("required", .bool(z.required)), ("systems", .array(z.systems.map(JSONValue.string))),
+            ("systemIDs", .array(z.systemIDs.map(JSONValue.string))),
+            ("plainPresentationReveals", .array(ZeroKnowledgeOffer.plainPresentationReveals.map(JSONValue.string))),
+            ("answer", answer),
         ])
     }
 

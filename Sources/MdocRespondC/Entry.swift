@@ -262,7 +262,8 @@ public func mdocRespond(
         let choice = try ABIApproval(json: try json(approval, what: "approval"))
         return try api { () throws(PresentmentError) in
             try box.owner.engine.respond(
-                to: box.request, using: choice.using, approving: choice.approval, consented: choice.consented)
+                to: box.request, using: choice.using, approving: choice.approval, consented: choice.consented,
+                plainFallback: choice.plainFallback)
         }
     }
 }

@@ -61,6 +61,8 @@ package struct ABIApproval: Sendable {
     package var approval = Approval.allRequested
     package var using: [Int: String] = [:]
     package var consented: ConsentedRequest?
+    /// Documents whose proof request the holder agreed to answer with a plain presentation.
+    package var plainFallback: Set<Int> = []
 
     /// Reads approval JSON; nil means approve everything shown. Unknown members are refused.
     package init(json: [UInt8]?) throws(ABIFailure) {
@@ -119,6 +121,16 @@ package struct ABIApproval: Sendable {
                 var docs = [String: Set<ElementID>]()
                 for (docType, v) in members { docs[docType] = try elements(v, "consented") }
                 consented = ConsentedRequest(documents: docs)
+            case "plainFallback":
+                guard let list = value.array else {
+                    throw fail("plainFallback must be an array of document indexes")
+                }
+                for item in list {
+                    guard case .number(let n) = item, let i = n.int64, i >= 0, i < 1 << 16 else {
+                        throw fail("plainFallback must be an array of document indexes")
+                    }
+                    plainFallback.insert(Int(i))
+                }
             default: throw fail("unknown approval member (see mdoc_respond.h)")
             }
         }

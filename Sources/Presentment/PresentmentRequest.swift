@@ -33,14 +33,20 @@ public struct CandidateCredential: Sendable {
     /// `alternativeDataElements`) that would be released instead, in request order. A replacement is
     /// released only when each of its elements is itself approved (or under `.allRequested`).
     public let substitutions: [Substitution]
+    /// When the document is answered with a proof: the claims and their values as the proof reveals
+    /// them in plaintext (CBOR diagnostic notation, e.g. `true`); empty otherwise.
+    public let provenClaims: [(element: ElementID, value: String)]
     /// The match behind this view (what `respond` plans from).
     let match: DocumentMatch
 
-    init(_ m: DocumentMatch) {
+    init(_ m: DocumentMatch, proven: Bool = false) {
         credentialID = m.credential.id
         releasable = m.held.map { m.credential.orderedItems[$0].id }
         missing = m.missing
         substitutions = m.substitutions.map(\.substitution)
+        provenClaims =
+            proven
+            ? releasable.compactMap { id in m.credential.element(id).map { (id, CBORDiagnostic.describe($0)) } } : []
         match = m
     }
 
@@ -147,7 +153,9 @@ public struct RequestedDocument: Sendable {
         maximumResponseSize = q.maximumResponseSize
         zeroKnowledge = q.zeroKnowledge
         presentableWithoutElements = q.rules == nil || q.elementCount == 0
-        self.candidates = candidates.map(CandidateCredential.init)
+        let proven: Bool
+        if case .proof? = q.zeroKnowledge?.answer { proven = true } else { proven = false }
+        self.candidates = candidates.map { CandidateCredential($0, proven: proven) }
     }
 }
 

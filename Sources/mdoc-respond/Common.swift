@@ -132,6 +132,10 @@ enum BuiltIn {
             default: fail(Exit.usage, "usage", "--missing must be omit or report")
             }
         }
+        if let dir = o.value("--zk-dir") {
+            guard dir.hasPrefix("/") else { fail(Exit.usage, "usage", "--zk-dir must be an absolute path") }
+            configuration.zeroKnowledge = document.zeroKnowledge(directory: dir)
+        }
         switch o.value("--protocol") {
         case nil, "auto": break
         case "annexc": configuration.protocols = [.annexC]

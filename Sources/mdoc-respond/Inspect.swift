@@ -15,7 +15,7 @@ enum Inspect {
     static let help = """
         usage: mdoc-respond inspect [--hex] [--no-expand] [--indent N] FILE|-
                mdoc-respond inspect --request FILE|- --origin ORIGIN [--context DIR] [--clock RFC3339] [--json]
-                                    [--protocol auto|annexc|openid4vp] [--config JSON|@FILE]
+                                    [--protocol auto|annexc|openid4vp] [--config JSON|@FILE] [--zk-dir DIR]
 
         With --request: explains what the engine does with a raw request, in either protocol: the
         protocol and framing, the origin used, each protocol structure the checks reached with its hex
@@ -82,7 +82,7 @@ enum Inspect {
 
     static func explain(_ args: [String]) {
         let o = Options(args, flags: ["--json"], help: help)
-        o.check(allowed: ["--request", "--origin", "--context", "--clock", "--protocol", "--config"])
+        o.check(allowed: ["--request", "--origin", "--context", "--clock", "--protocol", "--config", "--zk-dir"])
         let context = BuiltIn.context(o.value("--context"))
         var configuration = BuiltIn.configuration(o, over: context)
         if o.value("--clock") == nil, o.value("--config") == nil {
@@ -233,9 +233,30 @@ enum Inspect {
                 "  alternative not honoured (\(i.reason.rawValue)): \(safe(i.requested.description)) -> [\(list(i.set))]"
             )
         }
+        if let z = d.zeroKnowledge {
+            let asked = z.required ? "a zero-knowledge proof is required" : "a zero-knowledge proof is accepted"
+            switch z.answer {
+            case .proof(let spec, let seconds):
+                print(
+                    "  zero-knowledge:   \(asked); answered with a proof (\(safe(spec.system)) v\(spec.version ?? 0), \(spec.attributeCount ?? 0) attribute(s), about \(Int(seconds.rounded(.up))) s)"
+                )
+                print("    system id:      \(safe(spec.id))")
+                print(
+                    "    reveals:        the claims and their values, the docType, the time and the issuer's document-signer certificate; nothing else of the credential"
+                )
+            case .plainFallback(let why):
+                print("  zero-knowledge:   \(asked); no proof can be made (\(why))")
+                print(
+                    "    plain fallback: only if approved for this document (--approve-plain-fallback \(d.index)); it reveals \(ZeroKnowledgeOffer.plainPresentationReveals.joined(separator: ", ")) and is linkable"
+                )
+            }
+        }
         if d.candidates.isEmpty { print("  no usable credential") }
         for c in d.candidates {
             print("  candidate \(safe(c.credentialID)): would release \(c.shownElements.count): \(list(c.releasable))")
+            for p in c.provenClaims {
+                print("    proves \(safe(p.element.description)) = \(safe(p.value)) (revealed in plaintext)")
+            }
             for s in c.substitutions {
                 print(
                     "    substitutes \(safe(s.requested.description)) -> [\(list(s.replacement))] (released only if each is approved)"

@@ -14,6 +14,7 @@ enum Respond {
     static let help = """
         usage: mdoc-respond respond --request FILE|- --origin ORIGIN [--context DIR] [--credential ID]
                                     [--approve all|none|ns/elem,...] [--approve-documents 'I:ns/elem,...;J:']
+                                    [--approve-plain-fallback I,...] [--zk-dir DIR]
                                     [--protocol auto|annexc|openid4vp]
                                     [--format auto|cbor|json|android|data|protocol]
                                     [--missing omit|report] [--config JSON|@FILE] [--out FILE|-] [--clock RFC3339]
@@ -39,6 +40,12 @@ enum Respond {
                       per document index, the elements approved: '0:ns/a,ns/b;1:' presents document 0
                       with those elements and document 1 with none (document-level consent); a document
                       not listed is not presented
+          --approve-plain-fallback
+                      document indexes whose proof request may be answered with a plain, linkable
+                      presentation when no proof can be made (the reader must accept one: zkRequired false);
+                      without it such a document is refused (zk.fallbackNotApproved)
+          --zk-dir    where the Longfellow prover and circuits are (default: $MDOC_ZK_DIR, else
+                      ${XDG_DATA_HOME:-~/.local/share}/mdoc-respond/zk, where scripts/zk-setup.sh puts them)
           --missing   omit (default) leaves out requested elements the credential lacks; report lists them
                       as errors (code 0) and unanswered optional documents as documentErrors
           --repeat N  answer the same request N times in-process and report throughput on stderr
@@ -58,7 +65,8 @@ enum Respond {
         }
         o.check(allowed: [
             "--request", "--origin", "--context", "--credential", "--approve", "--format", "--out", "--clock",
-            "--repeat", "--missing", "--protocol", "--approve-documents", "--config",
+            "--repeat", "--missing", "--protocol", "--approve-documents", "--config", "--approve-plain-fallback",
+            "--zk-dir",
         ])
         let context = BuiltIn.context(o.value("--context"))
         let configuration = BuiltIn.configuration(o, over: context)
@@ -107,6 +115,13 @@ enum Respond {
             }
             approval = .perDocument(map)
         }
+        var plainFallback = Set<Int>()
+        for part in (o.value("--approve-plain-fallback") ?? "").split(separator: ",") {
+            guard let i = Int(part), i >= 0, i < 1 << 16 else {
+                fail(Exit.usage, "usage", "--approve-plain-fallback takes document indexes separated by ','")
+            }
+            plainFallback.insert(i)
+        }
         let repeatCount = Int(o.value("--repeat") ?? "1") ?? 0
         guard repeatCount >= 1 else { fail(Exit.usage, "usage", "--repeat needs a positive number") }
         func once() throws(PresentmentError) -> (Data, DigitalCredentialsRequest) {
@@ -124,7 +139,11 @@ enum Respond {
                     "--format \(formatName) is not for \(request.protocolIdentifier); it takes \(names.joined(separator: ", "))"
                 )
             }
-            return (try engine.respond(to: request, using: using, approving: approval, format: format), request)
+            return (
+                try engine.respond(
+                    to: request, using: using, approving: approval, plainFallback: plainFallback, format: format),
+                request
+            )
         }
         do {
             let start = Date()
