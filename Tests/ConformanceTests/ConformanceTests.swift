@@ -112,7 +112,7 @@ struct ConformanceTests {
 
     /// Runs every Annex C case against `context`; the counts answered and refused.
     static func runAnnexCManifest(_ context: CredentialContext) throws -> (Int, Int) {
-        #expect(context.credentials.count == 7)
+        #expect(context.credentials.count == 8)
         let iaca = try Certificate(der: Array(Data(contentsOf: Self.vectors.appendingPathComponent("pki/iaca.der"))))
         var answered = 0
         var refused = 0
