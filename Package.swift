@@ -115,7 +115,7 @@ let package = Package(
             name: "mdoc-respond",
             dependencies: [
                 "DigitalCredentials", "AnnexC", "AnnexCReader", "OpenID4VP", "OpenID4VPReader", "Presentment",
-                "MdocCBOR", "HPKE", "WebEncoding", "PKCS11",
+                "MdocCBOR", "HPKE", "WebEncoding", "PKCS11", "Longfellow",
             ]),
         .executableTarget(
             name: "mdoc-bench",

@@ -9,6 +9,7 @@ import OpenID4VPReader
 #if canImport(Glibc)
     import Glibc
 #endif
+import Longfellow
 import MdocCBOR
 import WebEncoding
 import PKCS11
@@ -19,12 +20,14 @@ import PKCS11
 enum Demo {
     static let help = """
         usage: mdoc-respond demo [--verbose] [--framing data|protocol|requests|digital] [--no-reader-auth]
-                                 [--protocol both|annexc|openid4vp] [--pkcs11 [--pkcs11-module PATH]]
+                                 [--protocol all|annexc|openid4vp|zk] [--pkcs11 [--pkcs11-module PATH]]
 
         Runs the flow end to end on the built-in test data (TestVectors/): request → parse and reader
         authentication → selection → DeviceResponse → device signature → encryption → the verifier opens
         and verifies. Annex C (org-iso-mdoc, HPKE) and then OpenID4VP (openid4vp-v1-signed with
-        x509_san_dns, DCQL with a claim set, dc_api.jwt). Prints what was asked, what was disclosed,
+        x509_san_dns, DCQL with a claim set, dc_api.jwt), and then a zero-knowledge age check (Annex C
+        with zkRequest: a Longfellow proof that the holder's age attestation says age_over_18, made
+        with the prover scripts/zk-setup.sh installs). Prints what was asked, what was disclosed,
         sizes and time per stage. --verbose also prints the Annex C request and the decrypted
         DeviceResponse in diagnostic notation.
         --pkcs11 first sets up a SoftHSM2 token in a temporary directory (removed at exit), creates the
@@ -35,9 +38,10 @@ enum Demo {
     static func run(_ args: [String]) {
         let o = Options(args, flags: ["--verbose", "-v", "--no-reader-auth", "--pkcs11"], help: help)
         o.check(allowed: ["--framing", "--protocol", "--pkcs11-module"])
-        let which = o.value("--protocol") ?? "both"
-        guard ["both", "annexc", "openid4vp"].contains(which) else {
-            fail(Exit.usage, "usage", "--protocol must be both, annexc or openid4vp")
+        // "both" is the earlier name of "all".
+        let which = o.value("--protocol").map { $0 == "both" ? "all" : $0 } ?? "all"
+        guard ["all", "annexc", "openid4vp", "zk"].contains(which) else {
+            fail(Exit.usage, "usage", "--protocol must be all, annexc, openid4vp or zk")
         }
         let framing: RequestFraming =
             switch o.value("--framing") ?? "digital" {
@@ -57,14 +61,19 @@ enum Demo {
         let loadMS = ms(t)
 
         do {
-            if which != "openid4vp" {
+            if which == "all" || which == "annexc" {
                 try perform(
                     context: context, loadMS: loadMS, verbose: o.flags.contains("--verbose") || o.flags.contains("-v"),
                     framing: framing, readerAuth: !o.flags.contains("--no-reader-auth"))
             }
-            if which == "both" { print("") }
-            if which != "annexc" {
+            if which == "all" { print("") }
+            if which == "all" || which == "openid4vp" {
                 try performOpenID4VP(context: context, readerAuth: !o.flags.contains("--no-reader-auth"))
+            }
+            if which == "all" { print("") }
+            if which == "all" || which == "zk" {
+                // The age attestation is in the built-in context (the --pkcs11 context holds an mDL only).
+                try performZeroKnowledge(context: o.flags.contains("--pkcs11") ? context : BuiltIn.context(nil))
             }
         } catch {
             fail(Exit.refused, error)
@@ -262,6 +271,61 @@ enum Demo {
         ] {
             let t = fixed(v, 3)
             print("    " + padded(label, 32) + String(repeating: " ", count: max(0, 8 - t.count)) + t + " ms")
+        }
+    }
+
+    /// The zero-knowledge leg: an age check as the EU age-verification profile asks it (Annex C, the
+    /// age attestation's `age_over_18`, `zkRequired: true`, the v7 one-attribute Longfellow circuit),
+    /// answered with a proof and verified by the verifier side.
+    static func performZeroKnowledge(context: CredentialContext) throws(PresentmentError) {
+        let installation = LongfellowInstallation.default
+        print("mdoc-respond demo: a zero-knowledge age check (ISO/IEC 18013-7 Annex C with zkRequest, Longfellow)")
+        guard installation.hasLibrary else {
+            print("  skipped             the Longfellow prover is not installed: run scripts/zk-setup.sh")
+            return
+        }
+        let engine = DigitalCredentialsEngine(context: context)
+        let origin = try Origin("https://verifier.example")
+        let av = "eu.europa.ec.av.1"
+        guard let circuit = LongfellowCircuit.table.first(where: { $0.version == 7 && $0.attributes == 1 }) else {
+            return
+        }
+        var t = Date()
+        let request = try AnnexCReader.makeRequest(
+            documents: [
+                .init(
+                    docType: av, elements: [.init(ElementID(av, "age_over_18"), intentToRetain: false)],
+                    zkRequest: .init(specs: [circuit.spec], required: true))
+            ], origin: origin)
+        let buildMS = ms(t)
+        let (parsed, response, parseMS, respondMS) = try walletTurn(engine, request.rawRequest, origin)
+        t = Date()
+        let verified = try AnnexCReader.openResponse(
+            response, for: request, issuerRoots: [BuiltIn.certificate("iaca")], at: Date(),
+            zkVerifier: LongfellowVerifier(installation: installation))
+        let verifyMS = ms(t)
+        print("  asked for           \(av): age_over_18, and only as a zero-knowledge proof (zkRequired)")
+        if case .proof(let spec, _)? = parsed.documents.first?.zeroKnowledge?.answer {
+            print(
+                "  answered with       a proof: \(spec.system) v\(spec.version ?? 0), \(spec.attributeCount ?? 0) attribute, circuit \(String((spec.circuitHash ?? "").prefix(16)))…"
+            )
+        }
+        print("  disclosed (proof verified by the verifier side; issuer chained to the test IACA):")
+        for d in verified.documents {
+            for e in d.elements { print("    \(e.element) = \(CBORDiagnostic.describe(e.value))") }
+            print("    issuer              \(safe(d.documentSigner)) (the document-signer certificate)")
+        }
+        print(
+            "  not disclosed       the MSO (validity, digests, device key), the issuer and device signatures, every other element"
+        )
+        print("  response            \(response.count) bytes (a ZkDocument, HPKE-sealed to the verifier)")
+        print("  time per stage")
+        for (label, v) in [
+            ("verifier builds request", buildMS), ("wallet parse + circuit match", parseMS),
+            ("wallet respond (sign, prove, seal)", respondMS), ("verifier open + verify proof", verifyMS),
+        ] {
+            let t = fixed(v, 1)
+            print("    " + padded(label, 36) + String(repeating: " ", count: max(0, 9 - t.count)) + t + " ms")
         }
     }
 }

@@ -134,7 +134,8 @@ let creds: [Cred] = [
     Cred(id: "photoid", docType: "org.iso.23220.photoid.1", ns: photoNS, elements: photoElements),
     // The EU age-verification attestation (AV profile annex A): one element, what a zero-knowledge age
     // check proves.
-    Cred(id: "av", docType: "eu.europa.ec.av.1", ns: "eu.europa.ec.av.1", elements: [.init("age_over_18", .bool(true))]),
+    Cred(
+        id: "av", docType: "eu.europa.ec.av.1", ns: "eu.europa.ec.av.1", elements: [.init("age_over_18", .bool(true))]),
     Cred(
         id: "mdl-expired", docType: "org.iso.18013.5.1.mDL", ns: mDLNS, elements: Array(mDLElements.prefix(4)),
         from: "2026-01-01T00:00:00Z", until: "2026-06-01T00:00:00Z"),
