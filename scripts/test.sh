@@ -44,15 +44,20 @@ passed_of() {   # tests passed in a log: run − failed − skipped
 # Formatting (the checked-in .swift-format, 120 columns).
 if swift format lint --strict -r Sources Tests Fuzz/Sources Package.swift > "$logs/lint.log" 2>&1; then lint=ok; else lint=FAILED; failures+=("format lint"); cat "$logs/lint.log" >&2; fi
 
-# Pinned independent peers from PyPI (pyhpke, cryptography, cbor2, pymdoccbor, jwcrypto) for the interop tests.
+# Pinned independent peers from PyPI (pyhpke, cryptography, cbor2, pymdoccbor, jwcrypto, pylongfellow) for the
+# interop tests.
 venv=.build/interop-venv
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import pyhpke, cbor2, pymdoccbor, cryptography, jwcrypto, pytest, mypy, jsonschema" 2>/dev/null; then
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import pyhpke, cbor2, pymdoccbor, cryptography, jwcrypto, pytest, mypy, jsonschema, pylongfellow" 2>/dev/null; then
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q --disable-pip-version-check -r Tests/interop/requirements.txt
 fi
 export MDOC_INTEROP_PYTHON="$PWD/$venv/bin/python"
 
-# The debug suite.
+# The debug suite. Every zero-knowledge answer it makes is written to the spool, for the other
+# Longfellow implementation to verify below.
+export MDOC_ZK_SPOOL="$PWD/.build/zk-spool"
+rm -rf "$MDOC_ZK_SPOOL"
+mkdir -p "$MDOC_ZK_SPOOL"
 swift build -j 2 --build-tests
 set +e
 swift test -j 2 --skip-build 2>&1 | tee "$logs/debug.log"
@@ -75,6 +80,18 @@ oid_peer=${PIPESTATUS[0]}
 set -e
 [ "$oid_peer" -eq 0 ] || failures+=("openid4vp interop")
 oid_peer_passed=$(sed -nE 's/^openid4vp interop: ([0-9]+) passed.*/\1/p' "$logs/oid-peer.log" | tail -1)
+
+# Zero-knowledge answers checked by Google's C++ Longfellow (pylongfellow's google-cpp backend): the
+# CLI's answers to the peer's own requests, and every proof the debug suite spooled.
+set +e
+"$venv/bin/python" Tests/interop/zk_peer.py --cli .build/debug/mdoc-respond --vectors TestVectors \
+    --zk-dir "${MDOC_ZK_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/mdoc-respond/zk}" --spool "$MDOC_ZK_SPOOL" \
+    | tee "$logs/zk-peer.log"
+zk_peer=${PIPESTATUS[0]}
+set -e
+unset MDOC_ZK_SPOOL
+[ "$zk_peer" -eq 0 ] || failures+=("zk interop")
+zk_peer_passed=$(sed -nE 's/^zk interop \(google-cpp\): ([0-9]+) passed.*/\1/p' "$logs/zk-peer.log" | tail -1)
 
 # Both peers again, answering from a copy of the built-in context whose device keys live only in a
 # SoftHSM2 token (built through the CLI: softhsm2-util imports the test keys, context import --device-key
@@ -186,9 +203,9 @@ fi
 read -r debug_run debug_skipped < <(counts "$logs/debug.log")
 debug_passed=$(passed_of "$logs/debug.log")
 debug_failed=$(grep -cE '^✘ Test .* failed' "$logs/debug.log" || true)
-total=$((debug_passed + ${peer_passed:-0} + ${oid_peer_passed:-0} + ${p11_passed:-0} + ${abi_passed:-0} + ${py_passed:-0} + ${ex_passed:-0} + opt_passed + asan_passed + ${abi_asan_passed:-0} + tsan_passed))
+total=$((debug_passed + ${peer_passed:-0} + ${oid_peer_passed:-0} + ${zk_peer_passed:-0} + ${p11_passed:-0} + ${abi_passed:-0} + ${py_passed:-0} + ${ex_passed:-0} + opt_passed + asan_passed + ${abi_asan_passed:-0} + tsan_passed))
 mode=$([ "$quick" -eq 1 ] && echo "quick" || echo "full")
-echo "tests ($mode): $total passed, ${debug_failed:-0} failed, $debug_skipped skipped — debug $debug_passed, annexc interop ${peer_passed:-0}, openid4vp interop ${oid_peer_passed:-0}, interop with token keys ${p11_passed:-0}, C ABI checks ${abi_passed:-0}, Python binding ${py_passed:-0}, README examples ${ex_passed:-0}$(
+echo "tests ($mode): $total passed, ${debug_failed:-0} failed, $debug_skipped skipped — debug $debug_passed, annexc interop ${peer_passed:-0}, openid4vp interop ${oid_peer_passed:-0}, zk interop ${zk_peer_passed:-0}, interop with token keys ${p11_passed:-0}, C ABI checks ${abi_passed:-0}, Python binding ${py_passed:-0}, README examples ${ex_passed:-0}$(
     [ "$quick" -eq 0 ] && echo ", optimized $opt_passed, address sanitizer $asan_passed (+ C ABI ${abi_asan_passed:-0}), thread sanitizer $tsan_passed, fuzz targets $fuzz_targets clean"
 ); format lint $lint"
 if [ ${#failures[@]} -gt 0 ]; then

@@ -4,6 +4,7 @@ import Foundation
 import Longfellow
 import MdocCBOR
 import Testing
+@testable import AnnexC
 import TestSupport
 import TestWorld
 
@@ -67,6 +68,7 @@ struct ZeroKnowledgeTests {
         let opened = try AnnexCReader.openResponse(
             response, for: request, issuerRoots: [world.iaca], at: TestWorld.now,
             zkVerifier: LongfellowVerifier(installation: Self.installation))
+        try Self.spool(opened, for: request, iaca: world.iaca)
         #expect(opened.documents.count == 1)
         let doc = try #require(opened.documents.first)
         #expect(doc.proof == Self.v7one.spec && doc.validUntil == nil && doc.docType == Self.av)
@@ -87,6 +89,34 @@ struct ZeroKnowledgeTests {
         }
         for item in stored.issuerSigned.nameSpaces.flatMap(\.items) {
             #expect(!Self.contains(opened.deviceResponse, Array(item.random)), "an item salt left the device")
+        }
+    }
+
+    /// Writes every ZkDocument of an opened answer to `$MDOC_ZK_SPOOL` (when set), with what a verifier
+    /// needs, for the other Longfellow implementation to verify (Tests/interop/zk_peer.py --spool).
+    static func spool(
+        _ opened: AnnexCReader.VerifiedResponse, for request: AnnexCReader.BuiltRequest, iaca: Certificate
+    )
+        throws
+    {
+        guard let dir = ProcessInfo.processInfo.environment["MDOC_ZK_SPOOL"], !dir.isEmpty else { return }
+        let response = try DeviceResponse(encoded: opened.deviceResponse)
+        guard let items = response.item["zkDocuments"]?.children else { return }
+        let transcript = AnnexCSessionTranscript(encryptionInfo: request.encryptionInfo, origin: request.origin).bytes
+        for (zk, item) in zip(response.zkDocuments, items) {
+            guard
+                let spec = request.documents.compactMap({ $0.zkRequest }).flatMap(\.specs).first(where: {
+                    $0.id == zk.zkSystemID
+                })
+            else { continue }
+            let record: [String: Any] = [
+                "zkDocument": hexString(item.encodedBytes), "transcript": hexString(transcript),
+                "claims": zk.claims.map { [$0.nameSpace, $0.identifier, hexString($0.value.encodedBytes)] },
+                "iaca": hexString(iaca.der), "zkSystemId": zk.zkSystemID, "docType": zk.docType,
+                "circuitHash": spec.circuitHash ?? "", "at": MdocDate.formatDateTime(TestWorld.now),
+            ]
+            let url = URL(fileURLWithPath: dir).appendingPathComponent("\(UUID().uuidString).json")
+            try JSONSerialization.data(withJSONObject: record).write(to: url)
         }
     }
 
