@@ -43,6 +43,14 @@ struct ConfigurationTests {
         for p in DigitalCredentialsEngine.Preference.allCases {
             #expect((p.preferred == nil) == (p == .answerable), "\(p)")
         }
+        // zeroKnowledge: off, or a directory (here without a library: no prover) with its limits.
+        #expect(try Self.document(#"{"zeroKnowledge":{"enabled":false}}"#).configuration.zeroKnowledge.prover == nil)
+        let zk = try Self.document(
+            #"{"zeroKnowledge":{"directory":"/nonexistent/zk","maxProofsPerResponse":2,"maxConcurrentProofs":2,"proofTimeLimit":30}}"#
+        )
+        #expect(zk.zkDirectory == "/nonexistent/zk" && zk.zkMaxConcurrentProofs == 2 && zk.zkTimeLimit == 30)
+        #expect(
+            zk.configuration.zeroKnowledge.prover == nil && zk.configuration.zeroKnowledge.maxProofsPerResponse == 2)
         // Nothing given: the defaults.
         let defaults = try ConfigurationDocument(json: nil).configuration
         #expect(defaults.protocols == Set(PresentationProtocol.allCases) && defaults.preference == .answerable)
@@ -80,6 +88,13 @@ struct ConfigurationTests {
             (#"{"trust":{"bogus":true}}"#, .unknownMember, "trust"),
             (#"{"keyDirectory":""}"#, .notPath, "keyDirectory"),
             (#"{"pkcs11ModuleDirectories":["relative"]}"#, .notPath, "pkcs11ModuleDirectories"),
+            (#"{"zeroKnowledge":[]}"#, .notObject, "zeroKnowledge"),
+            (#"{"zeroKnowledge":{"directory":"relative"}}"#, .notPath, "zeroKnowledge.directory"),
+            (#"{"zeroKnowledge":{"enabled":"yes"}}"#, .notBoolean, "zeroKnowledge.enabled"),
+            (#"{"zeroKnowledge":{"maxConcurrentProofs":0}}"#, .outOfRange, "zeroKnowledge.maxConcurrentProofs"),
+            (#"{"zeroKnowledge":{"maxProofsPerResponse":17}}"#, .outOfRange, "zeroKnowledge.maxProofsPerResponse"),
+            (#"{"zeroKnowledge":{"proofTimeLimit":0}}"#, .outOfRange, "zeroKnowledge.proofTimeLimit"),
+            (#"{"zeroKnowledge":{"bogus":1}}"#, .unknownMember, "zeroKnowledge"),
         ]
         for (json, rule, member) in cases {
             do {
