@@ -93,6 +93,21 @@ unset MDOC_ZK_SPOOL
 [ "$zk_peer" -eq 0 ] || failures+=("zk interop")
 zk_peer_passed=$(sed -nE 's/^zk interop \(google-cpp\): ([0-9]+) passed.*/\1/p' "$logs/zk-peer.log" | tail -1)
 
+# End to end against zk-age-verifier (a real EU age-verification verifier service, pinned in its own
+# venv: it pins an older pylongfellow) on 127.0.0.1: its request answered by the CLI, its verdict checked.
+zav=.build/zav-venv
+if [ ! -x "$zav/bin/python" ] || ! "$zav/bin/python" -c "import zk_age_verifier" 2>/dev/null; then
+    python3 -m venv "$zav"
+    "$zav/bin/pip" install -q --disable-pip-version-check -r Tests/interop/requirements-zav.txt
+fi
+set +e
+timeout 600 "$zav/bin/python" Tests/interop/zk_age_verifier_e2e.py --cli .build/debug/mdoc-respond --vectors TestVectors \
+    --zk-dir "${MDOC_ZK_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/mdoc-respond/zk}" | tee "$logs/zav.log"
+zav_status=${PIPESTATUS[0]}
+set -e
+[ "$zav_status" -eq 0 ] || failures+=("zk-age-verifier e2e")
+zav_passed=$(sed -nE 's/^zk-age-verifier e2e: ([0-9]+) passed.*/\1/p' "$logs/zav.log" | tail -1)
+
 # Both peers again, answering from a copy of the built-in context whose device keys live only in a
 # SoftHSM2 token (built through the CLI: softhsm2-util imports the test keys, context import --device-key
 # pkcs11:...).
@@ -203,9 +218,9 @@ fi
 read -r debug_run debug_skipped < <(counts "$logs/debug.log")
 debug_passed=$(passed_of "$logs/debug.log")
 debug_failed=$(grep -cE '^✘ Test .* failed' "$logs/debug.log" || true)
-total=$((debug_passed + ${peer_passed:-0} + ${oid_peer_passed:-0} + ${zk_peer_passed:-0} + ${p11_passed:-0} + ${abi_passed:-0} + ${py_passed:-0} + ${ex_passed:-0} + opt_passed + asan_passed + ${abi_asan_passed:-0} + tsan_passed))
+total=$((debug_passed + ${peer_passed:-0} + ${oid_peer_passed:-0} + ${zk_peer_passed:-0} + ${zav_passed:-0} + ${p11_passed:-0} + ${abi_passed:-0} + ${py_passed:-0} + ${ex_passed:-0} + opt_passed + asan_passed + ${abi_asan_passed:-0} + tsan_passed))
 mode=$([ "$quick" -eq 1 ] && echo "quick" || echo "full")
-echo "tests ($mode): $total passed, ${debug_failed:-0} failed, $debug_skipped skipped — debug $debug_passed, annexc interop ${peer_passed:-0}, openid4vp interop ${oid_peer_passed:-0}, zk interop ${zk_peer_passed:-0}, interop with token keys ${p11_passed:-0}, C ABI checks ${abi_passed:-0}, Python binding ${py_passed:-0}, README examples ${ex_passed:-0}$(
+echo "tests ($mode): $total passed, ${debug_failed:-0} failed, $debug_skipped skipped — debug $debug_passed, annexc interop ${peer_passed:-0}, openid4vp interop ${oid_peer_passed:-0}, zk interop ${zk_peer_passed:-0}, zk-age-verifier e2e ${zav_passed:-0}, interop with token keys ${p11_passed:-0}, C ABI checks ${abi_passed:-0}, Python binding ${py_passed:-0}, README examples ${ex_passed:-0}$(
     [ "$quick" -eq 0 ] && echo ", optimized $opt_passed, address sanitizer $asan_passed (+ C ABI ${abi_asan_passed:-0}), thread sanitizer $tsan_passed, fuzz targets $fuzz_targets clean"
 ); format lint $lint"
 if [ ${#failures[@]} -gt 0 ]; then
