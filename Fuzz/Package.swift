@@ -41,6 +41,13 @@ let package = Package(
             name: "FuzzABI", dependencies: [.product(name: "mdocrespond-static", package: "mdoc-respond")],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
         .executableTarget(
+            name: "FuzzZkRequest",
+            dependencies: [
+                "FuzzSupport", .product(name: "DigitalCredentials", package: "mdoc-respond"),
+                .product(name: "MdocCBOR", package: "mdoc-respond"), .product(name: "HPKE", package: "mdoc-respond"),
+            ],
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
+        .executableTarget(
             name: "FuzzContext", dependencies: [.product(name: "DigitalCredentials", package: "mdoc-respond")],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
     ],

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # libFuzzer + AddressSanitizer runs of the fuzz targets in Fuzz/ (a separate package, so the main
 # build never links a libFuzzer main). Seeds come from TestVectors/ and, when present, ../shared/vectors.
-#   scripts/fuzz.sh [SECONDS] [TARGET...]      targets: FuzzCBOR FuzzRequest FuzzOpenID4VP FuzzHPKEOpen FuzzContext FuzzPKCS11URI FuzzABI (default: all)
+#   scripts/fuzz.sh [SECONDS] [TARGET...]      targets: FuzzCBOR FuzzRequest FuzzOpenID4VP FuzzZkRequest FuzzHPKEOpen FuzzContext FuzzPKCS11URI FuzzABI (default: all)
 #   MDOC_FUZZ_JOBS=N        N processes per target on the one corpus (executions are summed)
 #   MDOC_FUZZ_MAX_LEN=BYTES input size cap (default per target)
 # A crash, leak or timeout fails the run; the input is kept in .build/fuzz/artifacts/.
@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-30}; shift || true
 # No zero-knowledge prover for the fuzzed engines (the C ABI's included): proofs take seconds each.
 export MDOC_ZK_DIR=/nonexistent/mdoc-zk
-targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(FuzzCBOR FuzzRequest FuzzOpenID4VP FuzzHPKEOpen FuzzContext FuzzPKCS11URI FuzzABI)
+targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(FuzzCBOR FuzzRequest FuzzOpenID4VP FuzzZkRequest FuzzHPKEOpen FuzzContext FuzzPKCS11URI FuzzABI)
 work=.build/fuzz
 mkdir -p "$work/artifacts"
 shared=${MDOC_SHARED_VECTORS:-../shared/vectors}
@@ -34,6 +34,17 @@ if os.path.isdir(shared):
 else:
     print("NOTICE: shared vectors not found; fuzzing with TestVectors seeds only")
 put(f"{work}/seeds-FuzzContext", "context", open("TestVectors/context/context.cbor", "rb").read())
+# zkRequest values: a v7 one-attribute Longfellow spec (required and not), another system, a bare map.
+def cbor_text(t):
+    b = t.encode()
+    return (bytes([0x60 + len(b)]) if len(b) < 24 else bytes([0x78, len(b)])) + b
+def zk_request(system, required, attrs=1):
+    spec = (b"\xa3" + cbor_text("zkSystemId") + cbor_text("id-1") + cbor_text("system") + cbor_text(system)
+            + cbor_text("params") + b"\xa2" + cbor_text("version") + b"\x07" + cbor_text("num_attributes") + bytes([attrs]))
+    return b"\xa2" + cbor_text("systemSpecs") + b"\x81" + spec + cbor_text("zkRequired") + (b"\xf5" if required else b"\xf4")
+for i, z in enumerate([zk_request("longfellow-libzk-v1", True), zk_request("longfellow-libzk-v1", False),
+                       zk_request("other", True), zk_request("longfellow-libzk-v1", True, 2), b"\xa0"]):
+    put(f"{work}/seeds-FuzzZkRequest", f"z{i}", z)
 put(f"{work}/seeds-FuzzHPKEOpen", "empty", b"\x00" * 90)
 for i, u in enumerate([
         b"pkcs11:token=Wallet%20HSM;manufacturer=SoftHSM%20project;serial=1a2b;model=SoftHSM%20v2;slot-id=7;object=mdl-1;id=%01%02%ff;type=private?module-path=/usr/lib/softhsm/libsofthsm2.so&pin-source=file:/run/pin",

@@ -55,21 +55,3 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
         documentKey: { (p, i) in p.documents[i].docType })
     return 0
 }
-
-/// `enc` and `cipherText` of the EncryptedResponse in an answer (raw CBOR, `{"response"}` or the
-/// `{"protocol", "data"}` envelope).
-func encryptedResponse(_ response: Data) -> (enc: [UInt8], cipherText: [UInt8]) {
-    var cbor = Array(response)
-    if cbor.first == UInt8(ascii: "{") {
-        struct Framed: Decodable {
-            struct Data: Decodable { let response: String }
-            let response: String?
-            let data: Data?
-        }
-        let framed = try! JSONDecoder().decode(Framed.self, from: response)
-        let text = (framed.response ?? framed.data!.response).map { $0 == "-" ? "+" : $0 == "_" ? "/" : $0 }
-        cbor = Array(Data(base64Encoded: String(text) + String(repeating: "=", count: (4 - text.count % 4) % 4))!)
-    }
-    let root = try! CBORDocument(decoding: cbor).root
-    return (root[1]!["enc"]!.byteStringValue!, root[1]!["cipherText"]!.byteStringValue!)
-}

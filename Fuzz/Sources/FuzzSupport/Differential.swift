@@ -21,7 +21,7 @@ public func builtInContext() -> CredentialContext {
 /// An engine over the built-in context at the fixed clock, answering `protocols`, sealing with fixed
 /// ephemeral keys (Annex C's `hpke`, OpenID4VP's from `jweP256Scalar`).
 public func fuzzEngine(
-    protocols: Set<PresentationProtocol>,
+    protocols: Set<PresentationProtocol>, prover: (any ZeroKnowledgeProver)? = nil,
     hpke: HPKE.PrivateKey = try! HPKE.PrivateKey.derive(kem: .p256HKDFSHA256, ikm: [UInt8](repeating: 7, count: 32)),
     jweP256Scalar: [UInt8] = [UInt8](repeating: 0, count: 31) + [7]
 ) -> DigitalCredentialsEngine {
@@ -29,7 +29,7 @@ public func fuzzEngine(
     configuration.clock = { fuzzClock }
     // No proofs while fuzzing (a proof takes seconds and up to 0.8 GB): a zkRequest is decided and,
     // when it requires a proof, refused; the zkRequest reader is what the request targets exercise.
-    configuration.zeroKnowledge = ZeroKnowledgeSettings()
+    configuration.zeroKnowledge = ZeroKnowledgeSettings(prover: prover)
     try! configuration.useEphemeralKeys(hpke: hpke, jweP256Scalar: jweP256Scalar)
     return DigitalCredentialsEngine(context: builtInContext(), configuration: configuration)
 }
@@ -104,4 +104,22 @@ func checkCoverage(
         precondition(
             presented(answer, p).allSatisfy(allowed.contains), "document-level consent presented a query with claims")
     }
+}
+
+/// `enc` and `cipherText` of the EncryptedResponse in an answer (raw CBOR, `{"response"}` or the
+/// `{"protocol", "data"}` envelope).
+public func encryptedResponse(_ response: Data) -> (enc: [UInt8], cipherText: [UInt8]) {
+    var cbor = Array(response)
+    if cbor.first == UInt8(ascii: "{") {
+        struct Framed: Decodable {
+            struct Data: Decodable { let response: String }
+            let response: String?
+            let data: Data?
+        }
+        let framed = try! JSONDecoder().decode(Framed.self, from: response)
+        let text = (framed.response ?? framed.data!.response).map { $0 == "-" ? "+" : $0 == "_" ? "/" : $0 }
+        cbor = Array(Data(base64Encoded: String(text) + String(repeating: "=", count: (4 - text.count % 4) % 4))!)
+    }
+    let root = try! CBORDocument(decoding: cbor).root
+    return (root[1]!["enc"]!.byteStringValue!, root[1]!["cipherText"]!.byteStringValue!)
 }
