@@ -284,10 +284,14 @@ class Request(_Handle):
         return model
 
     def respond(self, approve: Approve = "all", *, using: Optional[Mapping[int, str]] = None,
-                consented: Optional[Mapping[str, Sequence[str]]] = None) -> bytes:
+                consented: Optional[Mapping[str, Sequence[str]]] = None,
+                plain_fallback: Optional[Sequence[int]] = None) -> bytes:
         """Answers with what the holder approved: "all" (everything shown), a list of
         "namespace/identifier" elements, or {document index: [elements]}. `using` picks the credential
-        per document index; `consented` is what the platform showed ({docType: [elements]})."""
+        per document index; `consented` is what the platform showed ({docType: [elements]});
+        `plain_fallback` lists the documents whose proof request the holder agreed to answer with a
+        plain, linkable presentation (consent["documents"][i]["zeroKnowledge"]["answer"]["form"] ==
+        "plainFallback"); otherwise such a document is refused (rule "zk.fallbackNotApproved")."""
         approval: Dict[str, Any] = {}
         if isinstance(approve, str):
             if approve != "all":
@@ -301,6 +305,8 @@ class Request(_Handle):
             approval["using"] = {str(int(k)): v for k, v in using.items()}
         if consented is not None:
             approval["consented"] = {k: list(v) for k, v in consented.items()}
+        if plain_fallback is not None:
+            approval["plainFallback"] = [int(i) for i in plain_fallback]
         out, length, err = ctypes.c_void_p(), ctypes.c_size_t(), _Error()
         rc = self._lib.mdoc_respond(self._handle, _json(approval), ctypes.byref(out), ctypes.byref(length),
                                     ctypes.byref(err))

@@ -237,3 +237,44 @@ def test_device_keys_in_a_softhsm2_token(pki, now):
             assert annexc_peer.verify(engine.accept(raw, ORIGIN), state, pki["iaca"], now) == expected
     finally:
         token_context.cleanup(root)
+
+
+ZK_DIR = os.environ.get("MDOC_ZK_DIR") or os.path.join(
+    os.environ.get("XDG_DATA_HOME") or os.path.expanduser("~/.local/share"), "mdoc-respond", "zk")
+
+
+@pytest.mark.skipif(not os.path.exists(os.path.join(ZK_DIR, "lib")) and not os.environ.get("CI"),
+                    reason="the Longfellow prover is not installed (scripts/zk-setup.sh)")
+def test_zero_knowledge_consent_proof_and_fallback(context_dir, pki, now):
+    import zk_peer
+    av = zk_peer.AV
+    # A required proof: the consent model shows it, the answer is one ZkDocument, verified by google-cpp.
+    raw, state = zk_peer.build_request(av, av, ["age_over_18"], [zk_peer.spec(zk_peer.V7_1)], True)
+    with Engine(context_dir, config={"zeroKnowledge": {"directory": ZK_DIR}}) as engine:
+        with engine.parse(raw, ORIGIN) as request:
+            doc = request.consent["documents"][0]
+            answer = doc["zeroKnowledge"]["answer"]
+            assert answer["form"] == "proof" and answer["circuitHash"] == zk_peer.V7_1[2]
+            assert "documentSignerCertificate" in answer["reveals"]
+            assert doc["candidates"][0]["provenClaims"] == [{"element": f"{av}/age_over_18", "value": "true"}]
+            out = request.respond()
+        dr = zk_peer.open_response(out, state)
+        assert "documents" not in dr and len(dr["zkDocuments"]) == 1
+        zk_peer.verify_zk_document(dr["zkDocuments"][0], state["transcript"], [(av, "age_over_18", True)], pki["iaca"],
+                                   zk_peer.V7_1, state["specs"][0]["zkSystemId"], av, now, ZK_DIR)
+        # No held circuit and zkRequired false: the fallback is shown, and sent only when approved.
+        bogus = zk_peer.spec((7, 1, "00" * 32, 4151, 4096))
+        raw, state = zk_peer.build_request(av, av, ["age_over_18"], [bogus], False)
+        with engine.parse(raw, ORIGIN) as request:
+            answer = request.consent["documents"][0]["zeroKnowledge"]["answer"]
+            assert answer["form"] == "plainFallback" and answer["why"] == "zk.noCircuit" and answer["needsApproval"]
+            with pytest.raises(MdocError) as e:
+                request.respond()
+            assert (e.value.name, e.value.rule) == ("zkUnsupported", "zk.fallbackNotApproved")
+            out = request.respond(plain_fallback=[0])
+        assert len(zk_peer.open_response(out, state)["documents"]) == 1
+        # Required with no held circuit: refused at parse, through the C ABI as through Swift.
+        raw, _ = zk_peer.build_request(av, av, ["age_over_18"], [bogus], True)
+        with pytest.raises(MdocError) as e:
+            engine.parse(raw, ORIGIN)
+        assert (e.value.name, e.value.rule) == ("zkUnsupported", "zk.noCircuit")
