@@ -176,7 +176,8 @@ let package = Package(
         .testTarget(
             name: "ConformanceTests",
             dependencies: [
-                "AnnexC", "AnnexCReader", "OpenID4VP", "OpenID4VPReader", "DigitalCredentials", "Presentment",
+                "AnnexC", "AnnexCReader", "OpenID4VP", "OpenID4VPReader", "DigitalCredentials", "Longfellow",
+                "Presentment",
                 "MdocCBOR", "HPKE", "TestSupport", "TestWorld",
             ]),
     ],

@@ -1,4 +1,5 @@
 import Foundation
+import Longfellow
 import WebEncoding
 import Testing
 import TestSupport
@@ -392,6 +393,53 @@ extension ConformanceTests {
     }
 
     @Test(
+        "CLI: inspect shows a proof request's answer (text and --json: the proof, its spec, the proven claim and value; or the fallback), and respond sends a fallback only with --approve-plain-fallback",
+        .enabled(
+            if: ConformanceTests.cliRunnable && ZeroKnowledgeInstalled.runnable,
+            "the CLI binary and the Longfellow prover are needed"))
+    func cliZeroKnowledge() throws {
+        let av = "eu.europa.ec.av.1"
+        let v7 = LongfellowCircuit.table.first { $0.version == 7 && $0.attributes == 1 }!.spec
+        let unknown = ZkSystemSpec(
+            id: "x", system: v7.system, circuitHash: String(repeating: "0", count: 64), version: 7, attributeCount: 1,
+            blockEncHash: 4151, blockEncSig: 4096)
+        func request(_ specs: [ZkSystemSpec], required: Bool) throws -> (AnnexCReader.BuiltRequest, [String]) {
+            let doc = AnnexCReader.DocumentRequest(
+                docType: av, elements: [.init(ElementID(av, "age_over_18"), intentToRetain: false)],
+                zkRequest: .init(specs: specs, required: required))
+            let req = try AnnexCReader.makeRequest(documents: [doc], origin: try Origin("https://verifier.example"))
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "mdoc-zk-\(UUID().uuidString).json")
+            try req.rawRequest.write(to: file)
+            return (req, ["--request", file.path, "--origin", "https://verifier.example"])
+        }
+        let zkDir = LongfellowInstallation.default.directory
+        let (_, proof) = try request([v7], required: true)
+        let text = try #require(try Self.runCLI(["inspect"] + proof, zkDirectory: zkDir))
+        let out = String(decoding: text.out, as: UTF8.self)
+        #expect(
+            text.status == 0 && out.contains("answered with a proof (longfellow-libzk-v1 v7, 1 attribute(s)"), "\(out)")
+        #expect(out.contains("proves \(av)/age_over_18 = true (revealed in plaintext)"), "\(out)")
+        let json = try #require(try Self.runCLI(["inspect", "--json"] + proof, zkDirectory: zkDir))
+        let root = try JSONSerialization.jsonObject(with: json.out) as? [String: Any]
+        let consent = (root?["consent"] as? [String: Any]) ?? root
+        let doc = (consent?["documents"] as? [[String: Any]])?.first
+        let answer = (doc?["zeroKnowledge"] as? [String: Any])?["answer"] as? [String: Any]
+        #expect(answer?["form"] as? String == "proof" && answer?["zkSystemId"] as? String == v7.id)
+        let proven = ((doc?["candidates"] as? [[String: Any]])?.first?["provenClaims"] as? [[String: String]])
+        #expect(proven == [["element": "\(av)/age_over_18", "value": "true"]])
+        // No held circuit, a proof accepted but not required: the fallback, only on the holder's word.
+        let (_, fallback) = try request([unknown], required: false)
+        let shown = try #require(try Self.runCLI(["inspect"] + fallback, zkDirectory: zkDir))
+        #expect(String(decoding: shown.out, as: UTF8.self).contains("plain fallback: only if approved"))
+        let refused = try #require(try Self.runCLI(["respond"] + fallback, zkDirectory: zkDir))
+        #expect(refused.status == 1 && refused.out.isEmpty && refused.err.contains("zk.fallbackNotApproved"))
+        let approved = try #require(
+            try Self.runCLI(["respond", "--approve-plain-fallback", "0"] + fallback, zkDirectory: zkDir))
+        #expect(approved.status == 0 && !approved.out.isEmpty, "\(approved.err)")
+    }
+
+    @Test(
         "CLI --config: the C ABI's configuration JSON (inline or @FILE) sets protocols, clock and error disclosure; a bad member is refused by rule",
         .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
     func cliConfig() throws {
@@ -563,4 +611,10 @@ extension ConformanceTests {
         #expect(n >= 50)
         print("CLI OpenID4VP catalogue: \(n) requests refused by the binary with their codes, no output")
     }
+}
+
+/// Whether the Longfellow prover is installed where `LongfellowInstallation.default` looks (under CI
+/// it must be: the tests then fail instead of being skipped).
+enum ZeroKnowledgeInstalled {
+    static var runnable: Bool { LongfellowInstallation.default.hasLibrary || Prerequisites.required }
 }
