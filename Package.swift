@@ -121,7 +121,7 @@ let package = Package(
             name: "mdoc-bench",
             dependencies: [
                 "MdocCBOR", "HPKE", "Presentment", "AnnexC", "AnnexCReader", "OpenID4VP", "OpenID4VPReader",
-                "CryptoCore", "PKCS11", "DigitalCredentials", "MdocRespondC", "CMdocRespondABI",
+                "CryptoCore", "PKCS11", "DigitalCredentials", "Longfellow", "MdocRespondC", "CMdocRespondABI",
             ]),
         // Regenerates TestVectors/ (seeded keys, salts and nonces; ECDSA signatures vary per run).
         .executableTarget(

@@ -133,6 +133,16 @@ public final class LongfellowProver: ZeroKnowledgeProver, @unchecked Sendable {
         return try outcome.get()
     }
 
+    /// Loads the library and `spec`'s circuit now (decompressed, checked and turned into a prover
+    /// object) rather than at the first proof: a server warms up with it.
+    /// - Throws: a `LongfellowRule` refusal, or `zk.noCircuit` for a spec naming no pinned circuit.
+    public func prepare(_ spec: ZkSystemSpec) throws(PresentmentError) {
+        guard let circuit = LongfellowCircuit.table.first(where: { $0.matches(spec) }) else {
+            throw PresentmentError(ZeroKnowledgeRule.noCircuit)
+        }
+        _ = try prover(circuit, try library())
+    }
+
     private func proveNow(_ input: ZkProofInput, _ circuit: LongfellowCircuit) throws(PresentmentError) -> [UInt8] {
         let lib = try library()
         let prover = try self.prover(circuit, lib)

@@ -90,6 +90,7 @@ pkcs11Figures()
 abiFigures()
 scalingFigures()
 primitiveFigures()
+zkFigures()
 
 // MARK: The CLI as a process: `mdoc-respond respond` on the reference readerAuth request
 
