@@ -8,12 +8,15 @@
 //   Presentment                -> MdocCBOR            the core: the engine, the front-end contract, one
 //                                                     configuration, the context, trust, the planner
 //   DCAPIFraming               -> Presentment, WebEncoding            the DC API envelope, read once
+//   Longfellow                 -> Presentment, libzstd                zero-knowledge proofs (the ISRG
+//                                                     library dlopened), the pinned circuits
 //   AnnexC                     -> DCAPIFraming, HPKE                  front end (org-iso-mdoc)
 //   OpenID4VP                  -> DCAPIFraming, JOSE                  front end (openid4vp-v1-*)
-//   DigitalCredentials         -> AnnexC, OpenID4VP, PKCS11           the facade; token key resolvers
+//   DigitalCredentials         -> AnnexC, OpenID4VP, PKCS11, Longfellow   the facade; token key resolvers;
+//                                                     the installed prover by default
 //   MdocRespondC (C ABI), mdoc-respond (CLI)  -> DigitalCredentials
-//   AnnexCReader -> AnnexC; OpenID4VPReader -> OpenID4VP, AnnexCReader   the verifier side (CLI, bench,
-//                                                     vectors, tests; not products)
+//   AnnexCReader -> AnnexC, Longfellow; OpenID4VPReader -> OpenID4VP, AnnexCReader   the verifier side
+//                                                     (CLI, bench, vectors, tests; not products)
 import PackageDescription
 
 let package = Package(
