@@ -34,8 +34,8 @@ public struct CandidateCredential: Sendable {
     /// released only when each of its elements is itself approved (or under `.allRequested`).
     public let substitutions: [Substitution]
     /// When the document is answered with a proof: the claims and their values as the proof reveals
-    /// them in plaintext (CBOR diagnostic notation, e.g. `true`); empty otherwise.
-    public let provenClaims: [(element: ElementID, value: String)]
+    /// them in plaintext; empty otherwise.
+    public let provenClaims: [ProvenClaim]
     /// The match behind this view (what `respond` plans from).
     let match: DocumentMatch
 
@@ -46,7 +46,9 @@ public struct CandidateCredential: Sendable {
         substitutions = m.substitutions.map(\.substitution)
         provenClaims =
             proven
-            ? releasable.compactMap { id in m.credential.element(id).map { (id, CBORDiagnostic.describe($0)) } } : []
+            ? releasable.compactMap { id in
+                m.credential.element(id).map { ProvenClaim(element: id, value: CBORDiagnostic.describe($0)) }
+            } : []
         match = m
     }
 
@@ -57,6 +59,14 @@ public struct CandidateCredential: Sendable {
         for s in substitutions { for e in s.replacement where !out.contains(e) { out.append(e) } }
         return out
     }
+}
+
+/// A claim a proof discloses in plaintext, with its value as the credential holds it.
+public struct ProvenClaim: Sendable, Hashable {
+    /// The element.
+    public let element: ElementID
+    /// Its value in CBOR diagnostic notation (e.g. `true`).
+    public let value: String
 }
 
 /// A stored credential of the requested docType that cannot answer a query, and why (shown so the

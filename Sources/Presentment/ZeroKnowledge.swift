@@ -82,7 +82,7 @@ public protocol ZeroKnowledgeProver: Sendable {
 
 /// How a document the reader asked a proof of is answered: decided once, by the engine, and shown in
 /// the consent model.
-public enum ZeroKnowledgeAnswer: Sendable, Hashable {
+public indirect enum ZeroKnowledgeAnswer: Sendable, Hashable {
     /// A proof for `spec`: reveals the claims' values, the document type, the proof's time and the
     /// issuer's document-signer certificate; nothing else of the credential.
     case proof(spec: ZkSystemSpec, expectedSeconds: Double)
