@@ -82,6 +82,16 @@ enum Demo {
 
     static func ms(_ start: Date) -> Double { Date().timeIntervalSince(start) * 1000 }
 
+    /// The "time per stage" table of a leg: labels padded, milliseconds right-aligned.
+    static func printStages(_ stages: [(String, Double)], decimals: Int = 3) {
+        print("  time per stage")
+        let width = max(32, (stages.map(\.0.count).max() ?? 0) + 2)
+        for (label, v) in stages {
+            let t = fixed(v, decimals)
+            print("    " + padded(label, width) + String(repeating: " ", count: max(0, 9 - t.count)) + t + " ms")
+        }
+    }
+
     /// The wallet's two phases on a request, each timed (milliseconds): parse, then respond approving
     /// everything shown.
     static func walletTurn(_ engine: DigitalCredentialsEngine, _ raw: Data, _ origin: Origin) throws(PresentmentError)
@@ -193,15 +203,11 @@ enum Demo {
         print(
             "  checks              issuer signature + chain, \(verified.documents[0].elements.count) digests, validity, device signature, only requested elements"
         )
-        print("  time per stage")
-        for (label, v) in [
+        printStages([
             ("load context", loadMS), ("reader builds + signs request", buildMS),
-            ("wallet parse + reader auth", parseMS),
-            ("wallet respond (sign + seal)", respondMS), ("reader open + verify", verifyMS),
-        ] {
-            let t = fixed(v, 3)
-            print("    " + padded(label, 32) + String(repeating: " ", count: max(0, 8 - t.count)) + t + " ms")
-        }
+            ("wallet parse + reader auth", parseMS), ("wallet respond (sign + seal)", respondMS),
+            ("reader open + verify", verifyMS),
+        ])
         if verbose {
             if let dr = Base64URL.decode(request.deviceRequest), let doc = try? CBORDocument(decoding: dr) {
                 print(
@@ -264,14 +270,10 @@ enum Demo {
         print(
             "  response            \(response.count) bytes (JWE ECDH-ES/\(details?.encryption?.contentEncryption ?? "-") to the verifier's key)"
         )
-        print("  time per stage")
-        for (label, v) in [
+        printStages([
             ("verifier builds + signs request", buildMS), ("wallet parse + verifier auth", parseMS),
             ("wallet respond (sign + encrypt)", respondMS), ("verifier open + verify", verifyMS),
-        ] {
-            let t = fixed(v, 3)
-            print("    " + padded(label, 32) + String(repeating: " ", count: max(0, 8 - t.count)) + t + " ms")
-        }
+        ])
     }
 
     /// The zero-knowledge leg: an age check as the EU age-verification profile asks it (Annex C, the
@@ -319,13 +321,10 @@ enum Demo {
             "  not disclosed       the MSO (validity, digests, device key), the issuer and device signatures, every other element"
         )
         print("  response            \(response.count) bytes (a ZkDocument, HPKE-sealed to the verifier)")
-        print("  time per stage")
-        for (label, v) in [
-            ("verifier builds request", buildMS), ("wallet parse + circuit match", parseMS),
-            ("wallet respond (sign, prove, seal)", respondMS), ("verifier open + verify proof", verifyMS),
-        ] {
-            let t = fixed(v, 1)
-            print("    " + padded(label, 36) + String(repeating: " ", count: max(0, 9 - t.count)) + t + " ms")
-        }
+        printStages(
+            [
+                ("verifier builds request", buildMS), ("wallet parse + circuit match", parseMS),
+                ("wallet respond (sign, prove, seal)", respondMS), ("verifier open + verify proof", verifyMS),
+            ], decimals: 1)
     }
 }
