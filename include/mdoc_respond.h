@@ -188,7 +188,7 @@ typedef struct mdoc_request mdoc_request;
 
 /* The library's ABI version (compare with MDOC_RESPOND_ABI_VERSION). */
 uint32_t mdoc_abi_version(void);
-/* The library version, a static string like "0.19.0". */
+/* The library version, a static string like "0.20.0" (the repository's VERSION file). */
 const char *mdoc_version(void);
 /* A status code's name ("keyUnavailable", "invalidHandle", "ok"), or "unknown"; static storage. */
 const char *mdoc_status_name(int32_t code);

@@ -18,7 +18,7 @@ import Presentment
 // into the header's status number and static detail. Nothing here prints or logs.
 
 /// The library version `mdoc_version` returns.
-private let libraryVersion: StaticString = "0.19.0"
+private let libraryVersion: StaticString = "0.20.0"
 
 /// Fills the caller's error struct (when given): the code and the detail cut to fit at a UTF-8
 /// character boundary, NUL-terminated.

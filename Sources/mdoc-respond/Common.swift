@@ -49,12 +49,21 @@ struct Options {
     }
 }
 
-/// Where the project's generated vectors live: `$MDOC_RESPOND_TESTVECTORS`, else `TestVectors/` of
-/// the checkout this binary was built from.
+/// Where the project's generated vectors live: `$MDOC_RESPOND_TESTVECTORS`; else beside an installed
+/// or packaged binary (`<bin>/../share/mdoc-respond/test-vectors`, as the .deb lays it out, or
+/// `<bin>/mdoc-respond-data/test-vectors`, as `dist/` does); else `TestVectors/` of the checkout this
+/// binary was built from.
 enum BuiltIn {
     static var testVectors: URL {
         if let e = ProcessInfo.processInfo.environment["MDOC_RESPOND_TESTVECTORS"], !e.isEmpty {
             return URL(fileURLWithPath: e)
+        }
+        let bin = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        for shipped in [
+            bin.deletingLastPathComponent().appendingPathComponent("share/mdoc-respond/test-vectors"),
+            bin.appendingPathComponent("mdoc-respond-data/test-vectors"),
+        ] where FileManager.default.fileExists(atPath: shipped.appendingPathComponent("context/context.cbor").path) {
+            return shipped
         }
         return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()

@@ -14,6 +14,16 @@ struct ABITests {
     static let vectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("TestVectors")
 
+    @Test("One version: the library's mdoc_version and the Python package's are the repository's VERSION file")
+    func oneVersion() throws {
+        let root = Self.vectors.deletingLastPathComponent()
+        let version = try String(contentsOf: root.appendingPathComponent("VERSION"), encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(String(cString: mdocVersion()) == version)
+        let pyproject = try String(contentsOf: root.appendingPathComponent("python/pyproject.toml"), encoding: .utf8)
+        #expect(pyproject.contains("version = \"\(version)\""))
+    }
+
     @Test("Every Swift error code has its own number 1-31 and its own name; misuse codes are 100-103")
     func numbering() {
         let numbers = PresentmentError.Code.allCases.map(ABIStatus.number)

@@ -14,8 +14,9 @@ Every refusal raises MdocError, carrying the engine's status code (.code), its n
 Engines are thread-safe: share one between threads (ctypes releases the GIL during each call).
 
 The shared library is found, in order: the `library` argument, the MDOC_RESPOND_LIBRARY environment
-variable, the repository's .build/release and .build/debug (when this package runs from a checkout),
-then the system's library path (libmdocrespond.so).
+variable, the one inside this package (the wheel `scripts/package.sh` builds ships a self-contained
+libmdocrespond.so beside this file), the repository's .build/release and .build/debug (when this
+package runs from a checkout), then the system's library path (libmdocrespond.so).
 """
 from __future__ import annotations
 
@@ -72,7 +73,10 @@ def _candidates(explicit: Optional[str]) -> Iterable[str]:
     if env:
         yield env
         return
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    # The library shipped inside the package (the wheel scripts/package.sh builds).
+    here = os.path.dirname(os.path.abspath(__file__))
+    yield os.path.join(here, "libmdocrespond.so")
+    root = os.path.dirname(os.path.dirname(here))
     for config in ("release", "debug"):
         yield os.path.join(root, ".build", config, "libmdocrespond.so")
     found = ctypes.util.find_library("mdocrespond")
