@@ -73,7 +73,9 @@ extension DigitalCredentialsEngine {
 extension ZeroKnowledgeSettings {
     /// Proofs through the Longfellow prover of `installation` (default: `$MDOC_ZK_DIR`, else
     /// `${XDG_DATA_HOME:-~/.local/share}/mdoc-respond/zk`), at most `maxConcurrentProofs` at once, each
-    /// within `timeLimit` seconds; no prover when the installation has no library (a required proof is
+    /// within `timeLimit` seconds, through the process's one prover for these values
+    /// (`LongfellowProver.shared`: every engine configured alike shares its loaded circuits and its
+    /// limit); no prover when the installation has no library (a required proof is
     /// then refused `zk.noProver`, never answered in plain).
     public static func longfellow(
         _ installation: LongfellowInstallation = .default, maxConcurrentProofs: Int = 1, timeLimit: Double = 60,
@@ -81,7 +83,7 @@ extension ZeroKnowledgeSettings {
     ) -> ZeroKnowledgeSettings {
         ZeroKnowledgeSettings(
             prover: installation.hasLibrary
-                ? LongfellowProver(
+                ? LongfellowProver.shared(
                     installation: installation, maxConcurrentProofs: maxConcurrentProofs, timeLimit: timeLimit)
                 : nil,
             maxProofsPerResponse: maxProofsPerResponse)

@@ -23,15 +23,17 @@ public struct LongfellowInstallation: Sendable, Hashable {
     public init(directory: String) { self.directory = directory }
 
     /// The default location: `$MDOC_ZK_DIR` when set, else `$XDG_DATA_HOME/mdoc-respond/zk`, else
-    /// `~/.local/share/mdoc-respond/zk`.
-    public static var `default`: LongfellowInstallation {
+    /// `~/.local/share/mdoc-respond/zk`; the environment is read once per process (reading it costs
+    /// more than opening an engine otherwise does).
+    public static var `default`: LongfellowInstallation { processDefault }
+    private static let processDefault: LongfellowInstallation = {
         let env = ProcessInfo.processInfo.environment
         if let dir = env["MDOC_ZK_DIR"], dir.hasPrefix("/") { return LongfellowInstallation(directory: dir) }
         let data =
             env["XDG_DATA_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
             ?? (env["HOME"] ?? getpwuid(geteuid()).map { String(cString: $0.pointee.pw_dir) } ?? "/") + "/.local/share"
         return LongfellowInstallation(directory: data + "/mdoc-respond/zk")
-    }
+    }()
 
     var libraryPath: String { directory + "/lib/" + Self.libraryName }
     var circuitDirectory: String { directory + "/circuits" }
@@ -87,6 +89,31 @@ public final class LongfellowProver: ZeroKnowledgeProver, @unchecked Sendable {
         self.timeLimit = max(1, timeLimit)
         slots = DispatchSemaphore(value: self.maxConcurrentProofs)
     }
+
+    /// The one prover of this process for `installation` with these limits: every engine configured
+    /// alike shares it, so a circuit is loaded once per process (not once per engine; about 250 ms
+    /// and 100 MB each), and `maxConcurrentProofs` bounds the proofs of all of them together.
+    public static func shared(
+        installation: LongfellowInstallation, maxConcurrentProofs: Int = 1, timeLimit: Double = 60
+    ) -> LongfellowProver {
+        let key = SharedKey(
+            directory: installation.directory, maxConcurrentProofs: max(1, maxConcurrentProofs),
+            timeLimit: max(1, timeLimit))
+        return sharedProvers.withLock { all in
+            if let p = all[key] { return p }
+            let p = LongfellowProver(
+                installation: installation, maxConcurrentProofs: maxConcurrentProofs, timeLimit: timeLimit)
+            all[key] = p
+            return p
+        }
+    }
+
+    private struct SharedKey: Hashable {
+        let directory: String
+        let maxConcurrentProofs: Int
+        let timeLimit: Double
+    }
+    private static let sharedProvers = LockedValue<[SharedKey: LongfellowProver]>([:])
 
     /// The library, loaded once.
     private func library() throws(PresentmentError) -> LongfellowLibrary {

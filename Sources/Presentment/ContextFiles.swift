@@ -228,13 +228,19 @@ func checkOpenedFile<R: RefusalRule>(
     return Int(st.st_size)
 }
 
-/// Reads a regular file's whole content from an open descriptor, refusing more than `maxBytes`.
-func readBounded(_ fd: Int32, maxBytes: Int) -> [UInt8]? {
-    var st = stat()
-    guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_size >= 0, Int(st.st_size) <= maxBytes else {
-        return nil
+/// Reads a regular file's whole content from an open descriptor, refusing more than `maxBytes`;
+/// `size` is its size when the caller has just examined it (`checkOpenedFile`), else it is examined here.
+func readBounded(_ fd: Int32, maxBytes: Int, size known: Int? = nil) -> [UInt8]? {
+    let size: Int
+    if let known {
+        size = known
+    } else {
+        var st = stat()
+        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { return nil }
+        size = Int(st.st_size)
     }
-    var out = [UInt8](repeating: 0, count: Int(st.st_size))
+    guard size >= 0, size <= maxBytes else { return nil }
+    var out = [UInt8](repeating: 0, count: size)
     var off = 0
     while off < out.count {
         let n = out.withUnsafeMutableBytes { read(fd, $0.baseAddress! + off, $0.count - off) }

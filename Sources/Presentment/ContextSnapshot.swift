@@ -11,23 +11,26 @@ extension CredentialContext {
     // MARK: Encoding
 
     /// The snapshot encoding (deterministic CBOR):
-    /// `{"format", "version", "credentials": [{"id", "docTypes", "issuerSigned", "deviceKey", "cancelled", "validFrom", "validUntil"}],
+    /// `{"format", "version", "credentials": [{"id", "docTypes", "issuerSigned", "deviceKey", "cancelled", "validFrom", "validUntil",
+    ///   ? "verified": bstr .size 32}],
     ///   "nextCredentialNumber": uint,
     ///   "readerTrust": {"anchors": [bstr], "authorities": null / [bstr], "requireReaderAuth": bool, "requireTrustedReader": bool,
     ///   ? "signerProfile": "requestSigner"}}`
     /// (`requireTrustedReader` absent in older snapshots: false; `signerProfile` written only when it is
-    /// not the default `mdocReader`).
+    /// not the default `mdocReader`; `verified`, the SHA-256 of `issuerSigned` when those bytes passed
+    /// the full check, absent in older snapshots).
     public func encoded() -> [UInt8] {
         let creds: [CBORValue] = credentials.map { c in
-            .map([
-                .init(.text("id"), .text(c.id)),
-                .init(.text("docTypes"), .array(c.docTypes.map { .text($0) })),
-                .init(.text("issuerSigned"), .bytes(c.issuerSignedBytes)),
-                .init(.text("deviceKey"), .text(c.deviceKeyReference)),
-                .init(.text("cancelled"), .bool(c.isCancelled)),
-                .init(.text("validFrom"), .tagged(0, .text(MdocDate.formatDateTime(c.validFrom)))),
-                .init(.text("validUntil"), .tagged(0, .text(MdocDate.formatDateTime(c.validUntil)))),
-            ])
+            .map(
+                [
+                    .init(.text("id"), .text(c.id)),
+                    .init(.text("docTypes"), .array(c.docTypes.map { .text($0) })),
+                    .init(.text("issuerSigned"), .bytes(c.issuerSignedBytes)),
+                    .init(.text("deviceKey"), .text(c.deviceKeyReference)),
+                    .init(.text("cancelled"), .bool(c.isCancelled)),
+                    .init(.text("validFrom"), .tagged(0, .text(MdocDate.formatDateTime(c.validFrom)))),
+                    .init(.text("validUntil"), .tagged(0, .text(MdocDate.formatDateTime(c.validUntil)))),
+                ] + (c.verifiedDigest.map { [.init(.text("verified"), .bytes($0))] } ?? []))
         }
         let authorities: CBORValue
         switch readerTrust.authorities {
@@ -53,8 +56,11 @@ extension CredentialContext {
         ]).encoded()
     }
 
-    /// Decodes a snapshot and validates every credential (see `init(entries:readerTrust:keyResolver:validatingKeys:)`);
-    /// device keys are resolved when first used unless `validatingKeys`.
+    /// Decodes a snapshot. A credential the snapshot records as checked (`verified` matching its
+    /// validity and docTypes shape) is parsed and indexed only when a request can first select it, and
+    /// checked again in full then only if its bytes no longer match the record; any other credential is
+    /// checked in full now (see `init(entries:readerTrust:keyResolver:validatingKeys:)`). Device keys are
+    /// resolved when first used unless `validatingKeys`.
     public init(encoded bytes: [UInt8], keyResolver: any DeviceKeyResolver, validatingKeys: Bool = false)
         throws(PresentmentError)
     {
@@ -76,9 +82,11 @@ extension CredentialContext {
         guard let list = root["credentials"], list.type == .array else {
             throw PresentmentError(ContextRule.credentialsMissing)
         }
-        var entries = [Entry]()
+        var creds = [StoredCredential]()
+        creds.reserveCapacity(list.count)
         for c in list.children {
-            guard c.type == .map, let id = c["id"]?.stringValue, let is_ = c["issuerSigned"]?.byteStringValue,
+            guard c.type == .map, let id = c["id"]?.stringValue,
+                let is_ = c["issuerSigned"].flatMap({ $0.byteStringSlice ?? $0.byteStringValue?[...] }),
                 let key = c["deviceKey"]?.stringValue, let cancelled = c["cancelled"]?.boolValue,
                 let types = c["docTypes"], types.type == .array
             else {
@@ -92,8 +100,25 @@ extension CredentialContext {
                 docTypes.append(s)
             }
             guard !docTypes.isEmpty else { throw PresentmentError(ContextRule.noDocTypes) }
-            entries.append(
-                Entry(id: id, docTypes: docTypes, issuerSigned: is_, deviceKeyReference: key, isCancelled: cancelled))
+            let validFrom = c["validFrom"]?.dateValue
+            let validUntil = c["validUntil"]?.dateValue
+            if let record = c["verified"]?.byteStringValue, record.count == 32, let validFrom, let validUntil {
+                creds.append(
+                    try StoredCredential(
+                        recorded: id, docTypes: docTypes, issuerSignedBytes: is_, deviceKeyReference: key,
+                        isCancelled: cancelled, validFrom: validFrom, validUntil: validUntil, verifiedDigest: record,
+                        resolver: keyResolver))
+                if validatingKeys { _ = try creds[creds.count - 1].signer() }
+            } else {
+                let checked = try StoredCredential(
+                    id: id, docTypes: docTypes, issuerSignedBytes: Array(is_), deviceKeyReference: key,
+                    isCancelled: cancelled, resolver: keyResolver, validatingKey: validatingKeys)
+                // The stored validity must agree with the MSO (it is what the host app registered).
+                guard validUntil == checked.validUntil, validFrom == checked.validFrom else {
+                    throw PresentmentError(ContextRule.validityMismatch)
+                }
+                creds.append(checked)
+            }
         }
         guard let rt = root["readerTrust"], rt.type == .map else {
             throw PresentmentError(ContextRule.readerTrustMissing)
@@ -141,16 +166,10 @@ extension CredentialContext {
             next = v
         }
         try self.init(
-            entries: entries,
+            checking: creds,
             readerTrust: ReaderTrustPolicy(
                 trustAnchors: anchors, authorities: authorities, requireReaderAuthentication: require,
                 requireTrustedReader: requireTrusted, signerProfile: profile),
-            keyResolver: keyResolver, validatingKeys: validatingKeys, nextCredentialNumber: next)
-        // The stored validity must agree with the MSOs (it is what the host app registered).
-        for (c, raw) in zip(credentials, list.children) {
-            guard raw["validUntil"]?.dateValue == c.validUntil, raw["validFrom"]?.dateValue == c.validFrom else {
-                throw PresentmentError(ContextRule.validityMismatch)
-            }
-        }
+            nextCredentialNumber: next)
     }
 }

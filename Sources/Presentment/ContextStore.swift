@@ -70,7 +70,7 @@ extension CredentialContext {
         guard size <= maxFileSize else {
             throw PresentmentError(ContextRule.fileTooLarge)
         }
-        guard let bytes = readBounded(fd, maxBytes: maxFileSize) else {
+        guard let bytes = readBounded(fd, maxBytes: maxFileSize, size: size) else {
             throw PresentmentError(ContextRule.fileUnreadable)
         }
         return bytes

@@ -65,15 +65,25 @@ public struct CredentialContext: Sendable {
         entries: [Entry], readerTrust: ReaderTrustPolicy, keyResolver: any DeviceKeyResolver, validatingKeys: Bool,
         nextCredentialNumber: UInt64?
     ) throws(PresentmentError) {
-        var seen = Set<String>()
         var creds = [StoredCredential]()
+        creds.reserveCapacity(entries.count)
         for e in entries {
-            guard seen.insert(e.id).inserted else { throw PresentmentError(ContextRule.duplicateID) }
             creds.append(
                 try StoredCredential(
                     id: e.id, docTypes: e.docTypes, issuerSignedBytes: e.issuerSigned,
                     deviceKeyReference: e.deviceKeyReference,
                     isCancelled: e.isCancelled, resolver: keyResolver, validatingKey: validatingKeys))
+        }
+        try self.init(checking: creds, readerTrust: readerTrust, nextCredentialNumber: nextCredentialNumber)
+    }
+
+    /// A context over built credentials: ids unique, the default-id counter past every `credential-N`.
+    init(checking creds: [StoredCredential], readerTrust: ReaderTrustPolicy, nextCredentialNumber: UInt64?)
+        throws(PresentmentError)
+    {
+        var seen = Set<String>()
+        for c in creds {
+            guard seen.insert(c.id).inserted else { throw PresentmentError(ContextRule.duplicateID) }
         }
         credentials = creds
         self.readerTrust = readerTrust
@@ -84,12 +94,6 @@ public struct CredentialContext: Sendable {
                 return UInt64(c.id.dropFirst(Self.defaultIDPrefix.count))
             }.max() ?? 0
         self.nextCredentialNumber = max(nextCredentialNumber ?? 1, highest == UInt64.max ? highest : highest + 1)
-    }
-
-    private init(credentials: [StoredCredential], readerTrust: ReaderTrustPolicy, nextCredentialNumber: UInt64) {
-        self.credentials = credentials
-        self.readerTrust = readerTrust
-        self.nextCredentialNumber = nextCredentialNumber
     }
 
     /// Default credential ids are `credential-N`.
@@ -109,6 +113,14 @@ public struct CredentialContext: Sendable {
 
     /// Registration metadata for every credential.
     public var registrations: [RegistrationInfo] { credentials.map(\.registration) }
+
+    /// Indexes every usable credential of the queries' docTypes (those a request can select), so a
+    /// credential whose stored bytes fail is refused with its rule here rather than passed over.
+    package func indexCandidates(_ queries: [DocumentQuery], at now: Date) throws(PresentmentError) {
+        for c in credentials where c.isUsable(at: now) && queries.contains(where: { c.docTypes.contains($0.docType) }) {
+            _ = try c.index()
+        }
+    }
 
     /// The credential with `id`.
     public func credential(id: String) -> StoredCredential? { credentials.first { $0.id == id } }

@@ -26,34 +26,56 @@ public struct FileKeyResolver: DeviceKeyResolver {
     /// Refuse key files readable by group or others (default true; false only for the published test keys).
     public let requirePrivateFiles: Bool
 
+    /// `directory`'s path, with the separator a reference is appended after.
+    private let base: String
+
     /// Creates a resolver rooted at `directory`.
     public init(directory: URL, requirePrivateFiles: Bool = true) {
         self.directory = directory
         self.requirePrivateFiles = requirePrivateFiles
+        let path = directory.path
+        base = path.hasSuffix("/") ? path : path + "/"
+    }
+
+    /// Whether `reference` is a relative path of at most 255 bytes with no `.` or `..` component
+    /// (empty components, `a//b`, are allowed: the file system reads them as one separator).
+    static func isRelative(_ reference: String) -> Bool {
+        let u = reference.utf8
+        guard !u.isEmpty, u.count <= 255, u.first != UInt8(ascii: "/") else { return false }
+        var dots = 0
+        var componentLength = 0
+        for b in u {
+            if b == UInt8(ascii: "/") {
+                if componentLength > 0 && dots == componentLength && dots <= 2 { return false }
+                dots = 0
+                componentLength = 0
+            } else {
+                componentLength += 1
+                if b == UInt8(ascii: ".") { dots += 1 }
+            }
+        }
+        return !(componentLength > 0 && dots == componentLength && dots <= 2)
     }
 
     /// Loads the key file `reference` (e.g. `keys/mdl-1.pem`).
     public func signer(for reference: String) throws(PresentmentError) -> any COSESigner {
         // The URI scheme, case-insensitively (as the token resolver recognises it).
-        if reference.utf8.count >= 7 && reference.utf8.prefix(7).map({ $0 | 0x20 }) == Array("pkcs11:".utf8) {
+        if reference.utf8.count >= 7 && reference.utf8.prefix(7).elementsEqual("pkcs11:".utf8, by: { $0 | 0x20 == $1 })
+        {
             throw PresentmentError(KeyRule.tokenNeedsResolver)
         }
-        guard !reference.isEmpty, !reference.hasPrefix("/"),
-            !reference.split(separator: "/").contains(where: { $0 == ".." || $0 == "." }),
-            reference.utf8.count <= 255
-        else {
+        guard Self.isRelative(reference) else {
             throw PresentmentError(KeyRule.referenceNotRelative)
         }
-        let path = directory.appendingPathComponent(reference).path
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        let fd = open(base + reference, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else {
             throw PresentmentError(errno == ELOOP ? KeyRule.fileIsLink : KeyRule.fileMissing)
         }
         defer { close(fd) }
-        _ = try checkOpenedFile(
+        let size = try checkOpenedFile(
             fd, requirePrivate: requirePrivateFiles, unexaminable: KeyRule.notRegularFile, notRegular: .notRegularFile,
             notOwned: .fileNotOwned, notPrivate: .fileNotPrivate)
-        guard var bytes = readBounded(fd, maxBytes: 16384) else {
+        guard var bytes = readBounded(fd, maxBytes: 16384, size: size) else {
             throw PresentmentError(KeyRule.fileUnreadable)
         }
         defer { for i in bytes.indices { bytes[i] = 0 } }

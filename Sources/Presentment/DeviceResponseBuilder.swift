@@ -99,7 +99,8 @@ package enum DeviceResponseBuilder {
         // document released without elements (a DCQL query without claims) leaves it out.
         w.writeMapHeader(count: d.released.isEmpty ? 1 : 2)
         w.writeText("issuerAuth")
-        w.writeRaw(c.issuerSignedBytes[c.issuerAuthRange])
+        let bytes = c.indexed.bytes
+        w.writeRaw(bytes[c.issuerAuthRange])
         guard !d.released.isEmpty else { return }
         w.writeText("nameSpaces")
         // `released` is ascending, so items come grouped by namespace in deterministic order.
@@ -119,7 +120,7 @@ package enum DeviceResponseBuilder {
             while end < released.count && items[released[end]].nameSpaceIndex == ns { end += 1 }
             w.writeText(c.nameSpaceNames[ns])
             w.writeArrayHeader(count: end - k)
-            for j in k..<end { w.writeRaw(c.issuerSignedBytes[items[released[j]].range]) }
+            for j in k..<end { w.writeRaw(bytes[items[released[j]].range]) }
             k = end
         }
     }
@@ -159,9 +160,9 @@ package enum DeviceResponseBuilder {
             throw PresentmentError(ResponseRule.selfCheckDocumentCount)
         }
         for (doc, p) in zip(parsed.documents, plan.answered) {
+            let mso = try p.credential.mobileSecurityObject
             do {
-                try doc.checkAuthentication(
-                    mso: p.credential.mobileSecurityObject, sessionTranscript: sessionTranscript)
+                try doc.checkAuthentication(mso: mso, sessionTranscript: sessionTranscript)
             } catch {
                 switch error {
                 case .digest: throw PresentmentError(ResponseRule.selfCheckDigest)

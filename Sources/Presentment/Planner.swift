@@ -107,8 +107,9 @@ package enum Planner {
         held.reserveCapacity(q.elementCount)
         var substitutions = [(substitution: Substitution, items: [Int], preference: Int)]()
         var missing = [ElementID]()
+        let itemIndex = c.itemIndex
         q.forEachElement { ns, identifier, _ in
-            if let i = c.itemIndex.probe(identifier, ns) {
+            if let i = itemIndex.probe(identifier, ns) {
                 held.append(i)
                 return
             }
@@ -118,7 +119,7 @@ package enum Planner {
                     var items = [Int]()
                     items.reserveCapacity(set.count)
                     for e in set {
-                        guard let i = c.itemIndex[e] else { break }
+                        guard let i = itemIndex[e] else { break }
                         items.append(i)
                     }
                     if items.count == set.count {
@@ -137,8 +138,9 @@ package enum Planner {
         guard rules.admits(c) else { return nil }
         var heldAt = [Int?]()
         heldAt.reserveCapacity(q.elementCount)
+        let itemIndex = c.itemIndex
         q.forEachElement { ns, identifier, _ in
-            var i = c.itemIndex.probe(identifier, ns)
+            var i = itemIndex.probe(identifier, ns)
             if let item = i, !valueAccepted(rules, at: heldAt.count, c, item) { i = nil }
             heldAt.append(i)
         }
@@ -211,10 +213,12 @@ package enum Planner {
     }
 
     /// Whether `c` may answer a DocRequest for `docType` at `now`: not cancelled, within its validity,
-    /// holding the docType.
+    /// holding the docType, and indexed (indexing it now if it was not: a credential is parsed only
+    /// when a request can select it; one whose bytes fail is never a candidate, and the engine refuses
+    /// it typed first, `CredentialContext.indexCandidates`).
     @inline(__always)
     static func isCandidate(_ c: StoredCredential, docType: String, now: Date) -> Bool {
-        c.isUsable(at: now) && c.docTypes.contains(docType)
+        c.isUsable(at: now) && c.docTypes.contains(docType) && c.isIndexable
     }
 
     /// Every usable credential's match for a DocRequest (only `credentialID` when given), best first

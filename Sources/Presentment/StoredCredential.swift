@@ -16,16 +16,21 @@ public struct RegistrationInfo: Sendable, Hashable {
     public let invalidationDate: Date
 }
 
-/// A stored credential, indexed once when the context loads: every IssuerSignedItemBytes is a byte
-/// range found by (namespace, element) without re-parsing. Immutable; a class so that handing it
-/// around (selection, planning) costs one reference count, not one per field.
+/// A stored credential. What selection needs to rule it in or out (its docTypes, validity,
+/// cancellation) is read with the snapshot; its IssuerSigned is parsed and indexed once, when a request
+/// can first select it (every IssuerSignedItemBytes then a byte range found by (namespace, element)
+/// without re-parsing). Immutable; a class so that handing it around (selection, planning) costs one
+/// reference count, not one per field.
 public final class StoredCredential: Sendable {
     /// The credential identifier from the context snapshot.
     public let id: String
     /// The docTypes it answers (the first is the MSO docType).
     public let docTypes: [String]
     /// The IssuerSigned bytes exactly as issued.
-    public let issuerSignedBytes: [UInt8]
+    public var issuerSignedBytes: [UInt8] { lazyIndex.load()?.bytes ?? Array(source) }
+    /// Where those bytes are until the credential is indexed: inside the snapshot's buffer (no copy
+    /// is made of a credential no request selects).
+    private let source: ArraySlice<UInt8>
     /// Names the device key for the `DeviceKeyResolver` (a key file, PKCS#11 label, keychain tag).
     public let deviceKeyReference: String
     /// True when the host app cancelled it.
@@ -34,41 +39,178 @@ public final class StoredCredential: Sendable {
     public let validFrom: Date
     /// The MSO's validUntil: after it the credential is not selected.
     public let validUntil: Date
-    /// The MSO decoded from issuerAuth's payload (docType, validity, digests, deviceKey).
-    public let mobileSecurityObject: MobileSecurityObject
-    /// The IssuerSigned parsed once at load, its items views into the stored bytes.
-    public let issuerSigned: IssuerSigned
+    /// SHA-256 of `issuerSignedBytes` as they passed the full check (item digests, issuerAuth, docType,
+    /// validity): the record the snapshot keeps so that loading it does not check them again. Indexing
+    /// bytes whose digest differs checks them in full.
+    package let verifiedDigest: [UInt8]?
 
-    /// One issuer-signed item, located once at load time.
+    /// The MSO decoded from issuerAuth's payload (docType, validity, digests, deviceKey); indexes the
+    /// credential if it was not yet (`issuerSignedInvalid`, `msoInvalid`, `itemDigestMismatch`,
+    /// `issuerAuthInvalid`, `docTypesMismatch`, `validityMismatch`, `repeatedNamespace`, `repeatedElement`).
+    public var mobileSecurityObject: MobileSecurityObject {
+        get throws(PresentmentError) { try index().parsed!.mso }
+    }
+    /// The IssuerSigned parsed once, its items views into the stored bytes (indexing as above).
+    public var issuerSigned: IssuerSigned {
+        get throws(PresentmentError) { try index().parsed!.issuerSigned }
+    }
+
+    /// One issuer-signed item, located once at indexing time.
     struct IndexedItem: Sendable {
         let id: ElementID
         let range: Range<Int>
         let nameSpaceIndex: Int
     }
 
-    /// Every item, grouped by namespace with namespaces in deterministic (encoded-key) order and the
-    /// issuer's order within a namespace. Selection and response building work on indices into it.
-    let orderedItems: [IndexedItem]
-    /// Namespace names, in the same deterministic order.
-    let nameSpaceNames: [String]
-    /// Element → index into `orderedItems`.
-    let itemIndex: ElementIndex
-    let items: [ElementID: IssuerSignedItem]
-    let issuerAuthRange: Range<Int>
-    /// The AuthorityKeyIdentifiers of the certificates in issuerAuth's `x5chain` (for DCQL
-    /// `trusted_authorities` of type `aki`).
-    let issuerAuthorityKeyIDs: [[UInt8]]
-    /// The COSE algorithm identifiers issuerAuth's signature satisfies (its `alg`, and the fully
-    /// specified one for the document signer's curve).
-    let issuerAuthAlgorithms: Set<Int64>
-    /// The COSE algorithm identifiers a device signature with the MSO's device key satisfies.
-    let deviceAuthAlgorithms: Set<Int64>
+    /// The parsed and indexed credential, built once.
+    final class Index: Sendable {
+        /// The IssuerSigned bytes exactly as issued, which the item ranges index.
+        let bytes: [UInt8]
+        /// The IssuerSigned and its MSO; nil only in `Index.none`.
+        let parsed: (issuerSigned: IssuerSigned, mso: MobileSecurityObject)?
+        /// Every item, grouped by namespace with namespaces in deterministic (encoded-key) order and
+        /// the issuer's order within a namespace. Selection and response building work on indices into it.
+        let orderedItems: [IndexedItem]
+        /// Namespace names, in the same deterministic order.
+        let nameSpaceNames: [String]
+        /// Element → index into `orderedItems`.
+        let itemIndex: ElementIndex
+        let items: [ElementID: IssuerSignedItem]
+        let issuerAuthRange: Range<Int>
+        /// The AuthorityKeyIdentifiers of the certificates in issuerAuth's `x5chain` (for DCQL
+        /// `trusted_authorities` of type `aki`).
+        let issuerAuthorityKeyIDs: [[UInt8]]
+        /// The COSE algorithm identifiers issuerAuth's signature satisfies (its `alg`, and the fully
+        /// specified one for the document signer's curve).
+        let issuerAuthAlgorithms: Set<Int64>
+        /// The COSE algorithm identifiers a device signature with the MSO's device key satisfies.
+        let deviceAuthAlgorithms: Set<Int64>
+
+        /// What an unindexed credential shows: nothing (it is never a candidate).
+        static let none = Index()
+        private init() {
+            bytes = []
+            parsed = nil
+            orderedItems = []
+            nameSpaceNames = []
+            itemIndex = ElementIndex([])
+            items = [:]
+            issuerAuthRange = 0..<0
+            issuerAuthorityKeyIDs = []
+            issuerAuthAlgorithms = []
+            deviceAuthAlgorithms = []
+        }
+
+        /// Parses and indexes `bytes`; with `checking`, also verifies every item against its MSO digest
+        /// and issuerAuth with its own document signer certificate (trust in the issuer is the
+        /// verifier's business; corruption is ours).
+        init(_ bytes: [UInt8], checking: Bool) throws(PresentmentError) {
+            self.bytes = bytes
+            let parsed: IssuerSigned
+            do { parsed = try IssuerSigned(encoded: bytes) } catch {
+                throw PresentmentError(ContextRule.issuerSignedInvalid, underlying: error)
+            }
+            let mso: MobileSecurityObject
+            do { mso = try parsed.mobileSecurityObject() } catch {
+                throw PresentmentError(ContextRule.msoInvalid, underlying: error)
+            }
+            if checking {
+                do { try parsed.checkValueDigests(against: mso) } catch {
+                    throw PresentmentError(ContextRule.itemDigestMismatch)
+                }
+            }
+            let chain = (try? parsed.issuerAuth.headers.x5chain()) ?? []
+            var dsCurve: COSEKey.Curve?
+            if let der = chain.first {
+                guard let ds = try? Certificate(der: der), let key = try? ds.publicKey(),
+                    !checking || (try? parsed.issuerAuth.verify(key: key)) != nil
+                else {
+                    throw PresentmentError(ContextRule.issuerAuthInvalid)
+                }
+                dsCurve = key.curve
+            }
+            issuerAuthorityKeyIDs = chain.compactMap { try? Certificate(der: $0).authorityKeyIdentifier }
+            issuerAuthAlgorithms =
+                (try? parsed.issuerAuth.algorithm()).map { COSEAlgorithm.satisfied(by: $0.rawValue, curve: dsCurve) }
+                ?? []
+            let deviceAlgorithm: COSEAlgorithm? =
+                switch mso.deviceKey.curve {
+                case .p256: .es256
+                case .p384: .es384
+                case .p521: .es512
+                case .ed25519: .edDSA
+                default: nil
+                }
+            deviceAuthAlgorithms =
+                deviceAlgorithm.map { COSEAlgorithm.satisfied(by: $0.rawValue, curve: mso.deviceKey.curve) } ?? []
+            var items = [ElementID: IssuerSignedItem]()
+            let spaces = parsed.nameSpaces.sorted { CBORWriter.textKeyPrecedes($0.name, $1.name) }
+            var ordered = [IndexedItem]()
+            var index = [ElementID: Int]()
+            for (nsIndex, ns) in spaces.enumerated() {
+                guard nsIndex == 0 || spaces[nsIndex - 1].name != ns.name else {
+                    throw PresentmentError(ContextRule.repeatedNamespace)
+                }
+                for item in ns.items {
+                    let key = ElementID(ns.name, item.elementIdentifier)
+                    guard items[key] == nil else {
+                        throw PresentmentError(ContextRule.repeatedElement)
+                    }
+                    items[key] = item
+                    index[key] = ordered.count
+                    ordered.append(
+                        IndexedItem(
+                            id: key, range: item.bytes.startIndex..<item.bytes.endIndex, nameSpaceIndex: nsIndex))
+                }
+            }
+            self.parsed = (parsed, mso)
+            self.orderedItems = ordered
+            self.nameSpaceNames = spaces.map(\.name)
+            self.itemIndex = ElementIndex(index.map { ($0.key, $0.value) })
+            self.items = items
+            self.issuerAuthRange = parsed.issuerAuth.item.byteRange
+        }
+    }
+
+    /// The index once built; `Index.none` before (every caller below runs on candidates, which are indexed).
+    @inline(__always) var indexed: Index { lazyIndex.load() ?? Index.none }
+    var orderedItems: [IndexedItem] { indexed.orderedItems }
+    var nameSpaceNames: [String] { indexed.nameSpaceNames }
+    var itemIndex: ElementIndex { indexed.itemIndex }
+    var items: [ElementID: IssuerSignedItem] { indexed.items }
+    var issuerAuthRange: Range<Int> { indexed.issuerAuthRange }
+    var issuerAuthorityKeyIDs: [[UInt8]] { indexed.issuerAuthorityKeyIDs }
+    var issuerAuthAlgorithms: Set<Int64> { indexed.issuerAuthAlgorithms }
+    var deviceAuthAlgorithms: Set<Int64> { indexed.deviceAuthAlgorithms }
+
+    private let lazyIndex = OnceReference<Index>()
+
+    /// Parses and indexes the credential on first use and keeps the result (a failure is not kept).
+    /// Bytes that match `verifiedDigest` are not checked again; others are checked in full, and their
+    /// docType and validity must be the ones the snapshot gave.
+    func index() throws(PresentmentError) -> Index {
+        if let i = lazyIndex.load() { return i }
+        let i = try Index(Array(source), checking: MdocDigest.sha256(source) != verifiedDigest)
+        let mso = i.parsed!.mso
+        guard docTypes.first == mso.docType else { throw PresentmentError(ContextRule.docTypesMismatch) }
+        guard mso.validityInfo.validFrom == validFrom, mso.validityInfo.validUntil == validUntil else {
+            throw PresentmentError(ContextRule.validityMismatch)
+        }
+        return lazyIndex.storeIfNil(i)
+    }
+
+    /// Whether the credential was indexed (by a request that could select it, or by a writer).
+    var isIndexed: Bool { lazyIndex.load() != nil }
+
+    /// Whether the credential is indexed, indexing it if it was not (false when its bytes fail).
+    var isIndexable: Bool { lazyIndex.load() != nil || (try? index()) != nil }
+
     /// Where the device key comes from, and the signer once resolved (resolved on first use, so a
     /// context loads without touching any key, and a key that cannot be resolved refuses only the
     /// credential that needs it).
     private let resolver: any DeviceKeyResolver
     /// Set once, then read without a lock by every signing thread.
-    private let resolved = AtomicLazyReference<ResolvedSigner>()
+    private let resolved = OnceReference<ResolvedSigner>()
 
     /// A resolved signer, boxed for the lock-free once-only reference.
     private final class ResolvedSigner: Sendable {
@@ -76,14 +218,17 @@ public final class StoredCredential: Sendable {
         init(_ signer: any COSESigner) { self.signer = signer }
     }
 
-    /// The elements the credential holds.
-    public var elements: [ElementID] { items.keys.sorted() }
+    /// The elements the credential holds (indexing it if it was not; throws as `mobileSecurityObject`).
+    public var elements: [ElementID] {
+        get throws(PresentmentError) { try index().items.keys.sorted() }
+    }
 
     /// The byte range of an element's IssuerSignedItemBytes in `issuerSignedBytes`.
     func itemRange(_ id: ElementID) -> Range<Int>? { itemIndex[id].map { orderedItems[$0].range } }
 
-    /// The value of an element, decoded on demand (for display).
-    public func element(_ id: ElementID) -> CBORItem? { items[id]?.elementValue }
+    /// The value of an element, decoded on demand (for display); nil when not held or when the
+    /// credential cannot be indexed.
+    public func element(_ id: ElementID) -> CBORItem? { (try? index())?.items[id]?.elementValue }
 
     /// Registration metadata for the platform.
     public var registration: RegistrationInfo {
@@ -100,13 +245,16 @@ public final class StoredCredential: Sendable {
     @_spi(Testing) public func signer() throws(PresentmentError) -> any COSESigner {
         if let box = resolved.load() { return box.signer }
         let s = try resolver.signer(for: deviceKeyReference)
-        guard s.publicKey == mobileSecurityObject.deviceKey else {
+        guard s.publicKey == (try mobileSecurityObject).deviceKey else {
             throw PresentmentError(KeyRule.keyMismatch)
         }
         // Two threads may resolve at once; the first stored wins and both use it.
         return resolved.storeIfNil(ResolvedSigner(s)).signer
     }
 
+    /// A credential checked in full now (what a writer registers): parsed, indexed, every item
+    /// against its MSO digest, issuerAuth with its document signer, and (with `validatingKey`) its
+    /// device key resolved and matched to the MSO's.
     init(
         id: String, docTypes: [String]?, issuerSignedBytes: [UInt8], deviceKeyReference: String, isCancelled: Bool,
         resolver: any DeviceKeyResolver, validatingKey: Bool
@@ -114,80 +262,42 @@ public final class StoredCredential: Sendable {
         guard !id.isEmpty, id.utf8.count <= 128 else {
             throw PresentmentError(ContextRule.credentialIDLength)
         }
-        let parsed: IssuerSigned
-        do { parsed = try IssuerSigned(encoded: issuerSignedBytes) } catch {
-            throw PresentmentError(ContextRule.issuerSignedInvalid, underlying: error)
-        }
-        let mso: MobileSecurityObject
-        do { mso = try parsed.mobileSecurityObject() } catch {
-            throw PresentmentError(ContextRule.msoInvalid, underlying: error)
-        }
-        // Integrity: every item matches its MSO digest, and issuerAuth verifies with its own document
-        // signer certificate (trust in the issuer is the verifier's business; corruption is ours).
-        do { try parsed.checkValueDigests(against: mso) } catch {
-            throw PresentmentError(ContextRule.itemDigestMismatch)
-        }
-        var dsCurve: COSEKey.Curve?
-        if let der = try? parsed.issuerAuth.headers.x5chain().first {
-            guard let ds = try? Certificate(der: der), let key = try? ds.publicKey(),
-                (try? parsed.issuerAuth.verify(key: key)) != nil
-            else {
-                throw PresentmentError(ContextRule.issuerAuthInvalid)
-            }
-            dsCurve = key.curve
-        }
-        let chain = (try? parsed.issuerAuth.headers.x5chain()) ?? []
-        issuerAuthorityKeyIDs = chain.compactMap { try? Certificate(der: $0).authorityKeyIdentifier }
-        issuerAuthAlgorithms =
-            (try? parsed.issuerAuth.algorithm()).map { COSEAlgorithm.satisfied(by: $0.rawValue, curve: dsCurve) } ?? []
-        let deviceAlgorithm: COSEAlgorithm? =
-            switch mso.deviceKey.curve {
-            case .p256: .es256
-            case .p384: .es384
-            case .p521: .es512
-            case .ed25519: .edDSA
-            default: nil
-            }
-        deviceAuthAlgorithms =
-            deviceAlgorithm.map { COSEAlgorithm.satisfied(by: $0.rawValue, curve: mso.deviceKey.curve) } ?? []
+        let index = try Index(issuerSignedBytes, checking: true)
+        let mso = index.parsed!.mso
         let types = docTypes ?? [mso.docType]
         guard types.first == mso.docType else {
             throw PresentmentError(ContextRule.docTypesMismatch)
         }
-        var items = [ElementID: IssuerSignedItem]()
-        let spaces = parsed.nameSpaces.sorted { CBORWriter.textKeyPrecedes($0.name, $1.name) }
-        var ordered = [IndexedItem]()
-        var index = [ElementID: Int]()
-        for (nsIndex, ns) in spaces.enumerated() {
-            guard nsIndex == 0 || spaces[nsIndex - 1].name != ns.name else {
-                throw PresentmentError(ContextRule.repeatedNamespace)
-            }
-            for item in ns.items {
-                let key = ElementID(ns.name, item.elementIdentifier)
-                guard items[key] == nil else {
-                    throw PresentmentError(ContextRule.repeatedElement)
-                }
-                items[key] = item
-                index[key] = ordered.count
-                ordered.append(
-                    IndexedItem(id: key, range: item.bytes.startIndex..<item.bytes.endIndex, nameSpaceIndex: nsIndex))
-            }
-        }
         self.id = id
         self.docTypes = types
-        self.issuerSignedBytes = issuerSignedBytes
+        self.source = issuerSignedBytes[...]
         self.deviceKeyReference = deviceKeyReference
         self.isCancelled = isCancelled
         self.validFrom = mso.validityInfo.validFrom
         self.validUntil = mso.validityInfo.validUntil
-        self.mobileSecurityObject = mso
-        self.issuerSigned = parsed
-        self.orderedItems = ordered
-        self.nameSpaceNames = spaces.map(\.name)
-        self.itemIndex = ElementIndex(index.map { ($0.key, $0.value) })
-        self.items = items
-        self.issuerAuthRange = parsed.issuerAuth.item.byteRange
+        self.verifiedDigest = MdocDigest.sha256(issuerSignedBytes)
         self.resolver = resolver
+        _ = lazyIndex.storeIfNil(index)
         if validatingKey { _ = try signer() }
+    }
+
+    /// A credential as a snapshot recorded it after checking it in full: nothing is parsed until a
+    /// request can select it (`index()`).
+    init(
+        recorded id: String, docTypes: [String], issuerSignedBytes: ArraySlice<UInt8>, deviceKeyReference: String,
+        isCancelled: Bool, validFrom: Date, validUntil: Date, verifiedDigest: [UInt8], resolver: any DeviceKeyResolver
+    ) throws(PresentmentError) {
+        guard !id.isEmpty, id.utf8.count <= 128 else {
+            throw PresentmentError(ContextRule.credentialIDLength)
+        }
+        self.id = id
+        self.docTypes = docTypes
+        self.source = issuerSignedBytes
+        self.deviceKeyReference = deviceKeyReference
+        self.isCancelled = isCancelled
+        self.validFrom = validFrom
+        self.validUntil = validUntil
+        self.verifiedDigest = verifiedDigest
+        self.resolver = resolver
     }
 }

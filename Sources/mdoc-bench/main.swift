@@ -25,7 +25,9 @@ if arguments.contains("--help") || arguments.contains("-h") {
                        run one operation N times, untimed, then exit (for valgrind --tool=callgrind):
                        accept, accept_ios, accept_reader_auth, floor, floor_reader_auth, accept_ios_and_floor, parse, respond,
                        oid4vp_accept, oid4vp_floor, oid4vp_accept_signed, oid4vp_floor_signed,
-                       json_worst (a 256 KiB request with 1,000 escaped keys beside a valid entry)
+                       json_worst (a 256 KiB request with 1,000 escaped keys beside a valid entry),
+                       cold_accept_N, cold_abi_accept_N, warm_accept_N (N = 1, 4, 32: a holder's first request
+                       from snapshot bytes, through Swift and the C ABI, against a warm engine)
         Set MDOC_SHARED_VECTORS to the shared vectors folder to include the Annex D DeviceResponse.
         """)
     exit(0)
@@ -61,6 +63,8 @@ if let op = onlyOp {
         jsonFigures()
     } else if op.hasPrefix("abi_") {
         abiFigures()
+    } else if op.hasPrefix("cold_") || op.hasPrefix("warm_") {
+        coldFigures()
     } else {
         acceptFigures()
     }
@@ -88,6 +92,7 @@ jsonFigures()
 openID4VPFigures()
 pkcs11Figures()
 abiFigures()
+coldFigures()
 scalingFigures()
 primitiveFigures()
 zkFigures()

@@ -165,18 +165,23 @@ enum ContextCommand {
             } catch { fail(Exit.io, error) }
             let trust = current.readerTrust
             let regs = current.credentials
+            // Listing indexes every credential: one whose stored bytes fail is reported, not listed.
+            var counts = [String: Int]()
+            do {
+                for c in regs { counts[c.id] = try c.elements.count }
+            } catch { fail(Exit.io, error) }
             if o.flags.contains("--json") {
                 let items = regs.map { c in
                     "{\"id\":\(jsonString(c.id)),\"docTypes\":[\(c.docTypes.map(jsonString).joined(separator: ","))],\"cancelled\":\(c.isCancelled),"
                         + "\"validFrom\":\(jsonString(MdocDate.formatDateTime(c.validFrom))),\"validUntil\":\(jsonString(MdocDate.formatDateTime(c.validUntil))),"
-                        + "\"elements\":\(c.elements.count),\"deviceKey\":\(jsonString(shownKey(c.deviceKeyReference))),\"registration\":{\"credentialId\":\(jsonString(c.registration.credentialID)),"
+                        + "\"elements\":\(counts[c.id] ?? 0),\"deviceKey\":\(jsonString(shownKey(c.deviceKeyReference))),\"registration\":{\"credentialId\":\(jsonString(c.registration.credentialID)),"
                         + "\"docType\":\(jsonString(c.registration.docType)),\"invalidationDate\":\(jsonString(MdocDate.formatDateTime(c.registration.invalidationDate)))}}"
                 }
                 print("[" + items.joined(separator: ",") + "]")
             } else {
                 for c in regs {
                     print(
-                        "\(safe(c.id))\t\(c.docTypes.map(safe).joined(separator: ","))\t\(c.elements.count) elements\tvalid \(MdocDate.formatDateTime(c.validFrom)) … \(MdocDate.formatDateTime(c.validUntil))\tkey \(safe(shownKey(c.deviceKeyReference)))\(c.isCancelled ? "\tCANCELLED" : "")"
+                        "\(safe(c.id))\t\(c.docTypes.map(safe).joined(separator: ","))\t\(counts[c.id] ?? 0) elements\tvalid \(MdocDate.formatDateTime(c.validFrom)) … \(MdocDate.formatDateTime(c.validUntil))\tkey \(safe(shownKey(c.deviceKeyReference)))\(c.isCancelled ? "\tCANCELLED" : "")"
                     )
                 }
                 let auth: String

@@ -117,7 +117,7 @@ enum Demo {
                 fail(Exit.io, "contextUnavailable", "the built-in mDL is missing")
             }
             var spaces = [(String, [MdocIssuer.Element])]()
-            for id in mdl.elements {
+            for id in try mdl.elements {
                 guard let v = mdl.element(id) else { continue }
                 if spaces.last?.0 != id.nameSpace { spaces.append((id.nameSpace, [])) }
                 spaces[spaces.count - 1].1.append(.init(id.identifier, CBORValue(v)))

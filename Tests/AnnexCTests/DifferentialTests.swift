@@ -269,7 +269,8 @@ extension EndToEndTests {
                                             other.candidates.first { $0.credentialID == id }
                                         } ?? other.candidates.first
                                     heldByType[other.docType] = Set(
-                                        c.map { engine.context.credential(id: $0.credentialID)!.elements } ?? [])
+                                        try c.map { try engine.context.credential(id: $0.credentialID)!.elements } ?? []
+                                    )
                                     approvedByType[other.docType] = approved[other.index]
                                 }
                                 let consent = AnnexCReader.HolderConsent(held: heldByType, approved: approvedByType)

@@ -153,7 +153,7 @@ struct HostileCatalogueTests {
     func alternativeCatalogue() throws {
         let world = try TestWorld()
         let engine = world.engine(try world.context([try world.entry(id: "mdl")]))
-        let held = [TestWorld.mDL: Set(engine.context.credentials[0].elements)]
+        let held = [TestWorld.mDL: Set(try engine.context.credentials[0].elements)]
         var rows = 0
         for row in Self.alternativeRows() {
             let doc = AnnexCReader.DocumentRequest(
@@ -254,7 +254,11 @@ struct HostileCatalogueTests {
         expectLoad("context: truncated by one byte", Array(good.dropLast()), .contextCorrupt)
         expectLoad("context: trailing garbage", good + [0x00], .contextCorrupt)
         expectLoad("context: not CBOR", Array("{\"credentials\": []}".utf8), .contextCorrupt)
-        expectLoad("context: an element value altered", valueFlipped, .contextCorrupt)
+        // An older snapshot (no record of the check) is checked in full at load.
+        expectLoad(
+            "context: an element value altered, no record (older snapshot)",
+            TestWorld.snapshotWithoutRecords(valueFlipped), .contextCorrupt)
+        expectLoad("context: the good snapshot without records", TestWorld.snapshotWithoutRecords(good), nil)
         expectLoad("context: format name altered", formatRenamed, .contextCorrupt)
         expectLoad(
             "context: wrong version",
@@ -317,6 +321,19 @@ struct HostileCatalogueTests {
             }
             rows += 1
         }
+        // A recorded snapshot whose credential bytes no longer match the record: it loads (nothing is
+        // parsed at load), and the credential is checked in full when a request can select it.
+        do {
+            expectLoad("context: an element value altered (the record no longer matches)", valueFlipped, nil)
+            let ctx = try #require(try CredentialContext.load(from: dir))
+            let engine = TestWorld.engine(ctx, protocols: [.annexC]) { $0.clock = { TestWorld.now } }
+            var produced: Data?
+            do { produced = try engine.accept(rawRequest: keyRequest.rawRequest, origin: Self.origin) } catch {
+                #expect(error.code == .contextCorrupt && error.is(ContextRule.itemDigestMismatch), "\(error)")
+            }
+            #expect(produced == nil, "an altered credential produced bytes")
+            _ = load(good)
+        }
         try writeKey(try SoftwareSigner.generate())
         expectSigningRefused("context: device key does not match the MSO")
         try writeKey(key, mode: 0o644)
@@ -354,6 +371,6 @@ struct HostileCatalogueTests {
             rows += 1
         }
         print("context catalogue: \(rows) named rows refused (or loaded) exactly as catalogued")
-        #expect(rows == 26)
+        #expect(rows == 28)
     }
 }

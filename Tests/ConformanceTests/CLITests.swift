@@ -288,7 +288,7 @@ extension ConformanceTests {
         // Every text value of 5+ characters the built-in credentials hold, and the device keys' PEM bodies.
         var values = Set<String>()
         for c in context.credentials {
-            for e in c.elements { if let v = c.element(e)?.stringValue, v.count >= 5 { values.insert(v) } }
+            for e in try c.elements { if let v = c.element(e)?.stringValue, v.count >= 5 { values.insert(v) } }
         }
         var keyWindows = [String]()
         for f in try FileManager.default.contentsOfDirectory(

@@ -69,6 +69,55 @@ struct CredentialContextTests {
         #expect(try CredentialContext.load(from: dir)?.credentials.count == 1)
     }
 
+    @Test(
+        "A snapshot records each credential as checked: loading parses none, a request indexes only what it can select, and bytes no longer matching the record are checked in full then and refused"
+    )
+    func recordedChecks() throws {
+        let world = try TestWorld()
+        let mdl = try world.entry(id: "mdl")
+        let pid = try world.entry(id: "pid", docType: TestWorld.pid)
+        let good = try world.context([mdl, pid]).encoded()
+        let root = try CBORDocument(decoding: good).root
+        for (c, e) in zip(try #require(root["credentials"]).children, [mdl, pid]) {
+            #expect(c["verified"]?.byteStringValue == MdocDigest.sha256(e.issuerSigned))
+        }
+        let mdlRequest = try AnnexCReader.makeRequest(
+            documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin)
+        let pidRequest = try AnnexCReader.makeRequest(
+            documents: [TestWorld.ask(TestWorld.pid, ["family_name"])], origin: TestWorld.origin)
+        let origin = TestWorld.origin.serialized
+
+        let loaded = try CredentialContext(encoded: good, keyResolver: world.resolver)
+        #expect(loaded.credentials.allSatisfy { !$0.isIndexed })
+        _ = try world.engine(loaded).accept(rawRequest: mdlRequest.rawRequest, origin: origin)
+        #expect(loaded.credentials[0].isIndexed && !loaded.credentials[1].isIndexed)
+        _ = try world.engine(loaded).parse(rawRequest: pidRequest.rawRequest, origin: origin)
+        #expect(loaded.credentials[1].isIndexed)
+
+        // The PID's family_name changed inside the snapshot (its CBOR still well formed): the snapshot
+        // loads and the mDL still answers; the PID is checked in full when a request can select it.
+        var tampered = good
+        let pidRange = try #require(good.firstRange(of: pid.issuerSigned))
+        let value = try #require(good[pidRange].firstRange(of: Array("Mustermann".utf8)))
+        tampered[value.lowerBound] = UInt8(ascii: "N")
+        let t = try CredentialContext(encoded: tampered, keyResolver: world.resolver)
+        _ = try world.engine(t).accept(rawRequest: mdlRequest.rawRequest, origin: origin)
+        expectRefusal(ContextRule.itemDigestMismatch) {
+            try world.engine(t).accept(rawRequest: pidRequest.rawRequest, origin: origin)
+        }
+        expectRefusal(ContextRule.itemDigestMismatch) {
+            try world.engine(t).parse(rawRequest: pidRequest.rawRequest, origin: origin)
+        }
+        #expect(throws: PresentmentError.self) { try t.credentials[1].elements }
+        // A snapshot without the record (written before it existed) is checked in full at load.
+        let unrecorded = TestWorld.snapshotWithoutRecords(tampered)
+        #expect(unrecorded.count == tampered.count - 2 * (1 + 8 + 2 + 32))
+        expectRefusal(ContextRule.itemDigestMismatch) {
+            try CredentialContext(encoded: unrecorded, keyResolver: world.resolver)
+        }
+        _ = try CredentialContext(encoded: TestWorld.snapshotWithoutRecords(good), keyResolver: world.resolver)
+    }
+
     @Test("Corrupt, truncated, wrong-version, insecure and mismatched snapshots are refused with typed errors")
     func refusals() throws {
         let world = try TestWorld()
@@ -90,9 +139,18 @@ struct CredentialContextTests {
         }
         #expect(load(good) == nil)
         #expect(load(Array(good.prefix(good.count / 2))) == .contextCorrupt)
+        // A flipped byte: refused at load, or (inside a credential's bytes, which then no longer match
+        // the snapshot's record) when the credential is first indexed.
         var flipped = good
         flipped[good.count / 2] ^= 0xff
-        #expect(load(flipped) != nil)
+        func loadAndIndex(_ bytes: [UInt8]) -> PresentmentError.Code? {
+            if let refused = load(bytes) { return refused }
+            do {
+                _ = try CredentialContext.load(from: dir)?.credentials[0].elements
+                return nil
+            } catch { return error.code }
+        }
+        #expect(loadAndIndex(flipped) == .contextCorrupt)
         #expect(load([]) == .contextCorrupt)
         #expect(
             load(

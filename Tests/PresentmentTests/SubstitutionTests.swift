@@ -40,8 +40,8 @@ struct SubstitutionTests {
             ).documents[0].elements.map(\.element.identifier))
     }
 
-    static func held(_ engine: DigitalCredentialsEngine) -> [String: Set<ElementID>] {
-        [TestWorld.mDL: Set(engine.context.credentials[0].elements)]
+    static func held(_ engine: DigitalCredentialsEngine) throws -> [String: Set<ElementID>] {
+        [TestWorld.mDL: Set(try engine.context.credentials[0].elements)]
     }
 
     @Test(
@@ -112,7 +112,7 @@ struct SubstitutionTests {
         let pair = [Self.e("birth_date"), Self.e("issue_date")]
         let req = try Self.request(["age_over_16", "family_name"], alternatives: [("age_over_16", [pair])])
         let parsed = try engine.parse(rawRequest: req.rawRequest, origin: Self.origin)
-        let held = Self.held(engine)
+        let held = try Self.held(engine)
         func released(_ a: Approval) throws -> Set<String> {
             let approved: [String: Set<ElementID>]? =
                 switch a {
@@ -183,7 +183,7 @@ struct SubstitutionTests {
         ] {
             let v = try AnnexCReader.openResponse(
                 response, for: req, issuerRoots: [world.iaca], at: TestWorld.now,
-                consent: .init(held: Self.held(engine)))
+                consent: .init(held: try Self.held(engine)))
             #expect(v.documents[0].elements.map(\.element.identifier).sorted() == ["birth_date", "family_name"])
         }
     }
@@ -221,7 +221,7 @@ struct SubstitutionTests {
         #expect(
             try Self.disclosed(
                 try engine.accept(rawRequest: atBound.rawRequest, origin: Self.origin), atBound, world,
-                consent: .init(held: Self.held(engine)))
+                consent: .init(held: try Self.held(engine)))
                 == Set(six.map(\.identifier)))
         // 1.0 requests carry no alternatives the engine honours (requestInfo is a 2nd-edition field).
         let v10 = try Self.request(

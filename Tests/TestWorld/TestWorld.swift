@@ -99,6 +99,19 @@ public final class TestWorld: @unchecked Sendable {
 
     public var resolver: InMemoryKeyResolver { InMemoryKeyResolver(deviceKeys) }
 
+    /// A snapshot with every credential's `verified` record removed (as written before records
+    /// existed): each credential is then checked in full when the snapshot loads.
+    public static func snapshotWithoutRecords(_ snapshot: [UInt8]) -> [UInt8] {
+        var out = snapshot
+        let key: [UInt8] = [0x68] + Array("verified".utf8) + [0x58, 0x20]
+        while let r = out.firstRange(of: key) {
+            out.removeSubrange(r.lowerBound..<r.upperBound + 32)
+            // The credential map's header (8 entries, now 7): the nearest 0xa8 before the record.
+            if let h = out[..<r.lowerBound].lastIndex(of: 0xa8) { out[h] = 0xa7 }
+        }
+        return out
+    }
+
     public func context(_ entries: [CredentialContext.Entry], trust: ReaderTrustPolicy = ReaderTrustPolicy()) throws
         -> CredentialContext
     {

@@ -97,6 +97,7 @@
         if let credentialID, context.credential(id: credentialID) == nil {
             throw PresentmentError(SelectionRule.unknownCredentialID)
         }
+        try context.indexCandidates(checked.queries, at: environment.now)
         let plan = try Planner.bestPlan(
             try decidingZeroKnowledge(checked.queries), documentSets: checked.documentSets, context: context,
             now: environment.now, credentialID: credentialID)
@@ -109,6 +110,7 @@
     {
         let now = environment.now
         let auth = checked.authentication
+        try context.indexCandidates(checked.queries, at: now)
         let documents = try decidingZeroKnowledge(checked.queries).map { q in
             RequestedDocument(
                 q, candidates: Planner.candidates(q, context: context, now: now),
