@@ -75,7 +75,12 @@ struct ColdHolder {
 /// the C ABI (`mdoc_engine_open_snapshot`, `mdoc_accept`, `mdoc_free`, `mdoc_engine_release`).
 @MainActor
 func coldFigures() {
-    let names = [1, 4, 32].flatMap { ["annexc.cold.accept_\($0)", "abi.cold.accept_\($0)"] }
+    let names =
+        [1, 4, 32].flatMap { ["annexc.cold.accept_\($0)", "abi.cold.accept_\($0)"] } + [
+            "cold.stage.snapshot_1", "cold.stage.snapshot_32", "cold.stage.engine_open_close", "cold.stage.key_file",
+            "cold.stage.key_import", "cold.stage.credential_sha256", "cold.stage.credential_parse",
+            "cold.memory_per_engine",
+        ]
     if let op = onlyOp, !op.hasPrefix("cold_") && !op.hasPrefix("warm_") { return }
     if onlyOp == nil, let filter, !names.contains(where: { $0.contains(filter) }) && !"warm".contains(filter) {
         return
@@ -164,6 +169,28 @@ func coldFigures() {
                 measure("cold.stage.credential_sha256") { blackHole(MdocDigest.sha256(issuerSigned)) })
             figures.append(
                 measure("cold.stage.credential_parse") { blackHole(try! IssuerSigned(encoded: issuerSigned)) })
+            // What a warm engine holds: resident memory per engine kept after answering one request
+            // (100 engines, each over its own context from the snapshot; /proc/self/statm).
+            if filter == nil || "cold.memory_per_engine".contains(filter!) {
+                func residentBytes() -> Int {
+                    let fields = ((try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? "")
+                        .split(separator: " ")
+                    return fields.count > 1 ? (Int(fields[1]) ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE))) : 0
+                }
+                let before = residentBytes()
+                var kept = [DigitalCredentialsEngine]()
+                for _ in 0..<100 {
+                    let e = DigitalCredentialsEngine(
+                        context: try! CredentialContext(encoded: snapshot, keyResolver: resolver),
+                        configuration: configuration)
+                    blackHole(try! e.accept(rawRequest: request, origin: origin.serialized))
+                    kept.append(e)
+                }
+                let perEngine = (residentBytes() - before) / 100
+                blackHole(kept)
+                if !jsonOnly { print("cold.memory_per_engine: \(perEngine) bytes resident per warm engine (1 credential)") }
+                print("{\"bench\":\"cold.memory_per_engine\",\"bytes\":\(perEngine)}")
+            }
         }
     }
 }
