@@ -59,9 +59,11 @@ let package = Package(
         // Device keys in a PKCS#11 token (an HSM, SoftHSM2 in tests): RFC 7512 URIs, the module loaded
         // once, a pool of logged-in sessions, a COSESigner over CKM_ECDSA. Every Cryptoki call lives here.
         .target(name: "PKCS11", dependencies: ["CPKCS11", "MdocCBOR", "CryptoCore"]),
+        // base64url's vector steps (AVX2, chosen at run time; a header-only module), behind WebEncoding.
+        .systemLibrary(name: "CBase64"),
         // Strict bounded JSON (parser and deterministic writer) and base64url: the web encodings both
         // Digital Credentials API front ends and JOSE read and write.
-        .target(name: "WebEncoding", dependencies: ["CryptoCore"]),
+        .target(name: "WebEncoding", dependencies: ["CryptoCore", "CBase64"]),
         // JOSE over CryptoCore: EC JWKs and RFC 7638 thumbprints, JWS (ES256/384/512) verify and sign,
         // JWE ECDH-ES with A128GCM / A256GCM and the Concat KDF.
         .target(name: "JOSE", dependencies: ["CryptoCore", "WebEncoding"]),

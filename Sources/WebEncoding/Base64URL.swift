@@ -1,4 +1,5 @@
 internal import CryptoCore
+internal import CBase64
 
 /// base64url (RFC 4648 §5) without padding. Decoding accepts only the URL-safe alphabet and refuses
 /// any `=` padding, as the platform and JOSE do. Both directions
@@ -45,8 +46,17 @@ public enum Base64URL {
         output.withUnsafeMutableBufferPointer { encode(input, into: $0.baseAddress! + start) }
     }
 
-    /// Writes exactly `encodedLength(input.count)` bytes at `out`.
+    /// Writes exactly `encodedLength(input.count)` bytes at `out`: 24-byte blocks with vector
+    /// instructions where the CPU has them (`mdoc_base64url_encode_blocks`), the rest below.
     package static func encode(_ input: UnsafeRawBufferPointer, into out: UnsafeMutablePointer<UInt8>) {
+        guard input.count > 0 else { return }
+        let done = mdoc_base64url_encode_blocks(
+            input.baseAddress!.assumingMemoryBound(to: UInt8.self), input.count, out)
+        encodeScalar(UnsafeRawBufferPointer(rebasing: input[done...]), into: out + done / 3 * 4)
+    }
+
+    /// The portable encoder (six bytes to eight characters per step); writes `encodedLength(input.count)` bytes.
+    package static func encodeScalar(_ input: UnsafeRawBufferPointer, into out: UnsafeMutablePointer<UInt8>) {
         let n = input.count
         guard n > 0 else { return }
         alphabet.withUnsafeBufferPointer { ab in

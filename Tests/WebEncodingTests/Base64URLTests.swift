@@ -25,6 +25,42 @@ struct Base64URLTests {
         #expect(Base64URL.encode([0xfb, 0xff]) == "-_8")
     }
 
+    @Test(
+        "The vector steps and the portable encoder agree with Foundation on every length to 600, every 6-bit value at every position, large inputs, and never write past the encoding"
+    )
+    func vectorSteps() {
+        var rng = SystemRandomNumberGenerator()
+        func check(_ b: [UInt8], _ what: String) {
+            let n = Base64URL.encodedLength(b.count)
+            // Guard bytes after the output: neither encoder may write past the encoding.
+            var vector = [UInt8](repeating: 0xee, count: n + 64)
+            var scalar = [UInt8](repeating: 0xee, count: n + 64)
+            b.withUnsafeBytes { input in
+                vector.withUnsafeMutableBufferPointer { Base64URL.encode(input, into: $0.baseAddress!) }
+                scalar.withUnsafeMutableBufferPointer { Base64URL.encodeScalar(input, into: $0.baseAddress!) }
+            }
+            #expect(vector == scalar, "\(what)")
+            #expect(String(decoding: vector.prefix(n), as: UTF8.self) == Self.reference(b), "\(what)")
+            #expect(vector.suffix(64).allSatisfy { $0 == 0xee }, "\(what): wrote past the encoding")
+        }
+        for n in 0...600 { check((0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) }, "length \(n)") }
+        // Every 6-bit index in each of the 32 output positions of a vector step.
+        for v in 0..<64 {
+            for shift in 0..<4 {
+                // Three bytes whose `shift`-th 6-bit field is v, the others 0, then 0x3f in the others.
+                for fill: UInt32 in [0, 0x3f] {
+                    var word: UInt32 = 0
+                    for f in 0..<4 { word |= (f == shift ? UInt32(v) : fill) << UInt32(18 - 6 * f) }
+                    let group = [UInt8(word >> 16 & 0xff), UInt8(word >> 8 & 0xff), UInt8(word & 0xff)]
+                    check(Array((0..<20).map { _ in group }.joined()), "index \(v) in field \(shift)")
+                }
+            }
+        }
+        for n in [4095, 4096, 19_999, 65_536, 1 << 20] {
+            check((0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) }, "length \(n)")
+        }
+    }
+
     @Test("Decoding refuses bad alphabet, bad padding, impossible lengths and non-canonical trailing bits")
     func refusals() {
         // Padding refused, as the platform refuses it (Web Platform Tests, org-iso-mdoc validation).
