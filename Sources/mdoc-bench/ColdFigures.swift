@@ -188,7 +188,9 @@ func coldFigures() {
                 }
                 let perEngine = (residentBytes() - before) / 100
                 blackHole(kept)
-                if !jsonOnly { print("cold.memory_per_engine: \(perEngine) bytes resident per warm engine (1 credential)") }
+                if !jsonOnly {
+                    print("cold.memory_per_engine: \(perEngine) bytes resident per warm engine (1 credential)")
+                }
                 print("{\"bench\":\"cold.memory_per_engine\",\"bytes\":\(perEngine)}")
             }
         }
