@@ -27,11 +27,11 @@ public struct LongfellowInstallation: Sendable, Hashable {
     /// more than opening an engine otherwise does).
     public static var `default`: LongfellowInstallation { processDefault }
     private static let processDefault: LongfellowInstallation = {
-        let env = ProcessInfo.processInfo.environment
-        if let dir = env["MDOC_ZK_DIR"], dir.hasPrefix("/") { return LongfellowInstallation(directory: dir) }
+        func env(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
+        if let dir = env("MDOC_ZK_DIR"), dir.hasPrefix("/") { return LongfellowInstallation(directory: dir) }
         let data =
-            env["XDG_DATA_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
-            ?? (env["HOME"] ?? getpwuid(geteuid()).map { String(cString: $0.pointee.pw_dir) } ?? "/") + "/.local/share"
+            env("XDG_DATA_HOME").flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? (env("HOME") ?? getpwuid(geteuid()).map { String(cString: $0.pointee.pw_dir) } ?? "/") + "/.local/share"
         return LongfellowInstallation(directory: data + "/mdoc-respond/zk")
     }()
 

@@ -54,8 +54,13 @@ struct Options {
 /// `<bin>/mdoc-respond-data/test-vectors`, as `dist/` does); else `TestVectors/` of the checkout this
 /// binary was built from.
 enum BuiltIn {
-    static var testVectors: URL {
-        if let e = ProcessInfo.processInfo.environment["MDOC_RESPOND_TESTVECTORS"], !e.isEmpty {
+    /// One variable of the environment (`getenv`: building `ProcessInfo`'s dictionary of all of them
+    /// costs more than a `respond` answers a request in).
+    static func environment(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
+
+    /// Found once per process.
+    static let testVectors: URL = {
+        if let e = environment("MDOC_RESPOND_TESTVECTORS"), !e.isEmpty {
             return URL(fileURLWithPath: e)
         }
         let bin = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
@@ -68,13 +73,13 @@ enum BuiltIn {
         return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
             .appendingPathComponent("TestVectors")
-    }
+    }()
     static var contextDirectory: URL { testVectors.appendingPathComponent("context") }
 
     /// The directories PKCS#11 modules may be loaded from: `MDOC_PKCS11_MODULE_DIRS` (absolute paths
     /// separated by `:`, replacing the list) or the system's PKCS#11 module directories.
     static var moduleDirectories: [String] {
-        guard let e = ProcessInfo.processInfo.environment["MDOC_PKCS11_MODULE_DIRS"], !e.isEmpty else {
+        guard let e = environment("MDOC_PKCS11_MODULE_DIRS"), !e.isEmpty else {
             return PKCS11ModuleDirectories.system
         }
         return e.split(separator: ":").map(String.init).filter { $0.hasPrefix("/") }
