@@ -10,7 +10,12 @@ public enum MdocDate {
     /// Parses `YYYY-MM-DDThh:mm:ss[.frac](Z|±hh:mm)`. ISO 18013-5 requires no fraction and `Z`, but
     /// peers send offsets; both are accepted, the instant is what counts.
     public static func parseDateTime(_ s: String) -> Date? {
-        let u = Array(s.utf8)
+        var s = s
+        return s.withUTF8 { parseDateTime(utf8: $0) }
+    }
+
+    /// `parseDateTime` over UTF-8 bytes in place (no string, no copy).
+    static func parseDateTime(utf8 u: UnsafeBufferPointer<UInt8>) -> Date? {
         guard u.count >= 20, u[4] == 0x2d, u[7] == 0x2d, u[10] == 0x54 || u[10] == 0x74, u[13] == 0x3a, u[16] == 0x3a
         else { return nil }
         guard let year = num(u, 0, 4), let month = num(u, 5, 2), let day = num(u, 8, 2),
@@ -51,12 +56,14 @@ public enum MdocDate {
 
     /// Parses `YYYY-MM-DD` as midnight UTC.
     public static func parseFullDate(_ s: String) -> Date? {
-        let u = Array(s.utf8)
-        guard u.count == 10, u[4] == 0x2d, u[7] == 0x2d, let y = num(u, 0, 4), let m = num(u, 5, 2),
-            let d = num(u, 8, 2),
-            validDate(y, m, d)
-        else { return nil }
-        return Date(timeIntervalSince1970: Double(daysFromCivil(y, m, d) * 86400))
+        var s = s
+        return s.withUTF8 { u in
+            guard u.count == 10, u[4] == 0x2d, u[7] == 0x2d, let y = num(u, 0, 4), let m = num(u, 5, 2),
+                let d = num(u, 8, 2),
+                validDate(y, m, d)
+            else { return nil }
+            return Date(timeIntervalSince1970: Double(daysFromCivil(y, m, d) * 86400))
+        }
     }
 
     /// Formats as `YYYY-MM-DDThh:mm:ssZ` (whole seconds, UTC), the form ISO 18013-5 requires.
@@ -73,7 +80,7 @@ public enum MdocDate {
             "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(rem / 3600, 2)):\(pad((rem % 3600) / 60, 2)):\(pad(rem % 60, 2))Z"
     }
 
-    private static func num(_ u: [UInt8], _ at: Int, _ n: Int) -> Int? {
+    private static func num(_ u: UnsafeBufferPointer<UInt8>, _ at: Int, _ n: Int) -> Int? {
         guard at + n <= u.count else { return nil }
         var v = 0
         for k in at..<(at + n) {
@@ -86,7 +93,12 @@ public enum MdocDate {
     private static func validDate(_ y: Int, _ m: Int, _ d: Int) -> Bool {
         guard m >= 1, m <= 12, d >= 1 else { return false }
         let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
-        let dim = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][m - 1]
+        let dim: Int
+        switch m {
+        case 2: dim = leap ? 29 : 28
+        case 4, 6, 9, 11: dim = 30
+        default: dim = 31
+        }
         return d <= dim
     }
 
@@ -120,7 +132,13 @@ extension CBORItem {
     public var dateValue: Date? {
         guard type == .tag, let content = tagContent else { return nil }
         switch tagNumber {
-        case 0: return content.stringValue.flatMap(MdocDate.parseDateTime)
+        case 0:
+            guard content.type == .textString else { return nil }
+            if content.isIndefiniteLength { return content.stringValue.flatMap(MdocDate.parseDateTime) }
+            let r = content.contentRange
+            return content.storage.bytes.withUnsafeBufferPointer {
+                MdocDate.parseDateTime(utf8: UnsafeBufferPointer(rebasing: $0[r]))
+            }
         case 1004: return content.stringValue.flatMap(MdocDate.parseFullDate)
         case 100: return content.int64Value.map { Date(timeIntervalSince1970: Double($0) * 86400) }
         default: return nil
