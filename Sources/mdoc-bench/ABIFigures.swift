@@ -16,10 +16,7 @@ import Presentment
 @MainActor
 func abiFigures() {
     if let filter, !"abi.accept.vector_request swift.accept.vector_request".contains(filter) { return }
-    if let op = onlyOp, op != "abi_accept" && op != "abi_swift_accept" {
-        print("unknown --op \(op)")
-        exit(2)
-    }
+    if let op = onlyOp, op != "abi_accept" && op != "abi_swift_accept" { unknownOperation(op) }
     let vectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("TestVectors")
     let requestFile = vectors.appendingPathComponent("requests/mdl-dataObject-v1.0-readerAuth.json")
@@ -71,12 +68,7 @@ func abiFigures() {
     let throughSwift = { blackHole(try! swiftEngine.accept(rawRequest: request, origin: origin)) }
     // `--op abi_accept` / `abi_swift_accept` for scripts/instructions.sh: the C boundary's own
     // instructions and mallocs are the difference between the two.
-    if let op = onlyOp {
-        let body = op == "abi_accept" ? throughABI : throughSwift
-        body()
-        for _ in 0..<opIterations { body() }
-        exit(0)
-    }
+    if let op = onlyOp { runOperation(op == "abi_accept" ? throughABI : throughSwift) }
     let (a, b) = measurePair("abi.accept.vector_request", "swift.accept.vector_request", throughABI, throughSwift)
     figures += [a, b]
 }

@@ -68,15 +68,9 @@ func acceptFigures() {
             let facade = DigitalCredentialsEngine.facade(context, clock: { now })
             body = { blackHole(try! facade.accept(rawRequest: plain.rawRequest, origin: origin.serialized)) }
         case "respond": body = { blackHole(try! engine.respond(to: parsedOnce)) }
-        default:
-            print("unknown --op \(op)")
-            exit(2)
+        default: unknownOperation(op)
         }
-        // One warm-up call in every run (the 0-iteration run too): one-time runtime work (metadata and
-        // conformance caches, lazy globals) cancels out of (N − 0) / N, leaving the steady state.
-        body()
-        for _ in 0..<opIterations { body() }
-        exit(0)
+        runOperation(body)
     }
     let (a1, f1) = measurePair(
         "annexc.accept.reference", "floor.accept.reference", bytes: responseSize,

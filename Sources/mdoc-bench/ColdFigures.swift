@@ -134,13 +134,9 @@ func coldFigures() {
             case "cold_accept_\(count)": body = cold
             case "cold_abi_accept_\(count)": body = coldABI
             case "warm_accept_\(count)": body = warm
-            default:
-                print("unknown --op \(op)")
-                exit(2)
+            default: unknownOperation(op)
             }
-            body()
-            for _ in 0..<opIterations { body() }
-            exit(0)
+            runOperation(body)
         }
         let (a, b) = measurePair("annexc.cold.accept_\(count)", "annexc.warm.accept_\(count)", cold, warm)
         let (c, _) = measurePair("abi.cold.accept_\(count)", "annexc.warm.accept_\(count)", coldABI, warm)

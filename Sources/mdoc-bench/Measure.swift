@@ -29,6 +29,21 @@ func now() -> UInt64 {
     return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
 }
 
+/// `--op NAME --iterations N`: one warm-up call in every run (the 0-iteration run too, so one-time
+/// runtime work such as metadata and conformance caches and lazy globals cancels out of (N − 0) / N,
+/// leaving the steady state), then N calls, then exit.
+func runOperation(_ body: () -> Void) -> Never {
+    body()
+    for _ in 0..<opIterations { body() }
+    exit(0)
+}
+
+/// An unknown `--op` name: exit 2.
+func unknownOperation(_ name: String) -> Never {
+    print("unknown --op \(name)")
+    exit(2)
+}
+
 /// Times `body`, batching iterations so each sample lasts at least ~50 µs.
 func measure(_ name: String, baseline: String? = nil, bytes: Int? = nil, _ body: () -> Void) -> Figure {
     if let filter, !name.contains(filter) {

@@ -89,9 +89,7 @@ func openID4VPFigures() {
             body = { blackHole(try! engine.parse(rawRequest: unsigned.rawRequest, origin: origin.serialized)) }
         default: return
         }
-        body()
-        for _ in 0..<opIterations { body() }
-        exit(0)
+        runOperation(body)
     }
     let (a, f) = measurePair(
         "oid4vp.accept.unsigned_dc_api_jwt", "floor.oid4vp.unsigned_dc_api_jwt", bytes: payloadSize,

@@ -49,13 +49,9 @@ func scalingFigures() {
         } else if op.hasPrefix("portrait_"), let kb = Int(op.dropFirst(9).dropLast()) {
             (engine, req) = engineFor(elements: 12, portrait: kb * 1024)
         } else {
-            print("unknown --op \(op)")
-            exit(2)
+            unknownOperation(op)
         }
-        for _ in 0..<opIterations {
-            blackHole(try! engine.accept(rawRequest: req.rawRequest, origin: "https://verifier.example"))
-        }
-        exit(0)
+        runOperation { blackHole(try! engine.accept(rawRequest: req.rawRequest, origin: "https://verifier.example")) }
     }
     for n in [1, 10, 50, 200] {
         let (engine, req) = engineFor(elements: n, portrait: 0)

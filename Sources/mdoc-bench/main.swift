@@ -65,6 +65,8 @@ if let op = onlyOp {
         abiFigures()
     } else if op.hasPrefix("cold_") || op.hasPrefix("warm_") {
         coldFigures()
+    } else if op.hasPrefix("elements_") || op.hasPrefix("portrait_") {
+        scalingFigures()
     } else {
         acceptFigures()
     }
