@@ -75,6 +75,9 @@ func scalingFigures() {
         let (engine, req) = engineFor(elements: 12, portrait: 8192)
         let (engine2, _) = engineFor(elements: 12, portrait: 8192)
         let engines = [engine, engine2]
+        // Two engines over one context: what the threads then share is the credential, its index and
+        // its signer, not the engine.
+        let sameContext = [engine, DigitalCredentialsEngine.annexC(engine.context, clock: { clock })]
         let floorOps = FloorOperations(engine: engine, request: req, origin: try! Origin("https://verifier.example"))
         let iterations = quick ? 40 : 600
         func run(threads: Int, _ body: @Sendable (Int) -> Void) -> Double {
@@ -90,15 +93,19 @@ func scalingFigures() {
         let own: @Sendable (Int) -> Void = { t in
             blackHole(try! engines[t].accept(rawRequest: req.rawRequest, origin: "https://verifier.example"))
         }
+        let ownOverOneContext: @Sendable (Int) -> Void = { t in
+            blackHole(try! sameContext[t].accept(rawRequest: req.rawRequest, origin: "https://verifier.example"))
+        }
         let floorBody: @Sendable (Int) -> Void = { _ in floorOps.run() }
         _ = run(threads: 1, shared)
-        var rounds = [[Double]](repeating: [], count: 5)
-        for _ in 0..<(quick ? 1 : 5) {
+        var rounds = [[Double]](repeating: [], count: 6)
+        for _ in 0..<(quick ? 1 : 9) {
             rounds[0].append(run(threads: 1, shared))
             rounds[1].append(run(threads: 2, shared))
             rounds[2].append(run(threads: 2, own))
             rounds[3].append(run(threads: 1, floorBody))
             rounds[4].append(run(threads: 2, floorBody))
+            rounds[5].append(run(threads: 2, ownOverOneContext))
         }
         let med = rounds.map { $0.sorted()[$0.count / 2] }
         func figure(_ name: String, _ perSecond: Double, baseline: String?, base: Double?) -> Figure {
@@ -112,6 +119,9 @@ func scalingFigures() {
                 "annexc.throughput.2_threads_per_s", med[1], baseline: "annexc.throughput.1_thread_per_s", base: med[0]),
             figure(
                 "annexc.throughput.2_engines_per_s", med[2], baseline: "annexc.throughput.1_thread_per_s", base: med[0]),
+            figure(
+                "annexc.throughput.2_engines_one_context_per_s", med[5], baseline: "annexc.throughput.1_thread_per_s",
+                base: med[0]),
             figure("floor.throughput.1_thread_per_s", med[3], baseline: nil, base: nil),
             figure(
                 "floor.throughput.2_threads_per_s", med[4], baseline: "floor.throughput.1_thread_per_s", base: med[3]),
