@@ -139,6 +139,44 @@ struct StressTests {
         #expect(tally.ephemeralKeys.count == total)
     }
 
+    @Test(
+        "Cold holders: threads racing to index a recorded snapshot's credentials and resolve their keys on first use; every response verifies"
+    )
+    func coldRaces() throws {
+        let world = try TestWorld()
+        let snapshot = try world.context(
+            [try world.entry(id: "mdl"), try world.entry(id: "pid", docType: TestWorld.pid)], trust: world.trusted
+        ).encoded()
+        let cases = try Self.pool(world)
+        let iaca = world.iaca
+        let tally = Tally()
+        let rounds = 150
+        for round in 0..<rounds {
+            // A fresh context each round: nothing indexed, no key resolved, both threads get there first.
+            let context = try CredentialContext(encoded: snapshot, keyResolver: world.resolver)
+            #expect(context.credentials.allSatisfy { !$0.isIndexed })
+            let engine = world.engine(context)
+            DispatchQueue.concurrentPerform(iterations: 2) { t in
+                let c = cases[(round * 2 + t) % cases.count]
+                do {
+                    let response = try engine.accept(
+                        rawRequest: c.request.rawRequest, origin: "https://verifier.example")
+                    let verified = try AnnexCReader.openResponse(
+                        response, for: c.request, issuerRoots: [iaca], at: TestWorld.now)
+                    var got = [String: Set<String>]()
+                    for d in verified.documents { got[d.docType] = Set(d.elements.map { $0.element.identifier }) }
+                    tally.add(
+                        verified: got == c.expected ? 1 : 0,
+                        failures: got == c.expected ? [] : ["round \(round): released \(got)"], keys: [])
+                } catch {
+                    tally.add(verified: 0, failures: ["round \(round): \(error)"], keys: [])
+                }
+            }
+        }
+        #expect(tally.failures.isEmpty, "\(tally.failures)")
+        #expect(tally.verified == 2 * rounds)
+    }
+
     /// The process-wide certificate cache is shared by every engine and thread; this drives it past
     /// its capacity (so it is emptied under contention) from several threads at once. Under TSan (see
     /// `scripts/test.sh`) a lock the sanitizer cannot see — `Synchronization.Mutex` is one on Linux —
