@@ -64,8 +64,9 @@ package struct ConfigurationError: Error, Sendable, Hashable {
 /// configuration string must not widen what the holder chose): they are applied against the context
 /// by `configuration(over:)`.
 package struct ConfigurationDocument: Sendable {
-    /// Everything but the trust policy.
-    package var configuration = DigitalCredentialsEngine.Configuration()
+    /// Everything but the trust policy. (Its zero-knowledge settings are set once, from the members
+    /// read: looking for the prover's library is a file-system probe.)
+    package var configuration = DigitalCredentialsEngine.Configuration(EngineConfiguration(zeroKnowledge: .init()))
     /// Replacements for the stored reader-trust policy, field by field.
     package var anchors: [Certificate]?
     package var authorities: [[UInt8]]?
@@ -86,11 +87,14 @@ package struct ConfigurationDocument: Sendable {
     package var zkMaxConcurrentProofs = 1
     package var zkTimeLimit = 60.0
 
-    package init() {}
+    package init() { configuration.zeroKnowledge = zeroKnowledge(directory: nil) }
 
     /// Reads configuration JSON; nil means the defaults.
     package init(json: [UInt8]?) throws(ConfigurationError) {
-        guard let json else { return }
+        guard let json else {
+            configuration.zeroKnowledge = zeroKnowledge(directory: nil)
+            return
+        }
         let root = try Self.object(json, what: "configuration")
         func bool(_ v: JSONValue, _ name: String) throws(ConfigurationError) -> Bool {
             guard let b = v.bool else { throw ConfigurationError(.notBoolean, name) }
