@@ -3,7 +3,8 @@
 
 Times `Engine.accept` on TestVectors/requests/mdl-dataObject-v1.0-readerAuth.json (the request of
 mdoc-bench's `cli.respond.process` and `swift.accept.vector_request`, same clock) from a private copy
-of the built-in context: batches of at least 50 µs, 301 samples, the median. Then runs
+of the built-in context: batches of at least 50 µs, 301 samples, the median; and a holder's first
+request (`Engine.from_snapshot` over the context's snapshot bytes, `accept`, `close`) against it. Then runs
 `mdoc-bench --filter vector_request` and `--filter cli.respond` (release build) and prints, as
 mdoc-bench JSON lines, the Python figure with its ratio to the Swift API's and the CLI's.
 
@@ -69,6 +70,13 @@ def main():
         raw = open(os.path.join(ROOT, "TestVectors", "requests", "mdl-dataObject-v1.0-readerAuth.json"), "rb").read()
         with Engine(ctx, config={"clock": CLOCK}) as engine:
             median, p90 = measure(lambda: engine.accept(raw, ORIGIN), quick)
+        snapshot = open(os.path.join(ctx, "context.cbor"), "rb").read()
+
+        def cold():
+            with Engine.from_snapshot(snapshot, config={"clock": CLOCK, "keyDirectory": ctx}) as fresh:
+                fresh.accept(raw, ORIGIN)
+
+        cold_median, cold_p90 = measure(cold, quick)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     others = {} if quick else {**bench_figures(["--filter", "vector_request"]), **bench_figures(["--filter", "cli.respond"])}
@@ -77,6 +85,9 @@ def main():
     print(json.dumps({"bench": "python.accept.vector_request", "median_ns": round(median), "p90_ns": round(p90),
                       "baseline": "swift.accept.vector_request" if swift else None,
                       "ratio": round(median / swift["median_ns"], 3) if swift else None}, separators=(",", ":")))
+    print(json.dumps({"bench": "python.cold.accept_vector_request", "median_ns": round(cold_median),
+                      "p90_ns": round(cold_p90), "baseline": "python.accept.vector_request",
+                      "ratio": round(cold_median / median, 3)}, separators=(",", ":")))
     for name in ("abi.accept.vector_request", "swift.accept.vector_request", "cli.respond.process"):
         if name in others:
             print(json.dumps(others[name], separators=(",", ":")))
