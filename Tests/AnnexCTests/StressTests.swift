@@ -89,6 +89,18 @@ struct StressTests {
     }
 
     /// `total` accepts of the mixed pool from `threads` threads, each response opened and verified.
+    /// `accept` of a pooled case, opened and verified as a verifier would: the response and what it
+    /// released, element identifiers by docType.
+    static func answer(_ c: Case, _ engine: DigitalCredentialsEngine, _ iaca: Certificate) throws -> (
+        response: Data, released: [String: Set<String>]
+    ) {
+        let response = try engine.accept(rawRequest: c.request.rawRequest, origin: "https://verifier.example")
+        let verified = try AnnexCReader.openResponse(response, for: c.request, issuerRoots: [iaca], at: TestWorld.now)
+        var got = [String: Set<String>]()
+        for d in verified.documents { got[d.docType] = Set(d.elements.map { $0.element.identifier }) }
+        return (response, got)
+    }
+
     static func run(_ engine: DigitalCredentialsEngine, _ world: TestWorld, total: Int, threads: Int, label: String)
         throws
     {
@@ -106,12 +118,7 @@ struct StressTests {
             for i in 0..<share {
                 let c = cases[(i * threads + t) % cases.count]
                 do {
-                    let response = try engine.accept(
-                        rawRequest: c.request.rawRequest, origin: "https://verifier.example")
-                    let verified = try AnnexCReader.openResponse(
-                        response, for: c.request, issuerRoots: [iaca], at: TestWorld.now)
-                    var got = [String: Set<String>]()
-                    for d in verified.documents { got[d.docType] = Set(d.elements.map { $0.element.identifier }) }
+                    let (response, got) = try Self.answer(c, engine, iaca)
                     guard got == c.expected else {
                         failures.append("case \(i): released \(got) instead of \(c.expected)")
                         continue
@@ -159,12 +166,7 @@ struct StressTests {
             DispatchQueue.concurrentPerform(iterations: 2) { t in
                 let c = cases[(round * 2 + t) % cases.count]
                 do {
-                    let response = try engine.accept(
-                        rawRequest: c.request.rawRequest, origin: "https://verifier.example")
-                    let verified = try AnnexCReader.openResponse(
-                        response, for: c.request, issuerRoots: [iaca], at: TestWorld.now)
-                    var got = [String: Set<String>]()
-                    for d in verified.documents { got[d.docType] = Set(d.elements.map { $0.element.identifier }) }
+                    let got = try Self.answer(c, engine, iaca).released
                     tally.add(
                         verified: got == c.expected ? 1 : 0,
                         failures: got == c.expected ? [] : ["round \(round): released \(got)"], keys: [])
