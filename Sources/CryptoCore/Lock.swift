@@ -38,6 +38,36 @@ package final class LockedValue<Value>: @unchecked Sendable {
     }
 }
 
+/// A POSIX mutex guarding no value, only a critical section (calls into a library that must not be
+/// entered twice at once). `LockedValue<Void>` is not used for this: its empty `value` shares its
+/// address with the mutex pointer, so ThreadSanitizer reads the inout access of the empty value in one
+/// thread and the load of the mutex pointer in another as a race.
+package final class CriticalSection: @unchecked Sendable {
+    // @unchecked: the only state is the mutex itself.
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+    /// Creates the section's mutex.
+    package init() {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        let rc = pthread_mutex_init(mutex, nil)
+        precondition(rc == 0, "pthread_mutex_init failed")
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deinitialize(count: 1)
+        mutex.deallocate()
+    }
+
+    /// Runs `body` while no other thread runs a body of this section.
+    package func run<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+}
+
 /// A value guarded by a POSIX mutex with a condition variable: a caller may wait until the value
 /// satisfies a predicate (a pool waiting for a free slot).
 package final class ConditionValue<Value>: @unchecked Sendable {

@@ -19,7 +19,7 @@ package final class PKCS11Module: @unchecked Sendable {
     package let path: String
     private let functions: UnsafeMutablePointer<CK_FUNCTION_LIST>
     /// Held around every call when the module cannot lock for itself; nil otherwise.
-    private let serial: LockedValue<Void>?
+    private let serial: CriticalSection?
     /// Whether this process's `C_Initialize` call is the one that initialised the module.
     package let initialisedHere: Bool
 
@@ -124,13 +124,13 @@ package final class PKCS11Module: @unchecked Sendable {
         case CKR_CRYPTOKI_ALREADY_INITIALIZED: initialisedHere = false
         default: throw PKCS11Error(.moduleFailed, "C_Initialize failed", returnValue: init_rv)
         }
-        serial = serialized ? LockedValue(()) : nil
+        serial = serialized ? CriticalSection() : nil
     }
 
     /// Runs one Cryptoki call, serialized when the module needs it.
     @inline(__always)
     private func call(_ body: (CK_FUNCTION_LIST) -> CK_RV) -> CK_RV {
-        if let serial { return serial.withLock { _ in body(functions.pointee) } }
+        if let serial { return serial.run { body(functions.pointee) } }
         return body(functions.pointee)
     }
 

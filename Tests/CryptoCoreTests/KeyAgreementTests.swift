@@ -79,6 +79,22 @@ struct KeyAgreementTests {
 /// Signing and verifying contexts are pooled per key and lent to one caller at a time.
 @Suite("CryptoCore: pooled ECDSA signing and verifying contexts")
 struct PooledContextTests {
+    /// A plain counter only the section touches (so a body run concurrently would lose increments,
+    /// and ThreadSanitizer, which runs this suite, would report it).
+    final class Counter: @unchecked Sendable {
+        var value = 0
+    }
+
+    @Test("A critical section runs one body at a time across threads (the serialized PKCS#11 module's lock)")
+    func criticalSection() {
+        let section = CriticalSection()
+        let counter = Counter()
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            for _ in 0..<20_000 { section.run { counter.value += 1 } }
+        }
+        #expect(section.run { counter.value } == 80_000)
+    }
+
     @Test(
         "One key signing and verifying from two threads: every signature verifies, nonces are fresh, a wrong signature leaves the context usable"
     )
