@@ -228,17 +228,9 @@ func checkOpenedFile<R: RefusalRule>(
     return Int(st.st_size)
 }
 
-/// Reads a regular file's whole content from an open descriptor, refusing more than `maxBytes`;
-/// `size` is its size when the caller has just examined it (`checkOpenedFile`), else it is examined here.
-func readBounded(_ fd: Int32, maxBytes: Int, size known: Int? = nil) -> [UInt8]? {
-    let size: Int
-    if let known {
-        size = known
-    } else {
-        var st = stat()
-        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { return nil }
-        size = Int(st.st_size)
-    }
+/// Reads a regular file's whole content from an open descriptor whose size `checkOpenedFile` just
+/// returned, refusing more than `maxBytes` (and a file that changed size meanwhile).
+func readBounded(_ fd: Int32, maxBytes: Int, size: Int) -> [UInt8]? {
     guard size >= 0, size <= maxBytes else { return nil }
     var out = [UInt8](repeating: 0, count: size)
     var off = 0

@@ -17,8 +17,8 @@ extension CredentialContext {
     ///   "readerTrust": {"anchors": [bstr], "authorities": null / [bstr], "requireReaderAuth": bool, "requireTrustedReader": bool,
     ///   ? "signerProfile": "requestSigner"}}`
     /// (`requireTrustedReader` absent in older snapshots: false; `signerProfile` written only when it is
-    /// not the default `mdocReader`; `verified`, the SHA-256 of `issuerSigned` when those bytes passed
-    /// the full check, absent in older snapshots).
+    /// not the default `mdocReader`; `verified`, the SHA-256 of `issuerSigned` as it passed the full
+    /// check, absent in older snapshots).
     public func encoded() -> [UInt8] {
         let creds: [CBORValue] = credentials.map { c in
             .map(
@@ -30,7 +30,8 @@ extension CredentialContext {
                     .init(.text("cancelled"), .bool(c.isCancelled)),
                     .init(.text("validFrom"), .tagged(0, .text(MdocDate.formatDateTime(c.validFrom)))),
                     .init(.text("validUntil"), .tagged(0, .text(MdocDate.formatDateTime(c.validUntil)))),
-                ] + (c.verifiedDigest.map { [.init(.text("verified"), .bytes($0))] } ?? []))
+                    .init(.text("verified"), .bytes(c.verifiedDigest)),
+                ])
         }
         let authorities: CBORValue
         switch readerTrust.authorities {

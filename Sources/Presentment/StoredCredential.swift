@@ -42,7 +42,7 @@ public final class StoredCredential: Sendable {
     /// SHA-256 of `issuerSignedBytes` as they passed the full check (item digests, issuerAuth, docType,
     /// validity): the record the snapshot keeps so that loading it does not check them again. Indexing
     /// bytes whose digest differs checks them in full.
-    package let verifiedDigest: [UInt8]?
+    package let verifiedDigest: [UInt8]
 
     /// The MSO decoded from issuerAuth's payload (docType, validity, digests, deviceKey); indexes the
     /// credential if it was not yet (`issuerSignedInvalid`, `msoInvalid`, `itemDigestMismatch`,
@@ -203,7 +203,7 @@ public final class StoredCredential: Sendable {
     var isIndexed: Bool { lazyIndex.load() != nil }
 
     /// Whether the credential is indexed, indexing it if it was not (false when its bytes fail).
-    var isIndexable: Bool { lazyIndex.load() != nil || (try? index()) != nil }
+    var isIndexable: Bool { (try? index()) != nil }
 
     /// Where the device key comes from, and the signer once resolved (resolved on first use, so a
     /// context loads without touching any key, and a key that cannot be resolved refuses only the
@@ -255,28 +255,22 @@ public final class StoredCredential: Sendable {
     /// A credential checked in full now (what a writer registers): parsed, indexed, every item
     /// against its MSO digest, issuerAuth with its document signer, and (with `validatingKey`) its
     /// device key resolved and matched to the MSO's.
-    init(
+    convenience init(
         id: String, docTypes: [String]?, issuerSignedBytes: [UInt8], deviceKeyReference: String, isCancelled: Bool,
         resolver: any DeviceKeyResolver, validatingKey: Bool
     ) throws(PresentmentError) {
-        guard !id.isEmpty, id.utf8.count <= 128 else {
-            throw PresentmentError(ContextRule.credentialIDLength)
-        }
+        guard Self.isValidID(id) else { throw PresentmentError(ContextRule.credentialIDLength) }
         let index = try Index(issuerSignedBytes, checking: true)
         let mso = index.parsed!.mso
         let types = docTypes ?? [mso.docType]
         guard types.first == mso.docType else {
             throw PresentmentError(ContextRule.docTypesMismatch)
         }
-        self.id = id
-        self.docTypes = types
-        self.source = issuerSignedBytes[...]
-        self.deviceKeyReference = deviceKeyReference
-        self.isCancelled = isCancelled
-        self.validFrom = mso.validityInfo.validFrom
-        self.validUntil = mso.validityInfo.validUntil
-        self.verifiedDigest = MdocDigest.sha256(issuerSignedBytes)
-        self.resolver = resolver
+        try self.init(
+            recorded: id, docTypes: types, issuerSignedBytes: issuerSignedBytes[...],
+            deviceKeyReference: deviceKeyReference, isCancelled: isCancelled, validFrom: mso.validityInfo.validFrom,
+            validUntil: mso.validityInfo.validUntil, verifiedDigest: MdocDigest.sha256(issuerSignedBytes),
+            resolver: resolver)
         _ = lazyIndex.storeIfNil(index)
         if validatingKey { _ = try signer() }
     }
@@ -287,9 +281,7 @@ public final class StoredCredential: Sendable {
         recorded id: String, docTypes: [String], issuerSignedBytes: ArraySlice<UInt8>, deviceKeyReference: String,
         isCancelled: Bool, validFrom: Date, validUntil: Date, verifiedDigest: [UInt8], resolver: any DeviceKeyResolver
     ) throws(PresentmentError) {
-        guard !id.isEmpty, id.utf8.count <= 128 else {
-            throw PresentmentError(ContextRule.credentialIDLength)
-        }
+        guard Self.isValidID(id) else { throw PresentmentError(ContextRule.credentialIDLength) }
         self.id = id
         self.docTypes = docTypes
         self.source = issuerSignedBytes
@@ -300,4 +292,7 @@ public final class StoredCredential: Sendable {
         self.verifiedDigest = verifiedDigest
         self.resolver = resolver
     }
+
+    /// A credential id: 1 to 128 bytes.
+    private static func isValidID(_ id: String) -> Bool { !id.isEmpty && id.utf8.count <= 128 }
 }
