@@ -139,10 +139,22 @@ extension CredentialContext {
     /// Writes `bytes` to `url` all or nothing: a temporary (0600 from creation), fsynced, renamed over
     /// the old file, the directory fsynced.
     static func atomicWrite(_ bytes: [UInt8], to url: URL) throws(PresentmentError) {
-        let dir = url.deletingLastPathComponent().path
-        let tmp = temporaryName(in: dir, for: url.lastPathComponent)
+        try replaceFile(bytes, atPath: url.path)
+    }
+
+    /// Writes `bytes` to the regular file at `path` all or nothing (the context's file, the CLI's
+    /// output and state files): a temporary in the same directory, 0600 from its creation, written in
+    /// full and fsynced, renamed over `path`, the directory fsynced. A reader sees the old file or the
+    /// new one, never part of either; a symbolic link at `path` is replaced, never followed.
+    /// - Throws: `ContextRule.temporaryFileUncreatable` or `.fileUnwritable` (the temporary),
+    ///   `.contextFileUnwritable` (the rename).
+    package static func replaceFile(_ bytes: [UInt8], atPath path: String) throws(PresentmentError) {
+        let slash = path.utf8.lastIndex(of: UInt8(ascii: "/"))
+        let dir = slash.map { $0 == path.utf8.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        let name = slash.map { String(path[path.utf8.index(after: $0)...]) } ?? path
+        let tmp = temporaryName(in: dir, for: name)
         try writeNew(bytes, to: tmp)
-        guard rename(tmp, url.path) == 0 else {
+        guard rename(tmp, path) == 0 else {
             unlink(tmp)
             throw PresentmentError(ContextRule.contextFileUnwritable)
         }

@@ -219,18 +219,20 @@ func writeStderr(_ s: String) {
     writeAll(2, Array(s.utf8))
 }
 
-/// Writes every byte to a file descriptor, retrying short writes.
-func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+/// Writes every byte to a file descriptor, retrying short writes. False when a write fails.
+@discardableResult
+func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
     bytes.withUnsafeBytes { buf in
         var off = 0
         while off < buf.count {
             let n = Glibc.write(fd, buf.baseAddress! + off, buf.count - off)
             if n < 0 {
                 if errno == EINTR { continue }
-                return
+                return false
             }
             off += n
         }
+        return true
     }
 }
 
@@ -249,13 +251,38 @@ func padded(_ s: String, _ width: Int) -> String {
     s.count >= width ? s : s + String(repeating: " ", count: width - s.count)
 }
 
-func writeOutput(_ data: Data, to path: String?) {
-    if path == nil || path == "-" {
-        writeStdout(data)
+/// Writes a command's output: `-` (or no path) is standard output; an existing character device or
+/// pipe (`/dev/null`, a named pipe) is written in place, never replaced; anything else is a regular
+/// file replaced all or nothing, 0600 from its first byte (`CredentialContext.replaceFile`). A path
+/// that is a symbolic link is refused (it is not followed, and replacing it would surprise whoever
+/// made it), as is a directory or socket. Exits with `Exit.io` on any failure, the destination as it was.
+func writeOutput<B: Collection<UInt8>>(_ data: B, to path: String?, what: String = "output") {
+    let bytes = Array(data)
+    guard let path, path != "-" else {
+        writeStdout(bytes)
         return
     }
-    guard FileManager.default.createFile(atPath: path!, contents: data) else {
-        fail(Exit.io, "io", "cannot write the output file")
+    var st = stat()
+    if lstat(path, &st) == 0 {
+        switch st.st_mode & S_IFMT {
+        case S_IFREG:
+            break
+        case S_IFCHR, S_IFIFO:
+            let fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
+            guard fd >= 0 else { fail(Exit.io, "io", "cannot open the \(what) device or pipe") }
+            let written = writeAll(fd, bytes)
+            guard close(fd) == 0, written else { fail(Exit.io, "io", "cannot write the \(what) device or pipe") }
+            return
+        case S_IFLNK:
+            fail(Exit.io, "io", "the \(what) path is a symbolic link, which is not followed (use - for standard output)")
+        default:
+            fail(Exit.io, "io", "the \(what) path is not a regular file, a device or a pipe")
+        }
+    }
+    do {
+        try CredentialContext.replaceFile(bytes, atPath: path)
+    } catch {
+        fail(Exit.io, "io", "cannot write the \(what) file")
     }
 }
 

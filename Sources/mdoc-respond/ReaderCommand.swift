@@ -96,7 +96,7 @@ enum ReaderCommand {
         do {
             let built = try AnnexCReader.makeRequest(
                 documents: docs, origin: origin, framing: framing, signing: signing, version: version)
-            writeOutput(built.rawRequest, to: o.require("--out-request"))
+            writeOutput(built.rawRequest, to: o.require("--out-request"), what: "request")
             let state =
                 "{\"origin\":\(jsonString(origin.serialized)),\"encryptionInfo\":\(jsonString(built.encryptionInfo)),\"deviceRequest\":\(jsonString(built.deviceRequest)),"
                 + "\"readerKey\":\(jsonString(hex(try built.recipientKey.serialized()))),\"documents\":["
@@ -105,11 +105,7 @@ enum ReaderCommand {
                     return "{\"docType\":\(jsonString(d.docType)),\"elements\":[\(elements)]}"
                 }.joined(separator: ",")
                 + "],\"note\":\"readerKey is a freshly generated test key for this request\"}\n"
-            let path = o.require("--out-state")
-            guard
-                FileManager.default.createFile(
-                    atPath: path, contents: Data(state.utf8), attributes: [.posixPermissions: 0o600])
-            else { fail(Exit.io, "io", "cannot write the state file") }
+            writeOutput(Array(state.utf8), to: o.require("--out-state"), what: "state")
         } catch let e as PresentmentError {
             fail(Exit.refused, e.code.rawValue, e.detail)
         } catch {
@@ -224,12 +220,8 @@ enum ReaderCommand {
         do {
             let built = try OpenID4VPReader.makeRequest(
                 queries: queries, origin: origin, signing: signing, framing: framing, responseMode: mode)
-            writeOutput(built.rawRequest, to: o.require("--out-request"))
-            let path = o.require("--out-state")
-            guard
-                FileManager.default.createFile(
-                    atPath: path, contents: built.state, attributes: [.posixPermissions: 0o600])
-            else { fail(Exit.io, "io", "cannot write the state file") }
+            writeOutput(built.rawRequest, to: o.require("--out-request"), what: "request")
+            writeOutput(built.state, to: o.require("--out-state"), what: "state")
         } catch {
             fail(Exit.refused, error)
         }

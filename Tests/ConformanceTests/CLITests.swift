@@ -280,6 +280,66 @@ extension ConformanceTests {
     }
 
     @Test(
+        "CLI: --out writes a new or existing file all at once and 0600, writes a device in place (never replacing it), refuses a symbolic link, and a refusal leaves the file as it was",
+        .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
+    func cliOutputFiles() throws {
+        let cases = try Self.manifest()
+        let ok = try #require(cases.first { $0.id == "mdl-dataObject-v1.0-readerAuth" })
+        let refused = try #require(cases.first { $0.id == "hostile-not-json" })
+        let iaca = try Certificate(der: Array(Data(contentsOf: Self.vectors.appendingPathComponent("pki/iaca.der"))))
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-cli-out-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        func respond(_ c: Case, out: String) throws -> (status: Int32, out: Data, err: String) {
+            try #require(
+                try Self.runCLI([
+                    "respond", "--request", Self.vectors.appendingPathComponent(c.file).path, "--origin", c.origin,
+                    "--clock", "2027-03-01T12:00:00Z", "--out", out,
+                ]))
+        }
+        func mode(_ path: String) -> (kind: mode_t, permissions: mode_t)? {
+            var st = stat()
+            guard lstat(path, &st) == 0 else { return nil }
+            return (st.st_mode & S_IFMT, st.st_mode & 0o777)
+        }
+        // A new file, then the same path again over an existing world-readable file.
+        let file = dir.appendingPathComponent("response.json").path
+        for round in 0..<2 {
+            let r = try respond(ok, out: file)
+            #expect(r.status == 0 && r.out.isEmpty, "\(r.err)")
+            #expect(mode(file)?.kind == S_IFREG && mode(file)?.permissions == 0o600, "round \(round)")
+            let v = try AnnexCReader.openResponse(
+                Data(contentsOf: URL(fileURLWithPath: file)), for: try Self.builtRequest(ok), issuerRoots: [iaca],
+                at: Self.clock)
+            #expect(v.documents.count == ok.expected.disclosed?.count)
+            chmod(file, 0o644)
+        }
+        // A refused request writes nothing: the file keeps its bytes.
+        let before = try Data(contentsOf: URL(fileURLWithPath: file))
+        let r = try respond(refused, out: file)
+        #expect(r.status == 1 && r.err.contains("error[\(refused.expected.error ?? "")]"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == before)
+        // No temporary is left beside it.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["response.json"])
+        // A character device is written in place: /dev/null stays the device (a rename over it, as an
+        // atomic file write does, would replace it with a regular file when run as root).
+        #expect(mode("/dev/null")?.kind == S_IFCHR)
+        let toNull = try respond(ok, out: "/dev/null")
+        #expect(toNull.status == 0, "\(toNull.err)")
+        #expect(mode("/dev/null")?.kind == S_IFCHR)
+        // A symbolic link is neither followed nor replaced.
+        let link = dir.appendingPathComponent("link.json").path
+        #expect(symlink(file, link) == 0)
+        let viaLink = try respond(ok, out: link)
+        #expect(viaLink.status == 3 && viaLink.err.contains("error[io]"))
+        #expect(mode(link)?.kind == S_IFLNK)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == before)
+        // A missing directory: an I/O failure, nothing created.
+        let missing = try respond(ok, out: dir.appendingPathComponent("no/such/response.json").path)
+        #expect(missing.status == 3 && missing.err.contains("error[io]"))
+    }
+
+    @Test(
         "CLI: refusals, reports and listings print no request bytes, origins, element values or keys",
         .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
     func cliLeaksNothing() throws {

@@ -1,5 +1,8 @@
 import DigitalCredentials
 import Foundation
+#if canImport(Glibc)
+    import Glibc
+#endif
 import MdocCBOR
 import OpenID4VP
 import OpenID4VPReader
@@ -162,6 +165,9 @@ extension ConformanceTests {
                         "--out-state", state,
                     ]))
                 #expect(built.status == 0, "\(signing) \(mode): \(built.err)")
+                // The state holds the reader's private key: private from its first byte.
+                var st = stat()
+                #expect(stat(state, &st) == 0 && st.st_mode & 0o777 == 0o600, "\(signing) \(mode)")
                 let answered = try #require(
                     try Self.runCLI([
                         "respond", "--request", request, "--origin", "https://verifier.example", "--clock",
