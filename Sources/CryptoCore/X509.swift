@@ -153,8 +153,11 @@ package struct X509Certificate: Sendable {
 
     /// True when the certificate is self-signed: issuer and subject names equal and its signature
     /// verifies under its own key.
-    package var isSelfSigned: Bool {
-        X509_NAME_cmp(X509_get_issuer_name(box.x509), X509_get_subject_name(box.x509)) == 0 && isSigned(by: self)
+    package var isSelfSigned: Bool { namesMatch && isSigned(by: self) }
+
+    /// True when the issuer and subject names are equal (`X509_NAME_cmp`).
+    package var namesMatch: Bool {
+        X509_NAME_cmp(X509_get_issuer_name(box.x509), X509_get_subject_name(box.x509)) == 0
     }
 
     /// True when this certificate's signature verifies under `issuer`'s public key.

@@ -63,12 +63,16 @@ enum BuiltIn {
         if let e = environment("MDOC_RESPOND_TESTVECTORS"), !e.isEmpty {
             return URL(fileURLWithPath: e)
         }
-        let bin = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        for shipped in [
-            bin.deletingLastPathComponent().appendingPathComponent("share/mdoc-respond/test-vectors"),
-            bin.appendingPathComponent("mdoc-respond-data/test-vectors"),
-        ] where FileManager.default.fileExists(atPath: shipped.appendingPathComponent("context/context.cbor").path) {
-            return shipped
+        // /proc/self/exe reads as the binary's path with every link resolved by the kernel.
+        var link = [UInt8](repeating: 0, count: 4096)
+        let n = link.withUnsafeMutableBytes { readlink("/proc/self/exe", $0.baseAddress!, $0.count) }
+        if n > 0, n < link.count, let slash = link[..<n].lastIndex(of: UInt8(ascii: "/")) {
+            let bin = String(decoding: link[..<slash], as: UTF8.self)
+            let prefix = bin.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(bin[..<$0]) } ?? ""
+            for shipped in [prefix + "/share/mdoc-respond/test-vectors", bin + "/mdoc-respond-data/test-vectors"] {
+                var st = stat()
+                if stat(shipped + "/context/context.cbor", &st) == 0 { return URL(fileURLWithPath: shipped) }
+            }
         }
         return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()

@@ -1,4 +1,5 @@
 package import CryptoCore
+import Synchronization
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -261,12 +262,34 @@ final class CertificateFacts: Sendable {
     let extendedKeyUsages: [String]
     let isCA: Bool
     let allowsDigitalSignature: Bool
-    let isSelfSigned: Bool
+    /// The certificate, for the self-signature check, which is made on first use: it is a signature
+    /// verification, and only a refused chain's explanation asks for it (an anchor is trusted as
+    /// configured; a request's chain is validated by its issuer's signatures).
+    private let cert: X509Certificate
+    /// Whether issuer and subject names are equal (a certificate whose names differ is not self-signed).
+    private let namesMatch: Bool
+    /// The self-signature check's result once made: 0 not yet, 1 fails, 2 verifies.
+    private let selfSignature = Atomic<UInt8>(0)
+
+    /// True when the certificate is self-signed: issuer and subject names equal and its signature
+    /// verifies under its own key. Computed once, on first use, by whichever thread asks first.
+    var isSelfSigned: Bool {
+        guard namesMatch else { return false }
+        switch selfSignature.load(ordering: .acquiring) {
+        case 1: return false
+        case 2: return true
+        default:
+            let verifies = cert.isSigned(by: cert)
+            selfSignature.store(verifies ? 2 : 1, ordering: .releasing)
+            return verifies
+        }
+    }
 
     init(_ cert: X509Certificate) {
+        self.cert = cert
         isCA = cert.isCA
         allowsDigitalSignature = cert.keyUsage.map { $0 & X509Certificate.keyUsageDigitalSignature != 0 } ?? false
-        isSelfSigned = cert.isSelfSigned
+        namesMatch = cert.namesMatch
         subject = cert.subject
         notBefore = Date(timeIntervalSince1970: TimeInterval(cert.notBefore))
         notAfter = Date(timeIntervalSince1970: TimeInterval(cert.notAfter))
