@@ -87,21 +87,25 @@ package enum JWE {
         } catch { throw JOSEError(.invalidKey, "key agreement failed") }
         defer { SecureBytes.cleanse(&z) }
         guard case .ec(let c) = epk.kind, c == curve else { throw JOSEError(.invalidKey, "ephemeral key curve") }
-        var header: [(String, JSONValue)] = [
-            ("alg", .string("ECDH-ES")), ("enc", .string(encryption.rawValue)),
-        ]
-        if let keyID { header.append(("kid", .string(keyID))) }
-        let epkJWK = try JWK(publicKey: epk.publicKey)
-        header.append(
-            (
-                "epk",
-                .object([
-                    ("kty", .string("EC")), ("crv", epkJWK.json["crv"]!), ("x", epkJWK.json["x"]!),
-                    ("y", epkJWK.json["y"]!),
-                ])
-            ))
-        if !partyUInfo.isEmpty { header.append(("apu", .string(Base64URL.encode(partyUInfo)))) }
-        if !partyVInfo.isEmpty { header.append(("apv", .string(Base64URL.encode(partyVInfo)))) }
+        // {"alg":"ECDH-ES","enc":…,"kid":…,"epk":{"kty":"EC","crv":…,"x":…,"y":…},"apu":…,"apv":…}
+        var header = JSONWriter(capacity: 512)
+        header.writeRaw("{\"alg\":\"ECDH-ES\",\"enc\":")
+        header.writeString(encryption.rawValue)
+        if let keyID {
+            header.writeRaw(",\"kid\":")
+            header.writeString(keyID)
+        }
+        header.writeRaw(",\"epk\":")
+        try JWK(publicKey: epk.publicKey).writePublicMembers(into: &header)
+        if !partyUInfo.isEmpty {
+            header.writeRaw(",\"apu\":")
+            header.writeBase64URLString(partyUInfo)
+        }
+        if !partyVInfo.isEmpty {
+            header.writeRaw(",\"apv\":")
+            header.writeBase64URLString(partyVInfo)
+        }
+        header.writeRaw("}")
         var cek = concatKDF(
             sharedSecret: z, keyLength: encryption.keySize, algorithmID: encryption.rawValue, partyUInfo: partyUInfo,
             partyVInfo: partyVInfo)
@@ -115,7 +119,7 @@ package enum JWE {
         let start = output.count
         output.reserveCapacity(
             start + 600 + Base64URL.encodedLength(plaintext.count) + Base64URL.encodedLength(16) + 8)
-        JSONValue.object(header).serialized.withUnsafeBytes { Base64URL.encode($0, appendingTo: &output) }
+        header.bytes.withUnsafeBytes { Base64URL.encode($0, appendingTo: &output) }
         let protectedEnd = output.count
         output.append(contentsOf: [UInt8(ascii: "."), UInt8(ascii: ".")])
         iv.withUnsafeBytes { Base64URL.encode($0, appendingTo: &output) }

@@ -71,9 +71,14 @@ package struct JWK: Sendable {
         guard x.count == size, y.count == size else {
             throw JOSEError(.invalidKey, "JWK coordinates are not the curve's size")
         }
-        for member in ["kid", "use", "alg"] where json[member] != nil && json[member]?.string == nil {
-            throw JOSEError(.malformed, "JWK \(member) is not a string")
+        func optionalString(_ member: String) throws(JOSEError) -> String? {
+            guard let value = json[member] else { return nil }
+            guard let s = value.string else { throw JOSEError(.malformed, "JWK \(member) is not a string") }
+            return s
         }
+        let kid = try optionalString("kid")
+        let use = try optionalString("use")
+        let alg = try optionalString("alg")
         do {
             publicKey = try PublicKey(curve: crv.curve, x: x, y: y)
         } catch {
@@ -82,9 +87,9 @@ package struct JWK: Sendable {
         self.curve = crv
         self.x = x
         self.y = y
-        keyID = json["kid"]?.string
-        use = json["use"]?.string
-        algorithm = json["alg"]?.string
+        keyID = kid
+        self.use = use
+        algorithm = alg
     }
 
     /// The JWK of an EC public key.
@@ -104,17 +109,31 @@ package struct JWK: Sendable {
         self.publicKey = publicKey
     }
 
-    /// The RFC 7638 members in lexicographic order: `{"crv","kty","x","y"}`.
-    private var requiredMembers: JSONValue {
-        .object([
-            ("crv", .string(curve.rawValue)), ("kty", .string("EC")), ("x", .string(Base64URL.encode(x))),
-            ("y", .string(Base64URL.encode(y))),
-        ])
+    /// The RFC 7638 SHA-256 thumbprint: SHA-256 of the required members in lexicographic order,
+    /// `{"crv":…,"kty":"EC","x":…,"y":…}`, without whitespace.
+    package var thumbprint: [UInt8] {
+        var w = JSONWriter(capacity: 32 + 2 * Base64URL.encodedLength(x.count))
+        w.writeRaw("{\"crv\":")
+        w.writeString(curve.rawValue)
+        w.writeRaw(",\"kty\":\"EC\",\"x\":")
+        w.writeBase64URLString(x)
+        w.writeRaw(",\"y\":")
+        w.writeBase64URLString(y)
+        w.writeRaw("}")
+        return DigestAlgorithm.sha256.hash(w.bytes)
     }
 
-    /// The RFC 7638 SHA-256 thumbprint: SHA-256 of the required members, in lexicographic order,
-    /// without whitespace.
-    package var thumbprint: [UInt8] { DigestAlgorithm.sha256.hash(requiredMembers.serialized) }
+    /// Writes the public key's members, `{"kty":"EC","crv":…,"x":…,"y":…}` (as `json` without `kid`,
+    /// `use` and `alg`): a JWE's `epk`.
+    package func writePublicMembers(into w: inout JSONWriter) {
+        w.writeRaw("{\"kty\":\"EC\",\"crv\":")
+        w.writeString(curve.rawValue)
+        w.writeRaw(",\"x\":")
+        w.writeBase64URLString(x)
+        w.writeRaw(",\"y\":")
+        w.writeBase64URLString(y)
+        w.writeRaw("}")
+    }
 
     /// The public JWK as JSON: `kty`, `crv`, `x`, `y`, then `kid`, `use`, `alg` when set.
     package var json: JSONValue {

@@ -104,8 +104,10 @@ package struct JWSHeader: Sendable {
             guard unprotected.isObject else {
                 throw JOSEError(.malformed, "JWS unprotected header is not a JSON object")
             }
-            guard unprotected.shape.depth <= limits.headerDepth, unprotected.shape.widest <= limits.headerMembers
-            else { throw JOSEError(.malformed, "JWS unprotected header exceeds the bounds") }
+            let shape = unprotected.shape
+            guard shape.depth <= limits.headerDepth, shape.widest <= limits.headerMembers else {
+                throw JOSEError(.malformed, "JWS unprotected header exceeds the bounds")
+            }
             var both = false
             unprotected.forEachMember { k, _ in both = both || (k.string.map { json[$0] != nil } ?? false) }
             if both {

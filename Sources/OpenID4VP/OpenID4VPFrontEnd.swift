@@ -58,7 +58,8 @@ package struct OpenID4VPFrontEnd: DCAPIFrontEnd {
         let data = try entry.parsedData(limits: parameterLimits)
         let form =
             entry.protocolIdentifier.flatMap(OpenID4VPRequestForm.init(protocolIdentifier:)) ?? Self.bareForm(data)
-        guard data.shape.depth <= Self.parameterDepth, data.shape.widest <= Self.parameterMembers else {
+        let shape = data.shape
+        guard shape.depth <= Self.parameterDepth, shape.widest <= Self.parameterMembers else {
             throw PresentmentError(OpenID4VPRule.dataOverBounds)
         }
         var joseLimits = JOSELimits(maxBytes: limits.maxRequestBytes)

@@ -26,6 +26,25 @@ struct JOSEBehaviourTests {
                     #expect(
                         header.object?.map(\.0) == ["alg", "enc", "kid", "epk"] + (apu.isEmpty ? [] : ["apu", "apv"]))
                     #expect(jwe.split(separator: ".", omittingEmptySubsequences: false)[1].isEmpty)
+                    // The protected header's exact text: members in this order, no whitespace, the
+                    // epk's four members as RFC 7518 §6.2.1 names them (the AAD is these bytes).
+                    let epk = try #require(header["epk"])
+                    var expected: [(String, JSONValue)] = [
+                        ("alg", .string("ECDH-ES")), ("enc", .string(enc.rawValue)), ("kid", .string("k1")),
+                        (
+                            "epk",
+                            .object([
+                                ("kty", .string("EC")), ("crv", .string(curve == .p256 ? "P-256" : curve == .p384 ? "P-384" : "P-521")),
+                                ("x", try #require(epk["x"])), ("y", try #require(epk["y"])),
+                            ])
+                        ),
+                    ]
+                    if !apu.isEmpty {
+                        expected += [("apu", .string(Base64URL.encode(apu))), ("apv", .string(Base64URL.encode(apv)))]
+                    }
+                    let protectedText = try #require(
+                        Base64URL.decode(String(jwe.split(separator: ".", omittingEmptySubsequences: false)[0])))
+                    #expect(protectedText == JSONValue.object(expected).serialized)
                 }
             }
         }
