@@ -122,7 +122,10 @@ public enum Base64URL {
     }
 
     package static func decode(_ text: UnsafeRawBufferPointer) -> [UInt8]? {
-        text.contains(UInt8(ascii: "=")) ? nil : decode(text, table: table)
+        // Only a final "=" needs refusing here (the shared decoder would take it as padding); one
+        // anywhere else is outside the alphabet, which the table refuses in the same pass.
+        if let last = text.last, last == UInt8(ascii: "=") { return nil }
+        return decode(text, table: table)
     }
 
     /// The decoder for either alphabet (`table` maps a character to its 6-bit value, 0xff if none).

@@ -71,5 +71,15 @@ struct Base64URLTests {
         for bad in ["A", "AQ=", "AQ===", "A=Q=", "+/8", "AB", "AQ#", "AQID\n", "====", "AR"] {
             #expect(Base64URL.decode(bad) == nil, "\(bad)")
         }
+        // "=" in any position of any length is refused (at the end as padding, elsewhere as outside
+        // the alphabet).
+        let valid = Array(Base64URL.encode(Array(0..<40)).utf8)
+        for length in 1...valid.count {
+            for at in 0..<length {
+                var text = Array(valid[..<length])
+                text[at] = UInt8(ascii: "=")
+                #expect(Base64URL.decode(String(decoding: text, as: UTF8.self)) == nil, "length \(length), at \(at)")
+            }
+        }
     }
 }
