@@ -87,9 +87,11 @@ package struct PrivateKey: Sendable {
     }
 
     /// Imports an EC private scalar (big-endian, exactly the curve's size). The public key is computed
-    /// as d·G, since OpenSSL 3.0 does not derive it on import. Rejects 0 and values ≥ the order.
+    /// as d·G, since OpenSSL 3.0 does not derive it on import, and kept as that point with its
+    /// encoding (reading it back from the `EVP_PKEY` would convert it to affine coordinates again).
+    /// Rejects 0 and values ≥ the order.
     package init<D: ContiguousBytes>(curve: Curve, scalar: D) throws(CryptoError) {
-        let pkey: OpaquePointer? = scalar.withUnsafeBytes { buf -> OpaquePointer? in
+        let made: (pkey: OpaquePointer, point: ECPointBox)? = scalar.withUnsafeBytes { buf in
             guard buf.count == curve.coordinateSize else { return nil }
             guard let d = BN_secure_new() else { return nil }
             defer { BN_clear_free(d) }
@@ -98,19 +100,22 @@ package struct PrivateKey: Sendable {
             }
             let group = curve.group
             guard BN_is_zero(d) == 0, BN_cmp(d, EC_GROUP_get0_order(group)) < 0 else { return nil }
-            guard let point = EC_POINT_new(group) else { return nil }
-            defer { EC_POINT_free(point) }
-            guard EC_POINT_mul(group, point, d, nil, nil, nil) == 1 else { return nil }
-            var pub = ByteArrays.zeros(count: curve.uncompressedPointSize)
-            let plen = pub.withUnsafeMutableBufferPointer {
-                EC_POINT_point2oct(group, point, POINT_CONVERSION_UNCOMPRESSED, $0.baseAddress, $0.count, nil)
+            guard let q = EC_POINT_new(group) else { return nil }
+            guard EC_POINT_mul(group, q, d, nil, nil, nil) == 1 else {
+                EC_POINT_free(q)
+                return nil
             }
-            guard plen == pub.count else { return nil }
-            return Self.keyPair(curve: curve, d: d, publicPoint: pub)
+            // Owns q from here (and frees it if the encoding fails).
+            guard let point = ECPointBox(curve: curve, adopting: q),
+                let pkey = Self.keyPair(curve: curve, d: d, publicPoint: point.encoded)
+            else { return nil }
+            return (pkey, point)
         }
         ERR_clear_error()
-        guard let pkey else { throw .invalidPrivateKey }
-        try self.init(adopting: pkey, kind: .ec(curve))
+        guard let made else { throw .invalidPrivateKey }
+        self.storage = .evp(PKeyBox(made.pkey))
+        self.kind = .ec(curve)
+        self.publicKey = PublicKey(point: made.point)
     }
 
     /// An EC key pair `EVP_PKEY` from the scalar and its public point (EVP_PKEY_fromdata).
