@@ -86,11 +86,23 @@ package struct PrivateKey: Sendable {
         return try PrivateKey(adopting: pkey, kind: kind)
     }
 
-    /// Imports an EC private scalar (big-endian, exactly the curve's size). The public key is computed
-    /// as d·G, since OpenSSL 3.0 does not derive it on import, and kept as that point with its
-    /// encoding (reading it back from the `EVP_PKEY` would convert it to affine coordinates again).
-    /// Rejects 0 and values ≥ the order.
-    package init<D: ContiguousBytes>(curve: Curve, scalar: D) throws(CryptoError) {
+    /// Imports an EC private scalar (big-endian, exactly the curve's size). The public key is d·G,
+    /// since OpenSSL 3.0 does not derive it on import, kept as that point with its encoding (reading
+    /// it back from the `EVP_PKEY` would convert it to affine coordinates again). With `publicPoint`
+    /// (`04 ‖ x ‖ y`, as a PKCS#8 file may carry it), that point is validated (on the curve) and must
+    /// equal d·G, compared in projective coordinates, which spares the conversion.
+    /// - Throws: `invalidPrivateKey` for 0, a value ≥ the order, a wrong size, or a `publicPoint`
+    ///   that is not a valid point or not d·G.
+    package init<D: ContiguousBytes>(curve: Curve, scalar: D, publicPoint: [UInt8]? = nil) throws(CryptoError) {
+        let given: ECPointBox?
+        if let publicPoint {
+            guard let p = publicPoint.withUnsafeBytes({ ECPointBox(curve: curve, uncompressed: $0) }) else {
+                throw .invalidPrivateKey
+            }
+            given = p
+        } else {
+            given = nil
+        }
         let made: (pkey: OpaquePointer, point: ECPointBox)? = scalar.withUnsafeBytes { buf in
             guard buf.count == curve.coordinateSize else { return nil }
             guard let d = BN_secure_new() else { return nil }
@@ -105,10 +117,17 @@ package struct PrivateKey: Sendable {
                 EC_POINT_free(q)
                 return nil
             }
-            // Owns q from here (and frees it if the encoding fails).
-            guard let point = ECPointBox(curve: curve, adopting: q),
-                let pkey = Self.keyPair(curve: curve, d: d, publicPoint: point.encoded)
-            else { return nil }
+            let point: ECPointBox
+            if let given {
+                defer { EC_POINT_free(q) }
+                guard EC_POINT_cmp(group, q, given.point, nil) == 0 else { return nil }
+                point = given
+            } else {
+                // Owns q from here (and frees it if the encoding fails).
+                guard let computed = ECPointBox(curve: curve, adopting: q) else { return nil }
+                point = computed
+            }
+            guard let pkey = Self.keyPair(curve: curve, d: d, publicPoint: point.encoded) else { return nil }
             return (pkey, point)
         }
         ERR_clear_error()
@@ -162,13 +181,7 @@ package struct PrivateKey: Sendable {
         // The embedded public key, when present, must match the one computed from the scalar.
         if var parsed = ECPKCS8.parse(bytes) {
             defer { SecureBytes.cleanse(&parsed.scalar) }
-            let key = try PrivateKey(curve: parsed.curve, scalar: parsed.scalar)
-            if let embedded = parsed.publicPoint {
-                guard SecureBytes.constantTimeEqual(embedded, key.publicKey.rawRepresentation) else {
-                    throw .invalidPrivateKey
-                }
-            }
-            self = key
+            self = try PrivateKey(curve: parsed.curve, scalar: parsed.scalar, publicPoint: parsed.publicPoint)
             return
         }
         let isPEM =

@@ -66,6 +66,17 @@ struct PKCS8FastPathTests {
             wrong[wrong.count - 1] ^= 0x01
             #expect(ECPKCS8.parse(wrong) != nil)
             #expect(throws: CryptoError.self) { try PrivateKey(encoded: wrong) }
+            // So is a valid point of the curve that is another key's (the point ends the DER).
+            let other = try PrivateKey.generate(.ec(curve)).publicKey.rawRepresentation
+            let swapped = Array(der.dropLast(other.count)) + other
+            #expect(ECPKCS8.parse(swapped)?.publicPoint == other)
+            #expect(throws: CryptoError.invalidPrivateKey) { try PrivateKey(encoded: swapped) }
+            #expect(throws: CryptoError.invalidPrivateKey) {
+                try PrivateKey(curve: curve, scalar: try key.exportSecret(), publicPoint: other)
+            }
+            #expect(
+                try PrivateKey(curve: curve, scalar: try key.exportSecret(), publicPoint: key.publicKey.rawRepresentation)
+                    .publicKey.rawRepresentation == key.publicKey.rawRepresentation)
             // Truncations never parse (and never crash); OpenSSL then refuses them too.
             for cut in stride(from: 0, to: der.count, by: 7) {
                 #expect(ECPKCS8.parse(Array(der.prefix(cut))) == nil)
