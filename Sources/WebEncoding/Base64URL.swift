@@ -13,7 +13,8 @@ public enum Base64URL {
         for i in 0..<4096 { t[i] = UInt16(alphabet[i >> 6]) | UInt16(alphabet[i & 63]) << 8 }
         return t
     }()
-    private static let table: [UInt8] = {
+    /// Each character's 6-bit value, 0xff for characters outside the alphabet.
+    static let table: [UInt8] = {
         var t = [UInt8](repeating: 0xff, count: 256)
         for (i, c) in alphabet.enumerated() { t[Int(c)] = UInt8(i) }
         return t
@@ -125,11 +126,14 @@ public enum Base64URL {
         // Only a final "=" needs refusing here (the shared decoder would take it as padding); one
         // anywhere else is outside the alphabet, which the table refuses in the same pass.
         if let last = text.last, last == UInt8(ascii: "=") { return nil }
-        return decode(text, table: table)
+        return decode(text, table: table, vectorURLBlocks: true)
     }
 
     /// The decoder for either alphabet (`table` maps a character to its 6-bit value, 0xff if none).
-    static func decode(_ text: UnsafeRawBufferPointer, table: [UInt8]) -> [UInt8]? {
+    /// With `vectorURLBlocks` (the URL-safe table only), whole 32-character blocks are decoded with
+    /// vector instructions where the CPU has them (`mdoc_base64url_decode_blocks`, which stops at the
+    /// first block holding any other character); the loop below decodes and checks the rest.
+    static func decode(_ text: UnsafeRawBufferPointer, table: [UInt8], vectorURLBlocks: Bool = false) -> [UInt8]? {
         var n = text.count
         var pad = 0
         while n > 0 && text[n - 1] == UInt8(ascii: "=") {
@@ -145,6 +149,10 @@ public enum Base64URL {
             let out = ByteArrays.make(count: outLen) { buf in
                 var i = 0
                 var o = 0
+                if vectorURLBlocks, n >= 32, let input = text.baseAddress, let output = buf.baseAddress {
+                    i = mdoc_base64url_decode_blocks(input.assumingMemoryBound(to: UInt8.self), n, output)
+                    o = i / 4 * 3
+                }
                 while i + 4 <= n {
                     let a = t[Int(text[i])]
                     let b = t[Int(text[i + 1])]

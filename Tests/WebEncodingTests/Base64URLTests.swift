@@ -61,6 +61,46 @@ struct Base64URLTests {
         }
     }
 
+    @Test(
+        "The vector decoder agrees with the portable one: every length to 600, every byte value in every position of two blocks, large inputs"
+    )
+    func vectorDecode() {
+        var rng = SystemRandomNumberGenerator()
+        func both(_ text: [UInt8]) -> (vector: [UInt8]?, scalar: [UInt8]?) {
+            text.withUnsafeBytes {
+                (
+                    Base64URL.decode($0, table: Base64URL.table, vectorURLBlocks: true),
+                    Base64URL.decode($0, table: Base64URL.table, vectorURLBlocks: false)
+                )
+            }
+        }
+        for n in 0...600 {
+            let b = (0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            let text = Array(Base64URL.encode(b).utf8)
+            let (v, s) = both(text)
+            #expect(v == b && s == b, "length \(n)")
+        }
+        // Every byte value at every position of a 64-character text (two vector blocks) and of a
+        // 70-character one (two blocks and a tail): the same bytes, or nil from both.
+        for length in [64, 70] {
+            let base = Array(Base64URL.encode((0..<(length * 3 / 4)).map { UInt8(truncatingIfNeeded: $0 &* 37) }).utf8)
+            #expect(base.count == length)
+            for at in 0..<length {
+                for value in 0...255 {
+                    var text = base
+                    text[at] = UInt8(value)
+                    let (v, s) = both(text)
+                    #expect(v == s, "length \(length), byte \(value) at \(at)")
+                    if Base64URL.table[value] != 0xff, at < length - 2 { #expect(v != nil, "byte \(value) at \(at)") }
+                }
+            }
+        }
+        for n in [4095, 4096, 19_999, 65_536, 1 << 20] {
+            let b = (0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            #expect(Base64URL.decode(Base64URL.encode(b)) == b, "length \(n)")
+        }
+    }
+
     @Test("Decoding refuses bad alphabet, bad padding, impossible lengths and non-canonical trailing bits")
     func refusals() {
         // Padding refused, as the platform refuses it (Web Platform Tests, org-iso-mdoc validation).
