@@ -111,25 +111,39 @@ struct ClaimRulesTests {
         #expect(try Self.released(Self.query([]), context) == [])
     }
 
+    /// The fixture's context as written (its credentials checked), and the same read back from its
+    /// snapshot (credentials recorded as checked: indexed on first use, the issuer's certificates
+    /// parsed only when a rule reads them).
+    static func bothContexts() throws -> (TestWorld, [CredentialContext]) {
+        let (world, context) = try Self.fixture()
+        let loaded = try CredentialContext(encoded: context.encoded(), keyResolver: world.resolver)
+        return (world, [context, loaded])
+    }
+
     @Test("trusted_authorities (aki): only a credential whose issuer chain carries one of the key identifiers")
     func authorities() throws {
-        let (world, context) = try Self.fixture()
+        let (world, contexts) = try Self.bothContexts()
         let iacaSKI = try #require(world.iaca.subjectKeyIdentifier)
-        #expect(
-            try Self.released(Self.query(["family_name"], akis: [[1, 2, 3], iacaSKI]), context) == ["family_name"])
-        #expect(try Self.released(Self.query(["family_name"], akis: [[1, 2, 3]]), context) == nil)
+        for context in contexts {
+            #expect(
+                try Self.released(Self.query(["family_name"], akis: [[1, 2, 3], iacaSKI]), context) == ["family_name"])
+            #expect(try Self.released(Self.query(["family_name"], akis: [[1, 2, 3]]), context) == nil)
+        }
     }
 
     @Test("issuerauth/deviceauth algorithm lists: the algorithm itself or its fully specified form for the key's curve")
     func algorithms() throws {
-        let (_, context) = try Self.fixture()
+        let (_, contexts) = try Self.bothContexts()
         // The test issuer signs ES256 with a P-256 document signer; device keys are P-256 (ES256).
-        for (issuer, device, ok) in [
-            ([-7], [-7], true), ([-9], [-9], true), ([-7, -35], nil, true), ([-35], nil, false),
-            (nil, [-36, -52], false), ([-36], [-7], false), ([Int64]?.none, [Int64]?.none, true),
-        ] as [([Int64]?, [Int64]?, Bool)] {
-            let got = try Self.released(Self.query(["family_name"], issuerAlgs: issuer, deviceAlgs: device), context)
-            #expect((got != nil) == ok, "\(String(describing: issuer)) \(String(describing: device))")
+        for context in contexts {
+            for (issuer, device, ok) in [
+                ([-7], [-7], true), ([-9], [-9], true), ([-7, -35], nil, true), ([-35], nil, false),
+                (nil, [-36, -52], false), ([-36], [-7], false), ([Int64]?.none, [Int64]?.none, true),
+            ] as [([Int64]?, [Int64]?, Bool)] {
+                let got = try Self.released(
+                    Self.query(["family_name"], issuerAlgs: issuer, deviceAlgs: device), context)
+                #expect((got != nil) == ok, "\(String(describing: issuer)) \(String(describing: device))")
+            }
         }
     }
 
