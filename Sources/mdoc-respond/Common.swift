@@ -278,7 +278,8 @@ func writeOutput<B: Collection<UInt8>>(_ data: B, to path: String?, what: String
             guard close(fd) == 0, written else { fail(Exit.io, "io", "cannot write the \(what) device or pipe") }
             return
         case S_IFLNK:
-            fail(Exit.io, "io", "the \(what) path is a symbolic link, which is not followed (use - for standard output)")
+            fail(
+                Exit.io, "io", "the \(what) path is a symbolic link, which is not followed (use - for standard output)")
         default:
             fail(Exit.io, "io", "the \(what) path is not a regular file, a device or a pipe")
         }

@@ -75,8 +75,10 @@ struct PKCS8FastPathTests {
                 try PrivateKey(curve: curve, scalar: try key.exportSecret(), publicPoint: other)
             }
             #expect(
-                try PrivateKey(curve: curve, scalar: try key.exportSecret(), publicPoint: key.publicKey.rawRepresentation)
-                    .publicKey.rawRepresentation == key.publicKey.rawRepresentation)
+                try PrivateKey(
+                    curve: curve, scalar: try key.exportSecret(), publicPoint: key.publicKey.rawRepresentation
+                )
+                .publicKey.rawRepresentation == key.publicKey.rawRepresentation)
             // Truncations never parse (and never crash); OpenSSL then refuses them too.
             for cut in stride(from: 0, to: der.count, by: 7) {
                 #expect(ECPKCS8.parse(Array(der.prefix(cut))) == nil)

@@ -34,7 +34,8 @@ struct JOSEBehaviourTests {
                         (
                             "epk",
                             .object([
-                                ("kty", .string("EC")), ("crv", .string(curve == .p256 ? "P-256" : curve == .p384 ? "P-384" : "P-521")),
+                                ("kty", .string("EC")),
+                                ("crv", .string(curve == .p256 ? "P-256" : curve == .p384 ? "P-384" : "P-521")),
                                 ("x", try #require(epk["x"])), ("y", try #require(epk["y"])),
                             ])
                         ),
