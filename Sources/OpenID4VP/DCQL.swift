@@ -163,18 +163,38 @@ struct DCQLQuery: Sendable {
         var elements = [RequestedElement]()
         var values = [[ClaimValue]?]()
         var ids = [(id: String, position: Int)]()
+        // Claims of one query name mostly one namespace: a claim's namespace equal to the previous
+        // one's reuses that String (no copy, and equal Strings sharing storage compare at once).
+        var lastNameSpace: String?
         for claim in claims {
             guard claim.isObject else { throw bad(.claimNotObject) }
-            guard let path = claim["path"]?.elements, path.count == 2, let ns = path[0].string,
+            // One pass over the claim's members (the parser refused duplicate keys).
+            var pathMember: JSONNode?
+            var retainMember: JSONNode?
+            var valuesMember: JSONNode?
+            var idMember: JSONNode?
+            claim.forEachMember { key, value in
+                if key.isString("path") {
+                    pathMember = value
+                } else if key.isString("intent_to_retain") {
+                    retainMember = value
+                } else if key.isString("values") {
+                    valuesMember = value
+                } else if key.isString("id") {
+                    idMember = value
+                }
+            }
+            guard let path = pathMember?.elements, path.count == 2,
+                let ns = lastNameSpace.flatMap({ path[0].isString($0) ? $0 : nil }) ?? path[0].string,
                 let name = path[1].string, !ns.isEmpty, !name.isEmpty,
                 ns.utf8.count <= limits.maxPathComponentBytes, name.utf8.count <= limits.maxPathComponentBytes
             else { throw bad(.claimPath) }
+            lastNameSpace = ns
             let retainGiven: Bool? =
-                claim["intent_to_retain"] == nil
-                ? nil : try bool(claim["intent_to_retain"], default: false, bad(.intentToRetainNotBoolean))
+                retainMember == nil ? nil : try bool(retainMember, default: false, bad(.intentToRetainNotBoolean))
             let retain = retainGiven ?? false
             var accepted: [ClaimValue]?
-            if let raw = claim["values"] {
+            if let raw = valuesMember {
                 guard let list = raw.elements, !list.isEmpty, list.count <= limits.maxValues else {
                     throw bad(.claimValues)
                 }
@@ -208,7 +228,7 @@ struct DCQLQuery: Sendable {
                 elements.append(RequestedElement(id: element, intentToRetain: retainGiven))
                 values.append(accepted)
             }
-            if let id = claim["id"] {
+            if let id = idMember {
                 guard let s = id.string, isIdentifier(s, limits) else { throw bad(.claimID) }
                 guard !ids.contains(where: { $0.id == s }) else { throw bad(.duplicateClaimID) }
                 ids.append((s, position))

@@ -115,6 +115,13 @@ package struct JSONNode: Sendable {
         return String(decoding: JSONDocument.unescape(storage.bytes, Int(n.start)..<Int(n.end)), as: UTF8.self)
     }
 
+    /// Whether this is a string equal to `s` (compared decoded, without making a `String`).
+    package func isString(_ s: String) -> Bool {
+        guard node.kind == .string else { return false }
+        var s = s
+        return s.withUTF8 { JSONDocument.keyEquals(storage, index, $0) }
+    }
+
     /// Members (objects) or elements (arrays); 0 otherwise.
     package var count: Int {
         let n = node

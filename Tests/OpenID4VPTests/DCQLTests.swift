@@ -6,6 +6,7 @@ import Presentment
 import Testing
 import TestSupport
 import TestWorld
+import WebEncoding
 
 @testable import OpenID4VP
 
@@ -180,6 +181,29 @@ struct DCQLTests {
             try Self.answer([sdjwt, mdl], sets: [.init(options: [["sd"], ["mdl"]])], world: world, engine: engine)
                 == ["mdl": ["family_name"]])
         #expect(try Self.refusal([sdjwt], engine: engine)?.code == .noMatchingCredential)
+    }
+
+    @Test("Claims read in one pass: namespaces alternating between claims, escaped member names, members in any order")
+    func claimMembers() throws {
+        let text = #"""
+            {"credentials":[{"id":"q","format":"mso_mdoc","meta":{"doctype_value":"org.iso.18013.5.1.mDL"},"claims":[
+            {"path":["org.iso.18013.5.1","family_name"]},
+            {"intent_to_retain":true,"path":["org.iso.18013.5.1.aamva","DHS_compliance"]},
+            {"p\u0061th":["org.iso.18013.5.1","given_name"],"id":"g"},
+            {"values":[true],"path":["org.iso.18013.5.1.aamva","veteran"]},
+            {"path":["org.iso.18013.5.1.aamv","x"]}]}]}
+            """#
+        let entry = try #require(try JSONDocument(Array(text.utf8)).root["credentials"]?.elements?.first)
+        let (elements, values, sets) = try DCQLQuery.claims(entry, limits: .init()) { PresentmentError($0) }
+        #expect(
+            elements.map { $0.id } == [
+                ElementID("org.iso.18013.5.1", "family_name"), ElementID("org.iso.18013.5.1.aamva", "DHS_compliance"),
+                ElementID("org.iso.18013.5.1", "given_name"), ElementID("org.iso.18013.5.1.aamva", "veteran"),
+                ElementID("org.iso.18013.5.1.aamv", "x"),
+            ])
+        #expect(elements.map { $0.intentToRetain } == [nil, true, nil, nil, nil])
+        #expect(values.map { $0 != nil } == [false, false, false, true, false])
+        #expect(sets == nil)
     }
 
     @Test("Consent: the model shows claim sets and values; approval narrows a set or leaves the query unanswered")

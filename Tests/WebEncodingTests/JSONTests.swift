@@ -76,6 +76,20 @@ struct JSONTests {
         #expect(try Self.parse("\"\"") == .string(""))
     }
 
+    @Test("A node compares with a string as decoded text, escaped or not, and only when it is a string")
+    func nodeStringEquality() throws {
+        let root = try JSONDocument(Array(#"{"p\u0061th":"org.iso.18013.5.1","b":"\u00e9","n":1,"e":""}"#.utf8)).root
+        var keys = [JSONNode]()
+        root.forEachMember { k, _ in keys.append(k) }
+        #expect(keys[0].isString("path") && !keys[0].isString("pat") && !keys[0].isString("paths"))
+        #expect(root["path"]?.isString("org.iso.18013.5.1") == true)
+        #expect(root["path"]?.isString("org.iso.18013.5.2") == false)
+        #expect(root["b"]?.isString("é") == true && root["b"]?.isString("e") == false)
+        #expect(root["n"]?.isString("1") == false)
+        #expect(root["e"]?.isString("") == true && root["e"]?.isString("x") == false)
+        #expect(!root.isString(""))
+    }
+
     @Test("Numbers keep their text; integers are exact beyond 2^53; equality is by value")
     func numbers() throws {
         let big = try Self.parse("9007199254740993")

@@ -272,7 +272,8 @@ final class CertificateFacts: Sendable {
     private let selfSignature = Atomic<UInt8>(0)
 
     /// True when the certificate is self-signed: issuer and subject names equal and its signature
-    /// verifies under its own key. Computed once, on first use, by whichever thread asks first.
+    /// verifies under its own key. Computed on first use (threads asking at once may each compute it,
+    /// and store the same answer; the verification only reads the certificate and its key).
     var isSelfSigned: Bool {
         guard namesMatch else { return false }
         switch selfSignature.load(ordering: .acquiring) {
