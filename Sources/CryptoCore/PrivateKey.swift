@@ -94,14 +94,10 @@ package struct PrivateKey: Sendable {
     /// - Throws: `invalidPrivateKey` for 0, a value ≥ the order, a wrong size, or a `publicPoint`
     ///   that is not a valid point or not d·G.
     package init<D: ContiguousBytes>(curve: Curve, scalar: D, publicPoint: [UInt8]? = nil) throws(CryptoError) {
-        let given: ECPointBox?
+        var given: ECPointBox?
         if let publicPoint {
-            guard let p = publicPoint.withUnsafeBytes({ ECPointBox(curve: curve, uncompressed: $0) }) else {
-                throw .invalidPrivateKey
-            }
-            given = p
-        } else {
-            given = nil
+            given = publicPoint.withUnsafeBytes { ECPointBox(curve: curve, uncompressed: $0) }
+            if given == nil { throw .invalidPrivateKey }
         }
         let made: (pkey: OpaquePointer, point: ECPointBox)? = scalar.withUnsafeBytes { buf in
             guard buf.count == curve.coordinateSize else { return nil }

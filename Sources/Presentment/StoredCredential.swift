@@ -100,7 +100,7 @@ public final class StoredCredential: Sendable {
                 algorithms = algorithm.map { COSEAlgorithm.satisfied(by: $0, curve: signerCurve) } ?? []
             }
 
-            /// The facts of a chain whose document signer was parsed already (or failed to parse).
+            /// The facts of a chain, parsing its document signer for its curve (nil if it does not parse).
             convenience init(chain: [[UInt8]], algorithm: Int64?) {
                 let curve = chain.first.flatMap { (try? Certificate(der: $0).publicKey())?.curve }
                 self.init(chain: chain, algorithm: algorithm, signerCurve: curve)

@@ -274,6 +274,13 @@ func writeOutput<B: Collection<UInt8>>(_ data: B, to path: String?, what: String
         case S_IFCHR, S_IFIFO:
             let fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
             guard fd >= 0 else { fail(Exit.io, "io", "cannot open the \(what) device or pipe") }
+            // Examined again through the descriptor: a path swapped for a regular file since the lstat
+            // would otherwise be overwritten in place, not replaced whole.
+            var opened = stat()
+            guard fstat(fd, &opened) == 0, opened.st_mode & S_IFMT == st.st_mode & S_IFMT else {
+                close(fd)
+                fail(Exit.io, "io", "the \(what) path changed while it was opened")
+            }
             let written = writeAll(fd, bytes)
             guard close(fd) == 0, written else { fail(Exit.io, "io", "cannot write the \(what) device or pipe") }
             return
