@@ -71,74 +71,26 @@ package enum JWE {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// `encrypt(_:to:…)` appending the compact serialization to `output` (one buffer: the ciphertext is
-    /// sealed into a scratch buffer once and base64url-encoded straight into `output`).
+    /// `encrypt(_:to:…)` appending the compact serialization to `output`.
     package static func encrypt(
         _ plaintext: UnsafeRawBufferPointer, to recipient: JWK, encryption: JWEEncryption, keyID: String? = nil,
         partyUInfo: [UInt8] = [], partyVInfo: [UInt8] = [], ephemeralKey: PrivateKey? = nil, iv fixedIV: [UInt8]? = nil,
         appendingTo output: inout [UInt8]
     ) throws(JOSEError) {
-        let curve = recipient.curve.curve
-        let epk: PrivateKey
-        var z: [UInt8]
-        do {
-            epk = try ephemeralKey ?? PrivateKey.generateForAgreement(.ec(curve))
-            z = try epk.sharedSecret(with: recipient.publicKey)
-        } catch { throw JOSEError(.invalidKey, "key agreement failed") }
-        defer { SecureBytes.cleanse(&z) }
-        guard case .ec(let c) = epk.kind, c == curve else { throw JOSEError(.invalidKey, "ephemeral key curve") }
-        // {"alg":"ECDH-ES","enc":…,"kid":…,"epk":{"kty":"EC","crv":…,"x":…,"y":…},"apu":…,"apv":…}
-        var header = JSONWriter(capacity: 512)
-        header.writeRaw("{\"alg\":\"ECDH-ES\",\"enc\":")
-        header.writeString(encryption.rawValue)
-        if let keyID {
-            header.writeRaw(",\"kid\":")
-            header.writeString(keyID)
-        }
-        header.writeRaw(",\"epk\":")
-        try JWK(publicKey: epk.publicKey).writePublicMembers(into: &header)
-        if !partyUInfo.isEmpty {
-            header.writeRaw(",\"apu\":")
-            header.writeBase64URLString(partyUInfo)
-        }
-        if !partyVInfo.isEmpty {
-            header.writeRaw(",\"apv\":")
-            header.writeBase64URLString(partyVInfo)
-        }
-        header.writeRaw("}")
-        var cek = concatKDF(
-            sharedSecret: z, keyLength: encryption.keySize, algorithmID: encryption.rawValue, partyUInfo: partyUInfo,
-            partyVInfo: partyVInfo)
-        defer { SecureBytes.cleanse(&cek) }
-        let iv: [UInt8]
-        do { iv = try fixedIV ?? SecureBytes.random(count: 12) } catch {
-            throw JOSEError(.invalidKey, "random IV failed")
-        }
-        guard iv.count == 12 else { throw JOSEError(.malformed, "IV is not 96 bits") }
-        // protected "." "" "." iv "." ciphertext "." tag; the AAD is the protected header's ASCII.
+        let sealer = try JWESealer(
+            to: recipient, encryption: encryption, keyID: keyID, partyUInfo: partyUInfo, partyVInfo: partyVInfo,
+            ephemeralKey: ephemeralKey, iv: fixedIV)
         let start = output.count
-        output.reserveCapacity(
-            start + 600 + Base64URL.encodedLength(plaintext.count) + Base64URL.encodedLength(16) + 8)
-        header.bytes.withUnsafeBytes { Base64URL.encode($0, appendingTo: &output) }
-        let protectedEnd = output.count
-        output.append(contentsOf: [UInt8(ascii: "."), UInt8(ascii: ".")])
-        iv.withUnsafeBytes { Base64URL.encode($0, appendingTo: &output) }
-        output.append(UInt8(ascii: "."))
-        let sealed = UnsafeMutableRawBufferPointer.allocate(byteCount: plaintext.count + 16, alignment: 1)
-        defer { sealed.deallocate() }
-        do {
-            try output.withUnsafeBytes { all in
-                try encryption.aead.seal(
-                    key: cek, nonce: iv, plaintext: plaintext,
-                    aad: UnsafeRawBufferPointer(rebasing: all[start..<protectedEnd]), into: sealed)
+        output.append(contentsOf: repeatElement(0, count: sealer.compactLength(plaintextCount: plaintext.count)))
+        let result: Result<Void, JOSEError> = output.withUnsafeMutableBytes { out in
+            Result { () throws(JOSEError) in
+                try sealer.seal(plaintext, into: UnsafeMutableRawBufferPointer(rebasing: out[start...]))
             }
-        } catch {
-            output.removeSubrange(start...)
-            throw JOSEError(.invalidKey, "content encryption failed")
         }
-        Base64URL.encode(UnsafeRawBufferPointer(rebasing: sealed[..<plaintext.count]), appendingTo: &output)
-        output.append(UInt8(ascii: "."))
-        Base64URL.encode(UnsafeRawBufferPointer(rebasing: sealed[plaintext.count...]), appendingTo: &output)
+        if case .failure(let error) = result {
+            output.removeSubrange(start...)
+            throw error
+        }
     }
 
     /// Decrypts a compact JWE made with `ECDH-ES` and A128GCM / A256GCM to `key`.
@@ -214,5 +166,122 @@ package enum JWE {
             let plaintext = try enc.aead.open(key: cek, nonce: iv, ciphertext: ct + tag, aad: Array(parts[0].utf8))
             return (header, plaintext)
         } catch { throw JOSEError(.decryptionFailed, "JWE does not decrypt") }
+    }
+}
+
+/// One JWE (`ECDH-ES`, compact serialization) prepared for its plaintext: the key agreed, the content
+/// key derived, the protected header written and the IV drawn. The serialization's length is known
+/// before anything is encrypted (`compactLength(plaintextCount:)`), so a caller writes it straight into
+/// the buffer it returns. The content key is cleansed when the sealer goes away.
+package struct JWESealer: ~Copyable {
+    /// The protected header, base64url-encoded: the first segment and the AAD.
+    private let encodedHeader: [UInt8]
+    private let iv: [UInt8]
+    private let aead: AEADAlgorithm
+    /// The content-encryption key, in a buffer of its own so that `deinit` can cleanse it.
+    private let cek: UnsafeMutableRawBufferPointer
+
+    /// Agrees a key with `recipient` (an EC key on P-256, P-384 or P-521) and writes the header.
+    /// - Parameters:
+    ///   - encryption: A128GCM or A256GCM.
+    ///   - keyID: written as `kid` when given (the recipient JWK's `kid`).
+    ///   - partyUInfo / partyVInfo: `apu` / `apv`, written and used in the KDF when non-empty.
+    ///   - ephemeralKey / iv: fixed values for known-answer tests; fresh ones otherwise.
+    /// - Throws: `JOSEError.invalidKey` when the agreement or the random IV fails, `malformed` for a
+    ///   fixed IV that is not 96 bits. The header's members are `alg`, `enc`, `kid` (when given), `epk`,
+    ///   then `apu` / `apv` (when given), in that order.
+    package init(
+        to recipient: JWK, encryption: JWEEncryption, keyID: String? = nil, partyUInfo: [UInt8] = [],
+        partyVInfo: [UInt8] = [], ephemeralKey: PrivateKey? = nil, iv fixedIV: [UInt8]? = nil
+    ) throws(JOSEError) {
+        let curve = recipient.curve.curve
+        let epk: PrivateKey
+        var z: [UInt8]
+        do {
+            epk = try ephemeralKey ?? PrivateKey.generateForAgreement(.ec(curve))
+            z = try epk.sharedSecret(with: recipient.publicKey)
+        } catch { throw JOSEError(.invalidKey, "key agreement failed") }
+        defer { SecureBytes.cleanse(&z) }
+        guard case .ec(let c) = epk.kind, c == curve else { throw JOSEError(.invalidKey, "ephemeral key curve") }
+        // {"alg":"ECDH-ES","enc":…,"kid":…,"epk":{"kty":"EC","crv":…,"x":…,"y":…},"apu":…,"apv":…}
+        var header = JSONWriter(capacity: 512)
+        header.writeRaw("{\"alg\":\"ECDH-ES\",\"enc\":")
+        header.writeString(encryption.rawValue)
+        if let keyID {
+            header.writeRaw(",\"kid\":")
+            header.writeString(keyID)
+        }
+        header.writeRaw(",\"epk\":")
+        try JWK(publicKey: epk.publicKey).writePublicMembers(into: &header)
+        if !partyUInfo.isEmpty {
+            header.writeRaw(",\"apu\":")
+            header.writeBase64URLString(partyUInfo)
+        }
+        if !partyVInfo.isEmpty {
+            header.writeRaw(",\"apv\":")
+            header.writeBase64URLString(partyVInfo)
+        }
+        header.writeRaw("}")
+        let iv: [UInt8]
+        do { iv = try fixedIV ?? SecureBytes.random(count: 12) } catch {
+            throw JOSEError(.invalidKey, "random IV failed")
+        }
+        guard iv.count == 12 else { throw JOSEError(.malformed, "IV is not 96 bits") }
+        var key = JWE.concatKDF(
+            sharedSecret: z, keyLength: encryption.keySize, algorithmID: encryption.rawValue, partyUInfo: partyUInfo,
+            partyVInfo: partyVInfo)
+        defer { SecureBytes.cleanse(&key) }
+        var encoded = [UInt8]()
+        header.bytes.withUnsafeBytes { Base64URL.encode($0, appendingTo: &encoded) }
+        self.encodedHeader = encoded
+        self.iv = iv
+        self.aead = encryption.aead
+        self.cek = UnsafeMutableRawBufferPointer.allocate(byteCount: key.count, alignment: 1)
+        key.withUnsafeBytes { cek.copyMemory(from: $0) }
+    }
+
+    deinit {
+        SecureBytes.cleanse(cek)
+        cek.deallocate()
+    }
+
+    /// The length in bytes of the compact serialization of a `plaintextCount`-byte plaintext:
+    /// header "." "" "." IV "." ciphertext "." tag, each segment base64url without padding.
+    package func compactLength(plaintextCount: Int) -> Int {
+        encodedHeader.count + 2 + Base64URL.encodedLength(12) + 1 + Base64URL.encodedLength(plaintextCount) + 1
+            + Base64URL.encodedLength(aead.tagSize)
+    }
+
+    /// Encrypts `plaintext` and writes the compact serialization into `output`, which must hold exactly
+    /// `compactLength(plaintextCount: plaintext.count)` bytes (the caller owns the buffer).
+    /// - Throws: `JOSEError.invalidKey` when the cipher fails (nothing usable is left in `output`).
+    package func seal(_ plaintext: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer)
+        throws(JOSEError)
+    {
+        precondition(output.count == compactLength(plaintextCount: plaintext.count), "JWE output length")
+        let o = output.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        var k = encodedHeader.count
+        encodedHeader.withUnsafeBytes { o.update(from: $0.baseAddress!.assumingMemoryBound(to: UInt8.self), count: k) }
+        o[k] = UInt8(ascii: ".")
+        o[k + 1] = UInt8(ascii: ".")
+        k += 2
+        iv.withUnsafeBytes { Base64URL.encode($0, into: o + k) }
+        k += Base64URL.encodedLength(iv.count)
+        o[k] = UInt8(ascii: ".")
+        k += 1
+        // The AAD is the protected header's ASCII, already at the start of the output.
+        let sealed = UnsafeMutableRawBufferPointer.allocate(byteCount: plaintext.count + aead.tagSize, alignment: 1)
+        defer { sealed.deallocate() }
+        do {
+            try aead.seal(
+                key: UnsafeRawBufferPointer(cek), nonce: iv, plaintext: plaintext,
+                aad: UnsafeRawBufferPointer(rebasing: output[..<encodedHeader.count]), into: sealed)
+        } catch {
+            throw JOSEError(.invalidKey, "content encryption failed")
+        }
+        Base64URL.encode(UnsafeRawBufferPointer(rebasing: sealed[..<plaintext.count]), into: o + k)
+        k += Base64URL.encodedLength(plaintext.count)
+        o[k] = UInt8(ascii: ".")
+        Base64URL.encode(UnsafeRawBufferPointer(rebasing: sealed[plaintext.count...]), into: o + k + 1)
     }
 }

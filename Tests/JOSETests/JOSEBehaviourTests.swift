@@ -51,6 +51,31 @@ struct JOSEBehaviourTests {
         }
     }
 
+    @Test("A JWE sealer's length is exact before encryption, for every plaintext length 0…70 and both encryptions")
+    func sealerLength() throws {
+        let key = try PrivateKey.generate(.ec(.p256))
+        let jwk = try JWK(publicKey: key.publicKey, keyID: "k1")
+        for enc in JWEEncryption.allCases {
+            for n in 0...70 {
+                let message = (0..<n).map { UInt8(truncatingIfNeeded: $0 &* 37) }
+                let sealer = try JWESealer(to: jwk, encryption: enc, keyID: "k1")
+                let length = sealer.compactLength(plaintextCount: n)
+                // Written between two guard bytes that must stay as they are.
+                var buffer = [UInt8](repeating: 0xEE, count: length + 2)
+                try buffer.withUnsafeMutableBytes { b in
+                    try message.withUnsafeBytes {
+                        try sealer.seal($0, into: UnsafeMutableRawBufferPointer(rebasing: b[1...length]))
+                    }
+                }
+                #expect(buffer.first == 0xEE && buffer.last == 0xEE)
+                let compact = String(decoding: buffer[1...length], as: UTF8.self)
+                #expect(compact.split(separator: ".", omittingEmptySubsequences: false).count == 5)
+                let (header, plaintext) = try JWE.decrypt(compact, with: key)
+                #expect(plaintext == message && header["enc"]?.string == enc.rawValue)
+            }
+        }
+    }
+
     @Test("JWE tampering, a wrong key, an off-curve epk, another alg/enc and zip/crit are refused")
     func jweRefusals() throws {
         let key = try PrivateKey.generate(.ec(.p256))
