@@ -185,9 +185,10 @@ package struct OpenID4VPFrontEnd: DCAPIFrontEnd {
         }
     }
 
-    private static func sealer(_ enc: (key: JWK, encryption: JWEEncryption), ephemeralKey: PrivateKey?) throws(PresentmentError)
-        -> JWESealer
-    {
+    /// The JWE prepared for the verifier's key (`OpenID4VPRule.sealing` when the agreement fails).
+    private static func sealer(
+        _ enc: (key: JWK, encryption: JWEEncryption), ephemeralKey: PrivateKey?
+    ) throws(PresentmentError) -> JWESealer {
         do {
             return try JWESealer(
                 to: enc.key, encryption: enc.encryption, keyID: enc.key.keyID, ephemeralKey: ephemeralKey)
@@ -203,7 +204,9 @@ package struct OpenID4VPFrontEnd: DCAPIFrontEnd {
         let total = prefix.count + bodyLength + (wrap ? 1 : 0)
         let out = UnsafeMutableRawBufferPointer.allocate(byteCount: total, alignment: 1)
         prefix.withUnsafeBytes { out.copyMemory(from: $0) }
-        do { try writeBody(UnsafeMutableRawBufferPointer(rebasing: out[prefix.count..<prefix.count + bodyLength])) } catch {
+        do {
+            try writeBody(UnsafeMutableRawBufferPointer(rebasing: out[prefix.count..<prefix.count + bodyLength]))
+        } catch {
             out.deallocate()
             throw error
         }
