@@ -362,7 +362,9 @@ private struct TapeParser {
         case UInt8(ascii: "{"):
             let me = add(.object, i, i)
             i += 1
-            var keys = [Int]()
+            // The members' keys are found by walking this object's nodes (a key, then its value, whose
+            // `next` is the following key): no array of keys per object.
+            var memberCount = 0
             // Past `pairwiseKeys` members, duplicates are found through a set of decoded keys (hashed
             // with the process's random seed), so the check stays linear in the input.
             var seen: Set<[UInt8]>?
@@ -378,21 +380,27 @@ private struct TapeParser {
                     throw ParseError(.keyNotString)
                 }
                 let k = try string()
-                if keys.count < Self.pairwiseKeys {
-                    for other in keys where JSONDocument.keysEqual(bytes, nodes[other], nodes[k]) {
-                        throw ParseError(.duplicateKey)
+                if memberCount < Self.pairwiseKeys {
+                    var other = me + 1
+                    while other != k {
+                        if JSONDocument.keysEqual(bytes, nodes[other], nodes[k]) { throw ParseError(.duplicateKey) }
+                        other = Int(nodes[other + 1].next)
                     }
                 } else {
                     if seen == nil {
                         var s = Set<[UInt8]>(minimumCapacity: 2 * Self.pairwiseKeys)
-                        for other in keys { s.insert(JSONDocument.keyBytes(bytes, nodes[other])) }
+                        var other = me + 1
+                        while other != k {
+                            s.insert(JSONDocument.keyBytes(bytes, nodes[other]))
+                            other = Int(nodes[other + 1].next)
+                        }
                         seen = s
                     }
                     guard seen!.insert(JSONDocument.keyBytes(bytes, nodes[k])).inserted else {
                         throw ParseError(.duplicateKey)
                     }
                 }
-                keys.append(k)
+                memberCount += 1
                 skipSpace()
                 guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else {
                     throw ParseError(.missingColon)
@@ -400,7 +408,7 @@ private struct TapeParser {
                 i += 1
                 skipSpace()
                 try value(depth: depth + 1)
-                guard keys.count <= limits.maxMembers else { throw ParseError(.tooManyMembers) }
+                guard memberCount <= limits.maxMembers else { throw ParseError(.tooManyMembers) }
                 skipSpace()
                 guard i < bytes.count else { throw ParseError(.endsEarly) }
                 if bytes[i] == UInt8(ascii: ",") {
@@ -409,7 +417,7 @@ private struct TapeParser {
                 }
                 if bytes[i] == UInt8(ascii: "}") {
                     i += 1
-                    close(me, count: keys.count)
+                    close(me, count: memberCount)
                     return
                 }
                 throw ParseError(.objectUnterminated)
@@ -504,6 +512,28 @@ private struct TapeParser {
         }
     }
 
+    /// Where the run of printable ASCII string content starting at `start` ends: the offset of the
+    /// first quote, backslash, control character or byte ≥ 0x80, or the end of the input. Eight bytes
+    /// at a time; the lowest flagged byte of a word is exact (a borrow only flags bytes above it).
+    private func asciiRunEnd(from start: Int) -> Int {
+        let n = bytes.count
+        var k = start
+        #if _endian(little)
+            let p = UnsafeRawPointer(bytes.baseAddress!)
+            while k + 8 <= n {
+                let stops = JSONScan.asciiStops(p.loadUnaligned(fromByteOffset: k, as: UInt64.self))
+                if stops != 0 { return k + stops.trailingZeroBitCount >> 3 }
+                k += 8
+            }
+        #endif
+        while k < n {
+            let b = bytes[k]
+            if b == 0x22 || b == 0x5c || b < 0x20 || b >= 0x80 { return k }
+            k += 1
+        }
+        return n
+    }
+
     /// Where the escape-free run of string content starting at `start` ends: the closing quote's
     /// offset (found with memchr), or the first backslash or control character before it, or the
     /// end of the input.
@@ -525,8 +555,16 @@ private struct TapeParser {
     mutating func string() throws(ParseError) -> Int {
         i += 1  // opening quote
         let start = i
-        // Fast path: no escapes (base64url members never have any).
-        let j = plainEnd(from: i)
+        // Fastest path: printable ASCII up to the closing quote (keys, names, base64url), valid UTF-8
+        // by construction.
+        let a = asciiRunEnd(from: i)
+        if a < bytes.count, bytes[a] == UInt8(ascii: "\"") {
+            guard a - i <= limits.maxStringBytes else { throw ParseError(.stringTooLong) }
+            i = a + 1
+            return add(.string, start, a)
+        }
+        // Fast path: no escapes, other UTF-8 to validate.
+        let j = a < bytes.count && bytes[a] >= 0x80 ? plainEnd(from: a) : a
         if j < bytes.count, bytes[j] == UInt8(ascii: "\"") {
             guard j - i <= limits.maxStringBytes else { throw ParseError(.stringTooLong) }
             let span = UnsafeBufferPointer(rebasing: bytes[i..<j])
@@ -608,6 +646,19 @@ private struct TapeParser {
 /// runs of bytes need no escaping, stopping at the first eight-byte word holding a control character or
 /// a backslash (or, with `stopAtQuote`, a quote). Callers finish the last few bytes one by one.
 enum JSONScan {
+    /// The high bit of each byte of `w` that is a quote, a backslash, a control character (< 0x20) or
+    /// ≥ 0x80. A byte above a flagged one may be flagged too (a borrow), never one below it, so the
+    /// lowest flag (in memory order on a little-endian machine) is exact.
+    @inline(__always)
+    static func asciiStops(_ w: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let below20 = (w &- ones &* 0x20) & ~w
+        let b = w ^ (ones &* 0x5c)
+        let q = w ^ (ones &* 0x22)
+        return (below20 | ((b &- ones) & ~b) | ((q &- ones) & ~q) | w) & highs
+    }
+
     @inline(__always)
     static func plainRun(_ p: UnsafeRawPointer, from start: Int, to end: Int, stopAtQuote: Bool) -> Int {
         let ones: UInt64 = 0x0101_0101_0101_0101

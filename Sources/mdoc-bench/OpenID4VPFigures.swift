@@ -8,6 +8,7 @@ import DigitalCredentials
 import OpenID4VP
 import OpenID4VPReader
 import Presentment
+import WebEncoding
 
 /// The cryptographic floor of answering an OpenID4VP `dc_api.jwt` request: what no implementation
 /// can skip — import and validate the verifier's key, its RFC 7638 thumbprint and the handover
@@ -87,6 +88,10 @@ func openID4VPFigures() {
         case "oid4vp_floor_signed": body = signedFloor
         case "oid4vp_parse":
             body = { blackHole(try! engine.parse(rawRequest: unsigned.rawRequest, origin: origin.serialized)) }
+        case "oid4vp_json":
+            // The request's JSON alone (the tape parser every JSON request goes through).
+            let bytes = [UInt8](unsigned.rawRequest)
+            body = { blackHole(try! JSONDocument(bytes, limits: JSONValue.Limits()).root.isObject) }
         default: return
         }
         runOperation(body)

@@ -195,4 +195,62 @@ struct JSONTests {
         let fromBuffer = try bytes.withUnsafeBufferPointer { try JSONDocument($0) }
         #expect(fromBuffer.root["z"]?.elements?.isEmpty == true)
     }
+
+    @Test("The reader's eight-byte scan: every byte value at every position of strings up to 19 bytes, by its rule")
+    func readerScan() throws {
+        for length in 1...19 {
+            for position in 0..<length {
+                for byte in 0...255 {
+                    var content = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                    content[position] = UInt8(byte)
+                    // Another string after it, so that a scan running past the quote would be seen.
+                    let input = Array(#"{"k":""#.utf8) + content + Array(#"","x":"y"}"#.utf8)
+                    let expected: JSONValue.ParseError.Code? =
+                        switch UInt8(byte) {
+                        case 0x22: .objectUnterminated  // the string ends early, then "a…" follows
+                        case 0x5c: .invalidEscape  // backslash then 'a' or '"'
+                        case 0..<0x20: .controlCharacter
+                        case 0x80...: .invalidUTF8  // a lone byte ≥ 0x80 is never UTF-8
+                        default: nil
+                        }
+                    do {
+                        let doc = try JSONDocument(input)
+                        #expect(expected == nil, "byte \(byte) at \(position) of \(length)")
+                        #expect(doc.root["k"]?.string == String(decoding: content, as: UTF8.self))
+                        #expect(doc.root["x"]?.string == "y")
+                    } catch {
+                        // A backslash last is followed by the closing quote: a valid escape of it.
+                        let code = byte == 0x5c && position == length - 1 ? .objectUnterminated : expected
+                        #expect(error.code == code, "byte \(byte) at \(position) of \(length)")
+                    }
+                }
+                // Multi-byte UTF-8 at each position goes through the validating path.
+                var content = Array(String(repeating: "a", count: length).utf8)
+                content.replaceSubrange(position..<position + 1, with: Array("é€😀".utf8))
+                let doc = try JSONDocument(Array(#"{"k":""#.utf8) + content + Array(#""}"#.utf8))
+                #expect(doc.root["k"]?.string == String(decoding: content, as: UTF8.self))
+            }
+        }
+    }
+
+    @Test("Duplicate keys are found after nested values, pairwise (up to 16 members) and past it")
+    func duplicatesAfterNestedValues() throws {
+        let values = [#"{"a":{"b":[1,{"c":2}]}}"#, "[[],[[]]]", #""s""#, "7", "null"]
+        for members in [2, 5, 16, 17, 40] {
+            let keys = (0..<members).map { "key\($0)" }
+            let text = keys.enumerated().map { #""\#($1)":\#(values[$0 % values.count])"# }
+            let document = "{\(text.joined(separator: ","))}"
+            let doc = try JSONDocument(Array(document.utf8))
+            #expect(doc.root.members?.map(\.0) == keys)
+            for repeated in [0, members / 2, members - 1] {
+                let duplicate = "{\(text.joined(separator: ",")),\"key\(repeated)\":[{}]}"
+                #expect(throws: JSONValue.ParseError(.duplicateKey), "\(repeated) of \(members)") {
+                    try JSONDocument(Array(duplicate.utf8))
+                }
+            }
+            // The same keys inside a nested object do not collide with the outer ones.
+            let nested = "{\(text.joined(separator: ",")),\"inner\":{\(text.joined(separator: ","))}}"
+            #expect(try JSONDocument(Array(nested.utf8)).root["inner"]?.count == members)
+        }
+    }
 }
