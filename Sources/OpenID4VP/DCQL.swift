@@ -161,7 +161,9 @@ struct DCQLQuery: Sendable {
             throw PresentmentError(DCQLRule.tooManyClaimsInQuery)
         }
         var elements = [RequestedElement]()
+        elements.reserveCapacity(claims.count)
         var values = [[ClaimValue]?]()
+        values.reserveCapacity(claims.count)
         var ids = [(id: String, position: Int)]()
         // Claims of one query name mostly one namespace: a claim's namespace equal to the previous
         // one's reuses that String (no copy, and equal Strings sharing storage compare at once).
@@ -184,9 +186,9 @@ struct DCQLQuery: Sendable {
                     idMember = value
                 }
             }
-            guard let path = pathMember?.elements, path.count == 2,
-                let ns = lastNameSpace.flatMap({ path[0].isString($0) ? $0 : nil }) ?? path[0].string,
-                let name = path[1].string, !ns.isEmpty, !name.isEmpty,
+            guard let path = pathMember?.pair,
+                let ns = lastNameSpace.flatMap({ path.0.isString($0) ? $0 : nil }) ?? path.0.string,
+                let name = path.1.string, !ns.isEmpty, !name.isEmpty,
                 ns.utf8.count <= limits.maxPathComponentBytes, name.utf8.count <= limits.maxPathComponentBytes
             else { throw bad(.claimPath) }
             lastNameSpace = ns

@@ -26,6 +26,9 @@ package struct JSONDocument: Sendable {
         var kind: Kind
         /// A string with at least one escape (decoded through the slow path).
         var escaped: Bool
+        /// Nesting depth of a value (the top-level value is 0; a key has its object's; clamped at
+        /// 65,535, far past any limit).
+        var depth: UInt16
         /// Strings: the content between the quotes; numbers: the lexeme; containers: the brackets.
         var start: UInt32
         var end: UInt32
@@ -111,7 +114,12 @@ package struct JSONNode: Sendable {
     package var string: String? {
         let n = node
         guard n.kind == .string else { return nil }
-        if !n.escaped { return String(decoding: storage.bytes[Int(n.start)..<Int(n.end)], as: UTF8.self) }
+        if !n.escaped {
+            // From a buffer pointer: String's contiguous UTF-8 path (a slice goes through the generic one).
+            return storage.bytes.withUnsafeBufferPointer {
+                String(decoding: UnsafeBufferPointer(rebasing: $0[Int(n.start)..<Int(n.end)]), as: UTF8.self)
+            }
+        }
         return String(decoding: JSONDocument.unescape(storage.bytes, Int(n.start)..<Int(n.end)), as: UTF8.self)
     }
 
@@ -140,6 +148,15 @@ package struct JSONNode: Sendable {
             k = Int(storage.nodes[k].next)
         }
         return out
+    }
+
+    /// The two elements of an array of exactly two (a DCQL claim path), without an array of them;
+    /// nil for anything else.
+    package var pair: (JSONNode, JSONNode)? {
+        let n = node
+        guard n.kind == .array, n.count == 2 else { return nil }
+        let first = index + 1
+        return (JSONNode(storage: storage, index: first), JSONNode(storage: storage, index: Int(storage.nodes[first].next)))
     }
 
     /// Calls `body` with each member's key node and value, in order (objects only).
@@ -194,20 +211,18 @@ package struct JSONNode: Sendable {
     /// Nesting depth (a scalar is 0, `{}` and `[]` are 1) and the largest member count of any
     /// container in the subtree.
     package var shape: (depth: Int, widest: Int) {
-        var depth = 0
+        let n = node
+        guard n.kind == .object || n.kind == .array else { return (0, 0) }
+        // The subtree is the node range up to `next`, in document order: one linear pass.
+        var deepest = Int(n.depth)
         var widest = 0
-        func walk(_ i: Int, _ d: Int) -> Int {
-            let n = storage.nodes[i]
-            guard n.kind == .object || n.kind == .array else { return Int(n.next) }
-            depth = max(depth, d)
-            widest = max(widest, Int(n.count))
-            var k = i + 1
-            let end = Int(n.next)
-            while k < end { k = walk(k, d + 1) }
-            return end
+        storage.nodes.withUnsafeBufferPointer { b in
+            for k in index..<Int(n.next) where b[k].kind == .object || b[k].kind == .array {
+                deepest = max(deepest, Int(b[k].depth))
+                widest = max(widest, Int(b[k].count))
+            }
         }
-        _ = walk(index, 1)
-        return (depth, widest)
+        return (deepest - Int(n.depth) + 1, widest)
     }
 
     /// The value as a `JSONValue` tree (for code that builds or pattern-matches; the request path reads
@@ -331,6 +346,8 @@ private struct TapeParser {
     let bytes: UnsafeBufferPointer<UInt8>
     let limits: JSONValue.Limits
     var i = 0
+    /// The depth of the value being read (recorded in its nodes).
+    var depth: UInt16 = 0
     var nodes: [JSONDocument.Node] = []
 
     typealias ParseError = JSONValue.ParseError
@@ -350,14 +367,15 @@ private struct TapeParser {
     mutating func add(_ kind: JSONDocument.Kind, _ start: Int, _ end: Int, escaped: Bool = false) -> Int {
         nodes.append(
             .init(
-                kind: kind, escaped: escaped, start: UInt32(start), end: UInt32(end), next: UInt32(nodes.count + 1),
-                count: 0))
+                kind: kind, escaped: escaped, depth: depth, start: UInt32(start), end: UInt32(end),
+                next: UInt32(nodes.count + 1), count: 0))
         return nodes.count - 1
     }
 
     mutating func value(depth: Int) throws(ParseError) {
         guard depth < limits.maxDepth else { throw ParseError(.tooDeep) }
         guard i < bytes.count else { throw ParseError(.endsEarly) }
+        self.depth = UInt16(clamping: depth)
         switch bytes[i] {
         case UInt8(ascii: "{"):
             let me = add(.object, i, i)
@@ -408,6 +426,7 @@ private struct TapeParser {
                 i += 1
                 skipSpace()
                 try value(depth: depth + 1)
+                self.depth = UInt16(clamping: depth)
                 guard memberCount <= limits.maxMembers else { throw ParseError(.tooManyMembers) }
                 skipSpace()
                 guard i < bytes.count else { throw ParseError(.endsEarly) }
@@ -435,6 +454,7 @@ private struct TapeParser {
             while true {
                 skipSpace()
                 try value(depth: depth + 1)
+                self.depth = UInt16(clamping: depth)
                 count += 1
                 guard count <= limits.maxMembers else { throw ParseError(.tooManyElements) }
                 skipSpace()

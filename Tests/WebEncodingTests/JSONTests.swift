@@ -253,4 +253,33 @@ struct JSONTests {
             #expect(try JSONDocument(Array(nested.utf8)).root["inner"]?.count == members)
         }
     }
+
+    @Test("A node's shape (depth and widest container of its subtree) matches a recursive count, for every node")
+    func shapes() throws {
+        func reference(_ v: JSONValue) -> (depth: Int, widest: Int) {
+            switch v {
+            case .object(let members):
+                let inner = members.map { reference($0.1) }
+                return (1 + (inner.map(\.depth).max() ?? 0), max(members.count, inner.map(\.widest).max() ?? 0))
+            case .array(let items):
+                let inner = items.map { reference($0) }
+                return (1 + (inner.map(\.depth).max() ?? 0), max(items.count, inner.map(\.widest).max() ?? 0))
+            default: return (0, 0)
+            }
+        }
+        let texts = [
+            #"{"a":[1,2,3,{"b":{"c":[[],[[1]]]}}],"d":{},"e":"s","f":[{"g":1,"h":2,"i":3,"j":4,"k":5}]}"#,
+            "[[[[[[1]]]]],[1,2,3,4,5,6,7],{}]", #""x""#, "7", "[]",
+        ]
+        for text in texts {
+            let doc = try JSONDocument(Array(text.utf8))
+            // Every node reachable from the root, checked against its own value.
+            var pending = [doc.root]
+            while let node = pending.popLast() {
+                #expect(node.shape == reference(node.value), "\(text)")
+                if let items = node.elements { pending += items }
+                node.forEachMember { _, v in pending.append(v) }
+            }
+        }
+    }
 }
