@@ -156,7 +156,9 @@ package struct JSONNode: Sendable {
         let n = node
         guard n.kind == .array, n.count == 2 else { return nil }
         let first = index + 1
-        return (JSONNode(storage: storage, index: first), JSONNode(storage: storage, index: Int(storage.nodes[first].next)))
+        return (
+            JSONNode(storage: storage, index: first), JSONNode(storage: storage, index: Int(storage.nodes[first].next))
+        )
     }
 
     /// Calls `body` with each member's key node and value, in order (objects only).
