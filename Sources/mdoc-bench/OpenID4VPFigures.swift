@@ -18,7 +18,6 @@ import WebEncoding
 struct OpenID4VPFloor {
     let devKey = try! CryptoCore.PrivateKey.generate(.ec(.p256))
     let x: [UInt8], y: [UInt8]
-    let verifier: CryptoCore.PublicKey
     let thumbprintInput = [UInt8](repeating: 1, count: 120)
     let handoverInfo: [UInt8]
     let kdfRound = [UInt8](repeating: 2, count: 4 + 32 + 4 + 7 + 12)
@@ -30,7 +29,6 @@ struct OpenID4VPFloor {
     init(built: OpenID4VPReader.BuiltRequest, payloadSize: Int, headerSize: Int) {
         let k = try! CryptoCore.PrivateKey.generate(.ec(.p256))
         (x, y) = k.publicKey.coordinates!
-        verifier = k.publicKey
         handoverInfo = [UInt8](
             repeating: 3, count: 3 + 2 + built.origin.serialized.utf8.count + 2 + built.nonce.utf8.count + 34)
         payload = [UInt8](repeating: 7, count: payloadSize)
@@ -38,7 +36,8 @@ struct OpenID4VPFloor {
     }
 
     func run() {
-        blackHole(try! CryptoCore.PublicKey(curve: .p256, x: x, y: y))
+        // The verifier's key as the engine holds it: imported from the JWK's coordinates.
+        let verifier = try! CryptoCore.PublicKey(curve: .p256, x: x, y: y)
         blackHole(DigestAlgorithm.sha256.hash(thumbprintInput))
         blackHole(DigestAlgorithm.sha256.hash(handoverInfo))
         let e = try! CryptoCore.PrivateKey.generateForAgreement(.ec(.p256))
