@@ -4,7 +4,8 @@
 // would be compiled with DWARF 5, which valgrind 3.19 (scripts/instructions.sh) cannot read.
 //
 // mdoc_base64url_encode_blocks encodes the longest prefix of `in` that is a multiple of 24 bytes and
-// leaves at least 4 bytes after it readable (every vector load reads 16 bytes for the 12 it uses),
+// leaves at least 4 bytes after it readable (the first block's loads read 16 bytes for 12 each, later
+// blocks one 32-byte load from 4 bytes before the block for its 24),
 // writing 4/3 as many base64url characters (RFC 4648 §5, no padding) at `out`. It returns how many
 // input bytes it consumed: 0 when the CPU has no AVX2 (the caller encodes everything then) or the
 // input is shorter than 28 bytes.
@@ -14,8 +15,9 @@
 //  2. two masks and two 16-bit multiplies move the four 6-bit fields to the low bits of the four
 //     bytes (high half of a multiply by 2^6 / 2^10 = right shifts; low half by 2^4 / 2^8 = left
 //     shifts), so each byte holds one index 0..63;
-//  3. each index gets the offset of its alphabet range, looked up with a byte shuffle: 0..25 'A',
-//     26..51 'a' - 26, 52..61 '0' - 52, 62 '-' - 62, 63 '_' - 63.
+//  3. each index gets the offset of its alphabet range, looked up with a byte shuffle by its class
+//     (index - 51 saturated, plus one above 25): 0..25 'A', 26..51 'a' - 26, 52..61 '0' - 52,
+//     62 '-' - 62, 63 '_' - 63.
 #ifndef MDOC_CBASE64_SHIM_H
 #define MDOC_CBASE64_SHIM_H
 #include <stddef.h>
@@ -24,39 +26,57 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-__attribute__((target("avx2"))) static inline size_t mdoc_base64url_encode_avx2(const uint8_t *in, size_t n, uint8_t *out) {
-    const __m256i spread = _mm256_setr_epi8(1, 0, 2, 1, 4, 3, 5, 4, 7, 6, 8, 7, 10, 9, 11, 10,  //
-                                            1, 0, 2, 1, 4, 3, 5, 4, 7, 6, 8, 7, 10, 9, 11, 10);
+// Twelve-bit groups of a shuffled 24-byte block to base64url characters.
+__attribute__((target("avx2"))) static inline __m256i mdoc_base64url_encode_chars(__m256i v) {
     const __m256i mask_hi = _mm256_set1_epi32(0x0fc0fc00);
     const __m256i mul_hi = _mm256_set1_epi32(0x04000040);
     const __m256i mask_lo = _mm256_set1_epi32(0x003f03f0);
     const __m256i mul_lo = _mm256_set1_epi32(0x01000010);
     const __m256i fifty_one = _mm256_set1_epi8(51);
-    const __m256i twenty_six = _mm256_set1_epi8(26);
-    const __m256i thirteen = _mm256_set1_epi8(13);
-    // Offsets by class: 0 = 26..51, 1..10 = 52..61, 11 = 62, 12 = 63, 13 = 0..25.
+    const __m256i twenty_five = _mm256_set1_epi8(25);
+    // Offsets by class: 0 = 0..25, 1 = 26..51, 2..11 = 52..61, 12 = 62, 13 = 63.
     const __m256i offsets = _mm256_setr_epi8(
-        'a' - 26, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52,
-        '0' - 52, '-' - 62, '_' - 63, 'A', 0, 0,  //
-        'a' - 26, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52,
-        '0' - 52, '-' - 62, '_' - 63, 'A', 0, 0);
-    size_t i = 0;
-    size_t o = 0;
-    while (n - i >= 28) {
-        __m128i lo = _mm_loadu_si128((const __m128i *)(in + i));
-        __m128i hi = _mm_loadu_si128((const __m128i *)(in + i + 12));
-        __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
-        v = _mm256_shuffle_epi8(v, spread);
-        __m256i a = _mm256_mulhi_epu16(_mm256_and_si256(v, mask_hi), mul_hi);
-        __m256i b = _mm256_mullo_epi16(_mm256_and_si256(v, mask_lo), mul_lo);
-        __m256i idx = _mm256_or_si256(a, b);
-        __m256i cls = _mm256_subs_epu8(idx, fifty_one);
-        __m256i below26 = _mm256_cmpgt_epi8(twenty_six, idx);
-        cls = _mm256_or_si256(cls, _mm256_and_si256(below26, thirteen));
-        __m256i chars = _mm256_add_epi8(idx, _mm256_shuffle_epi8(offsets, cls));
-        _mm256_storeu_si256((__m256i *)(out + o), chars);
+        'A', 'a' - 26, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52,
+        '0' - 52, '-' - 62, '_' - 63, 0, 0,  //
+        'A', 'a' - 26, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52,
+        '0' - 52, '-' - 62, '_' - 63, 0, 0);
+    __m256i a = _mm256_mulhi_epu16(_mm256_and_si256(v, mask_hi), mul_hi);
+    __m256i b = _mm256_mullo_epi16(_mm256_and_si256(v, mask_lo), mul_lo);
+    __m256i idx = _mm256_or_si256(a, b);
+    // The class: idx - 51 saturated (1..12 for 52..63), plus one for every index above 25 (the
+    // compare gives -1 there, subtracted).
+    __m256i cls = _mm256_sub_epi8(_mm256_subs_epu8(idx, fifty_one), _mm256_cmpgt_epi8(idx, twenty_five));
+    return _mm256_add_epi8(idx, _mm256_shuffle_epi8(offsets, cls));
+}
+
+// Encoding, 24 bytes to 32 characters per step, while at least 28 bytes remain (the loads read 28).
+__attribute__((target("avx2"))) static inline size_t mdoc_base64url_encode_avx2(const uint8_t *in, size_t n, uint8_t *out) {
+    const __m256i spread = _mm256_setr_epi8(1, 0, 2, 1, 4, 3, 5, 4, 7, 6, 8, 7, 10, 9, 11, 10,  //
+                                            1, 0, 2, 1, 4, 3, 5, 4, 7, 6, 8, 7, 10, 9, 11, 10);
+    // After the first block, one 32-byte load from 4 bytes back puts the block's first 12 bytes at
+    // offsets 4..15 of the low lane and the next 12 at 0..11 of the high lane (reading at most
+    // in[i + 27], as the first block's two loads do).
+    const __m256i spread_back = _mm256_setr_epi8(5, 4, 6, 5, 8, 7, 9, 8, 11, 10, 12, 11, 14, 13, 15, 14,  //
+                                                 1, 0, 2, 1, 4, 3, 5, 4, 7, 6, 8, 7, 10, 9, 11, 10);
+    if (n < 28) return 0;
+    __m128i lo = _mm_loadu_si128((const __m128i *)in);
+    __m128i hi = _mm_loadu_si128((const __m128i *)(in + 12));
+    __m256i first = _mm256_shuffle_epi8(_mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1), spread);
+    _mm256_storeu_si256((__m256i *)out, mdoc_base64url_encode_chars(first));
+    size_t i = 24;
+    size_t o = 32;
+    while (n - i >= 52) {  // two blocks a step
+        __m256i v = _mm256_shuffle_epi8(_mm256_loadu_si256((const __m256i *)(in + i - 4)), spread_back);
+        __m256i w = _mm256_shuffle_epi8(_mm256_loadu_si256((const __m256i *)(in + i + 20)), spread_back);
+        _mm256_storeu_si256((__m256i *)(out + o), mdoc_base64url_encode_chars(v));
+        _mm256_storeu_si256((__m256i *)(out + o + 32), mdoc_base64url_encode_chars(w));
+        i += 48;
+        o += 64;
+    }
+    if (n - i >= 28) {
+        __m256i v = _mm256_shuffle_epi8(_mm256_loadu_si256((const __m256i *)(in + i - 4)), spread_back);
+        _mm256_storeu_si256((__m256i *)(out + o), mdoc_base64url_encode_chars(v));
         i += 24;
-        o += 32;
     }
     return i;
 }
