@@ -38,13 +38,17 @@ package struct JSONDocument: Sendable {
         var count: UInt32
     }
 
-    final class Storage: Sendable {
+    /// The input and its nodes, immutable once made (so shared between threads as is). The nodes are
+    /// a buffer the parser filled and this storage owns: read without bounds checks (every index a
+    /// node holds was written by the parser) and without retaining an array.
+    final class Storage: @unchecked Sendable {
         let bytes: [UInt8]
-        let nodes: [Node]
-        init(bytes: [UInt8], nodes: [Node]) {
+        let nodes: UnsafeBufferPointer<Node>
+        init(bytes: [UInt8], nodes: UnsafeBufferPointer<Node>) {
             self.bytes = bytes
             self.nodes = nodes
         }
+        deinit { nodes.deallocate() }
     }
 
     let storage: Storage
@@ -56,14 +60,17 @@ package struct JSONDocument: Sendable {
     package init(_ bytes: [UInt8], limits: JSONValue.Limits = .init()) throws(JSONValue.ParseError) {
         guard bytes.count <= limits.maxBytes else { throw JSONValue.ParseError(.tooLarge) }
         guard bytes.count < Int(UInt32.max) else { throw JSONValue.ParseError(.tooLarge) }
-        let r: Result<[Node], JSONValue.ParseError> = bytes.withUnsafeBufferPointer { b in
-            Result { () throws(JSONValue.ParseError) in
-                var p = TapeParser(bytes: b, limits: limits)
+        let r: Result<UnsafeBufferPointer<Node>, JSONValue.ParseError> = bytes.withUnsafeBufferPointer { b in
+            var p = TapeParser(bytes: b, limits: limits)
+            do throws(JSONValue.ParseError) {
                 p.skipSpace()
                 try p.value(depth: 0)
                 p.skipSpace()
                 guard p.i == b.count else { throw JSONValue.ParseError(.trailingBytes) }
-                return p.nodes
+                return .success(UnsafeBufferPointer(start: p.nodes, count: p.nodeCount))
+            } catch {
+                p.nodes.deallocate()
+                return .failure(error)
             }
         }
         storage = Storage(bytes: bytes, nodes: try r.get())
@@ -218,11 +225,10 @@ package struct JSONNode: Sendable {
         // The subtree is the node range up to `next`, in document order: one linear pass.
         var deepest = Int(n.depth)
         var widest = 0
-        storage.nodes.withUnsafeBufferPointer { b in
-            for k in index..<Int(n.next) where b[k].kind == .object || b[k].kind == .array {
-                deepest = max(deepest, Int(b[k].depth))
-                widest = max(widest, Int(b[k].count))
-            }
+        let b = storage.nodes
+        for k in index..<Int(n.next) where b[k].kind == .object || b[k].kind == .array {
+            deepest = max(deepest, Int(b[k].depth))
+            widest = max(widest, Int(b[k].count))
         }
         return (deepest - Int(n.depth) + 1, widest)
     }
@@ -350,14 +356,28 @@ private struct TapeParser {
     var i = 0
     /// The depth of the value being read (recorded in its nodes).
     var depth: UInt16 = 0
-    var nodes: [JSONDocument.Node] = []
+    /// The nodes so far: `nodeCount` of `capacity`, handed to the document's storage at the end (or
+    /// deallocated by the caller on a refusal).
+    var nodes: UnsafeMutablePointer<JSONDocument.Node>
+    var nodeCount = 0
+    var capacity: Int
 
     typealias ParseError = JSONValue.ParseError
 
     init(bytes: UnsafeBufferPointer<UInt8>, limits: JSONValue.Limits) {
         self.bytes = bytes
         self.limits = limits
-        nodes.reserveCapacity(bytes.count / 12 + 4)
+        // About one node per 8 bytes of typical JSON; doubled when exceeded.
+        capacity = bytes.count / 8 + 8
+        nodes = .allocate(capacity: capacity)
+    }
+
+    mutating func grow() {
+        let bigger = UnsafeMutablePointer<JSONDocument.Node>.allocate(capacity: capacity * 2)
+        bigger.moveInitialize(from: nodes, count: nodeCount)
+        nodes.deallocate()
+        nodes = bigger
+        capacity *= 2
     }
 
     mutating func skipSpace() {
@@ -367,11 +387,13 @@ private struct TapeParser {
     }
 
     mutating func add(_ kind: JSONDocument.Kind, _ start: Int, _ end: Int, escaped: Bool = false) -> Int {
-        nodes.append(
-            .init(
+        if nodeCount == capacity { grow() }
+        (nodes + nodeCount).initialize(
+            to: .init(
                 kind: kind, escaped: escaped, depth: depth, start: UInt32(start), end: UInt32(end),
-                next: UInt32(nodes.count + 1), count: 0))
-        return nodes.count - 1
+                next: UInt32(nodeCount + 1), count: 0))
+        nodeCount += 1
+        return nodeCount - 1
     }
 
     mutating func value(depth: Int) throws(ParseError) {
@@ -497,7 +519,7 @@ private struct TapeParser {
     mutating func close(_ me: Int, count: Int) {
         nodes[me].end = UInt32(i)
         nodes[me].count = UInt32(count)
-        nodes[me].next = UInt32(nodes.count)
+        nodes[me].next = UInt32(nodeCount)
     }
 
     mutating func literal(_ s: StaticString) throws(ParseError) {

@@ -282,4 +282,21 @@ struct JSONTests {
             }
         }
     }
+
+    @Test("Dense input (a node every two bytes) grows the node buffer past its first guess, and every node reads back")
+    func denseNodes() throws {
+        for n in [1, 7, 100, 10_000] {
+            let text = "[" + (0..<n).map { "\($0 % 10)" }.joined(separator: ",") + "]"
+            let doc = try JSONDocument(Array(text.utf8), limits: .init(maxMembers: 20_000))
+            let items = try #require(doc.root.elements)
+            #expect(items.count == n)
+            #expect(items.enumerated().allSatisfy { $0.element.number == JSONNumber("\($0.offset % 10)") })
+            #expect(doc.root.shape == (depth: 1, widest: n))
+        }
+        // A refusal after the buffer grew (the partial nodes are freed: ASan and LeakSanitizer run this).
+        let broken = "[" + String(repeating: "0,", count: 5_000) + "}"
+        #expect(throws: JSONValue.ParseError.self) {
+            try JSONDocument(Array(broken.utf8), limits: .init(maxMembers: 20_000))
+        }
+    }
 }
