@@ -1,6 +1,10 @@
 import CryptoCore
 import WebEncoding
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The JWS algorithms verified here (RFC 7518 §3.4): ECDSA with the curve and hash the name fixes.
 /// `none`, HMAC, RSA, RSA-PSS and EdDSA are refused (`unsupportedAlgorithm`).
 package enum JWSAlgorithm: String, Sendable, Hashable, CaseIterable {
@@ -186,22 +190,40 @@ package struct JWS: Sendable {
     ///   `unsupportedAlgorithm` / `unsupportedCritical` from the header.
     package init(compact: String, limits: JOSELimits = JOSELimits()) throws(JOSEError) {
         guard compact.utf8.count <= limits.maxBytes else { throw JOSEError(.malformed, "JWS larger than the limit") }
-        let parts = compact.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard parts.count == 3 else {
-            throw JOSEError(
-                .malformed, parts.count == 5 ? "a JWE where a JWS is expected" : "JWS is not three segments")
+        // The segments found in one pass over the contiguous UTF-8 (memchr for each dot; at most five
+        // looked for, enough to tell a JWE apart); the signing input is the text up to the second dot.
+        var text = compact
+        let split: (dots: Int, h: String, p: String, s: String, signingInput: [UInt8]) = text.withUTF8 { u in
+            var at = [Int]()
+            var from = 0
+            while at.count < 5, from < u.count,
+                let hit = memchr(u.baseAddress! + from, Int32(UInt8(ascii: ".")), u.count - from)
+            {
+                let k = u.baseAddress!.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+                at.append(k)
+                from = k + 1
+            }
+            guard at.count == 2 else { return (at.count, "", "", "", []) }
+            func text(_ r: Range<Int>) -> String {
+                String(decoding: UnsafeBufferPointer(rebasing: u[r]), as: UTF8.self)
+            }
+            return (
+                2, text(0..<at[0]), text(at[0] + 1..<at[1]), text(at[1] + 1..<u.count),
+                Array(UnsafeBufferPointer(rebasing: u[..<at[1]]))
+            )
         }
-        let h = String(decoding: parts[0], as: UTF8.self)
-        let p = String(decoding: parts[1], as: UTF8.self)
-        let s = String(decoding: parts[2], as: UTF8.self)
-        let header = try JWSHeader(protectedEncoded: h, unprotected: nil, limits: limits)
-        guard !p.isEmpty, let payload = Base64URL.decode(p) else {
+        guard split.dots == 2 else {
+            throw JOSEError(
+                .malformed, split.dots == 4 ? "a JWE where a JWS is expected" : "JWS is not three segments")
+        }
+        let header = try JWSHeader(protectedEncoded: split.h, unprotected: nil, limits: limits)
+        guard !split.p.isEmpty, let payload = Base64URL.decode(split.p) else {
             throw JOSEError(.malformed, "JWS payload is not base64url")
         }
-        let signature = try Self.signatureBytes(s, header.algorithm)
-        payloadEncoded = p
+        let signature = try Self.signatureBytes(split.s, header.algorithm)
+        payloadEncoded = split.p
         self.payload = payload
-        signatures = [Signature(header: header, signature: signature, signingInput: Array((h + "." + p).utf8))]
+        signatures = [Signature(header: header, signature: signature, signingInput: split.signingInput)]
     }
 
     /// Parses a JWS JSON serialization: general (`payload`, `signatures: [{protected, header?,

@@ -175,6 +175,12 @@ struct JOSEBehaviourTests {
             row(
                 "ES512 header with a 64-byte signature", #"{"alg":"ES512"}"#, .malformed, "not the algorithm's size"),
             JWSRow(name: "two segments", compact: "a.b", code: .malformed, detail: "JWS is not three segments"),
+            JWSRow(name: "empty", compact: "", code: .malformed, detail: "JWS is not three segments"),
+            JWSRow(name: "no dot", compact: "abc", code: .malformed, detail: "JWS is not three segments"),
+            JWSRow(name: "four segments", compact: "a.b.c.d", code: .malformed, detail: "JWS is not three segments"),
+            JWSRow(
+                name: "six segments", compact: "a.b.c.d.e.f", code: .malformed, detail: "JWS is not three segments"),
+            JWSRow(name: "only dots", compact: "..", code: .malformed, detail: "JWS protected header"),
             JWSRow(
                 name: "a JWE", compact: "a.b.c.d.e", code: .malformed, detail: "a JWE where a JWS is expected"),
             JWSRow(
