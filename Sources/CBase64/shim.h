@@ -1,5 +1,5 @@
 // base64url encoding and decoding with x86-64 vector instructions, behind WebEncoding's Base64URL (its
-// only user).
+// only user), and the JSON reader's scan of long plain strings (mdoc_json_plain_ascii, at the end).
 // A header-only module (static inline functions compiled into WebEncoding): a C target of its own
 // would be compiled with DWARF 5, which valgrind 3.19 (scripts/instructions.sh) cannot read.
 //
@@ -154,6 +154,32 @@ static inline size_t mdoc_base64url_decode_blocks(const uint8_t *in, size_t n, u
     return mdoc_base64url_decode_avx2(in, n, out);
 }
 
+// JSON string scanning (WebEncoding's tape parser, for long base64url members): the length of the
+// longest prefix of whole 32-byte blocks of `p` (n bytes readable) holding no quote, backslash,
+// control character (< 0x20) or byte >= 0x80, plus, in the first block holding one, the offset of the
+// first such byte. The caller scans what is left. A signed compare against 0x20 flags both control
+// characters and bytes >= 0x80 (negative as signed bytes).
+__attribute__((target("avx2"))) static inline size_t mdoc_json_plain_ascii_avx2(const uint8_t *p, size_t n) {
+    const __m256i space = _mm256_set1_epi8(0x20);
+    const __m256i quote = _mm256_set1_epi8(0x22);
+    const __m256i backslash = _mm256_set1_epi8(0x5c);
+    size_t i = 0;
+    while (n - i >= 32) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(p + i));
+        __m256i stops = _mm256_or_si256(_mm256_cmpgt_epi8(space, v),
+                                        _mm256_or_si256(_mm256_cmpeq_epi8(v, quote), _mm256_cmpeq_epi8(v, backslash)));
+        uint32_t m = (uint32_t)_mm256_movemask_epi8(stops);
+        if (m != 0) return i + (size_t)__builtin_ctz(m);
+        i += 32;
+    }
+    return i;
+}
+
+static inline size_t mdoc_json_plain_ascii(const uint8_t *p, size_t n) {
+    if (n < 32 || !mdoc_base64url_has_avx2()) return 0;
+    return mdoc_json_plain_ascii_avx2(p, n);
+}
+
 #else
 
 static inline size_t mdoc_base64url_encode_blocks(const uint8_t *in, size_t n, uint8_t *out) {
@@ -167,6 +193,12 @@ static inline size_t mdoc_base64url_decode_blocks(const uint8_t *in, size_t n, u
     (void)in;
     (void)n;
     (void)out;
+    return 0;
+}
+
+static inline size_t mdoc_json_plain_ascii(const uint8_t *p, size_t n) {
+    (void)p;
+    (void)n;
     return 0;
 }
 

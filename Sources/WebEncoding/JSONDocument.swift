@@ -1,3 +1,4 @@
+internal import CBase64
 internal import CryptoCore
 
 #if canImport(FoundationEssentials)
@@ -564,10 +565,17 @@ private struct TapeParser {
         var k = start
         #if _endian(little)
             let p = UnsafeRawPointer(bytes.baseAddress!)
+            // Two words first (most strings are keys and names that end in them), then 32-byte
+            // blocks with AVX2 where the CPU has it (`mdoc_json_plain_ascii`), then words again.
+            var words = 0
             while k + 8 <= n {
                 let stops = JSONScan.asciiStops(p.loadUnaligned(fromByteOffset: k, as: UInt64.self))
                 if stops != 0 { return k + stops.trailingZeroBitCount >> 3 }
                 k += 8
+                words += 1
+                // The vector scan stops at the first flagged byte (or before the last partial block);
+                // the next word finds that byte at its start.
+                if words == 2 { k += mdoc_json_plain_ascii(bytes.baseAddress! + k, n - k) }
             }
         #endif
         while k < n {

@@ -196,11 +196,14 @@ struct JSONTests {
         #expect(fromBuffer.root["z"]?.elements?.isEmpty == true)
     }
 
-    @Test("The reader's eight-byte scan: every byte value at every position of strings up to 19 bytes, by its rule")
+    @Test("The reader's scan: every byte value at every position of strings to 19 bytes, each kind to 130, by its rule")
     func readerScan() throws {
-        for length in 1...19 {
+        // Every byte value to 19 bytes (the eight-byte words); past 16 bytes the scan goes on in
+        // 32-byte vector blocks, so longer strings put each kind of byte at every position.
+        let kinds = [0x00, 0x1f, 0x20, 0x22, 0x41, 0x5c, 0x7e, 0x7f, 0x80, 0xc3, 0xff]
+        for length in Array(1...19) + [31, 32, 33, 47, 48, 49, 50, 63, 64, 65, 80, 81, 100, 130] {
             for position in 0..<length {
-                for byte in 0...255 {
+                for byte in length <= 19 ? Array(0...255) : kinds {
                     var content = [UInt8](repeating: UInt8(ascii: "a"), count: length)
                     content[position] = UInt8(byte)
                     // Another string after it, so that a scan running past the quote would be seen.
