@@ -69,7 +69,12 @@ func openID4VPFigures() {
     let floor = OpenID4VPFloor(built: unsigned, payloadSize: payloadSize, headerSize: parts[0].utf8.count)
     // The verifier's signature as the engine checks it: the leaf key from the certificate.
     let verifierPub = try! X509Certificate(der: w.verifierCert.der).publicKey()
-    let jwsInput = [UInt8](repeating: 9, count: 2000)
+    // A signing input of the request's size: its JWS up to the second dot.
+    let compact =
+        try! JSONDocument([UInt8](signed.rawRequest)).root["digital"]?["requests"]?.elements?[0]["data"]?[
+            "request"]?.string ?? ""
+    let segments = compact.split(separator: ".", omittingEmptySubsequences: false)
+    let jwsInput = [UInt8](repeating: 9, count: segments[0].utf8.count + 1 + segments[1].utf8.count)
     let jwsSig = try! w.verifierKey.privateKey.signECDSA(message: jwsInput, digest: .sha256)
     let signedFloor = {
         floor.run()
