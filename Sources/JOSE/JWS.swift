@@ -2,7 +2,9 @@ import CryptoCore
 import WebEncoding
 
 #if canImport(Glibc)
-    import Glibc
+    internal import Glibc
+#elseif canImport(Darwin)
+    internal import Darwin
 #endif
 
 /// The JWS algorithms verified here (RFC 7518 §3.4): ECDSA with the curve and hash the name fixes.
