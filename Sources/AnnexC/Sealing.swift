@@ -86,29 +86,21 @@ extension AnnexCFrontEnd {
         let cborLen = Self.encryptedHeadLength(enc: sender.encapsulatedKey.count, cipherText: ctLen) + ctLen
         switch f {
         case .binary, .automatic:
-            let out = UnsafeMutableRawBufferPointer.allocate(byteCount: cborLen, alignment: 1)
-            do { try Self.writeEncrypted(out, deviceResponse: deviceResponse, sender: &sender) } catch {
-                out.deallocate()
-                throw error
+            return try ResponseEnvelope.response(protocolIdentifier: nil, bodyLength: cborLen) {
+                out throws(PresentmentError) in
+                try Self.writeEncrypted(out, deviceResponse: deviceResponse, sender: &sender)
             }
-            return Data(bytesNoCopy: out.baseAddress!, count: cborLen, deallocator: .custom { p, _ in p.deallocate() })
         case .dataObject, .protocolAndData:
-            let prefix: StaticString =
-                f == .dataObject ? "{\"response\":\"" : "{\"protocol\":\"org-iso-mdoc\",\"data\":{\"response\":\""
-            let suffix: StaticString = f == .dataObject ? "\"}" : "\"}}"
             let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: cborLen, alignment: 1)
             defer { scratch.deallocate() }
             try Self.writeEncrypted(scratch, deviceResponse: deviceResponse, sender: &sender)
-            let b64 = Base64URL.encodedLength(cborLen)
-            let total = prefix.utf8CodeUnitCount + b64 + suffix.utf8CodeUnitCount
-            let out = UnsafeMutableRawBufferPointer.allocate(byteCount: total, alignment: 1)
-            let o = out.baseAddress!
-            o.copyMemory(from: prefix.utf8Start, byteCount: prefix.utf8CodeUnitCount)
-            Base64URL.encode(
-                UnsafeRawBufferPointer(scratch),
-                into: (o + prefix.utf8CodeUnitCount).assumingMemoryBound(to: UInt8.self))
-            (o + prefix.utf8CodeUnitCount + b64).copyMemory(from: suffix.utf8Start, byteCount: suffix.utf8CodeUnitCount)
-            return Data(bytesNoCopy: o, count: total, deallocator: .custom { p, _ in p.deallocate() })
+            return ResponseEnvelope.responseString(
+                protocolIdentifier: f == .protocolAndData ? Self.protocolIdentifier : nil,
+                textLength: Base64URL.encodedLength(cborLen)
+            ) { text in
+                Base64URL.encode(
+                    UnsafeRawBufferPointer(scratch), into: text.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            }
         }
     }
 }

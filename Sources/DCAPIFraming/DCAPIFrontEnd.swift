@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 @_spi(FrontEnd) import Presentment
 import WebEncoding
 
@@ -57,4 +62,42 @@ package enum ResponseEnvelope {
 
     /// The closing brace.
     package static let suffix = UInt8(ascii: "}")
+
+    /// A response written once into an allocation of its exact size that becomes the returned `Data`:
+    /// the envelope's opening when `protocolIdentifier` is given, a body of `bodyLength` bytes that
+    /// `writeBody` writes in its place, and the envelope's closing brace. On a throw nothing is returned
+    /// and the allocation is freed.
+    package static func response<E: Error>(
+        protocolIdentifier: String?, bodyLength: Int, _ writeBody: (UnsafeMutableRawBufferPointer) throws(E) -> Void
+    ) throws(E) -> Data {
+        let prefix = protocolIdentifier.map { self.prefix(protocolIdentifier: $0) } ?? []
+        let total = prefix.count + bodyLength + (protocolIdentifier == nil ? 0 : 1)
+        let out = UnsafeMutableRawBufferPointer.allocate(byteCount: total, alignment: 1)
+        prefix.withUnsafeBytes { out.copyMemory(from: $0) }
+        do {
+            try writeBody(UnsafeMutableRawBufferPointer(rebasing: out[prefix.count..<prefix.count + bodyLength]))
+        } catch {
+            out.deallocate()
+            throw error
+        }
+        if protocolIdentifier != nil { out[total - 1] = suffix }
+        return Data(bytesNoCopy: out.baseAddress!, count: total, deallocator: .custom { p, _ in p.deallocate() })
+    }
+
+    /// `response(protocolIdentifier:bodyLength:_:)` with the body a data object holding one string,
+    /// `{"response":"<text>"}` (Annex C's base64url EncryptedResponse, OpenID4VP's JWE): `writeText`
+    /// writes the `textLength` bytes of the string's content, which need no escaping.
+    package static func responseString<E: Error>(
+        protocolIdentifier: String?, textLength: Int, _ writeText: (UnsafeMutableRawBufferPointer) throws(E) -> Void
+    ) throws(E) -> Data {
+        let open: StaticString = "{\"response\":\""
+        let n = open.utf8CodeUnitCount
+        return try response(protocolIdentifier: protocolIdentifier, bodyLength: n + textLength + 2) {
+            body throws(E) in
+            body.copyMemory(from: UnsafeRawBufferPointer(start: open.utf8Start, count: n))
+            try writeText(UnsafeMutableRawBufferPointer(rebasing: body[n..<n + textLength]))
+            body[n + textLength] = UInt8(ascii: "\"")
+            body[n + textLength + 1] = UInt8(ascii: "}")
+        }
+    }
 }

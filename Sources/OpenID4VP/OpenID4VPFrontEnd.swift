@@ -160,28 +160,22 @@ package struct OpenID4VPFrontEnd: DCAPIFrontEnd {
             case .dataObject, .binary: false
             case .protocolAndData: true
             }
-        let prefix = wrap ? ResponseEnvelope.prefix(protocolIdentifier: details.form.protocolIdentifier) : []
+        let envelope = wrap ? details.form.protocolIdentifier : nil
         guard let enc = details.responseKey else {
-            return try Self.framed(prefix: prefix, bodyLength: payload.bytes.count, wrap: wrap) { body in
+            return ResponseEnvelope.response(protocolIdentifier: envelope, bodyLength: payload.bytes.count) { body in
                 payload.bytes.withUnsafeBytes { body.copyMemory(from: $0) }
             }
         }
         // {"response":"<JWE>"}: every length is known before anything is encrypted, so the JWE is
         // written once into the buffer that becomes the returned Data.
         let sealer = try Self.sealer(enc, ephemeralKey: settings.ephemeralKeySource?().key)
-        let open: StaticString = "{\"response\":\""
-        let jweLength = sealer.compactLength(plaintextCount: payload.bytes.count)
-        return try Self.framed(prefix: prefix, bodyLength: open.utf8CodeUnitCount + jweLength + 2, wrap: wrap) {
-            body throws(PresentmentError) in
-            body.copyMemory(from: UnsafeRawBufferPointer(start: open.utf8Start, count: open.utf8CodeUnitCount))
-            let jwe = UnsafeMutableRawBufferPointer(
-                rebasing: body[open.utf8CodeUnitCount..<open.utf8CodeUnitCount + jweLength])
+        return try ResponseEnvelope.responseString(
+            protocolIdentifier: envelope, textLength: sealer.compactLength(plaintextCount: payload.bytes.count)
+        ) { jwe throws(PresentmentError) in
             let result: Result<Void, JOSEError> = payload.bytes.withUnsafeBytes { pt in
                 Result { () throws(JOSEError) in try sealer.seal(pt, into: jwe) }
             }
             if case .failure(let error) = result { throw PresentmentError(OpenID4VPRule.sealing, underlying: error) }
-            body[body.count - 2] = UInt8(ascii: "\"")
-            body[body.count - 1] = UInt8(ascii: "}")
         }
     }
 
@@ -193,24 +187,5 @@ package struct OpenID4VPFrontEnd: DCAPIFrontEnd {
             return try JWESealer(
                 to: enc.key, encryption: enc.encryption, keyID: enc.key.keyID, ephemeralKey: ephemeralKey)
         } catch { throw PresentmentError(OpenID4VPRule.sealing, underlying: error) }
-    }
-
-    /// A response of `prefix`, a body of `bodyLength` bytes written by `writeBody` into its place, and the
-    /// envelope's closing brace when `wrap`: one allocation of the exact size that becomes the Data.
-    private static func framed(
-        prefix: [UInt8], bodyLength: Int, wrap: Bool,
-        _ writeBody: (UnsafeMutableRawBufferPointer) throws(PresentmentError) -> Void
-    ) throws(PresentmentError) -> Data {
-        let total = prefix.count + bodyLength + (wrap ? 1 : 0)
-        let out = UnsafeMutableRawBufferPointer.allocate(byteCount: total, alignment: 1)
-        prefix.withUnsafeBytes { out.copyMemory(from: $0) }
-        do {
-            try writeBody(UnsafeMutableRawBufferPointer(rebasing: out[prefix.count..<prefix.count + bodyLength]))
-        } catch {
-            out.deallocate()
-            throw error
-        }
-        if wrap { out[total - 1] = ResponseEnvelope.suffix }
-        return Data(bytesNoCopy: out.baseAddress!, count: total, deallocator: .custom { p, _ in p.deallocate() })
     }
 }
