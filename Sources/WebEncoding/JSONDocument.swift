@@ -698,34 +698,33 @@ private struct TapeParser {
 /// runs of bytes need no escaping, stopping at the first eight-byte word holding a control character or
 /// a backslash (or, with `stopAtQuote`, a quote). Callers finish the last few bytes one by one.
 enum JSONScan {
-    /// The high bit of each byte of `w` that is a quote, a backslash, a control character (< 0x20) or
-    /// ≥ 0x80. A byte above a flagged one may be flagged too (a borrow), never one below it, so the
-    /// lowest flag (in memory order on a little-endian machine) is exact.
+    /// The high bit of each byte of `w` that is a control character (< 0x20) or a backslash, with
+    /// `quote` a quote too, and with `nonASCII` a byte ≥ 0x80 too. A byte above a flagged one may be
+    /// flagged as well (a borrow), never one below it, so the lowest flag (in memory order on a
+    /// little-endian machine) is exact.
     @inline(__always)
-    static func asciiStops(_ w: UInt64) -> UInt64 {
+    static func stops(_ w: UInt64, quote: Bool, nonASCII: Bool) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        let below20 = (w &- ones &* 0x20) & ~w
         let b = w ^ (ones &* 0x5c)
-        let q = w ^ (ones &* 0x22)
-        return (below20 | ((b &- ones) & ~b) | ((q &- ones) & ~q) | w) & highs
+        var flags = ((w &- ones &* 0x20) & ~w) | ((b &- ones) & ~b)
+        if quote {
+            let q = w ^ (ones &* 0x22)
+            flags |= (q &- ones) & ~q
+        }
+        if nonASCII { flags |= w }
+        return flags & 0x8080_8080_8080_8080
     }
+
+    /// The string reader's stops: a quote, a backslash, a control character or a byte ≥ 0x80.
+    @inline(__always)
+    static func asciiStops(_ w: UInt64) -> UInt64 { stops(w, quote: true, nonASCII: true) }
 
     @inline(__always)
     static func plainRun(_ p: UnsafeRawPointer, from start: Int, to end: Int, stopAtQuote: Bool) -> Int {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
         var k = start
         while k + 8 <= end {
             let w = p.loadUnaligned(fromByteOffset: k, as: UInt64.self)
-            let below20 = (w &- ones &* 0x20) & ~w & highs
-            let x = w ^ (ones &* 0x5c)
-            var special = below20 | ((x &- ones) & ~x & highs)
-            if stopAtQuote {
-                let q = w ^ (ones &* 0x22)
-                special |= (q &- ones) & ~q & highs
-            }
-            if special != 0 { break }
+            if stops(w, quote: stopAtQuote, nonASCII: false) != 0 { break }
             k += 8
         }
         return k
