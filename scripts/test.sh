@@ -37,8 +37,21 @@ counts() {
 passed_of() {   # tests passed in a log: run − failed − skipped
     local run skipped failed
     read -r run skipped < <(counts "$1")
-    failed=$(grep -cE '^✘ Test .* failed' "$1" 2>/dev/null || true)
+    failed=$(grep -cE '^✘ Test .* failed after [0-9.]+ seconds' "$1" 2>/dev/null || true)
     echo $((run - ${failed:-0} - skipped))
+}
+
+# The Swift Testing tests that failed in a log, with each one's first recorded issue (file, line and
+# expectation), for the summary at the end: CI keeps only the last lines of a run's output.
+failed_tests() {   # log label
+    [ -f "$1" ] || return 0
+    grep -E '^✘ Test .* failed after [0-9.]+ seconds' "$1" 2>/dev/null | head -8 | while IFS= read -r line; do
+        name=${line#✘ Test }
+        name=${name% failed after*}
+        name=${name% with * issue*}
+        echo "failed ($2): $name"
+        grep -F -m1 "✘ Test $name recorded an issue" "$1" | sed -E 's/^✘ Test .* recorded an issue/  issue/' | cut -c1-400
+    done
 }
 
 # Formatting (the checked-in .swift-format, 120 columns).
@@ -237,13 +250,20 @@ fi
 
 read -r debug_run debug_skipped < <(counts "$logs/debug.log")
 debug_passed=$(passed_of "$logs/debug.log")
-debug_failed=$(grep -cE '^✘ Test .* failed' "$logs/debug.log" || true)
+failed_of() { local n=0; [ -f "$1" ] && n=$(grep -cE '^✘ Test .* failed after [0-9.]+ seconds' "$1" || true); echo "${n:-0}"; }
+# Failed tests of every Swift suite that ran (debug; under a full run also optimized and the sanitizers).
+failed_total=$(failed_of "$logs/debug.log")
+if [ "$quick" -eq 0 ]; then
+    failed_total=$((failed_total + $(failed_of "$logs/release.log") + $(failed_of "$logs/asan.log") + $(failed_of "$logs/tsan.log")))
+fi
 total=$((debug_passed + ${peer_passed:-0} + ${oid_peer_passed:-0} + ${zk_peer_passed:-0} + ${zav_passed:-0} + ${dist_passed:-0} + ${p11_passed:-0} + ${abi_passed:-0} + ${py_passed:-0} + ${ex_passed:-0} + opt_passed + asan_passed + ${abi_asan_passed:-0} + tsan_passed))
 mode=$([ "$quick" -eq 1 ] && echo "quick" || echo "full")
-echo "tests ($mode): $total passed, ${debug_failed:-0} failed, $debug_skipped skipped — debug $debug_passed, annexc interop ${peer_passed:-0}, openid4vp interop ${oid_peer_passed:-0}, zk interop ${zk_peer_passed:-0}, zk-age-verifier e2e ${zav_passed:-0}, interop with token keys ${p11_passed:-0}, C ABI checks ${abi_passed:-0}, Python binding ${py_passed:-0}, README examples ${ex_passed:-0}$(
+echo "tests ($mode): $total passed, $failed_total failed, $debug_skipped skipped — debug $debug_passed, annexc interop ${peer_passed:-0}, openid4vp interop ${oid_peer_passed:-0}, zk interop ${zk_peer_passed:-0}, zk-age-verifier e2e ${zav_passed:-0}, interop with token keys ${p11_passed:-0}, C ABI checks ${abi_passed:-0}, Python binding ${py_passed:-0}, README examples ${ex_passed:-0}$(
     [ "$quick" -eq 0 ] && echo ", release artifacts without the toolchain ${dist_passed:-0}, optimized $opt_passed, address sanitizer $asan_passed (+ C ABI ${abi_asan_passed:-0}), thread sanitizer $tsan_passed, fuzz targets $fuzz_targets clean"
 ); format lint $lint"
 if [ ${#failures[@]} -gt 0 ]; then
+    failed_tests "$logs/debug.log" debug
+    [ "$quick" -eq 0 ] && { failed_tests "$logs/release.log" optimized; failed_tests "$logs/asan.log" "address sanitizer"; failed_tests "$logs/tsan.log" "thread sanitizer"; }
     echo "FAILED: ${failures[*]}" >&2
     exit 1
 fi
