@@ -20,8 +20,15 @@ struct ElementIndex: Sendable {
     private let slots: [Int32]
     private let mask: Int
 
-    /// Builds the index; a repeated key keeps its first value.
-    init(_ pairs: [(ElementID, Int)]) {
+    /// Builds the index, and says whether a key was repeated (a repeated key keeps its first value).
+    static func make(_ pairs: [(ElementID, Int)]) -> (index: ElementIndex, repeated: Bool) {
+        var repeated = false
+        let index = ElementIndex(pairs, repeated: &repeated)
+        return (index, repeated)
+    }
+
+    /// Builds the index; a repeated key keeps its first value and sets `repeated`.
+    private init(_ pairs: [(ElementID, Int)], repeated: inout Bool) {
         var capacity = 8
         while capacity < pairs.count * 2 { capacity <<= 1 }
         var slots = [Int32](repeating: 0, count: capacity)
@@ -43,7 +50,10 @@ struct ElementIndex: Sendable {
                 }
                 s = (s + 1) & mask
             }
-            if duplicate { continue }
+            if duplicate {
+                repeated = true
+                continue
+            }
             let i0 = bytes.count
             bytes.append(contentsOf: ident)
             let n0 = bytes.count

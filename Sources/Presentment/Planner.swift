@@ -159,7 +159,7 @@ package enum Planner {
         -> Bool
     {
         guard let accepted = rules.values[position] else { return true }
-        guard let value = c.items[c.orderedItems[item].id]?.elementValue else { return false }
+        let value = c.item(at: item).elementValue
         return accepted.contains { $0.matches(value) }
     }
 

@@ -60,6 +60,8 @@ public final class StoredCredential: Sendable {
         let id: ElementID
         let range: Range<Int>
         let nameSpaceIndex: Int
+        /// Position of the item in its namespace's `items` (`Index.nameSpaces`).
+        let position: Int
     }
 
     /// The parsed and indexed credential, built once.
@@ -73,10 +75,24 @@ public final class StoredCredential: Sendable {
         let orderedItems: [IndexedItem]
         /// Namespace names, in the same deterministic order.
         let nameSpaceNames: [String]
-        /// Element → index into `orderedItems`.
+        /// The parsed namespaces in that order (an item is `nameSpaces[nameSpaceIndex].items[position]`).
+        let nameSpaces: [IssuerSigned.NameSpace]
+        /// Element → index into `orderedItems`: the one map from an element to its item.
         let itemIndex: ElementIndex
-        let items: [ElementID: IssuerSignedItem]
         let issuerAuthRange: Range<Int>
+
+        static func isASCII(_ id: ElementID) -> Bool {
+            id.identifier.utf8.allSatisfy { $0 < 0x80 } && id.nameSpace.utf8.allSatisfy { $0 < 0x80 }
+        }
+
+        /// The issuer-signed item at an index into `orderedItems`.
+        func item(at i: Int) -> IssuerSignedItem {
+            let o = orderedItems[i]
+            return nameSpaces[o.nameSpaceIndex].items[o.position]
+        }
+
+        /// The issuer-signed item of an element, when held.
+        func item(_ id: ElementID) -> IssuerSignedItem? { itemIndex[id].map(item(at:)) }
         /// issuerAuth's `x5chain` (DER, the document signer first) and its `alg`, from which the
         /// issuer facts are computed.
         private let x5chain: [[UInt8]]
@@ -126,8 +142,8 @@ public final class StoredCredential: Sendable {
             parsed = nil
             orderedItems = []
             nameSpaceNames = []
-            itemIndex = ElementIndex([])
-            items = [:]
+            nameSpaces = []
+            itemIndex = ElementIndex.make([]).index
             issuerAuthRange = 0..<0
             x5chain = []
             issuerAuthAlgorithm = nil
@@ -175,31 +191,36 @@ public final class StoredCredential: Sendable {
                 }
             deviceAuthAlgorithms =
                 deviceAlgorithm.map { COSEAlgorithm.satisfied(by: $0.rawValue, curve: mso.deviceKey.curve) } ?? []
-            var items = [ElementID: IssuerSignedItem]()
             let spaces = parsed.nameSpaces.sorted { CBORWriter.textKeyPrecedes($0.name, $1.name) }
             var ordered = [IndexedItem]()
-            var index = [ElementID: Int]()
+            ordered.reserveCapacity(spaces.reduce(0) { $0 + $1.items.count })
             for (nsIndex, ns) in spaces.enumerated() {
                 guard nsIndex == 0 || spaces[nsIndex - 1].name != ns.name else {
                     throw PresentmentError(ContextRule.repeatedNamespace)
                 }
-                for item in ns.items {
-                    let key = ElementID(ns.name, item.elementIdentifier)
-                    guard items[key] == nil else {
-                        throw PresentmentError(ContextRule.repeatedElement)
-                    }
-                    items[key] = item
-                    index[key] = ordered.count
+                for (position, item) in ns.items.enumerated() {
                     ordered.append(
                         IndexedItem(
-                            id: key, range: item.bytes.startIndex..<item.bytes.endIndex, nameSpaceIndex: nsIndex))
+                            id: ElementID(ns.name, item.elementIdentifier),
+                            range: item.bytes.startIndex..<item.bytes.endIndex, nameSpaceIndex: nsIndex,
+                            position: position))
                 }
             }
+            // An element held twice: byte-equal identifiers (the index finds them), or, only possible
+            // beyond ASCII, identifiers equal as Swift strings (canonically equivalent), which consent
+            // and selection would not tell apart.
+            let (index, repeatedBytes) = ElementIndex.make(ordered.indices.map { (ordered[$0].id, $0) })
+            var repeated = repeatedBytes
+            if !repeated, !ordered.allSatisfy({ Self.isASCII($0.id) }) {
+                var seen = Set<ElementID>()
+                repeated = !ordered.allSatisfy { seen.insert($0.id).inserted }
+            }
+            guard !repeated else { throw PresentmentError(ContextRule.repeatedElement) }
             self.parsed = (parsed, mso)
             self.orderedItems = ordered
             self.nameSpaceNames = spaces.map(\.name)
-            self.itemIndex = ElementIndex(index.map { ($0.key, $0.value) })
-            self.items = items
+            self.nameSpaces = spaces
+            self.itemIndex = index
             self.issuerAuthRange = parsed.issuerAuth.item.byteRange
         }
     }
@@ -209,7 +230,10 @@ public final class StoredCredential: Sendable {
     var orderedItems: [IndexedItem] { indexed.orderedItems }
     var nameSpaceNames: [String] { indexed.nameSpaceNames }
     var itemIndex: ElementIndex { indexed.itemIndex }
-    var items: [ElementID: IssuerSignedItem] { indexed.items }
+    /// The issuer-signed item of an element, when held (through the element index).
+    func item(_ id: ElementID) -> IssuerSignedItem? { indexed.item(id) }
+    /// The issuer-signed item at an index into `orderedItems`.
+    func item(at i: Int) -> IssuerSignedItem { indexed.item(at: i) }
     var issuerAuthRange: Range<Int> { indexed.issuerAuthRange }
     var issuerAuthorityKeyIDs: [[UInt8]] { indexed.issuerAuthorityKeyIDs }
     var issuerAuthAlgorithms: Set<Int64> { indexed.issuerAuthAlgorithms }
@@ -252,7 +276,7 @@ public final class StoredCredential: Sendable {
 
     /// The elements the credential holds (indexing it if it was not; throws as `mobileSecurityObject`).
     public var elements: [ElementID] {
-        get throws(PresentmentError) { try index().items.keys.sorted() }
+        get throws(PresentmentError) { try index().orderedItems.map(\.id).sorted() }
     }
 
     /// The byte range of an element's IssuerSignedItemBytes in `issuerSignedBytes`.
@@ -260,7 +284,7 @@ public final class StoredCredential: Sendable {
 
     /// The value of an element, decoded on demand (for display); nil when not held or when the
     /// credential cannot be indexed.
-    public func element(_ id: ElementID) -> CBORItem? { (try? index())?.items[id]?.elementValue }
+    public func element(_ id: ElementID) -> CBORItem? { (try? index())?.item(id)?.elementValue }
 
     /// Registration metadata for the platform.
     public var registration: RegistrationInfo {

@@ -118,6 +118,34 @@ struct CredentialContextTests {
         _ = try CredentialContext(encoded: TestWorld.snapshotWithoutRecords(good), keyResolver: world.resolver)
     }
 
+    @Test(
+        "A credential holding an element twice is refused when indexed: byte-equal identifiers, and identifiers equal only as strings (NFC and NFD); distinct look-alikes index"
+    )
+    func repeatedElements() throws {
+        let world = try TestWorld()
+        func index(_ names: [String]) throws {
+            let entry = try world.entry(
+                id: "r", elements: names.enumerated().map { .init($0.element, .text("v\($0.offset)")) })
+            _ = try world.context([entry]).credentials[0].index()
+        }
+        let nfc = "na\u{00EF}ve"  // ï precomposed
+        let nfd = "nai\u{0308}ve"  // i + combining diaeresis
+        #expect(nfc == nfd && Array(nfc.utf8) != Array(nfd.utf8))
+        for names in [["family_name", "family_name"], ["a", "b", "a"], [nfc, nfd], ["x", nfd, nfc]] {
+            expectRefusal(ContextRule.repeatedElement) { try index(names) }
+        }
+        // Different as strings, including non-ASCII ones: indexed, each value reachable by its name.
+        let names = ["family_name", nfc, "nai\u{0301}ve", "NAIVE", "given_name"]
+        let entry = try world.entry(
+            id: "r", elements: names.enumerated().map { .init($0.element, .text("v\($0.offset)")) })
+        let c = try world.context([entry]).credentials[0]
+        #expect(try c.elements.count == names.count)
+        for (k, n) in names.enumerated() {
+            #expect(c.element(ElementID(TestWorld.mDLNS, n))?.stringValue == "v\(k)", "\(n)")
+        }
+        #expect(c.element(ElementID(TestWorld.mDLNS, "naive")) == nil)
+    }
+
     @Test("Corrupt, truncated, wrong-version, insecure and mismatched snapshots are refused with typed errors")
     func refusals() throws {
         let world = try TestWorld()

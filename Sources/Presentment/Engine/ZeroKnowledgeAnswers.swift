@@ -111,7 +111,7 @@ enum ZkDocumentWriter {
             for item in byNS[ns]! {
                 data.writeMapHeader(count: 2)
                 data.writeText("elementValue")
-                data.writeRaw(c.items[item.id]!.elementValue.encodedBytes)
+                data.writeRaw(c.item(item.id)!.elementValue.encodedBytes)
                 data.writeText("elementIdentifier")
                 data.writeText(item.id.identifier)
             }
