@@ -81,6 +81,8 @@ public final class StoredCredential: Sendable {
         let itemIndex: ElementIndex
         let issuerAuthRange: Range<Int>
 
+        /// Whether an element's identifier and namespace are ASCII (where byte equality and `String`
+        /// equality agree).
         static func isASCII(_ id: ElementID) -> Bool {
             id.identifier.utf8.allSatisfy { $0 < 0x80 } && id.nameSpace.utf8.allSatisfy { $0 < 0x80 }
         }
@@ -93,6 +95,7 @@ public final class StoredCredential: Sendable {
 
         /// The issuer-signed item of an element, when held.
         func item(_ id: ElementID) -> IssuerSignedItem? { itemIndex[id].map(item(at:)) }
+
         /// issuerAuth's `x5chain` (DER, the document signer first) and its `alg`, from which the
         /// issuer facts are computed.
         private let x5chain: [[UInt8]]
