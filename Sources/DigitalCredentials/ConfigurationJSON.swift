@@ -282,7 +282,7 @@ package struct ConfigurationDocument: Sendable {
         if !replacePolicy {
             func widens(_ what: String) -> ConfigurationError { ConfigurationError(.widensPolicy, "trust." + what) }
             if let anchors {
-                let storedDER = Set(stored.trustAnchors.map(\.der))
+                let storedDER = Set(stored.anchors.der)
                 guard anchors.allSatisfy({ storedDER.contains($0.der) }) else { throw widens("anchors") }
             }
             if let authorities, case .only(let allowed) = stored.authorities, !allowed.isEmpty {

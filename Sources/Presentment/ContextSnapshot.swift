@@ -47,7 +47,7 @@ extension CredentialContext {
                 .text("readerTrust"),
                 .map(
                     [
-                        .init(.text("anchors"), .array(readerTrust.trustAnchors.map { .bytes($0.der) })),
+                        .init(.text("anchors"), .array(readerTrust.anchors.der.map { .bytes($0) })),
                         .init(.text("authorities"), authorities),
                         .init(.text("requireReaderAuth"), .bool(readerTrust.requireReaderAuthentication)),
                         .init(.text("requireTrustedReader"), .bool(readerTrust.requireTrustedReader)),
@@ -124,16 +124,17 @@ extension CredentialContext {
         guard let rt = root["readerTrust"], rt.type == .map else {
             throw PresentmentError(ContextRule.readerTrustMissing)
         }
-        var anchors = [Certificate]()
+        // The anchors' DER, parsed when reader trust is first needed (see `ReaderTrustPolicy.trustAnchors`).
+        var anchors = [[UInt8]]()
         if let a = rt["anchors"] {
             guard a.type == .array else {
                 throw PresentmentError(ContextRule.anchorsNotArray)
             }
             for d in a.children {
-                guard let der = d.byteStringValue, let cert = try? Certificate(der: der) else {
+                guard let der = d.byteStringValue else {
                     throw PresentmentError(ContextRule.anchorNotCertificate)
                 }
-                anchors.append(cert)
+                anchors.append(der)
             }
         }
         var authorities = AuthorityPolicy.any
@@ -169,7 +170,7 @@ extension CredentialContext {
         try self.init(
             checking: creds,
             readerTrust: ReaderTrustPolicy(
-                trustAnchors: anchors, authorities: authorities, requireReaderAuthentication: require,
+                anchors: TrustAnchors(der: anchors), authorities: authorities, requireReaderAuthentication: require,
                 requireTrustedReader: requireTrusted, signerProfile: profile),
             nextCredentialNumber: next)
     }

@@ -25,7 +25,7 @@ package struct ReaderTrustEvaluator: Sendable {
     /// policy's signer profile (by default the ISO/IEC 18013-5 Annex B reader-authentication profile:
     /// not a CA, digitalSignature, EKU 1.0.18013.5.1.6). The verdict depends on the certificate and
     /// the policy only, never on the protocol the signature came in.
-    package func evaluate(_ chain: [Certificate]) -> Swift.Result<ReaderVerdict, PresentmentError> {
+    func evaluate(_ chain: [Certificate], anchors: [Certificate]) -> Swift.Result<ReaderVerdict, PresentmentError> {
         let profile = policy.signerProfile
         let leaf = chain[0]
         let subject = leaf.subject
@@ -38,11 +38,11 @@ package struct ReaderTrustEvaluator: Sendable {
         func untrusted(_ r: UntrustedReason) -> Swift.Result<ReaderVerdict, PresentmentError> {
             .success(.signedNotTrusted(subject: subject, reason: r))
         }
-        guard !policy.trustAnchors.isEmpty else { return untrusted(.noTrustAnchors) }
+        guard !anchors.isEmpty else { return untrusted(.noTrustAnchors) }
         guard now >= leaf.notBefore && now <= leaf.notAfter else { return untrusted(.outsideValidity) }
         do {
             try Certificate.validatePath(
-                leaf: leaf, intermediates: Array(chain.dropFirst()), anchors: policy.trustAnchors, at: now)
+                leaf: leaf, intermediates: Array(chain.dropFirst()), anchors: anchors, at: now)
         } catch {
             return untrusted(leaf.isSelfSigned ? .selfSigned : .notChainedToAnchor)
         }
@@ -79,13 +79,22 @@ package struct ReaderTrustEvaluator: Sendable {
     /// Without it every signature must pass (Annex C, where each signature covers its own DocRequests).
     package func judge(_ signers: [(label: String, chain: [Certificate])], anySignature: Bool = false) -> Judgement {
         var out = Judgement(verdicts: [], refusals: [], refusal: nil)
+        // The holder's anchors, parsed here when a snapshot's policy is first needed: one that is not
+        // a certificate refuses every signed request (the context is corrupt), whatever the signer.
+        let anchors: [Certificate]
+        do { anchors = try policy.anchors.certificates() } catch {
+            out.verdicts = signers.map { .signedNotTrusted(subject: $0.chain[0].subject, reason: .notChainedToAnchor) }
+            out.refusals = signers.map { _ in error }
+            out.refusal = error
+            return out
+        }
         out.verdicts.reserveCapacity(signers.count)
         var authorityRefusal: PresentmentError?
         var trustRefusal: PresentmentError?
         var firstRefusal: PresentmentError?  // in signature order, whichever kind
         for (label, chain) in signers {
             var refused: PresentmentError?
-            switch evaluate(chain) {
+            switch evaluate(chain, anchors: anchors) {
             case .success(let verdict):
                 out.verdicts.append(verdict)
                 if trustRefusal == nil, policy.requireTrustedReader || policy.requireReaderAuthentication,

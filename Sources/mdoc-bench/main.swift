@@ -100,15 +100,18 @@ scalingFigures()
 primitiveFigures()
 zkFigures()
 
-// MARK: The CLI as a process: `mdoc-respond respond` on the reference readerAuth request
+// MARK: The CLI as a process: `mdoc-respond respond` on the reference readerAuth request, and on the
+// same request unsigned (which needs no certificate: the built-in context's trust anchor stays unparsed)
 
-do {
-    let name = "cli.respond.process"
+for (name, file) in [
+    ("cli.respond.process", "mdl-dataObject-v1.0-readerAuth.json"),
+    ("cli.respond.process_unsigned", "mdl-dataObject-v1.0-none.json"),
+] {
     let cli = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
         "mdoc-respond")
     let vectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("TestVectors")
-    let request = vectors.appendingPathComponent("requests/mdl-dataObject-v1.0-readerAuth.json")
+    let request = vectors.appendingPathComponent("requests/" + file)
     if onlyOp == nil, filter == nil || name.contains(filter!), FileManager.default.isExecutableFile(atPath: cli.path),
         FileManager.default.fileExists(atPath: request.path)
     {
@@ -149,9 +152,9 @@ do {
             baseline: nil)
         f.peakKiB = peaks.max()
         figures.append(f)
-    } else if onlyOp == nil && filter == nil {
+    } else if onlyOp == nil && filter == nil && name == "cli.respond.process" {
         print(
-            "NOTICE: \(cli.path) not built (swift build -c release --product mdoc-respond); the process figure is skipped"
+            "NOTICE: \(cli.path) not built (swift build -c release --product mdoc-respond); the process figures are skipped"
         )
     }
 }

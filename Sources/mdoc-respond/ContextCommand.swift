@@ -190,7 +190,7 @@ enum ContextCommand {
                 case .only(let l): auth = l.isEmpty ? "any" : l.map { hex($0) }.joined(separator: ",")
                 }
                 print(
-                    "reader trust: \(trust.trustAnchors.count) anchor(s); authorities: \(auth); trusted reader required: \(trust.requireTrustedReader); reader authentication required: \(trust.requireReaderAuthentication)"
+                    "reader trust: \(trust.anchors.der.count) anchor(s); authorities: \(auth); trusted reader required: \(trust.requireTrustedReader); reader authentication required: \(trust.requireReaderAuthentication)"
                 )
             }
         case "remove":
@@ -227,12 +227,13 @@ enum ContextCommand {
             let cert = Input.certificate(Input.read(o.positionals[1]))
             if o.positionals[0] == "add" {
                 change("trust anchor added: \(safe(cert.subject))") { tx in
-                    if !tx.readerTrust.trustAnchors.contains(where: { $0.der == cert.der }) {
-                        tx.readerTrust.trustAnchors.append(cert)
-                    }
+                    let stored = tx.readerTrust.anchors.der
+                    if !stored.contains(cert.der) { tx.readerTrust.anchors = TrustAnchors(der: stored + [cert.der]) }
                 }
             } else if o.positionals[0] == "remove" {
-                change("trust anchor removed") { tx in tx.readerTrust.trustAnchors.removeAll { $0.der == cert.der } }
+                change("trust anchor removed") { tx in
+                    tx.readerTrust.anchors = TrustAnchors(der: tx.readerTrust.anchors.der.filter { $0 != cert.der })
+                }
             } else {
                 fail(Exit.usage, "usage", "trust add|remove FILE")
             }

@@ -235,4 +235,64 @@ struct TrustAndDispatchTests {
             expectRefusal(.invalidOrigin) { try engine.accept(rawRequest: request.rawRequest, origin: bad) }
         }
     }
+
+    @Test(
+        "A snapshot's trust anchors are parsed only when a signed request needs them; an anchor that is not a certificate refuses every signed request in both protocols (contextCorrupt) and no unsigned one, and is kept as stored"
+    )
+    func lazyAnchors() throws {
+        let world = try TestWorld()
+        let entry = try world.entry(id: "mdl")
+        let origin = TestWorld.origin.serialized
+        let annexCUnsigned = try AnnexCReader.makeRequest(
+            documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin)
+        let annexCSigned = try AnnexCReader.makeRequest(
+            documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin, signing: world.perDocumentSigning)
+        let oidUnsigned = try OpenID4VPReader.makeRequest(queries: [Self.query], origin: TestWorld.origin)
+        let oidSigned = try OpenID4VPReader.makeRequest(
+            queries: [Self.query], origin: TestWorld.origin,
+            signing: .signed(
+                .init(key: world.verifierKey, chain: [world.verifierCert], clientID: .sanDNS("verifier.example"))),
+            expectedOrigins: [origin])
+        func load(_ der: [[UInt8]]) throws -> CredentialContext {
+            let policy = ReaderTrustPolicy(
+                anchors: TrustAnchors(der: der), authorities: .any, requireReaderAuthentication: false,
+                requireTrustedReader: false, signerProfile: .mdocReader)
+            let snapshot = try CredentialContext(entries: [entry], readerTrust: policy, keyResolver: world.resolver)
+                .encoded()
+            return try CredentialContext(encoded: snapshot, keyResolver: world.resolver)
+        }
+
+        // A good anchor: not parsed by loading or by unsigned requests; parsed by the first signed one.
+        let good = try load([world.readerRoot.der])
+        let engine = TestWorld.engine(good)
+        for raw in [annexCUnsigned.rawRequest, oidUnsigned.rawRequest] {
+            _ = try engine.accept(rawRequest: raw, origin: origin)
+        }
+        #expect(!good.readerTrust.anchors.isParsed)
+        guard case .trusted = try engine.parse(rawRequest: annexCSigned.rawRequest, origin: origin).readerVerdict
+        else {
+            Issue.record("the Annex C reader is not trusted")
+            return
+        }
+        #expect(good.readerTrust.anchors.isParsed)
+        #expect(good.readerTrust.trustAnchors.map(\.der) == [world.readerRoot.der])
+
+        // Not a certificate (a DER INTEGER; then beside the good anchor): the snapshot loads, unsigned
+        // requests are answered, every signed request is refused, the stored bytes are kept.
+        let notCertificate: [UInt8] = [0x02, 0x01, 0x05]
+        for der in [[notCertificate], [world.readerRoot.der, notCertificate]] {
+            let corrupt = try load(der)
+            let engine = TestWorld.engine(corrupt)
+            for raw in [annexCUnsigned.rawRequest, oidUnsigned.rawRequest] {
+                _ = try engine.accept(rawRequest: raw, origin: origin)
+            }
+            for raw in [annexCSigned.rawRequest, oidSigned.rawRequest] {
+                expectRefusal(ContextRule.anchorNotCertificate) { try engine.parse(rawRequest: raw, origin: origin) }
+                expectRefusal(ContextRule.anchorNotCertificate) { try engine.accept(rawRequest: raw, origin: origin) }
+            }
+            #expect(corrupt.readerTrust.trustAnchors.map(\.der) == der.filter { $0 != notCertificate })
+            let again = try CredentialContext(encoded: corrupt.encoded(), keyResolver: world.resolver)
+            #expect(again.readerTrust.anchors.der == der)
+        }
+    }
 }
