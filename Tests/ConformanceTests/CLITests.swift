@@ -280,6 +280,30 @@ extension ConformanceTests {
     }
 
     @Test(
+        "CLI: context trust add stores an anchor's exact DER once (adding it again changes nothing), remove takes out that one only, list counts them; a loaded snapshot leaves them unparsed",
+        .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
+    func cliTrustAnchors() throws {
+        let work = try ContextConcurrencyTests.workDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        let dir = work.appendingPathComponent("ctx")
+        let roots = try ContextConcurrencyTests.roots(2, in: work)
+        let ders = try roots.map { Array(try Data(contentsOf: URL(fileURLWithPath: $0))) }
+        func context(_ args: [String]) throws -> (status: Int32, out: String) {
+            let r = try #require(try Self.runCLI(["context"] + args + ["--context", dir.path]))
+            return (r.status, String(decoding: r.out, as: UTF8.self))
+        }
+        #expect(try context(["init"]).status == 0)
+        for root in [roots[0], roots[0], roots[1]] { #expect(try context(["trust", "add", root]).status == 0) }
+        #expect(try context(["list"]).out.contains("reader trust: 2 anchor(s)"))
+        let stored = try #require(try CredentialContext.load(from: dir))
+        #expect(stored.readerTrust.anchors.der == ders)
+        #expect(!stored.readerTrust.anchors.isParsed)
+        #expect(try context(["trust", "remove", roots[0]]).status == 0)
+        #expect(try CredentialContext.load(from: dir)?.readerTrust.anchors.der == [ders[1]])
+        #expect(try context(["list"]).out.contains("reader trust: 1 anchor(s)"))
+    }
+
+    @Test(
         "CLI: --out writes a new or existing file all at once and 0600, writes a device in place (never replacing it), refuses a symbolic link, and a refusal leaves the file as it was",
         .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
     func cliOutputFiles() throws {
