@@ -48,7 +48,6 @@ failed_tests() {   # log label
     grep -E '^✘ Test .* failed after [0-9.]+ seconds' "$1" 2>/dev/null | head -8 | while IFS= read -r line; do
         name=${line#✘ Test }
         name=${name% failed after*}
-        name=${name% with * issue*}
         echo "failed ($2): $name"
         grep -F -m1 "✘ Test $name recorded an issue" "$1" | sed -E 's/^✘ Test .* recorded an issue/  issue/' | cut -c1-400
     done

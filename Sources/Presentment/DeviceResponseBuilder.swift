@@ -118,7 +118,7 @@ package enum DeviceResponseBuilder {
             let ns = items[released[k]].nameSpaceIndex
             var end = k
             while end < released.count && items[released[end]].nameSpaceIndex == ns { end += 1 }
-            w.writeText(c.nameSpaceNames[ns])
+            w.writeText(c.nameSpaceName(ns))
             w.writeArrayHeader(count: end - k)
             for j in k..<end { w.writeRaw(bytes[items[released[j]].range]) }
             k = end

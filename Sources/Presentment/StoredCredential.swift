@@ -73,9 +73,8 @@ public final class StoredCredential: Sendable {
         /// Every item, grouped by namespace with namespaces in deterministic (encoded-key) order and
         /// the issuer's order within a namespace. Selection and response building work on indices into it.
         let orderedItems: [IndexedItem]
-        /// Namespace names, in the same deterministic order.
-        let nameSpaceNames: [String]
-        /// The parsed namespaces in that order (an item is `nameSpaces[nameSpaceIndex].items[position]`).
+        /// The parsed namespaces in that order, with their names (an item is
+        /// `nameSpaces[nameSpaceIndex].items[position]`).
         let nameSpaces: [IssuerSigned.NameSpace]
         /// Element → index into `orderedItems`: the one map from an element to its item.
         let itemIndex: ElementIndex
@@ -144,7 +143,6 @@ public final class StoredCredential: Sendable {
             bytes = []
             parsed = nil
             orderedItems = []
-            nameSpaceNames = []
             nameSpaces = []
             itemIndex = ElementIndex.make([]).index
             issuerAuthRange = 0..<0
@@ -221,7 +219,6 @@ public final class StoredCredential: Sendable {
             guard !repeated else { throw PresentmentError(ContextRule.repeatedElement) }
             self.parsed = (parsed, mso)
             self.orderedItems = ordered
-            self.nameSpaceNames = spaces.map(\.name)
             self.nameSpaces = spaces
             self.itemIndex = index
             self.issuerAuthRange = parsed.issuerAuth.item.byteRange
@@ -231,10 +228,9 @@ public final class StoredCredential: Sendable {
     /// The index once built; `Index.none` before (every caller below runs on candidates, which are indexed).
     @inline(__always) var indexed: Index { lazyIndex.load() ?? Index.none }
     var orderedItems: [IndexedItem] { indexed.orderedItems }
-    var nameSpaceNames: [String] { indexed.nameSpaceNames }
+    /// The name of the namespace at an index of the deterministic order.
+    func nameSpaceName(_ i: Int) -> String { indexed.nameSpaces[i].name }
     var itemIndex: ElementIndex { indexed.itemIndex }
-    /// The issuer-signed item of an element, when held (through the element index).
-    func item(_ id: ElementID) -> IssuerSignedItem? { indexed.item(id) }
     /// The issuer-signed item at an index into `orderedItems`.
     func item(at i: Int) -> IssuerSignedItem { indexed.item(at: i) }
     var issuerAuthRange: Range<Int> { indexed.issuerAuthRange }

@@ -102,18 +102,17 @@ enum ZkDocumentWriter {
         data.writeText("deviceSigned")
         data.writeMapHeader(count: 0)
         data.writeText("issuerSigned")
-        let items = d.released.map { c.orderedItems[$0] }
-        let byNS = Dictionary(grouping: items, by: \.nameSpaceIndex)
+        let byNS = Dictionary(grouping: d.released, by: { c.orderedItems[$0].nameSpaceIndex })
         data.writeMapHeader(count: byNS.count)
         for ns in byNS.keys.sorted() {
-            data.writeText(c.nameSpaceNames[ns])
+            data.writeText(c.nameSpaceName(ns))
             data.writeArrayHeader(count: byNS[ns]!.count)
-            for item in byNS[ns]! {
+            for i in byNS[ns]! {
                 data.writeMapHeader(count: 2)
                 data.writeText("elementValue")
-                data.writeRaw(c.item(item.id)!.elementValue.encodedBytes)
+                data.writeRaw(c.item(at: i).elementValue.encodedBytes)
                 data.writeText("elementIdentifier")
-                data.writeText(item.id.identifier)
+                data.writeText(c.orderedItems[i].id.identifier)
             }
         }
         var w = CBORWriter(capacity: proof.count + data.bytes.count + 32)
