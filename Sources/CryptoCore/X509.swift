@@ -128,10 +128,14 @@ package struct X509Certificate: Sendable {
         for i in 0..<mdoc_sk_ASN1_OBJECT_num(eku) {
             guard let o = mdoc_sk_ASN1_OBJECT_value(eku, i) else { continue }
             // Dotted form only (no_name = 1); an OID too long for the buffer is left out (none that
-            // mdoc checks is anywhere near 127 characters).
+            // mdoc checks is anywhere near 127 characters). Decoded from the buffer's bytes (a lazy
+            // collection here cost a run-time conformance scan on first use).
             let n = OBJ_obj2txt(&text, Int32(text.count), o, 1)
             guard n > 0, Int(n) < text.count else { continue }
-            oids.append(String(decoding: text[..<Int(n)].lazy.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            oids.append(
+                text.withUnsafeBytes {
+                    String(decoding: UnsafeRawBufferPointer(rebasing: $0[..<Int(n)]), as: UTF8.self)
+                })
         }
         return oids
     }

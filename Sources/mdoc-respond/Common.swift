@@ -74,11 +74,16 @@ enum BuiltIn {
                 if stat(shipped + "/context/context.cbor", &st) == 0 { return URL(fileURLWithPath: shipped) }
             }
         }
-        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-            .appendingPathComponent("TestVectors")
+        // The checkout this binary was built from: Sources/mdoc-respond/Common.swift → TestVectors.
+        var source = #filePath
+        for _ in 0..<3 { source = String(source[..<(source.lastIndex(of: "/") ?? source.startIndex)]) }
+        return URL(fileURLWithPath: source + "/TestVectors", isDirectory: true)
     }()
-    static var contextDirectory: URL { testVectors.appendingPathComponent("context") }
+    /// Paths are joined as text (`URL.appendingPathComponent`'s first use costs a process more than
+    /// reading the context).
+    static var contextDirectory: URL {
+        URL(fileURLWithPath: testVectors.path + "/context", isDirectory: true)
+    }
 
     /// The directories PKCS#11 modules may be loaded from: `MDOC_PKCS11_MODULE_DIRS` (absolute paths
     /// separated by `:`, replacing the list) or the system's PKCS#11 module directories.
