@@ -241,6 +241,7 @@ if [ "$quick" -eq 0 ]; then
 
     swift build -c release -j 2 --product mdoc-bench
     swift build -c release -j 2 --product mdoc-respond
+    scripts/process-floor.sh --build   # the CLI process's floor, which mdoc-bench times beside it
     .build/release/mdoc-bench --quick
     # The Python binding's benchmark harness, likewise in quick mode (asserts nothing about time).
     swift build -c release -j 2 --product mdocrespond

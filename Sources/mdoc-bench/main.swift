@@ -101,62 +101,99 @@ primitiveFigures()
 zkFigures()
 
 // MARK: The CLI as a process: `mdoc-respond respond` on the reference readerAuth request, and on the
-// same request unsigned (which needs no certificate: the built-in context's trust anchor stays unparsed)
+// same request unsigned (which needs no certificate: the built-in context's trust anchor stays unparsed),
+// each interleaved with its floor, `mdoc-process-floor`: the same OpenSSL calls alone in a C process.
 
-for (name, file) in [
-    ("cli.respond.process", "mdl-dataObject-v1.0-readerAuth.json"),
-    ("cli.respond.process_unsigned", "mdl-dataObject-v1.0-none.json"),
-] {
-    let cli = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
-        "mdoc-respond")
-    let vectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("TestVectors")
-    let request = vectors.appendingPathComponent("requests/" + file)
-    if onlyOp == nil, filter == nil || name.contains(filter!), FileManager.default.isExecutableFile(atPath: cli.path),
-        FileManager.default.fileExists(atPath: request.path)
-    {
-        var walls = [Double]()
-        var peaks = [Int]()
-        // posix_spawn directly (Foundation's Process adds tens of milliseconds of its own per launch);
-        // stderr goes to a file, from which the child's own peak memory (--report) is read.
-        let errFile = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-bench-\(getpid()).err").path
-        defer { unlink(errFile) }
-        let args = [
-            cli.path, "respond", "--report", "--request", request.path, "--origin", "https://verifier.example",
-            "--clock", "2027-03-01T12:00:00Z", "--out", "/dev/null",
-        ]
-        for _ in 0..<(quick ? 3 : 30) {
-            let argv: [UnsafeMutablePointer<CChar>?] = args.map { strdup($0) } + [nil]
-            var actions = posix_spawn_file_actions_t()
-            posix_spawn_file_actions_init(&actions)
-            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-            posix_spawn_file_actions_addopen(&actions, 2, errFile, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-            var pid: pid_t = 0
-            let t0 = now()
-            let rc = argv.withUnsafeBufferPointer {
-                posix_spawn(&pid, cli.path, &actions, nil, UnsafeMutablePointer(mutating: $0.baseAddress!), environ)
-            }
-            var status: Int32 = 0
-            if rc == 0 { while waitpid(pid, &status, 0) < 0 && errno == EINTR {} }
-            walls.append(Double(now() - t0))
-            posix_spawn_file_actions_destroy(&actions)
-            for a in argv { free(a) }
-            let text = (try? String(contentsOfFile: errFile, encoding: .utf8)) ?? ""
-            if let r = text.range(of: "peak memory "), let k = Int(text[r.upperBound...].prefix { $0.isNumber }) {
-                peaks.append(k)
-            }
-        }
-        walls.sort()
-        var f = Figure(
-            bench: name, medianNs: walls[walls.count / 2], p90Ns: walls[min(walls.count - 1, walls.count * 9 / 10)],
-            baseline: nil)
-        f.peakKiB = peaks.max()
-        figures.append(f)
-    } else if onlyOp == nil && filter == nil && name == "cli.respond.process" {
-        print(
-            "NOTICE: \(cli.path) not built (swift build -c release --product mdoc-respond); the process figures are skipped"
-        )
+/// One launch (posix_spawn directly: Foundation's Process adds tens of milliseconds of its own):
+/// wall time in ns, and the child's peak memory in KiB when it reports it (`--report` on stderr);
+/// nil when it could not be started or did not exit with status 0.
+func launch(_ args: [String], errFile: String) -> (ns: Double, peakKiB: Int?)? {
+    let argv: [UnsafeMutablePointer<CChar>?] = args.map { strdup($0) } + [nil]
+    defer { for a in argv { free(a) } }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 2, errFile, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    var pid: pid_t = 0
+    let t0 = now()
+    let rc = argv.withUnsafeBufferPointer {
+        posix_spawn(&pid, args[0], &actions, nil, UnsafeMutablePointer(mutating: $0.baseAddress!), environ)
     }
+    guard rc == 0 else { return nil }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    let ns = Double(now() - t0)
+    guard status == 0 else { return nil }
+    let text = (try? String(contentsOfFile: errFile, encoding: .utf8)) ?? ""
+    guard let r = text.range(of: "peak memory ") else { return (ns, nil) }
+    return (ns, Int(text[r.upperBound...].prefix { $0.isNumber }))
+}
+
+let binDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+let cliPath = binDirectory.appendingPathComponent("mdoc-respond").path
+let floorPath = binDirectory.appendingPathComponent("mdoc-process-floor").path
+let vectorsPath = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().appendingPathComponent("TestVectors").path
+for (name, file, mode) in [
+    ("cli.respond.process", "mdl-dataObject-v1.0-readerAuth.json", "signed"),
+    ("cli.respond.process_unsigned", "mdl-dataObject-v1.0-none.json", "unsigned"),
+] where onlyOp == nil && (filter == nil || name.contains(filter!)) {
+    guard FileManager.default.isExecutableFile(atPath: cliPath) else {
+        if name == "cli.respond.process" {
+            print(
+                "NOTICE: \(cliPath) not built (swift build -c release --product mdoc-respond); the process figures are skipped"
+            )
+        }
+        continue
+    }
+    let errFile = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-bench-\(getpid()).err").path
+    defer { unlink(errFile) }
+    let cliArgs = [
+        cliPath, "respond", "--report", "--request", vectorsPath + "/requests/" + file, "--origin",
+        "https://verifier.example", "--clock", "2027-03-01T12:00:00Z", "--out", "/dev/null",
+    ]
+    let floorArgs = [floorPath, vectorsPath, mode]
+    let withFloor = FileManager.default.isExecutableFile(atPath: floorPath)
+    var walls = [Double]()
+    var floorWalls = [Double]()
+    var peaks = [Int]()
+    var failed = false
+    for _ in 0..<(quick ? 3 : 30) {
+        guard let run = launch(cliArgs, errFile: errFile) else {
+            failed = true
+            break
+        }
+        walls.append(run.ns)
+        if let k = run.peakKiB { peaks.append(k) }
+        if withFloor {
+            guard let floor = launch(floorArgs, errFile: errFile) else {
+                failed = true
+                break
+            }
+            floorWalls.append(floor.ns)
+        }
+    }
+    if failed {
+        print("NOTICE: \(name): a launch failed (the CLI or mdoc-process-floor exited with an error); skipped")
+        continue
+    }
+    func figure(_ bench: String, _ ws: [Double], baseline: String?) -> Figure {
+        let sorted = ws.sorted()
+        return Figure(
+            bench: bench, medianNs: sorted[sorted.count / 2],
+            p90Ns: sorted[min(sorted.count - 1, sorted.count * 9 / 10)],
+            baseline: baseline)
+    }
+    let floorName = name.replacingOccurrences(of: "process", with: "process_floor")
+    var f = figure(name, walls, baseline: withFloor ? floorName : nil)
+    f.peakKiB = peaks.max()
+    if withFloor {
+        let fl = figure(floorName, floorWalls, baseline: nil)
+        f.ratio = f.medianNs / fl.medianNs
+        figures.append(fl)
+    }
+    figures.append(f)
 }
 
 // MARK: Output
