@@ -21,6 +21,8 @@ if arguments.contains("--help") || arguments.contains("-h") {
           --json-only  print only the JSON lines
           --filter S   run only the figures whose name contains S
           --samples N  samples per figure (default 301; more narrows the spread of a ratio between runs)
+          --cli PATH   the CLI the process figures launch (default: mdoc-respond beside this binary;
+                       dist/mdoc-respond for the shipped static one, after scripts/package.sh)
           --op NAME --iterations N
                        run one operation N times, untimed, then exit (for valgrind --tool=callgrind):
                        accept, accept_ios, accept_reader_auth, floor, floor_reader_auth, accept_ios_and_floor, parse, respond,
@@ -52,6 +54,10 @@ let requestedSamples: Int? = arguments.firstIndex(of: "--samples").flatMap { i i
     arguments.index(after: i) < arguments.endIndex ? Int(arguments[arguments.index(after: i)]) : nil
 }
 let samples = quick ? 15 : max(1, requestedSamples ?? 301)
+/// `--cli PATH`: the CLI the process figures launch.
+let cliOption: String? = arguments.firstIndex(of: "--cli").flatMap { i in
+    arguments.index(after: i) < arguments.endIndex ? arguments[arguments.index(after: i)] : nil
+}
 
 // MARK: Run
 
@@ -131,7 +137,8 @@ func launch(_ args: [String], errFile: String) -> (ns: Double, peakKiB: Int?)? {
 }
 
 let binDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-let cliPath = binDirectory.appendingPathComponent("mdoc-respond").path
+let cliPath =
+    cliOption.map { URL(fileURLWithPath: $0).path } ?? binDirectory.appendingPathComponent("mdoc-respond").path
 let floorPath = binDirectory.appendingPathComponent("mdoc-process-floor").path
 let vectorsPath = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().appendingPathComponent("TestVectors").path
