@@ -22,17 +22,25 @@ enum Input {
         var st = stat()
         if fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFDIR { fail(Exit.io, "io", "input is a directory") }
         var bytes = [UInt8]()
-        var buf = [UInt8](repeating: 0, count: 65536)
+        // Read straight into uninitialized chunks: a regular file in one chunk of its size (plus the
+        // byte that shows it grew), a pipe in 16 KiB ones. (A zero-filled 64 KiB buffer cost a process
+        // 16 page faults for a request of a few kilobytes.)
+        let isFile = st.st_mode & S_IFMT == S_IFREG
+        var chunk = isFile ? max(1, Int(clamping: st.st_size) + 1) : 16384
         while true {
-            let n = buf.withUnsafeMutableBytes {
-                Glibc.read(fd, $0.baseAddress, min($0.count, limit + 1 - bytes.count))
+            let want = min(chunk, limit + 1 - bytes.count)
+            var n = 0
+            let part = [UInt8](unsafeUninitializedCapacity: want) { buf, initialized in
+                n = Glibc.read(fd, buf.baseAddress, want)
+                initialized = max(n, 0)
             }
             if n < 0 {
                 if errno == EINTR { continue }
                 fail(Exit.io, "io", path == "-" ? "cannot read standard input" : "cannot read input file")
             }
             if n == 0 { break }
-            bytes.append(contentsOf: buf[0..<n])
+            if bytes.isEmpty { bytes = part } else { bytes.append(contentsOf: part) }
+            chunk = 16384
             if bytes.count > limit {
                 if let tooLarge { tooLarge() }
                 fail(Exit.io, "io", "input larger than \(limit) bytes")

@@ -364,6 +364,70 @@ extension ConformanceTests {
     }
 
     @Test(
+        "CLI: a request read from a file, from a file as standard input and from a pipe (in chunks) is answered alike; exactly maxRequestBytes is read whole and one byte more is refused (limitExceeded, framing.tooLarge) with no output",
+        .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
+    func cliRequestInput() throws {
+        let binary = try #require(Self.cliBinary)
+        let cases = try Self.manifest()
+        let ok = try #require(cases.first { $0.id == "mdl-dataObject-v1.0-readerAuth" })
+        let iaca = try Certificate(der: Array(Data(contentsOf: Self.vectors.appendingPathComponent("pki/iaca.der"))))
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-cli-in-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // The request padded with trailing JSON whitespace to 40,000 bytes: more than two 16 KiB chunks.
+        var request = try Data(contentsOf: Self.vectors.appendingPathComponent(ok.file))
+        let size = 40_000
+        request.append(Data(repeating: 0x20, count: size - request.count))
+        let file = dir.appendingPathComponent("request.json")
+        try request.write(to: file)
+        enum Source: CaseIterable { case path, fileAsStandardInput, pipe }
+        func respond(_ source: Source, limit: Int) throws -> (status: Int32, out: Data, err: String) {
+            let p = Process()
+            p.executableURL = binary
+            p.arguments = [
+                "respond", "--request", source == .path ? file.path : "-", "--origin", ok.origin, "--clock",
+                "2027-03-01T12:00:00Z", "--config", "{\"limits\":{\"maxRequestBytes\":\(limit)}}",
+            ]
+            var environment = ProcessInfo.processInfo.environment
+            environment["MDOC_ZK_DIR"] = "/nonexistent/mdoc-zk"
+            p.environment = environment
+            let input = Pipe()
+            switch source {
+            case .path: break
+            case .fileAsStandardInput: p.standardInput = try FileHandle(forReadingFrom: file)
+            case .pipe: p.standardInput = input
+            }
+            let out = Pipe()
+            let err = Pipe()
+            p.standardOutput = out
+            p.standardError = err
+            try p.run()
+            if source == .pipe {
+                // The pipe's buffer holds the whole request; a refusal may close the read end first.
+                signal(SIGPIPE, SIG_IGN)
+                try? input.fileHandleForWriting.write(contentsOf: request)
+                try? input.fileHandleForWriting.close()
+            }
+            let data = out.fileHandleForReading.readDataToEndOfFile()
+            let errText = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            p.waitUntilExit()
+            return (p.terminationStatus, data, errText)
+        }
+        for source in Source.allCases {
+            let answered = try respond(source, limit: size)
+            #expect(answered.status == 0, "\(source): \(answered.err)")
+            let v = try AnnexCReader.openResponse(
+                answered.out, for: try Self.builtRequest(ok), issuerRoots: [iaca], at: Self.clock)
+            #expect(v.documents.count == ok.expected.disclosed?.count, "\(source)")
+            let refused = try respond(source, limit: size - 1)
+            #expect(refused.status == 1, "\(source)")
+            #expect(
+                refused.err.contains("error[limitExceeded]") && refused.err.contains("framing.tooLarge"), "\(source)")
+            #expect(refused.out.isEmpty, "\(source): no partial output")
+        }
+    }
+
+    @Test(
         "CLI: refusals, reports and listings print no request bytes, origins, element values or keys",
         .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
     func cliLeaksNothing() throws {
