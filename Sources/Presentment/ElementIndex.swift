@@ -27,7 +27,8 @@ struct ElementIndex: Sendable {
         return (index, repeated)
     }
 
-    /// Builds the index; a repeated key keeps its first value and sets `repeated`.
+    /// Builds the index; a repeated key keeps its first value and sets `repeated`. Keys are read from
+    /// the strings' own UTF-8 storage (no array per identifier) into one buffer sized up front.
     private init(_ pairs: [(ElementID, Int)], repeated: inout Bool) {
         var capacity = 8
         while capacity < pairs.count * 2 { capacity <<= 1 }
@@ -35,31 +36,33 @@ struct ElementIndex: Sendable {
         var entries = [Entry]()
         var bytes = [UInt8]()
         entries.reserveCapacity(pairs.count)
+        bytes.reserveCapacity(pairs.reduce(0) { $0 + $1.0.identifier.utf8.count + $1.0.nameSpace.utf8.count })
         let mask = capacity - 1
         for (id, value) in pairs {
-            let ident = Array(id.identifier.utf8)
-            let ns = Array(id.nameSpace.utf8)
-            let h = ident.withUnsafeBufferPointer { Self.hash($0) }
-            var s = Int(truncatingIfNeeded: h) & mask
-            var duplicate = false
-            while slots[s] != 0 {
-                let e = entries[Int(slots[s]) - 1]
-                if e.hash == h && bytes[e.identifier].elementsEqual(ident) && bytes[e.nameSpace].elementsEqual(ns) {
-                    duplicate = true
-                    break
+            let added = withUTF8Bytes(id.identifier) { ident in
+                withUTF8Bytes(id.nameSpace) { ns in
+                    let h = Self.hash(ident)
+                    var s = Int(truncatingIfNeeded: h) & mask
+                    while slots[s] != 0 {
+                        let e = entries[Int(slots[s]) - 1]
+                        let same =
+                            e.hash == h
+                            && bytes.withUnsafeBufferPointer {
+                                Self.equal($0, e.identifier, ident) && Self.equal($0, e.nameSpace, ns)
+                            }
+                        if same { return false }
+                        s = (s + 1) & mask
+                    }
+                    let i0 = bytes.count
+                    bytes.append(contentsOf: ident)
+                    let n0 = bytes.count
+                    bytes.append(contentsOf: ns)
+                    entries.append(Entry(identifier: i0..<n0, nameSpace: n0..<bytes.count, value: value, hash: h))
+                    slots[s] = Int32(entries.count)
+                    return true
                 }
-                s = (s + 1) & mask
             }
-            if duplicate {
-                repeated = true
-                continue
-            }
-            let i0 = bytes.count
-            bytes.append(contentsOf: ident)
-            let n0 = bytes.count
-            bytes.append(contentsOf: ns)
-            entries.append(Entry(identifier: i0..<n0, nameSpace: n0..<bytes.count, value: value, hash: h))
-            slots[s] = Int32(entries.count)
+            if !added { repeated = true }
         }
         self.bytes = bytes
         self.entries = entries
