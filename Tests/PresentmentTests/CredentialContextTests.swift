@@ -119,6 +119,32 @@ struct CredentialContextTests {
     }
 
     @Test(
+        "The element index: every key found with its first value, in the right namespace; misses (another namespace, a prefix, a longer key, empty) find nothing; a repeated key is reported and keeps its first value"
+    )
+    func elementIndex() {
+        // Identifiers of every length around the hash's eight-byte words, one of them in two namespaces,
+        // bridged and native strings, an empty identifier, and more keys than the initial table's slots.
+        let long = String(repeating: "x", count: 17)
+        var pairs: [(ElementID, Int)] = [
+            (ElementID("ns.a", "age_over_18"), 0), (ElementID("ns.b", "age_over_18"), 1), (ElementID("ns.a", ""), 2),
+            (ElementID("ns.a", long), 3), (ElementID("ns.a", "é"), 4),
+        ]
+        for n in 1...24 { pairs.append((ElementID("ns.a", String(repeating: "k", count: n)), 100 + n)) }
+        let (index, repeated) = ElementIndex.make(pairs)
+        #expect(!repeated)
+        for (id, value) in pairs { #expect(index[id] == value, "\(id)") }
+        for miss in [
+            ElementID("ns.c", "age_over_18"), ElementID("ns.a", "age_over_1"), ElementID("ns.a", "age_over_180"),
+            ElementID("ns.b", ""), ElementID("ns.a", long + "x"), ElementID("ns.a", String(repeating: "k", count: 25)),
+        ] {
+            #expect(index[miss] == nil, "\(miss)")
+        }
+        let (again, twice) = ElementIndex.make(pairs + [(ElementID("ns.b", "age_over_18"), 9)])
+        #expect(twice)
+        #expect(again[ElementID("ns.b", "age_over_18")] == 1)
+    }
+
+    @Test(
         "A credential holding an element twice is refused when indexed: byte-equal identifiers, and identifiers equal only as strings (NFC and NFD); distinct look-alikes index"
     )
     func repeatedElements() throws {
