@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the release artifacts into dist/, each runnable where no Swift toolchain is installed (the
-# Swift runtime is linked in statically; what they need from the system: glibc, libstdc++, OpenSSL 3
-# (libcrypto.so.3), libcbor 0.8 and libzstd), all at the version in VERSION:
+# Swift runtime is linked in statically; what they need from the system: glibc, libstdc++ (the library;
+# the CLI has it linked in), OpenSSL 3 (libcrypto.so.3), libcbor 0.8 and libzstd), all at the version
+# in VERSION:
 #   dist/mdoc-respond                                the CLI (its built-in test data beside it in
 #                                                    dist/mdoc-respond-data/test-vectors, for demo)
 #   dist/mdoc-respond-sdk-V-linux-x86_64.tar.gz      include/mdoc_respond.h, the consent-model schema,
@@ -25,15 +26,8 @@ trap 'rm -rf "$work"' EXIT
 rm -rf "$dist"
 mkdir -p "$dist"
 
-# Metadata of concrete generic types through accessor functions rather than mangled names: a mangled
-# name is resolved at run time, and each generic requirement it carries (Set<UInt8>'s Hashable, ...)
-# costs a scan of every protocol conformance in the binary on first use, ~2M instructions (7%) of a
-# `respond` process. A supported frontend option (the one used for older runtimes); set here rather
-# than in Package.swift, where unsafe flags would bar the package from being a dependency.
-accessors=(-Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors)
-
-# The CLI, the Swift runtime linked statically.
-swift build -c release -j 2 --static-swift-stdlib --scratch-path "$scratch" --product mdoc-respond "${accessors[@]}" >&2
+# The CLI, the Swift runtime and libstdc++ linked statically (scripts/build-static-cli.sh).
+scripts/build-static-cli.sh >&2
 install -m 0755 "$scratch/release/mdoc-respond" "$dist/mdoc-respond"
 strip "$dist/mdoc-respond"
 mkdir -p "$dist/mdoc-respond-data"
@@ -42,7 +36,7 @@ cp -r TestVectors "$dist/mdoc-respond-data/test-vectors"
 # The library: every object of the C ABI's static product, linked with the static Swift runtime into
 # one shared library whose only exported symbols are the header's functions (nothing of Swift leaks
 # into a host that has its own runtime).
-swift build -c release -j 2 --scratch-path "$scratch" --product mdocrespond-static "${accessors[@]}" >&2
+scripts/build-static-cli.sh --product mdocrespond-static >&2
 mkdir -p "$work/objects"
 (cd "$work/objects" && ar x "$OLDPWD/$scratch/release/libmdocrespond-static.a")
 {

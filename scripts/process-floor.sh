@@ -18,24 +18,32 @@ cc -O2 -Wall -Wextra -Werror -o .build/release/mdoc-process-floor benchmarks/pro
 [ "${1:-}" = "--build" ] && exit 0
 command -v valgrind >/dev/null || { echo "valgrind is required (apt-get install valgrind)" >&2; exit 3; }
 swift build -c release -j 2 --product mdoc-respond >/dev/null
-swift build -c release -j 2 --static-swift-stdlib --scratch-path .build/dist --product mdoc-respond \
-    -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors >/dev/null 2>&1
+scripts/build-static-cli.sh >/dev/null 2>&1
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 vectors=$PWD/TestVectors
 objects() {   # callgrind file → "total libcrypto libc loader rest" (rest: the binary, libstdc++, libcbor, ...)
-    callgrind_annotate --auto=no --threshold=100 "$1" 2>/dev/null | python3 -c '
+    python3 - "$1" <<'PY'
 import re, sys
-total = 0; by = {"libcrypto": 0, "libc": 0, "loader": 0}
-for line in sys.stdin:
-    m = re.match(r"\s*([\d,]+)\s+\([^)]*\)\s+(.*)$", line)
-    if not m: continue
-    n = int(m.group(1).replace(",", ""))
-    if "PROGRAM TOTALS" in line: total = n; continue
-    o = m.group(2).rsplit("[", 1)[-1]
-    if "/libcrypto.so" in o: by["libcrypto"] += n
-    elif "/libc.so" in o: by["libc"] += n
-    elif "/ld-linux" in o: by["loader"] += n
-print(total, by["libcrypto"], by["libc"], by["loader"], total - sum(by.values()))'
+# Exclusive costs from the raw file: each cost line belongs to the current object (ob=), except the
+# line after calls=, which is the call's inclusive cost.
+names = {}; ob = ""; after_call = False; by = {"libcrypto": 0, "libc": 0, "loader": 0, "rest": 0}
+for line in open(sys.argv[1]):
+    m = re.match(r"(c?ob)=\((\d+)\)(?: (.*))?$", line)
+    if m:
+        if m.group(3): names[m.group(2)] = m.group(3)
+        if m.group(1) == "ob": ob = names.get(m.group(2), "")
+        continue
+    if line.startswith("calls="): after_call = True; continue
+    if line[:1].isdigit() or line[:1] in "+-*":
+        if after_call: after_call = False; continue
+        parts = line.split()
+        if len(parts) < 2: continue
+        n = int(parts[1])
+        key = ("libcrypto" if "/libcrypto.so" in ob else "libc" if "/libc.so" in ob
+               else "loader" if "/ld-linux" in ob else "rest")
+        by[key] += n
+print(sum(by.values()), by["libcrypto"], by["libc"], by["loader"], by["rest"])
+PY
 }
 faults() { /usr/bin/time -f "%R" "$@" 2>&1 >/dev/null | tail -1; }
 declare -A totals
