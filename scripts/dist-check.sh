@@ -34,9 +34,11 @@ chmod 600 "$work/context/context.cbor" "$work/context/keys/"*
 # The CLI: the demo (Annex C, OpenID4VP and the zero-knowledge leg) from an unrelated directory. When
 # it was linked with libstdc++ inside (scripts/build-static-cli.sh), the system's libstdc++ is hidden
 # from it (/dev/null mounted over the file) for the run: it must not need one.
+# (No reader here stops early: under pipefail a writer killed by SIGPIPE would end the script silently.)
 hidden=""
-if ! readelf -d dist/mdoc-respond | grep -q 'NEEDED.*libstdc++'; then
-    hidden=$(ldconfig -p | awk '/libstdc\+\+\.so\.6 .*x86-64/ { print $NF; exit }')
+needed=$(readelf -d dist/mdoc-respond)
+if ! grep -q 'NEEDED.*libstdc++' <<< "$needed"; then
+    hidden=$(ldconfig -p | awk '/libstdc\+\+\.so\.6 .*x86-64/ && !found { print $NF; found = 1 }')
     [ -n "$hidden" ] && mount --bind /dev/null "$hidden"
 fi
 (cd "$work" && "$repo/dist/mdoc-respond" demo > "$work/demo.log" 2>&1) || { cat "$work/demo.log" >&2; exit 1; }

@@ -45,11 +45,12 @@ passed_of() {   # tests passed in a log: run − failed − skipped
 # expectation), for the summary at the end: CI keeps only the last lines of a run's output.
 failed_tests() {   # log label
     [ -f "$1" ] || return 0
-    grep -E '^✘ Test .* failed after [0-9.]+ seconds' "$1" 2>/dev/null | head -8 | while IFS= read -r line; do
+    # grep stops after eight itself (a `| head` would kill it with SIGPIPE, failing the pipeline under pipefail).
+    grep -m 8 -E '^✘ Test .* failed after [0-9.]+ seconds' "$1" 2>/dev/null | while IFS= read -r line; do
         name=${line#✘ Test }
         name=${name% failed after*}
         echo "failed ($2): $name"
-        grep -F -m1 "✘ Test $name recorded an issue" "$1" | sed -E 's/^✘ Test .* recorded an issue/  issue/' | cut -c1-400
+        { grep -F -m1 "✘ Test $name recorded an issue" "$1" || true; } | sed -E 's/^✘ Test .* recorded an issue/  issue/' | cut -c1-400
     done
 }
 
