@@ -25,8 +25,9 @@ enum Input {
         // Read straight into uninitialized chunks: a regular file in one chunk of its size (plus the
         // byte that shows it grew), a pipe in 16 KiB ones. (A zero-filled 64 KiB buffer cost a process
         // 16 page faults for a request of a few kilobytes.)
+        // The size is clamped to the limit before the one byte is added (a sparse file may claim ~2^63).
         let isFile = st.st_mode & S_IFMT == S_IFREG
-        var chunk = isFile ? max(1, Int(clamping: st.st_size) + 1) : 16384
+        var chunk = isFile ? min(max(Int(clamping: st.st_size), 0), limit) + 1 : 16384
         while true {
             let want = min(chunk, limit + 1 - bytes.count)
             var n = 0

@@ -255,12 +255,19 @@ extension ConformanceTests {
         return FileManager.default.isExecutableFile(atPath: binary.path) ? binary : nil
     }
 
+    /// What the CLI reads as standard input: the test's own (none given), a file, or bytes written
+    /// into a pipe.
+    enum CLIInput {
+        case file(URL)
+        case pipe(Data)
+    }
+
     /// Runs the CLI binary to completion; nil when it has not been built. Unless `zkDirectory` names
     /// one, the binary finds no zero-knowledge prover (whether one is installed on this machine must not
     /// change what a test expects).
-    static func runCLI(_ arguments: [String], zkDirectory: String = "/nonexistent/mdoc-zk") throws -> (
-        status: Int32, out: Data, err: String
-    )? {
+    static func runCLI(
+        _ arguments: [String], zkDirectory: String = "/nonexistent/mdoc-zk", input: CLIInput? = nil
+    ) throws -> (status: Int32, out: Data, err: String)? {
         guard let binary = cliBinary else { return nil }
         let p = Process()
         p.executableURL = binary
@@ -272,7 +279,19 @@ extension ConformanceTests {
         let err = Pipe()
         p.standardOutput = out
         p.standardError = err
+        let inputPipe = Pipe()
+        switch input {
+        case .file(let url): p.standardInput = try FileHandle(forReadingFrom: url)
+        case .pipe: p.standardInput = inputPipe
+        case nil: break
+        }
         try p.run()
+        if case .pipe(let bytes) = input {
+            // The CLI may refuse and close its end before reading everything: a failed write is its answer.
+            signal(SIGPIPE, SIG_IGN)
+            try? inputPipe.fileHandleForWriting.write(contentsOf: bytes)
+            try? inputPipe.fileHandleForWriting.close()
+        }
         let data = out.fileHandleForReading.readDataToEndOfFile()
         let errText = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         p.waitUntilExit()
@@ -367,7 +386,6 @@ extension ConformanceTests {
         "CLI: a request read from a file, from a file as standard input and from a pipe (in chunks) is answered alike; exactly maxRequestBytes is read whole and one byte more is refused (limitExceeded, framing.tooLarge) with no output",
         .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
     func cliRequestInput() throws {
-        let binary = try #require(Self.cliBinary)
         let cases = try Self.manifest()
         let ok = try #require(cases.first { $0.id == "mdl-dataObject-v1.0-readerAuth" })
         let iaca = try Certificate(der: Array(Data(contentsOf: Self.vectors.appendingPathComponent("pki/iaca.der"))))
@@ -382,36 +400,18 @@ extension ConformanceTests {
         try request.write(to: file)
         enum Source: CaseIterable { case path, fileAsStandardInput, pipe }
         func respond(_ source: Source, limit: Int) throws -> (status: Int32, out: Data, err: String) {
-            let p = Process()
-            p.executableURL = binary
-            p.arguments = [
+            let input: CLIInput? =
+                switch source {
+                case .path: nil
+                case .fileAsStandardInput: .file(file)
+                case .pipe: .pipe(request)
+                }
+            let arguments = [
                 "respond", "--request", source == .path ? file.path : "-", "--origin", ok.origin, "--clock",
                 "2027-03-01T12:00:00Z", "--config", "{\"limits\":{\"maxRequestBytes\":\(limit)}}",
             ]
-            var environment = ProcessInfo.processInfo.environment
-            environment["MDOC_ZK_DIR"] = "/nonexistent/mdoc-zk"
-            p.environment = environment
-            let input = Pipe()
-            switch source {
-            case .path: break
-            case .fileAsStandardInput: p.standardInput = try FileHandle(forReadingFrom: file)
-            case .pipe: p.standardInput = input
-            }
-            let out = Pipe()
-            let err = Pipe()
-            p.standardOutput = out
-            p.standardError = err
-            try p.run()
-            if source == .pipe {
-                // The pipe's buffer holds the whole request; a refusal may close the read end first.
-                signal(SIGPIPE, SIG_IGN)
-                try? input.fileHandleForWriting.write(contentsOf: request)
-                try? input.fileHandleForWriting.close()
-            }
-            let data = out.fileHandleForReading.readDataToEndOfFile()
-            let errText = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            p.waitUntilExit()
-            return (p.terminationStatus, data, errText)
+            let result = try #require(try Self.runCLI(arguments, input: input))
+            return result
         }
         for source in Source.allCases {
             let answered = try respond(source, limit: size)
@@ -425,6 +425,19 @@ extension ConformanceTests {
                 refused.err.contains("error[limitExceeded]") && refused.err.contains("framing.tooLarge"), "\(source)")
             #expect(refused.out.isEmpty, "\(source): no partial output")
         }
+        // A sparse file claiming a terabyte: sized by the limit, not by the claim, and refused.
+        let sparse = dir.appendingPathComponent("sparse.json")
+        #expect(FileManager.default.createFile(atPath: sparse.path, contents: nil))
+        let handle = try FileHandle(forWritingTo: sparse)
+        try handle.truncate(atOffset: 1 << 40)
+        try handle.close()
+        let huge = try #require(
+            try Self.runCLI([
+                "respond", "--request", sparse.path, "--origin", ok.origin, "--clock", "2027-03-01T12:00:00Z",
+            ]))
+        #expect(huge.status == 1)
+        #expect(huge.err.contains("error[limitExceeded]") && huge.err.contains("framing.tooLarge"))
+        #expect(huge.out.isEmpty)
     }
 
     @Test(
