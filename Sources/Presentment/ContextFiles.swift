@@ -240,6 +240,14 @@ func checkOpenedFile<R: RefusalRule>(
     return Int(st.st_size)
 }
 
+/// `directory`'s path with one separator after it: a file name inside is appended as text (the snapshot,
+/// key references), not through `URL.appendingPathComponent`, whose first use in a process costs more
+/// than reading a snapshot.
+func pathPrefix(_ directory: URL) -> String {
+    let path = directory.path
+    return path.hasSuffix("/") ? path : path + "/"
+}
+
 /// Reads a regular file's whole content from an open descriptor whose size `checkOpenedFile` just
 /// returned, refusing more than `maxBytes` (and a file that changed size meanwhile).
 func readBounded(_ fd: Int32, maxBytes: Int, size: Int) -> [UInt8]? {

@@ -56,10 +56,7 @@ extension CredentialContext {
 
     /// The snapshot's bytes, or nil when there is none; checked on the opened descriptor.
     static func readSnapshot(_ directory: URL, requirePrivateFiles: Bool) throws(PresentmentError) -> [UInt8]? {
-        // Joined as text, as `FileKeyResolver` joins key references: `URL.appendingPathComponent`'s
-        // first use in a process costs more than reading the snapshot.
-        let dir = directory.path
-        let path = dir.hasSuffix("/") ? dir + fileName : dir + "/" + fileName
+        let path = pathPrefix(directory) + fileName
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         if fd < 0 {
             if errno == ENOENT { return nil }

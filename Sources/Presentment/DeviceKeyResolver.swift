@@ -33,8 +33,7 @@ public struct FileKeyResolver: DeviceKeyResolver {
     public init(directory: URL, requirePrivateFiles: Bool = true) {
         self.directory = directory
         self.requirePrivateFiles = requirePrivateFiles
-        let path = directory.path
-        base = path.hasSuffix("/") ? path : path + "/"
+        base = pathPrefix(directory)
     }
 
     /// Whether `reference` is a relative path of at most 255 bytes with no `.` or `..` component
