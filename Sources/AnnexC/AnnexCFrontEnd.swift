@@ -100,6 +100,6 @@ package struct AnnexCFrontEnd: DCAPIFrontEnd {
     package func answer(_ responses: [BuiltResponse], details: AnnexCDetails, format: ResponseFormat)
         throws(PresentmentError) -> Data
     {
-        try seal(responses[0].bytes, details: details, format: format)
+        try seal(responses[0].response, details: details, format: format)
     }
 }

@@ -22,11 +22,12 @@ extension AnnexCFrontEnd {
     }
 
     /// Writes the EncryptedResponse CBOR to `out` — the head (`["dcapi", {"enc": enc, "cipherText":`
-    /// and the bstr head), then `deviceResponse` sealed in place — which holds exactly
-    /// `encryptedHeadLength + deviceResponse.count + Nt` bytes. Keys in bytewise order: "enc" < "cipherText".
-    static func writeEncrypted(_ out: UnsafeMutableRawBufferPointer, deviceResponse: [UInt8], sender: inout HPKE.Sender)
-        throws(PresentmentError)
-    {
+    /// and the bstr head), then `deviceResponse` sealed in place, its pieces fed to the cipher in order —
+    /// which holds exactly `encryptedHeadLength + deviceResponse.count + Nt` bytes. Keys in bytewise
+    /// order: "enc" < "cipherText".
+    static func writeEncrypted(
+        _ out: UnsafeMutableRawBufferPointer, deviceResponse: DeviceResponseBytes, sender: inout HPKE.Sender
+    ) throws(PresentmentError) {
         let enc = sender.encapsulatedKey
         let ctLen = deviceResponse.count + HPKE.AEAD.aes128GCM.tagSize
         let p = out.baseAddress!.assumingMemoryBound(to: UInt8.self)
@@ -45,19 +46,18 @@ extension AnnexCFrontEnd {
         n += enc.count
         text("cipherText")
         n += CBORWriter.writeHead(major: 2, argument: UInt64(ctLen), at: p + n)
-        let sealed: Bool = deviceResponse.withUnsafeBytes { pt in
-            do {
-                try sender.seal(pt, into: UnsafeMutableRawBufferPointer(rebasing: out[n...]))
-                return true
-            } catch { return false }
-        }
-        guard sealed else { throw PresentmentError(AnnexCRule.sealing) }
+        do {
+            try sender.seal(
+                count: deviceResponse.count, into: UnsafeMutableRawBufferPointer(rebasing: out[n...]),
+                pieces: deviceResponse.forEachPiece)
+        } catch { throw PresentmentError(AnnexCRule.sealing) }
     }
 
     /// The sealed DeviceResponse in `format`: `.binary` the CBOR EncryptedResponse, `.dataObject`
     /// `{"response": "<base64url>"}`, `.protocolAndData` the Android envelope; `.automatic` follows the
     /// request's framing (binary for a bare data object, the envelope otherwise).
-    func seal(_ deviceResponse: [UInt8], details: AnnexCDetails, format: ResponseFormat) throws(PresentmentError)
+    func seal(_ deviceResponse: DeviceResponseBytes, details: AnnexCDetails, format: ResponseFormat)
+        throws(PresentmentError)
         -> Data
     {
         let encryptionInfo = details.encryptionInfo

@@ -67,23 +67,52 @@ package enum AEADAlgorithm: Sendable, Hashable {
     package func seal<K: ContiguousBytes, N: ContiguousBytes, A: ContiguousBytes>(
         key: K, nonce: N, plaintext pt: UnsafeRawBufferPointer, aad: A, into output: UnsafeMutableRawBufferPointer
     ) throws(CryptoError) {
-        guard output.count >= pt.count + tagSize else { throw .invalidLength }
+        try seal(key: key, nonce: nonce, count: pt.count, aad: aad, into: output) { $0(pt) }
+    }
+
+    /// Encrypts a plaintext of `count` bytes that `pieces` hands over in order, one buffer per call of
+    /// its argument (a message assembled from parts is encrypted without first being copied into one
+    /// buffer), writing `ciphertext ‖ tag` to the start of `output`, which must hold at least
+    /// `count + tagSize` bytes. Throws `invalidLength` when the pieces do not add up to `count`.
+    package func seal<K: ContiguousBytes, N: ContiguousBytes, A: ContiguousBytes>(
+        key: K, nonce: N, count: Int, aad: A, into output: UnsafeMutableRawBufferPointer,
+        pieces: ((UnsafeRawBufferPointer) -> Void) -> Void
+    ) throws(CryptoError) {
+        guard count >= 0, output.count >= count + tagSize, count <= Int(Int32.max) else { throw .invalidLength }
         guard let ctx = EVP_CIPHER_CTX_new() else { throw .operationFailed(operation: "cipher ctx") }
         defer { EVP_CIPHER_CTX_free(ctx) }
         try initialize(ctx, key: key, nonce: nonce, encrypt: true)
         try feedAAD(ctx, aad: aad)
         let dst = output.baseAddress!.assumingMemoryBound(to: UInt8.self)
-        var outl: Int32 = 0
-        if pt.count > 0 {
+        var written = 0
+        var failed = false
+        var tooLong = false
+        pieces { piece in
+            guard !failed, !tooLong, piece.count > 0 else { return }
+            guard piece.count <= count - written else {
+                tooLong = true
+                return
+            }
+            var outl: Int32 = 0
             guard
-                EVP_EncryptUpdate(ctx, dst, &outl, pt.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(pt.count))
-                    == 1,
-                Int(outl) == pt.count
-            else { throw .operationFailed(operation: "seal") }
+                EVP_EncryptUpdate(
+                    ctx, dst + written, &outl, piece.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                    Int32(piece.count)) == 1
+            else {
+                failed = true
+                return
+            }
+            written += Int(outl)
         }
+        // GCM and ChaCha20-Poly1305 are stream modes: every byte fed is written at once.
+        if failed {
+            ERR_clear_error()
+            throw .operationFailed(operation: "seal")
+        }
+        guard !tooLong, written == count else { throw .invalidLength }
         var finl: Int32 = 0
-        guard EVP_EncryptFinal_ex(ctx, dst + pt.count, &finl) == 1, finl == 0,
-            EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, Int32(tagSize), dst + pt.count) == 1
+        guard EVP_EncryptFinal_ex(ctx, dst + count, &finl) == 1, finl == 0,
+            EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, Int32(tagSize), dst + count) == 1
         else {
             throw .operationFailed(operation: "seal")
         }

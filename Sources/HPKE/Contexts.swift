@@ -100,11 +100,23 @@ extension HPKE {
         public mutating func seal(
             _ plaintext: UnsafeRawBufferPointer, aad: [UInt8] = [], into output: UnsafeMutableRawBufferPointer
         ) throws(HPKE.Error) {
+            try seal(count: plaintext.count, aad: aad, into: output) { $0(plaintext) }
+        }
+
+        /// `Seal(aad, pt)` of a plaintext of `count` bytes that `pieces` hands over in order (one buffer
+        /// per call of its argument), writing `ciphertext ‖ tag` to the start of `output`, which holds at
+        /// least `count + Nt` bytes: a message assembled from parts is sealed without first being copied
+        /// into one buffer. Throws `invalidLength` when the pieces do not add up to `count`.
+        package mutating func seal(
+            count: Int, aad: [UInt8] = [], into output: UnsafeMutableRawBufferPointer,
+            pieces: ((UnsafeRawBufferPointer) -> Void) -> Void
+        ) throws(HPKE.Error) {
             guard let aead = core.suite.aead.algorithm else { throw .exportOnly }
             guard core.sequence < UInt64.max else { throw .messageLimitReached }
             let sealed: Bool = core.withNonce { nonce in
                 do {
-                    try aead.seal(key: core.schedule.key, nonce: nonce, plaintext: plaintext, aad: aad, into: output)
+                    try aead.seal(
+                        key: core.schedule.key, nonce: nonce, count: count, aad: aad, into: output, pieces: pieces)
                     return true
                 } catch { return false }
             }

@@ -130,15 +130,15 @@ package struct OpenID4VPFrontEnd: DCAPIFrontEnd {
     package func answer(_ responses: [BuiltResponse], details: OpenID4VPDetails, format: ResponseFormat)
         throws(PresentmentError) -> Data
     {
-        var groups = [(id: String, responses: [[UInt8]])]()
+        var groups = [(id: String, responses: [DeviceResponseBytes])]()
         var size = 64
         for r in responses {
             let id = details.credentialQueryIDs[r.documents[0]]
-            size += Base64URL.encodedLength(r.bytes.count) + id.utf8.count + 8
+            size += Base64URL.encodedLength(r.response.count) + id.utf8.count + 8
             if let k = groups.firstIndex(where: { $0.id == id }) {
-                groups[k].responses.append(r.bytes)
+                groups[k].responses.append(r.response)
             } else {
-                groups.append((id, [r.bytes]))
+                groups.append((id, [r.response]))
             }
         }
         var payload = JSONWriter(capacity: size)
@@ -149,7 +149,10 @@ package struct OpenID4VPFrontEnd: DCAPIFrontEnd {
             payload.writeRaw(":[")
             for (j, r) in group.responses.enumerated() {
                 if j > 0 { payload.writeRaw(",") }
-                payload.writeBase64URLString(r)
+                // The DeviceResponse's pieces encoded in order (a large element is read once, here).
+                guard payload.writeBase64URLString(count: r.count, pieces: r.forEachPiece) else {
+                    throw PresentmentError(OpenID4VPRule.sealing)
+                }
             }
             payload.writeRaw("]")
         }

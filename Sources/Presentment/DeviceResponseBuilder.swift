@@ -5,9 +5,9 @@
 #endif
 import MdocCBOR
 
-/// Writes the DeviceResponse (ISO/IEC 18013-5 §8.3.2.1.2.2) once, front to back, into one buffer:
-/// issuerAuth and every released IssuerSignedItemBytes are spliced verbatim from the stored
-/// credential; map keys are written in deterministic (bytewise) order; each document's device
+/// Writes the DeviceResponse (ISO/IEC 18013-5 §8.3.2.1.2.2) once, front to back: issuerAuth and
+/// every released IssuerSignedItemBytes are taken verbatim from the stored credential (copied, or
+/// referred to when large: `DeviceResponseBytes`); map keys are written in deterministic (bytewise) order; each document's device
 /// signature covers DeviceAuthentication over the SessionTranscript the front end supplies (its CBOR
 /// encoding, embedded as is), produced through the signer protocol.
 package enum DeviceResponseBuilder {
@@ -17,92 +17,94 @@ package enum DeviceResponseBuilder {
     /// documents; `documents` is left out when the plan has none.
     package static func build(
         plan: Plan, zkDocuments: [[UInt8]] = [], sessionTranscript: [UInt8], missingElements: MissingElementPolicy
-    ) throws(PresentmentError) -> [UInt8] {
-        let estimated = plan.answered.reduce(256 + zkDocuments.reduce(0) { $0 + $1.count }) { acc, d in
-            acc + d.credential.issuerAuthRange.count
-                + d.released.reduce(0) { $0 + d.credential.orderedItems[$1].range.count } + 256
+    ) throws(PresentmentError) -> DeviceResponseBytes {
+        // The builder's own bytes: everything but the pieces it refers to.
+        func copied(_ n: Int) -> Int { n < DeviceResponseBytes.referenceThreshold ? n : 0 }
+        let estimated = plan.answered.reduce(256 + zkDocuments.reduce(0) { $0 + copied($1.count) }) { acc, d in
+            acc + copied(d.credential.issuerAuthRange.count)
+                + d.released.reduce(0) { $0 + copied(d.credential.orderedItems[$1].range.count) } + 256
         }
-        var w = CBORWriter(capacity: estimated)
+        var out = DeviceResponseOutput(capacity: estimated)
         let reportErrors = missingElements == .report
         let documentErrors = reportErrors ? plan.unanswered : []
         // Keys in bytewise order of their encodings: "status" (66…) < "version" (67…) < "documents" (69…)
         // < "zkDocuments" (6b…) < "documentErrors" (6e…).
         let hasDocuments = !plan.answered.isEmpty || zkDocuments.isEmpty
-        w.writeMapHeader(
+        out.writer.writeMapHeader(
             count: 2 + (hasDocuments ? 1 : 0) + (zkDocuments.isEmpty ? 0 : 1) + (documentErrors.isEmpty ? 0 : 1))
-        w.writeText("status")
-        w.writeUnsigned(0)
-        w.writeText("version")
-        w.writeText("1.0")
+        out.writer.writeText("status")
+        out.writer.writeUnsigned(0)
+        out.writer.writeText("version")
+        out.writer.writeText("1.0")
         if hasDocuments {
-            w.writeText("documents")
-            w.writeArrayHeader(count: plan.answered.count)
+            out.writer.writeText("documents")
+            out.writer.writeArrayHeader(count: plan.answered.count)
             for d in plan.answered {
-                try writeDocument(d, sessionTranscript: sessionTranscript, reportErrors: reportErrors, into: &w)
+                try writeDocument(d, sessionTranscript: sessionTranscript, reportErrors: reportErrors, into: &out)
             }
         }
         if !zkDocuments.isEmpty {
-            w.writeText("zkDocuments")
-            w.writeArrayHeader(count: zkDocuments.count)
-            for z in zkDocuments { w.writeRaw(z) }
+            out.writer.writeText("zkDocuments")
+            out.writer.writeArrayHeader(count: zkDocuments.count)
+            for z in zkDocuments { out.writeVerbatim(z, z.indices) }
         }
         if !documentErrors.isEmpty {
-            w.writeText("documentErrors")
-            w.writeArrayHeader(count: documentErrors.count)
+            out.writer.writeText("documentErrors")
+            out.writer.writeArrayHeader(count: documentErrors.count)
             for docType in documentErrors {
-                w.writeMapHeader(count: 1)
-                w.writeText(docType)
-                w.writeInt(0)
+                out.writer.writeMapHeader(count: 1)
+                out.writer.writeText(docType)
+                out.writer.writeInt(0)
             }
         }
-        return w.bytes
+        return out.finish()
     }
 
     private static func writeDocument(
-        _ d: PlannedDocument, sessionTranscript: [UInt8], reportErrors: Bool, into w: inout CBORWriter
+        _ d: PlannedDocument, sessionTranscript: [UInt8], reportErrors: Bool, into out: inout DeviceResponseOutput
     ) throws(PresentmentError) {
         let c = d.credential
         let docType = d.docType
         let missing = reportErrors ? d.missing : []
         // "errors" (66…) < "docType" (67…) < "deviceSigned" (6c 64…) < "issuerSigned" (6c 69…).
-        w.writeMapHeader(count: missing.isEmpty ? 3 : 4)
+        out.writer.writeMapHeader(count: missing.isEmpty ? 3 : 4)
         if !missing.isEmpty {
-            w.writeText("errors")
+            out.writer.writeText("errors")
             let byNS = Dictionary(grouping: missing, by: \.nameSpace)
             let namespaces = byNS.keys.sorted(by: CBORWriter.textKeyPrecedes)
-            w.writeMapHeader(count: namespaces.count)
+            out.writer.writeMapHeader(count: namespaces.count)
             for ns in namespaces {
-                w.writeText(ns)
+                out.writer.writeText(ns)
                 let elems = byNS[ns]!.map(\.identifier).sorted(by: CBORWriter.textKeyPrecedes)
-                w.writeMapHeader(count: elems.count)
+                out.writer.writeMapHeader(count: elems.count)
                 for e in elems {
-                    w.writeText(e)
-                    w.writeInt(0)
+                    out.writer.writeText(e)
+                    out.writer.writeInt(0)
                 }
             }
         }
-        w.writeText("docType")
-        w.writeText(docType)
+        out.writer.writeText("docType")
+        out.writer.writeText(docType)
 
-        w.writeText("deviceSigned")
-        w.writeMapHeader(count: 2)
-        w.writeText("deviceAuth")
-        w.writeMapHeader(count: 1)
-        w.writeText("deviceSignature")
+        out.writer.writeText("deviceSigned")
+        out.writer.writeMapHeader(count: 2)
+        out.writer.writeText("deviceAuth")
+        out.writer.writeMapHeader(count: 1)
+        out.writer.writeText("deviceSignature")
         try writeDeviceSignature(
-            docType: docType, sessionTranscript: sessionTranscript, signer: try c.signer(), into: &w)
-        w.writeText("nameSpaces")
-        w.writeRaw(MdocAuthentication.emptyDeviceNameSpacesBytes)
+            docType: docType, sessionTranscript: sessionTranscript, signer: try c.signer(), into: &out.writer)
+        out.writer.writeText("nameSpaces")
+        out.writer.writeRaw(MdocAuthentication.emptyDeviceNameSpacesBytes)
 
-        w.writeText("issuerSigned")
+        out.writer.writeText("issuerSigned")
         // `nameSpaces` holds at least one namespace when present (IssuerNameSpaces = { + ... }): a
         // document released without elements (a DCQL query without claims) leaves it out.
-        w.writeMapHeader(count: d.released.isEmpty ? 1 : 2)
-        w.writeText("issuerAuth")
+        out.writer.writeMapHeader(count: d.released.isEmpty ? 1 : 2)
+        out.writer.writeText("issuerAuth")
         let bytes = c.indexed.bytes
-        w.writeRaw(bytes[c.issuerAuthRange])
+        out.writeVerbatim(bytes, c.issuerAuthRange)
         guard !d.released.isEmpty else { return }
-        w.writeText("nameSpaces")
+        out.writer.writeText("nameSpaces")
         // `released` is ascending, so items come grouped by namespace in deterministic order.
         let items = c.orderedItems
         var runs = 0
@@ -111,16 +113,16 @@ package enum DeviceResponseBuilder {
             runs += 1
             last = items[i].nameSpaceIndex
         }
-        w.writeMapHeader(count: runs)
+        out.writer.writeMapHeader(count: runs)
         var k = 0
         let released = d.released
         while k < released.count {
             let ns = items[released[k]].nameSpaceIndex
             var end = k
             while end < released.count && items[released[end]].nameSpaceIndex == ns { end += 1 }
-            w.writeText(c.nameSpaceName(ns))
-            w.writeArrayHeader(count: end - k)
-            for j in k..<end { w.writeRaw(bytes[items[released[j]].range]) }
+            out.writer.writeText(c.nameSpaceName(ns))
+            out.writer.writeArrayHeader(count: end - k)
+            for j in k..<end { out.writeVerbatim(bytes, items[released[j]].range) }
             k = end
         }
     }

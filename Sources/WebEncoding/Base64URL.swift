@@ -56,6 +56,53 @@ public enum Base64URL {
         encodeScalar(UnsafeRawBufferPointer(rebasing: input[done...]), into: out + done / 3 * 4)
     }
 
+    /// Writes the encoding of a message of `count` bytes that `pieces` hands over in order (one buffer
+    /// per call of its argument) at `out`, which holds `encodedLength(count)` bytes: a message
+    /// assembled from parts is encoded without first being copied into one buffer. A group of three
+    /// bytes split between pieces is joined in a three-byte carry. Returns false, having written no
+    /// more than `encodedLength(count)` bytes, when the pieces do not add up to `count`.
+    package static func encode(
+        count: Int, into out: UnsafeMutablePointer<UInt8>, pieces: ((UnsafeRawBufferPointer) -> Void) -> Void
+    ) -> Bool {
+        withUnsafeTemporaryAllocation(byteCount: 3, alignment: 1) { carry in
+            var carried = 0
+            var total = 0
+            var o = 0
+            var fits = true
+            pieces { piece in
+                guard fits, piece.count > 0 else { return }
+                guard piece.count <= count - total else {
+                    fits = false
+                    return
+                }
+                total += piece.count
+                var rest = piece
+                if carried > 0 {
+                    let take = min(3 - carried, rest.count)
+                    carry.baseAddress!.advanced(by: carried).copyMemory(from: rest.baseAddress!, byteCount: take)
+                    carried += take
+                    rest = UnsafeRawBufferPointer(rebasing: rest[take...])
+                    guard carried == 3 else { return }
+                    encodeScalar(UnsafeRawBufferPointer(carry), into: out + o)
+                    o += 4
+                    carried = 0
+                }
+                let whole = rest.count / 3 * 3
+                if whole > 0 {
+                    encode(UnsafeRawBufferPointer(rebasing: rest[..<whole]), into: out + o)
+                    o += whole / 3 * 4
+                }
+                carried = rest.count - whole
+                if carried > 0 {
+                    carry.baseAddress!.copyMemory(from: rest.baseAddress! + whole, byteCount: carried)
+                }
+            }
+            guard fits, total == count else { return false }
+            encodeScalar(UnsafeRawBufferPointer(rebasing: carry[..<carried]), into: out + o)
+            return true
+        }
+    }
+
     /// The portable encoder (six bytes to eight characters per step); writes `encodedLength(input.count)` bytes.
     package static func encodeScalar(_ input: UnsafeRawBufferPointer, into out: UnsafeMutablePointer<UInt8>) {
         let n = input.count

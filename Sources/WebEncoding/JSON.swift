@@ -232,6 +232,20 @@ package struct JSONWriter: Sendable {
         bytes.append(UInt8(ascii: "\""))
     }
 
+    /// Writes the base64url encoding of a `count`-byte message that `pieces` hands over in order as a
+    /// string literal (`Base64URL.encode(count:into:pieces:)`). Returns false, leaving the text as it
+    /// was, when the pieces do not add up to `count`.
+    package mutating func writeBase64URLString(count: Int, pieces: ((UnsafeRawBufferPointer) -> Void) -> Void) -> Bool {
+        let start = bytes.count
+        let length = Base64URL.encodedLength(count)
+        bytes.append(contentsOf: repeatElement(UInt8(ascii: "\""), count: length + 2))
+        let ok = bytes.withUnsafeMutableBufferPointer {
+            Base64URL.encode(count: count, into: $0.baseAddress! + start + 1, pieces: pieces)
+        }
+        if !ok { bytes.removeSubrange(start...) }
+        return ok
+    }
+
     /// Writes a string literal with its quotes. Runs that need no escape (base64url members are one
     /// long run) are copied in bulk.
     package mutating func writeString(_ s: String) {

@@ -175,16 +175,29 @@ struct CaptureVectorTests {
         let request = try engine.parse(rawRequest: raw, origin: inputs["origin"]!)
         let details = try #require(request.details.annexC)
         #expect(Hex.encode(request.sessionTranscriptBytes) == inputs["sessionTranscript_cbor_hex"])
-        let pt = h(inputs["plaintext_DeviceResponse_cbor_hex"]!)
-        let cbor = try frontEnd.seal(pt, details: details, format: .binary)
-        #expect(Hex.encode(cbor) == outputs["EncryptedResponse_cbor_hex"])
-        let json = try frontEnd.seal(pt, details: details, format: .dataObject)
-        #expect(String(decoding: json, as: UTF8.self) == outputs["data_json"])
-        let android = try frontEnd.seal(pt, details: details, format: .protocolAndData)
-        #expect(
-            String(decoding: android, as: UTF8.self)
-                == "{\"protocol\":\"org-iso-mdoc\",\"data\":\(outputs["data_json"]!)}")
-        #expect(try frontEnd.seal(pt, details: details, format: .automatic) == android)
+        let plaintext = h(inputs["plaintext_DeviceResponse_cbor_hex"]!)
+        // The plaintext whole, and in pieces the way the builder leaves large items (pieces referred to at
+        // the start, in the middle and at the end): both seal to the published bytes.
+        let n = plaintext.count
+        let (b, c, d) = (n / 2 - 2, n / 2 + 3, n - 5)
+        let pieced = DeviceResponseBytes(
+            own: Array(plaintext[3..<b] + plaintext[c..<d]),
+            references: [
+                .init(at: 0, source: plaintext, range: 0..<3), .init(at: b - 3, source: plaintext, range: b..<c),
+                .init(at: d - c + b - 3, source: plaintext, range: d..<n),
+            ])
+        #expect(pieced.count == n && pieced.contiguous == plaintext)
+        for pt in [DeviceResponseBytes(plaintext), pieced] {
+            let cbor = try frontEnd.seal(pt, details: details, format: .binary)
+            #expect(Hex.encode(cbor) == outputs["EncryptedResponse_cbor_hex"])
+            let json = try frontEnd.seal(pt, details: details, format: .dataObject)
+            #expect(String(decoding: json, as: UTF8.self) == outputs["data_json"])
+            let android = try frontEnd.seal(pt, details: details, format: .protocolAndData)
+            #expect(
+                String(decoding: android, as: UTF8.self)
+                    == "{\"protocol\":\"org-iso-mdoc\",\"data\":\(outputs["data_json"]!)}")
+            #expect(try frontEnd.seal(pt, details: details, format: .automatic) == android)
+        }
         // (A list-framed request gets the Android envelope.)
     }
 

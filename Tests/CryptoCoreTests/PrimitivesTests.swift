@@ -105,3 +105,58 @@ struct PKCS8FastPathTests {
         #expect(n >= 5)
     }
 }
+
+@Suite("CryptoCore: AEAD over a message in pieces")
+struct AEADPiecesTests {
+    /// `pt` cut at `cuts` and sealed piece by piece, declaring `count` bytes.
+    static func sealInPieces(
+        _ aead: AEADAlgorithm, key: [UInt8], nonce: [UInt8], aad: [UInt8], _ pt: [UInt8], cuts: [Int], count: Int? = nil
+    ) throws(CryptoError) -> [UInt8] {
+        let declared = count ?? pt.count
+        var out = [UInt8](repeating: 0, count: max(declared, pt.count) + aead.tagSize)
+        let bounds = [0] + cuts + [pt.count]
+        let result: Result<Void, CryptoError> = pt.withUnsafeBytes { p in
+            out.withUnsafeMutableBytes { o in
+                Result { () throws(CryptoError) in
+                    try aead.seal(key: key, nonce: nonce, count: declared, aad: aad, into: o) { piece in
+                        for k in 0..<(bounds.count - 1) {
+                            piece(UnsafeRawBufferPointer(rebasing: p[bounds[k]..<bounds[k + 1]]))
+                        }
+                    }
+                }
+            }
+        }
+        try result.get()
+        return Array(out[..<(declared + aead.tagSize)])
+    }
+
+    @Test(
+        "Sealing a message handed over in pieces gives the one-shot ciphertext and tag (AES-128-GCM, AES-256-GCM, ChaCha20-Poly1305; cuts inside and across blocks, empty pieces); pieces that do not add up are invalidLength"
+    )
+    func pieces() throws {
+        var rng = SystemRandomNumberGenerator()
+        for aead in [AEADAlgorithm.aes128gcm, .aes256gcm, .chacha20poly1305] {
+            let key = (0..<aead.keySize).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            let nonce = (0..<12).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            let aad: [UInt8] = [1, 2, 3]
+            for n in [0, 1, 15, 16, 17, 47, 300, 5_000] {
+                let pt = (0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) }
+                let whole = try aead.seal(key: key, nonce: nonce, plaintext: pt, aad: aad)
+                var cutSets: [[Int]] = [[], [0], [n], [n / 2], [n / 3, n / 3, 2 * n / 3]]
+                for _ in 0..<8 { cutSets.append((0..<5).map { _ in Int.random(in: 0...n, using: &rng) }.sorted()) }
+                for cuts in cutSets {
+                    let sealed = try Self.sealInPieces(aead, key: key, nonce: nonce, aad: aad, pt, cuts: cuts)
+                    #expect(sealed == whole, "\(aead) length \(n) cuts \(cuts)")
+                }
+                #expect(try aead.open(key: key, nonce: nonce, ciphertext: whole, aad: aad) == pt)
+            }
+            let pt = [UInt8](repeating: 9, count: 40)
+            #expect(throws: CryptoError.invalidLength) {
+                try Self.sealInPieces(aead, key: key, nonce: nonce, aad: aad, pt, cuts: [20], count: 39)
+            }
+            #expect(throws: CryptoError.invalidLength) {
+                try Self.sealInPieces(aead, key: key, nonce: nonce, aad: aad, pt, cuts: [20], count: 41)
+            }
+        }
+    }
+}

@@ -58,6 +58,36 @@ struct HPKEBehaviourTests {
         #expect(throws: HPKE.Error.invalidLength) { try s.export(context: [], length: 255 * 32 + 1) }
     }
 
+    @Test(
+        "A message sealed from pieces opens like one sealed whole and advances the sequence number once; pieces that do not add up are invalidLength and leave it"
+    )
+    func sealPieces() throws {
+        let r = try HPKE.PrivateKey.generate(kem: .p256HKDFSHA256)
+        var s = try HPKE.Sender(suite: .annexC, recipient: r.publicKey, info: [7])
+        var recipient = try HPKE.Recipient(suite: .annexC, privateKey: r, encapsulatedKey: s.encapsulatedKey, info: [7])
+        let pt = (0..<100).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        func sealed(_ count: Int) throws(HPKE.Error) -> [UInt8] {
+            var out = [UInt8](repeating: 0, count: count + 16)
+            let result: Result<Void, HPKE.Error> = pt.withUnsafeBytes { p in
+                out.withUnsafeMutableBytes { o in
+                    Result { () throws(HPKE.Error) in
+                        try s.seal(count: count, into: o) { piece in
+                            piece(UnsafeRawBufferPointer(rebasing: p[..<33]))
+                            piece(UnsafeRawBufferPointer(rebasing: p[33...]))
+                        }
+                    }
+                }
+            }
+            try result.get()
+            return out
+        }
+        #expect(throws: HPKE.Error.invalidLength) { try sealed(99) }
+        let first = try sealed(100)
+        #expect(try recipient.open(first) == pt)
+        let second = try s.seal(pt)
+        #expect(try recipient.open(second) == pt)
+    }
+
     @Test("Sequence number exhaustion is an error, never a nonce reuse")
     func sequenceLimit() throws {
         let skR = try HPKE.PrivateKey.generate(kem: .p256HKDFSHA256)

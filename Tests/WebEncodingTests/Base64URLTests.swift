@@ -101,6 +101,61 @@ struct Base64URLTests {
         }
     }
 
+    /// `bytes` cut at `cuts` (ascending offsets, repeats allowed: empty pieces), encoded piece by piece
+    /// into a buffer with guard bytes; nil when the encoder refused.
+    static func encodedInPieces(_ bytes: [UInt8], cuts: [Int], count: Int? = nil) -> (text: [UInt8], guardIntact: Bool)?
+    {
+        let declared = count ?? bytes.count
+        let n = Base64URL.encodedLength(declared)
+        var out = [UInt8](repeating: 0xee, count: n + 16)
+        let bounds = [0] + cuts + [bytes.count]
+        let ok = bytes.withUnsafeBytes { b in
+            out.withUnsafeMutableBufferPointer { o in
+                Base64URL.encode(count: declared, into: o.baseAddress!) { piece in
+                    for k in 0..<(bounds.count - 1) {
+                        piece(UnsafeRawBufferPointer(rebasing: b[bounds[k]..<bounds[k + 1]]))
+                    }
+                }
+            }
+        }
+        guard ok else { return nil }
+        return (Array(out[..<n]), out[n...].allSatisfy { $0 == 0xee })
+    }
+
+    @Test(
+        "Encoding a message handed over in pieces equals encoding it whole: every cut of every length to 40, two cuts to 24, random cuts of large inputs; pieces that do not add up are refused"
+    )
+    func pieces() {
+        var rng = SystemRandomNumberGenerator()
+        for n in 0...40 {
+            let b = (0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            let whole = Array(Base64URL.encode(b).utf8)
+            for cut in 0...n {
+                let r = Self.encodedInPieces(b, cuts: [cut])
+                #expect(r?.text == whole && r?.guardIntact == true, "length \(n), cut at \(cut)")
+            }
+            if n <= 24 {
+                for c1 in 0...n {
+                    for c2 in c1...n {
+                        #expect(
+                            Self.encodedInPieces(b, cuts: [c1, c2])?.text == whole, "length \(n), cuts \(c1), \(c2)")
+                    }
+                }
+            }
+        }
+        for n in [4095, 4096, 12_289, 100_003] {
+            let b = (0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            let cuts = (0..<7).map { _ in Int.random(in: 0...n, using: &rng) }.sorted()
+            let r = Self.encodedInPieces(b, cuts: cuts)
+            #expect(r?.text == Array(Base64URL.encode(b).utf8) && r?.guardIntact == true, "length \(n)")
+        }
+        // Pieces longer or shorter than the declared count: refused, nothing written past the declared length.
+        let b = [UInt8](repeating: 0x5a, count: 30)
+        #expect(Self.encodedInPieces(b, cuts: [10, 20], count: 29) == nil)
+        #expect(Self.encodedInPieces(b, cuts: [10, 20], count: 31) == nil)
+        #expect(Self.encodedInPieces(b, cuts: [], count: 0) == nil)
+    }
+
     @Test("Decoding refuses bad alphabet, bad padding, impossible lengths and non-canonical trailing bits")
     func refusals() {
         // Padding refused, as the platform refuses it (Web Platform Tests, org-iso-mdoc validation).

@@ -111,8 +111,8 @@
 
 /// One DeviceResponse the engine built, signed and (when configured) self-checked.
 @_spi(FrontEnd) public struct BuiltResponse: Sendable {
-    /// The DeviceResponse bytes.
-    package let bytes: [UInt8]
+    /// The DeviceResponse, in the pieces the builder left (large verbatim items referred to, not copied).
+    package let response: DeviceResponseBytes
     /// The indexes of the documents it answers, ascending.
     package let documents: [Int]
 }

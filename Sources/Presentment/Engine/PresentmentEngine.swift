@@ -172,8 +172,8 @@
             }
         }
         if configuration.selfCheck {
-            try DeviceResponseBuilder.selfCheck(response, plan: plain, sessionTranscript: transcript)
+            try DeviceResponseBuilder.selfCheck(response.contiguous, plan: plain, sessionTranscript: transcript)
         }
-        return BuiltResponse(bytes: response, documents: plan.answered.map(\.index))
+        return BuiltResponse(response: response, documents: plan.answered.map(\.index))
     }
 }

@@ -66,7 +66,8 @@ extension PresentmentEngine {
             // The prover's input: this document alone as it would be presented, device-signed over this
             // session with empty DeviceNameSpaces. It never leaves the engine.
             let input = try DeviceResponseBuilder.build(
-                plan: Plan(answered: [d], unanswered: []), sessionTranscript: sessionTranscript, missingElements: .omit)
+                plan: Plan(answered: [d], unanswered: []), sessionTranscript: sessionTranscript, missingElements: .omit
+            ).contiguous
             let items = d.released.map { d.credential.orderedItems[$0].id }
             let proof = try prover.prove(
                 ZkProofInput(
