@@ -381,12 +381,16 @@ private struct TapeParser {
         capacity *= 2
     }
 
+    @inline(__always)
     mutating func skipSpace() {
+        // Compact JSON (what `JSON.stringify` writes) has no whitespace: one compare finds that.
+        guard i < bytes.count, bytes[i] <= 0x20 else { return }
         while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x09 || bytes[i] == 0x0a || bytes[i] == 0x0d {
             i += 1
         }
     }
 
+    @inline(__always)
     mutating func add(_ kind: JSONDocument.Kind, _ start: Int, _ end: Int, escaped: Bool = false) -> Int {
         if nodeCount == capacity { grow() }
         (nodes + nodeCount).initialize(
@@ -517,6 +521,7 @@ private struct TapeParser {
     }
 
     /// Finishes a container: its closing position, child count and the index past its subtree.
+    @inline(__always)
     mutating func close(_ me: Int, count: Int) {
         nodes[me].end = UInt32(i)
         nodes[me].count = UInt32(count)
@@ -560,6 +565,7 @@ private struct TapeParser {
     /// Where the run of printable ASCII string content starting at `start` ends: the offset of the
     /// first quote, backslash, control character or byte ≥ 0x80, or the end of the input. Eight bytes
     /// at a time; the lowest flagged byte of a word is exact (a borrow only flags bytes above it).
+    @inline(__always)
     private func asciiRunEnd(from start: Int) -> Int {
         let n = bytes.count
         var k = start
