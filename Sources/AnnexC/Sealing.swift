@@ -49,7 +49,7 @@ extension AnnexCFrontEnd {
         do {
             try sender.seal(
                 count: deviceResponse.count, into: UnsafeMutableRawBufferPointer(rebasing: out[n...]),
-                pieces: deviceResponse.forEachPiece)
+                pieces: { deviceResponse.forEachPiece($0) })
         } catch { throw PresentmentError(AnnexCRule.sealing) }
     }
 

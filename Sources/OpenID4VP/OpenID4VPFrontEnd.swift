@@ -150,7 +150,7 @@ package struct OpenID4VPFrontEnd: DCAPIFrontEnd {
             for (j, r) in group.responses.enumerated() {
                 if j > 0 { payload.writeRaw(",") }
                 // The DeviceResponse's pieces encoded in order (a large element is read once, here).
-                guard payload.writeBase64URLString(count: r.count, pieces: r.forEachPiece) else {
+                guard payload.writeBase64URLString(count: r.count, pieces: { r.forEachPiece($0) }) else {
                     throw PresentmentError(OpenID4VPRule.sealing)
                 }
             }
