@@ -156,19 +156,20 @@ struct DCQLQuery: Sendable {
             guard entry["claim_sets"] == nil else { throw bad(.claimSetsWithoutClaims) }
             return ([], [], nil)
         }
-        guard let claims = raw.elements, !claims.isEmpty else { throw bad(.claims) }
-        guard claims.count <= limits.maxClaimsPerQuery else {
+        guard raw.isArray, raw.count > 0 else { throw bad(.claims) }
+        let claimCount = raw.count
+        guard claimCount <= limits.maxClaimsPerQuery else {
             throw PresentmentError(DCQLRule.tooManyClaimsInQuery)
         }
         var elements = [RequestedElement]()
-        elements.reserveCapacity(claims.count)
+        elements.reserveCapacity(claimCount)
         var values = [[ClaimValue]?]()
-        values.reserveCapacity(claims.count)
+        values.reserveCapacity(claimCount)
         var ids = [(id: String, position: Int)]()
         // Claims of one query name mostly one namespace: a claim's namespace equal to the previous
         // one's reuses that String (no copy, and equal Strings sharing storage compare at once).
         var lastNameSpace: String?
-        for claim in claims {
+        try raw.forEachElement { claim throws(PresentmentError) in
             guard claim.isObject else { throw bad(.claimNotObject) }
             // One pass over the claim's members (the parser refused duplicate keys).
             var pathMember: JSONNode?
@@ -176,13 +177,13 @@ struct DCQLQuery: Sendable {
             var valuesMember: JSONNode?
             var idMember: JSONNode?
             claim.forEachMember { key, value in
-                if key.isString("path") {
+                if key.spells("path") {
                     pathMember = value
-                } else if key.isString("intent_to_retain") {
+                } else if key.spells("intent_to_retain") {
                     retainMember = value
-                } else if key.isString("values") {
+                } else if key.spells("values") {
                     valuesMember = value
-                } else if key.isString("id") {
+                } else if key.spells("id") {
                     idMember = value
                 }
             }
@@ -240,10 +241,10 @@ struct DCQLQuery: Sendable {
         guard let list = rawSets.elements, !list.isEmpty, list.count <= limits.maxClaimSets else {
             throw bad(.claimSets)
         }
-        guard ids.count == claims.count else { throw bad(.claimSetsNeedIDs) }
+        guard ids.count == claimCount else { throw bad(.claimSetsNeedIDs) }
         var sets = [[Int]]()
         for option in list {
-            guard let names = option.elements, !names.isEmpty, names.count <= claims.count else {
+            guard let names = option.elements, !names.isEmpty, names.count <= claimCount else {
                 throw bad(.claimSet)
             }
             var set = [Int]()

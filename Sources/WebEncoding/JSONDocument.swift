@@ -138,6 +138,14 @@ package struct JSONNode: Sendable {
         return s.withUTF8 { JSONDocument.keyEquals(storage, index, $0) }
     }
 
+    /// Whether this is a string spelling `s` byte for byte (no `String` made; for the fixed member
+    /// names a reader looks for).
+    package func spells(_ s: StaticString) -> Bool {
+        guard node.kind == .string else { return false }
+        return JSONDocument.keyEquals(
+            storage, index, UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
+    }
+
     /// Members (objects) or elements (arrays); 0 otherwise.
     package var count: Int {
         let n = node
@@ -156,6 +164,17 @@ package struct JSONNode: Sendable {
             k = Int(storage.nodes[k].next)
         }
         return out
+    }
+
+    /// Calls `body` with each element in order (arrays only), without an array of them.
+    package func forEachElement<E: Error>(_ body: (JSONNode) throws(E) -> Void) throws(E) {
+        let n = node
+        guard n.kind == .array else { return }
+        var k = index + 1
+        for _ in 0..<n.count {
+            try body(JSONNode(storage: storage, index: k))
+            k = Int(storage.nodes[k].next)
+        }
     }
 
     /// The two elements of an array of exactly two (a DCQL claim path), without an array of them;

@@ -88,6 +88,18 @@ struct JSONTests {
         #expect(root["n"]?.isString("1") == false)
         #expect(root["e"]?.isString("") == true && root["e"]?.isString("x") == false)
         #expect(!root.isString(""))
+        // The same through `spells` (fixed names, compared as bytes of the decoded text).
+        #expect(keys[0].spells("path") && !keys[0].spells("pat") && !keys[0].spells("paths"))
+        #expect(root["b"]?.spells("é") == true && root["n"]?.spells("1") == false && !root.spells(""))
+        #expect(root["e"]?.spells("") == true)
+        // Elements visited in order without an array of them; nothing for a non-array.
+        let list = try JSONDocument(Array(#"[1,{"a":[2,3]},"x",[],4]"#.utf8)).root
+        var seen = [String]()
+        list.forEachElement { seen.append($0.number?.text ?? ($0.string ?? ($0.isObject ? "{}" : "[]"))) }
+        #expect(seen == ["1", "{}", "x", "[]", "4"])
+        var none = 0
+        root.forEachElement { _ in none += 1 }
+        #expect(none == 0)
     }
 
     @Test("Numbers keep their text; integers are exact beyond 2^53; equality is by value")
