@@ -23,28 +23,44 @@ package enum JWE {
     package static func concatKDF(
         sharedSecret z: [UInt8], keyLength: Int, algorithmID: String, partyUInfo: [UInt8], partyVInfo: [UInt8]
     ) -> [UInt8] {
-        func lengthPrefixed(_ b: [UInt8]) -> [UInt8] { bigEndian32(b.count) + b }
-        let otherInfo =
-            lengthPrefixed(Array(algorithmID.utf8)) + lengthPrefixed(partyUInfo) + lengthPrefixed(partyVInfo)
-            + bigEndian32(keyLength * 8)
-        var out = [UInt8]()
-        var counter = 1
-        while out.count < keyLength {
-            var round = bigEndian32(counter) + z + otherInfo
-            out += DigestAlgorithm.sha256.hash(round)
-            SecureBytes.cleanse(&round)
-            counter += 1
+        // One buffer holds a round's input, `counter ‖ Z ‖ OtherInfo`; each round rewrites the counter
+        // and hashes straight into the output.
+        let algorithm = algorithmID.utf8
+        var round = [UInt8]()
+        round.reserveCapacity(4 + z.count + 4 + algorithm.count + 4 + partyUInfo.count + 4 + partyVInfo.count + 4)
+        func append32(_ n: Int) {
+            round.append(UInt8(truncatingIfNeeded: n >> 24))
+            round.append(UInt8(truncatingIfNeeded: n >> 16))
+            round.append(UInt8(truncatingIfNeeded: n >> 8))
+            round.append(UInt8(truncatingIfNeeded: n))
         }
+        append32(1)
+        round.append(contentsOf: z)
+        append32(algorithm.count)
+        round.append(contentsOf: algorithm)
+        append32(partyUInfo.count)
+        round.append(contentsOf: partyUInfo)
+        append32(partyVInfo.count)
+        round.append(contentsOf: partyVInfo)
+        append32(keyLength * 8)
+        let rounds = (max(keyLength, 0) + 31) / 32
+        var out = [UInt8](repeating: 0, count: rounds * 32)
+        out.withUnsafeMutableBytes { o in
+            for r in 0..<rounds {
+                let counter = r + 1
+                round[0] = UInt8(truncatingIfNeeded: counter >> 24)
+                round[1] = UInt8(truncatingIfNeeded: counter >> 16)
+                round[2] = UInt8(truncatingIfNeeded: counter >> 8)
+                round[3] = UInt8(truncatingIfNeeded: counter)
+                DigestAlgorithm.sha256.hash(
+                    round, into: UnsafeMutableRawBufferPointer(rebasing: o[(r * 32)..<(r * 32 + 32)]))
+            }
+        }
+        SecureBytes.cleanse(&round)
+        if out.count == keyLength { return out }
         let key = Array(out.prefix(keyLength))
         SecureBytes.cleanse(&out)
         return key
-    }
-
-    private static func bigEndian32(_ n: Int) -> [UInt8] {
-        [
-            UInt8(truncatingIfNeeded: n >> 24), UInt8(truncatingIfNeeded: n >> 16), UInt8(truncatingIfNeeded: n >> 8),
-            UInt8(truncatingIfNeeded: n),
-        ]
     }
 
     /// Encrypts `plaintext` to `recipient` (an EC key on P-256, P-384 or P-521).

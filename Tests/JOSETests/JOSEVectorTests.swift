@@ -123,6 +123,22 @@ struct JOSEVectorTests {
             sharedSecret: z1, keyLength: 16, algorithmID: "A128GCM", partyUInfo: Array("Alice".utf8),
             partyVInfo: Array("Bob".utf8))
         #expect(Base64URL.encode(key) == "VqqN6vgjbSBcIijNcacQGg")
+        // Longer keys (one full round, two rounds, a round and a half) against the construction written
+        // out: SHA-256(counter ‖ Z ‖ len ‖ "A256GCM" ‖ len ‖ apu ‖ len ‖ apv ‖ bits) per round.
+        func be32(_ n: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: n >> (24 - 8 * $0)) } }
+        for length in [32, 48, 64] {
+            let apu = Array("Alice".utf8)
+            let apv = Array("Bob".utf8)
+            let other =
+                be32(7) + Array("A256GCM".utf8) + be32(apu.count) + apu + be32(apv.count) + apv + be32(length * 8)
+            var expected = [UInt8]()
+            for counter in 1...((length + 31) / 32) {
+                expected += DigestAlgorithm.sha256.hash(be32(counter) + z1 + other)
+            }
+            let derived = JWE.concatKDF(
+                sharedSecret: z1, keyLength: length, algorithmID: "A256GCM", partyUInfo: apu, partyVInfo: apv)
+            #expect(derived == Array(expected.prefix(length)), "key length \(length)")
+        }
     }
 
     @Test(
