@@ -165,6 +165,37 @@ struct CBORDecodeTests {
         }
     }
 
+    @Test(
+        "Keys in ascending order pass after one comparison each; a repeat or a step down anywhere (also at the last key) still finds every duplicate, in small and large maps"
+    )
+    func ascendingKeys() throws {
+        func text(_ k: Int) -> [UInt8] { [0x66] + Array("key_\(String(format: "%02d", k))".utf8) }
+        func map(_ ks: [[UInt8]]) -> [UInt8] {
+            (ks.count < 24 ? [0xa0 | UInt8(ks.count)] : [0xb8, UInt8(ks.count)]) + ks.flatMap { $0 + [0xf6] }
+        }
+        for size in [2, 12, 16, 17, 40] {
+            let ints: [[UInt8]] = (0..<size).map { $0 < 24 ? [UInt8($0)] : [0x18, UInt8($0)] }
+            let texts = (0..<size).map(text)
+            for keys in [ints, texts, ints + texts] where keys.count <= 40 {
+                let keyBytes = keys.map(\.count)
+                func offset(_ j: Int) -> Int { (keys.count < 24 ? 1 : 2) + keyBytes[..<j].reduce(0, +) + j }
+                #expect(try CBORDocument(decoding: map(keys)).root.count == keys.count, "ascending, \(keys.count) keys")
+                #expect(try CBORDocument(decoding: map(keys.reversed())).root.count == keys.count, "descending")
+                // The last key repeating the one before it, and the first: ascending up to the end.
+                for repeated in [keys.count - 2, 0] {
+                    var ks = keys
+                    ks[keys.count - 1] = keys[repeated]
+                    do {
+                        _ = try CBORDocument(decoding: map(ks))
+                        Issue.record("\(keys.count) keys, key \(repeated) repeated last: accepted")
+                    } catch {
+                        #expect(error.code == .duplicateMapKey && error.offset == offset(keys.count - 1))
+                    }
+                }
+            }
+        }
+    }
+
     @Test("Maps of up to 16 pairs (the fingerprint path): keys alike in length, head and tail still compare in full")
     func smallMapFingerprints() throws {
         // 16 text keys of 24 bytes that share their first and last eight bytes (the fingerprint's

@@ -10,6 +10,20 @@ extension CBORValidator {
         let pairs = Int(nodes[map].argument)
         if pairs < 2 { return }
         let n = UnsafeBufferPointer(start: nodes, count: count)
+        // Keys already in ascending order (a deterministically encoded map, what writers send) cannot
+        // repeat: one comparison per key finds that. `compareKeys` is a total order consistent with key
+        // equality; keys compared through their encoding (exotic ones) skip this and take the paths below.
+        var previous = map + 1
+        var ascending = !Self.needsEncoding(n[previous])
+        var x = previous + Int(n[previous].span)
+        x += Int(n[x].span)
+        for _ in 1..<pairs where ascending {
+            ascending = !Self.needsEncoding(n[x]) && Self.compareKeys(base, n, previous, x) < 0
+            previous = x
+            x += Int(n[x].span)
+            x += Int(n[x].span)
+        }
+        if ascending { return }
         if pairs <= 16 {
             // Each key's fingerprint (type and value, or type, length and first and last eight
             // bytes) is equal for equal keys, so only keys whose fingerprints match are compared in
