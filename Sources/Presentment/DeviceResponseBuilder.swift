@@ -7,9 +7,9 @@ import MdocCBOR
 
 /// Writes the DeviceResponse (ISO/IEC 18013-5 §8.3.2.1.2.2) once, front to back: issuerAuth and
 /// every released IssuerSignedItemBytes are taken verbatim from the stored credential (copied, or
-/// referred to when large: `DeviceResponseBytes`); map keys are written in deterministic (bytewise) order; each document's device
-/// signature covers DeviceAuthentication over the SessionTranscript the front end supplies (its CBOR
-/// encoding, embedded as is), produced through the signer protocol.
+/// referred to when large: `DeviceResponseBytes`); map keys are written in deterministic (bytewise)
+/// order; each document's device signature covers DeviceAuthentication over the SessionTranscript the
+/// front end supplies (its CBOR encoding, embedded as is), produced through the signer protocol.
 package enum DeviceResponseBuilder {
     /// The DeviceResponse for `plan`, signed over `sessionTranscript` (the CBOR-encoded SessionTranscript
     /// array). Throws `keyUnavailable` when a device key cannot be resolved, `signingFailed` when it cannot sign.
