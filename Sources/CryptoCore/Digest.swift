@@ -117,19 +117,46 @@ package enum DigestAlgorithm: Sendable, Hashable {
             guard let ctx = EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new failed") }
             defer { EVP_MD_CTX_free(ctx) }
             var len: UInt32 = 0
+            let o = out.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            // Each pass hashes one buffer: the pad and what follows it joined on the stack (and cleansed:
+            // they hold key material), as one update costs the digest less than one per piece. Messages
+            // longer than `joinedLimit` stream piece by piece after the pad.
+            let total = parts.reduce(0) { $0 + $1.count }
             // Calls with effects stay outside `precondition`, whose condition -Ounchecked never evaluates.
             var ok = EVP_DigestInit_ex2(ctx, md, nil)
-            ok &= EVP_DigestUpdate(ctx, pads.baseAddress!, bs)
-            for p in parts where p.count > 0 { ok &= EVP_DigestUpdate(ctx, p.baseAddress!, p.count) }
-            let o = out.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            if total <= Self.joinedLimit {
+                ok &= withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bs + total) { joined in
+                    let j = joined.baseAddress!
+                    j.update(from: pads.baseAddress!, count: bs)
+                    var n = bs
+                    for p in parts where p.count > 0 {
+                        UnsafeMutableRawPointer(j + n).copyMemory(from: p.baseAddress!, byteCount: p.count)
+                        n += p.count
+                    }
+                    defer { OPENSSL_cleanse(j, n) }
+                    return EVP_DigestUpdate(ctx, j, n)
+                }
+            } else {
+                ok &= EVP_DigestUpdate(ctx, pads.baseAddress!, bs)
+                for p in parts where p.count > 0 { ok &= EVP_DigestUpdate(ctx, p.baseAddress!, p.count) }
+            }
             ok &= EVP_DigestFinal_ex(ctx, o, &len)
             ok &= EVP_DigestInit_ex2(ctx, md, nil)
-            ok &= EVP_DigestUpdate(ctx, pads.baseAddress! + bs, bs)
-            ok &= EVP_DigestUpdate(ctx, o, outputSize)
+            ok &= withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bs + outputSize) { joined in
+                let j = joined.baseAddress!
+                j.update(from: pads.baseAddress! + bs, count: bs)
+                (j + bs).update(from: o, count: outputSize)
+                defer { OPENSSL_cleanse(j, bs + outputSize) }
+                return EVP_DigestUpdate(ctx, j, bs + outputSize)
+            }
             ok &= EVP_DigestFinal_ex(ctx, o, &len)
             precondition(ok == 1 && Int(len) == outputSize, "HMAC digest failed")
         }
     }
+
+    /// The longest message `hmac` joins to its pad in one stack buffer (HPKE's labeled inputs, HKDF's
+    /// blocks are far shorter).
+    static let joinedLimit = 512
 
     /// HKDF-Extract (RFC 5869 §2.2). An empty salt is HashLen zeros, which HMAC pads identically.
     package func hkdfExtract<S: ContiguousBytes, I: ContiguousBytes>(salt: S, ikm: I) -> [UInt8] {

@@ -160,3 +160,88 @@ struct AEADPiecesTests {
         }
     }
 }
+
+@Suite("CryptoCore: HMAC")
+struct HMACTests {
+    static func hex(_ s: String) -> [UInt8] {
+        var out = [UInt8]()
+        var i = s.startIndex
+        while i < s.endIndex {
+            let j = s.index(i, offsetBy: 2)
+            out.append(UInt8(s[i..<j], radix: 16)!)
+            i = j
+        }
+        return out
+    }
+
+    @Test(
+        "RFC 4231 test cases 1, 2, 6 and 7 (short key, short data, a key longer than a block, data longer than a block) for HMAC-SHA-256 and HMAC-SHA-512"
+    )
+    func rfc4231() {
+        let large = [UInt8](repeating: 0xaa, count: 131)
+        let cases: [(key: [UInt8], data: String, sha256: String, sha512: String)] = [
+            (
+                [UInt8](repeating: 0x0b, count: 20), "Hi There",
+                "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7",
+                "87aa7cdea5ef619d4ff0b4241a1d6cb02379f4e2ce4ec2787ad0b30545e17cdedaa833b7d6b8a702038b274eaea3f4e4be9d914eeb61f1702e696c203a126854"
+            ),
+            (
+                Array("Jefe".utf8), "what do ya want for nothing?",
+                "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843",
+                "164b7a7bfcf819e2e395fbe73b56e0a387bd64222e831fd610270cd7ea2505549758bf75c05a994a6d034f65f8f0e6fdcaeab1a34d4a6b4b636e070a38bce737"
+            ),
+            (
+                large, "Test Using Larger Than Block-Size Key - Hash Key First",
+                "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54",
+                "80b24263c7c1a3ebb71493c1dd7be8b49b46d1f41b4aeec1121b013783f8f3526b56d037e05f2598bd0fd2215d6a1e5295e64f73f63f0aec8b915a985d786598"
+            ),
+            (
+                large,
+                "This is a test using a larger than block-size key and a larger than block-size data. The key needs to be hashed before being used by the HMAC algorithm.",
+                "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2",
+                "e37b6a775dc87dbaa4dfa9f96e5e3ffddebd71f8867289865df5a32d20cdc944b6022cac3c4982b10d5eeb55c3e4de15134676fb6de0446065c97440fa8c6a58"
+            ),
+        ]
+        for c in cases {
+            #expect(DigestAlgorithm.sha256.hmac(key: c.key, data: Array(c.data.utf8)) == Self.hex(c.sha256))
+            #expect(DigestAlgorithm.sha512.hmac(key: c.key, data: Array(c.data.utf8)) == Self.hex(c.sha512))
+        }
+    }
+
+    @Test(
+        "HMAC over a message in parts equals the definition H((K ^ opad) || H((K ^ ipad) || m)) for every digest, messages joined on the stack and streamed (around the joining limit), keys short, empty and longer than a block"
+    )
+    func partsAgainstDefinition() {
+        var rng = SystemRandomNumberGenerator()
+        for digest in [DigestAlgorithm.sha256, .sha384, .sha512] {
+            let bs = digest.blockSize
+            for keyLength in [0, 16, bs, bs + 1] {
+                let key = (0..<keyLength).map { _ in UInt8.random(in: 0...255, using: &rng) }
+                var k0 = keyLength > bs ? digest.hash(key) : key
+                k0 += [UInt8](repeating: 0, count: bs - k0.count)
+                for length in [0, 1, 100, DigestAlgorithm.joinedLimit, DigestAlgorithm.joinedLimit + 1, 3_000] {
+                    let m = (0..<length).map { _ in UInt8.random(in: 0...255, using: &rng) }
+                    let inner = digest.hash(k0.map { $0 ^ 0x36 } + m)
+                    let expected = digest.hash(k0.map { $0 ^ 0x5c } + inner)
+                    // The message cut into three parts (some empty at the ends).
+                    let cuts = [length / 3, length / 2].sorted()
+                    var out = [UInt8](repeating: 0, count: digest.outputSize)
+                    key.withUnsafeBytes { kb in
+                        m.withUnsafeBytes { mb in
+                            let parts = [
+                                UnsafeRawBufferPointer(rebasing: mb[..<cuts[0]]),
+                                UnsafeRawBufferPointer(rebasing: mb[cuts[0]..<cuts[1]]),
+                                UnsafeRawBufferPointer(rebasing: mb[cuts[1]...]),
+                            ]
+                            parts.withUnsafeBufferPointer { p in
+                                out.withUnsafeMutableBytes { digest.hmac(key: kb, parts: p, into: $0) }
+                            }
+                        }
+                    }
+                    #expect(out == expected, "\(digest) key \(keyLength) message \(length)")
+                    #expect(digest.hmac(key: key, data: m) == expected)
+                }
+            }
+        }
+    }
+}
