@@ -34,6 +34,16 @@ struct CBORDecodeTests {
         .init(name: "UTF-16 surrogate in UTF-8", hex: "63 ed a0 80", code: .invalidUTF8, offset: 0),
         .init(name: "code point above U+10FFFF", hex: "64 f4 90 80 80", code: .invalidUTF8, offset: 0),
         .init(name: "truncated UTF-8 sequence", hex: "62 61 e2", code: .invalidUTF8, offset: 0),
+        // After eight ASCII bytes (the in-line ASCII test's word), in the word and in the tail.
+        .init(
+            name: "invalid UTF-8 after a word of ASCII", hex: "6c 61 62 63 64 65 66 67 68 69 6a c0 80",
+            code: .invalidUTF8,
+            offset: 0),
+        .init(
+            name: "lone continuation in the tail", hex: "69 61 62 63 64 65 66 67 68 80", code: .invalidUTF8, offset: 0),
+        .init(
+            name: "non-ASCII inside the first word", hex: "6a 61 62 63 ff 65 66 67 68 69 6a", code: .invalidUTF8,
+            offset: 0),
         .init(name: "invalid UTF-8 in an indefinite chunk", hex: "7f 61 61 61 ff ff", code: .invalidUTF8, offset: 3),
         .init(name: "duplicate text key", hex: "a2 61 61 01 61 61 02", code: .duplicateMapKey, offset: 4),
         .init(
