@@ -644,8 +644,8 @@ private struct TapeParser {
         let j = a < bytes.count && bytes[a] >= 0x80 ? plainEnd(from: a) : a
         if j < bytes.count, bytes[j] == UInt8(ascii: "\"") {
             guard j - i <= limits.maxStringBytes else { throw ParseError(.stringTooLong) }
-            let span = UnsafeBufferPointer(rebasing: bytes[i..<j])
-            guard span.isEmpty || UTF8Check.isValid(span.baseAddress!, count: span.count) else {
+            // Bytes before `a` are ASCII and the one at `a` is not: the full check runs from there.
+            guard UTF8Check.isValidMultibyte(bytes.baseAddress! + a, count: j - a) else {
                 throw ParseError(.invalidUTF8)
             }
             i = j + 1

@@ -51,6 +51,10 @@ struct JSONTests {
         .init(bytes: [0x22, 0xc3, 0x28, 0x22], "invalid UTF-8 in JSON string"),
         .init(bytes: [0x22, 0xed, 0xa0, 0x80, 0x22], "invalid UTF-8 in JSON string"),
         .init(bytes: [0x22, 0xc0, 0xaf, 0x22], "invalid UTF-8 in JSON string"),
+        // After an ASCII run (the check starts at the first byte at or above 0x80), and valid UTF-8
+        // followed by an invalid sequence.
+        .init(bytes: [0x22] + Array("abcdefghij".utf8) + [0xc3, 0x28, 0x22], "invalid UTF-8 in JSON string"),
+        .init(bytes: [0x22, 0x61, 0xc3, 0xa9, 0x62, 0xed, 0xa0, 0x80, 0x22], "invalid UTF-8 in JSON string"),
         .init("{} {}", "trailing bytes after the JSON value"),
         .init("'a'", "invalid JSON value"),
     ]
@@ -92,6 +96,9 @@ struct JSONTests {
         #expect(keys[0].spells("path") && !keys[0].spells("pat") && !keys[0].spells("paths"))
         #expect(root["b"]?.spells("é") == true && root["n"]?.spells("1") == false && !root.spells(""))
         #expect(root["e"]?.spells("") == true)
+        // Raw UTF-8 after an ASCII run reads back whole.
+        let raw = try JSONDocument(Array("{\"k\":\"abcdefghijé😀z\"}".utf8)).root
+        #expect(raw["k"]?.string == "abcdefghijé😀z")
         // Elements visited in order without an array of them; nothing for a non-array.
         let list = try JSONDocument(Array(#"[1,{"a":[2,3]},"x",[],4]"#.utf8)).root
         var seen = [String]()

@@ -122,24 +122,6 @@ struct CBORValidator {
         }
     }
 
-    /// Whether the `count` bytes at `p` are all ASCII (then valid UTF-8 without the full check): the
-    /// common case for map keys and identifiers, tested in line, eight bytes at a time.
-    @inline(__always)
-    private static func isASCII(_ p: UnsafePointer<UInt8>, count: Int) -> Bool {
-        let raw = UnsafeRawPointer(p)
-        var high: UInt64 = 0
-        var i = 0
-        while i + 8 <= count {
-            high |= raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-            i += 8
-        }
-        while i < count {
-            high |= UInt64(p[i])
-            i += 1
-        }
-        return high & 0x8080_8080_8080_8080 == 0
-    }
-
     private mutating func run(start: Int) throws(CBORError) {
         var offset = start
         let strict = options.requirePreferredEncoding
@@ -254,8 +236,7 @@ struct CBORValidator {
 
             switch t.kind {
             case .text:
-                let text = base + itemStart + t.headLength
-                if !Self.isASCII(text, count: Int(t.value)) && !UTF8Check.isValid(text, count: Int(t.value)) {
+                if !UTF8Check.isValid(base + itemStart + t.headLength, count: Int(t.value)) {
                     throw CBORError(.invalidUTF8, at: itemStart)
                 }
                 try completed(offset)
