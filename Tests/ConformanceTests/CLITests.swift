@@ -21,7 +21,7 @@ extension ConformanceTests {
         .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
     func cli() throws {
         let cases = try Self.manifest()
-        let iaca = try Certificate(der: Array(Data(contentsOf: Self.vectors.appendingPathComponent("pki/iaca.der"))))
+        let iaca = try Self.iaca()
         var n = 0
         for id in [
             "mdl-dataObject-v1.0-readerAuth", "mdl-digitalRequestList-v1.1-readerAuthAll",
@@ -104,7 +104,7 @@ extension ConformanceTests {
                 && subs?.first?["replacement"] as? [String] == ["\(ns)/birth_date"],
             "\(String(decoding: json.out, as: UTF8.self))")
         #expect(candidate?["wouldRelease"] as? [String] == ["\(ns)/family_name", "\(ns)/birth_date"])
-        let iaca = try Certificate(der: Array(Data(contentsOf: Self.vectors.appendingPathComponent("pki/iaca.der"))))
+        let iaca = try Self.iaca()
         func released(_ approve: String) throws -> [String] {
             let r = try #require(try Self.runCLI(["respond", "--approve", approve] + base))
             #expect(r.status == 0, "\(approve): \(r.err)")
@@ -121,7 +121,7 @@ extension ConformanceTests {
         .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
     func cliDocumentConsent() throws {
         let ns = "org.iso.18013.5.1"
-        let iaca = try Certificate(der: Array(Data(contentsOf: Self.vectors.appendingPathComponent("pki/iaca.der"))))
+        let iaca = try Self.iaca()
         // Annex C: one DocRequest for an element the mDL lacks.
         let req = try AnnexCReader.makeRequest(
             documents: [.init(docType: "org.iso.18013.5.1.mDL", elements: [.init(ElementID(ns, "no_such"))])],
@@ -326,10 +326,9 @@ extension ConformanceTests {
         "CLI: --out writes a new or existing file all at once and 0600, writes a device in place (never replacing it), refuses a symbolic link, and a refusal leaves the file as it was",
         .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
     func cliOutputFiles() throws {
-        let cases = try Self.manifest()
-        let ok = try #require(cases.first { $0.id == "mdl-dataObject-v1.0-readerAuth" })
-        let refused = try #require(cases.first { $0.id == "hostile-not-json" })
-        let iaca = try Certificate(der: Array(Data(contentsOf: Self.vectors.appendingPathComponent("pki/iaca.der"))))
+        let ok = try Self.manifestCase("mdl-dataObject-v1.0-readerAuth")
+        let refused = try Self.manifestCase("hostile-not-json")
+        let iaca = try Self.iaca()
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-cli-out-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -386,9 +385,8 @@ extension ConformanceTests {
         "CLI: a request read from a file, from a file as standard input and from a pipe (in chunks) is answered alike; exactly maxRequestBytes is read whole and one byte more is refused (limitExceeded, framing.tooLarge) with no output",
         .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
     func cliRequestInput() throws {
-        let cases = try Self.manifest()
-        let ok = try #require(cases.first { $0.id == "mdl-dataObject-v1.0-readerAuth" })
-        let iaca = try Certificate(der: Array(Data(contentsOf: Self.vectors.appendingPathComponent("pki/iaca.der"))))
+        let ok = try Self.manifestCase("mdl-dataObject-v1.0-readerAuth")
+        let iaca = try Self.iaca()
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-cli-in-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -463,7 +461,7 @@ extension ConformanceTests {
             }
         }
         #expect(values.count >= 10 && keyWindows.count >= 4)
-        let c = try #require(try Self.manifest().first { $0.id == "mdl-dataObject-v1.0-readerAuth" })
+        let c = try Self.manifestCase("mdl-dataObject-v1.0-readerAuth")
         let file = Self.vectors.appendingPathComponent(c.file).path
         let requestText = try String(contentsOf: URL(fileURLWithPath: file), encoding: .utf8)
         let requestWindows = [c.deviceRequest, c.encryptionInfo].flatMap { s in
@@ -672,7 +670,7 @@ extension ConformanceTests {
     func worstCaseMemory() throws {
         let origin = "https://verifier.example"
         let clockArgs = ["--clock", "2027-03-01T12:00:00Z"]
-        let reference = try #require(try Self.manifest().first { $0.id == "mdl-dataObject-v1.0-readerAuth" })
+        let reference = try Self.manifestCase("mdl-dataObject-v1.0-readerAuth")
         let baseline = try #require(
             try Self.respondPeak(
                 ["--request", Self.vectors.appendingPathComponent(reference.file).path, "--origin", reference.origin]

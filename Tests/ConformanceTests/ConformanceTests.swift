@@ -73,6 +73,16 @@ struct ConformanceTests {
             [Case].self, from: Data(contentsOf: vectors.appendingPathComponent("requests/manifest.json")))
     }
 
+    /// The manifest's case `id`.
+    static func manifestCase(_ id: String) throws -> Case {
+        try #require(try manifest().first { $0.id == id })
+    }
+
+    /// The test PKI's IACA (`TestVectors/pki/iaca.der`), the issuer the vector credentials chain to.
+    static func iaca() throws -> Certificate {
+        try Certificate(der: Array(Data(contentsOf: vectors.appendingPathComponent("pki/iaca.der"))))
+    }
+
     static func builtRequest(_ c: Case) throws -> AnnexCReader.BuiltRequest {
         let alternatives = (c.alternatives ?? [:]).sorted { $0.key < $1.key }.map {
             AnnexCReader.AlternativeElements(element($0.key), $0.value.map { $0.map(element) })
@@ -113,7 +123,7 @@ struct ConformanceTests {
     /// Runs every Annex C case against `context`; the counts answered and refused.
     static func runAnnexCManifest(_ context: CredentialContext) throws -> (Int, Int) {
         #expect(context.credentials.count == 8)
-        let iaca = try Certificate(der: Array(Data(contentsOf: Self.vectors.appendingPathComponent("pki/iaca.der"))))
+        let iaca = try Self.iaca()
         var answered = 0
         var refused = 0
         for c in try Self.manifest() {

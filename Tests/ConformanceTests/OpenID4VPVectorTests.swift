@@ -77,7 +77,7 @@ extension ConformanceTests {
 
     /// Runs every OpenID4VP case against `context`; the counts answered and refused.
     static func runOpenID4VPManifest(_ context: CredentialContext) throws -> (Int, Int) {
-        let iaca = try Certificate(der: Array(Data(contentsOf: Self.vectors.appendingPathComponent("pki/iaca.der"))))
+        let iaca = try Self.iaca()
         let cases = try Self.openID4VPManifest()
         #expect(cases.count >= 30)
         var answered = 0
