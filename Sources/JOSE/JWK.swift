@@ -71,7 +71,7 @@ package struct JWK: Sendable {
         guard x.count == size, y.count == size else {
             throw JOSEError(.invalidKey, "JWK coordinates are not the curve's size")
         }
-        func optionalString(_ member: String) throws(JOSEError) -> String? {
+        func optionalString(_ member: StaticString) throws(JOSEError) -> String? {
             guard let value = json[member] else { return nil }
             guard let s = value.string else { throw JOSEError(.malformed, "JWK \(member) is not a string") }
             return s

@@ -63,10 +63,10 @@ package struct JWSHeader: Sendable {
     package let algorithm: JWSAlgorithm
 
     /// A header parameter, protected first.
-    package subscript(name: String) -> JSONNode? { protected[name] ?? unprotected?[name] }
+    package subscript(name: StaticString) -> JSONNode? { protected[name] ?? unprotected?[name] }
 
     /// A protected header parameter's string value (nil when absent or not a string).
-    package func protectedString(_ name: String) -> String? { protected[name]?.string }
+    package func protectedString(_ name: StaticString) -> String? { protected[name]?.string }
 
     /// `x5c` from the protected header: DER certificates, leaf first (RFC 7515 §4.1.6: standard
     /// base64, not base64url). Nil when absent.
@@ -115,7 +115,7 @@ package struct JWSHeader: Sendable {
                 throw JOSEError(.malformed, "JWS unprotected header exceeds the bounds")
             }
             var both = false
-            unprotected.forEachMember { k, _ in both = both || (k.string.map { json[$0] != nil } ?? false) }
+            unprotected.forEachMember { k, _ in both = both || (k.string.map { json.member($0) != nil } ?? false) }
             if both {
                 throw JOSEError(.malformed, "JWS header parameter in both protected and unprotected headers")
             }

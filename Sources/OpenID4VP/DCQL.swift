@@ -47,16 +47,21 @@ struct DCQLQuery: Sendable {
     ) throws(PresentmentError) {
         func bad(_ rule: DCQLRule) -> PresentmentError { PresentmentError(rule) }
         guard json.isObject else { throw bad(.notObject) }
-        guard let entries = json["credentials"]?.elements, !entries.isEmpty else {
+        guard let entries = json["credentials"], entries.isArray, entries.count > 0 else {
             throw bad(.credentials)
         }
         guard entries.count <= limits.maxCredentialQueries else {
             throw PresentmentError(DCQLRule.tooManyQueries)
         }
         var credentials = [CredentialQuery]()
+        credentials.reserveCapacity(entries.count)
         var queries = [DocumentQuery]()
+        queries.reserveCapacity(entries.count)
         var totalElements = 0
-        for (index, entry) in entries.enumerated() {
+        var position = 0
+        try entries.forEachElement { entry throws(PresentmentError) in
+            let index = position
+            position += 1
             guard entry.isObject else { throw bad(.queryNotObject) }
             guard let id = entry["id"]?.string, Self.isIdentifier(id, limits) else {
                 throw bad(.queryID)
@@ -75,7 +80,7 @@ struct DCQLQuery: Sendable {
                     DocumentQuery(
                         index: index, docType: "", elements: [],
                         rules: ClaimRules(values: [], authorityKeyIDs: [])))
-                continue
+                return
             }
             guard let docType = entry["meta"]?["doctype_value"]?.string, !docType.isEmpty else {
                 throw bad(.doctypeValueMissing)

@@ -99,37 +99,41 @@ struct ClientMetadata {
     static func encryptionKey(_ metadata: JSONNode?, preferA256GCM: Bool) throws(PresentmentError)
         -> (key: JWK, encryption: JWEEncryption)
     {
-        guard let keys = metadata?["jwks"]?["keys"]?.elements, !keys.isEmpty, keys.count <= 16 else {
+        guard let keys = metadata?["jwks"]?["keys"], keys.isArray, keys.count > 0, keys.count <= 16 else {
             throw PresentmentError(OpenID4VPRule.jwksMissing)
         }
         var chosen: JWK?
-        for k in keys {
+        // The first usable entry is the key; entries after it are not read.
+        try keys.forEachElement { k throws(PresentmentError) in
+            guard chosen == nil else { return }
             guard k.isObject else { throw PresentmentError(OpenID4VPRule.jwksKeyNotObject) }
             let use = k["use"]
-            guard use == nil || use?.string == "enc", k["alg"]?.string == "ECDH-ES", k["kty"]?.string == "EC" else {
-                continue
-            }
+            guard use == nil || use?.spells("enc") == true, k["alg"]?.spells("ECDH-ES") == true,
+                k["kty"]?.spells("EC") == true
+            else { return }
             do { chosen = try JWK(k) } catch {
                 throw PresentmentError(OpenID4VPRule.encryptionKeyInvalid, underlying: error)
             }
-            break
         }
         guard let key = chosen else {
             throw PresentmentError(OpenID4VPRule.noEncryptionKey)
         }
-        var offered = ["A128GCM"]
+        // Which of this wallet's two encryptions the verifier offers (names compared as JSON text).
+        var offers128 = true
+        var offers256 = false
         if let v = metadata?["encrypted_response_enc_values_supported"] {
-            guard let list = v.elements, !list.isEmpty, list.count <= 16, list.allSatisfy({ $0.string != nil })
-            else {
-                throw PresentmentError(OpenID4VPRule.encValues)
+            guard v.isArray, v.count > 0, v.count <= 16 else { throw PresentmentError(OpenID4VPRule.encValues) }
+            offers128 = false
+            try v.forEachElement { e throws(PresentmentError) in
+                guard e.isString else { throw PresentmentError(OpenID4VPRule.encValues) }
+                if e.spells("A128GCM") { offers128 = true } else if e.spells("A256GCM") { offers256 = true }
             }
-            offered = list.map { $0.string! }
         }
-        let order: [JWEEncryption] = preferA256GCM ? [.a256gcm, .a128gcm] : [.a128gcm, .a256gcm]
-        guard let enc = order.first(where: { offered.contains($0.rawValue) }) else {
-            throw PresentmentError(OpenID4VPRule.noSupportedEnc)
-        }
-        return (key, enc)
+        // The preferred one when offered, else the other.
+        if preferA256GCM && offers256 { return (key, .a256gcm) }
+        if offers128 { return (key, .a128gcm) }
+        if offers256 { return (key, .a256gcm) }
+        throw PresentmentError(OpenID4VPRule.noSupportedEnc)
     }
 
     /// `client_metadata.vp_formats_supported`: whether `mso_mdoc` is accepted (true when the member
@@ -143,15 +147,16 @@ struct ClientMetadata {
         guard mdoc.isObject else {
             throw PresentmentError(OpenID4VPRule.mdocFormatNotObject)
         }
-        func list(_ name: String) throws(PresentmentError) -> [Int64]? {
+        func list(_ name: StaticString) throws(PresentmentError) -> [Int64]? {
             guard let v = mdoc[name] else { return nil }
-            guard let items = v.elements, !items.isEmpty, items.count <= 32 else {
-                throw PresentmentError(OpenID4VPRule.algorithmListShape, at: name)
+            guard v.isArray, v.count > 0, v.count <= 32 else {
+                throw PresentmentError(OpenID4VPRule.algorithmListShape, at: name.description)
             }
             var out = [Int64]()
-            for item in items {
+            out.reserveCapacity(v.count)
+            try v.forEachElement { item throws(PresentmentError) in
                 guard let n = item.number, let i = n.int64 else {
-                    throw PresentmentError(OpenID4VPRule.algorithmNotInteger, at: name)
+                    throw PresentmentError(OpenID4VPRule.algorithmNotInteger, at: name.description)
                 }
                 out.append(i)
             }

@@ -101,8 +101,8 @@ struct RequestObject {
             }
             self.signers = signers
             parameters = try Self.payload(jws, parameterLimits)
-            for name in ["client_id", "verifier_info"] where parameters[name] != nil {
-                throw PresentmentError(OpenID4VPRule.payloadClientID, at: name)
+            for name: StaticString in ["client_id", "verifier_info"] where parameters[name] != nil {
+                throw PresentmentError(OpenID4VPRule.payloadClientID, at: name.description)
             }
         }
     }

@@ -134,8 +134,7 @@ package struct JSONNode: Sendable {
     /// Whether this is a string equal to `s` (compared decoded, without making a `String`).
     package func isString(_ s: String) -> Bool {
         guard node.kind == .string else { return false }
-        var s = s
-        return s.withUTF8 { JSONDocument.keyEquals(storage, index, $0) }
+        return withUTF8Bytes(s) { JSONDocument.keyEquals(storage, index, $0) }
     }
 
     /// Whether this is a string spelling `s` byte for byte (no `String` made; for the fixed member
@@ -210,24 +209,30 @@ package struct JSONNode: Sendable {
     }
 
     /// The member named `key` of an object (nil for a missing member or a non-object): key bytes
-    /// compared in place.
-    package subscript(key: String) -> JSONNode? {
+    /// compared in place. The fixed names a reader looks for are static text (no `String` made or
+    /// retained per look-up); `member(_:)` takes a name known only at run time.
+    package subscript(key: StaticString) -> JSONNode? {
+        member(UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+    }
+
+    /// The member named `key` of an object, for a name known only at run time (as `subscript`).
+    package func member(_ key: String) -> JSONNode? {
+        withUTF8Bytes(key) { member($0) }
+    }
+
+    /// The value after the key node spelling `want`, walking the object's key nodes once.
+    @inline(__always)
+    private func member(_ want: UnsafeBufferPointer<UInt8>) -> JSONNode? {
         let n = node
         guard n.kind == .object else { return nil }
-        var found: JSONNode?
-        var key = key
-        key.withUTF8 { want in
-            var k = index + 1
-            for _ in 0..<n.count {
-                let v = Int(storage.nodes[k].next)
-                if JSONDocument.keyEquals(storage, k, want) {
-                    found = JSONNode(storage: storage, index: v)
-                    return
-                }
-                k = Int(storage.nodes[v].next)
-            }
+        let nodes = storage.nodes
+        var k = index + 1
+        for _ in 0..<n.count {
+            let v = Int(nodes[k].next)
+            if JSONDocument.keyEquals(storage, k, want) { return JSONNode(storage: storage, index: v) }
+            k = Int(nodes[v].next)
         }
-        return found
+        return nil
     }
 
     /// The exact text of this value in the input.

@@ -256,6 +256,54 @@ struct DCQLTests {
     }
 
     @Test(
+        "Response encryption: the first usable jwks entry is the key (later entries unread); enc from the names offered"
+    )
+    func encryptionKeyAndNames() throws {
+        let (world, engine) = try Self.fixture()
+        let request = try OpenID4VPReader.makeRequest(
+            queries: [Q(id: "m", docType: TestWorld.mDL, claims: [C(Self.e("family_name"))])],
+            origin: TestWorld.origin, encryptions: nil)
+        // The request with its client_metadata edited.
+        func edited(_ edit: (inout [String: Any]) -> Void) throws -> Data {
+            var root = try #require(try JSONSerialization.jsonObject(with: request.rawRequest) as? [String: Any])
+            var digital = try #require(root["digital"] as? [String: Any])
+            var requests = try #require(digital["requests"] as? [[String: Any]])
+            var data = try #require(requests[0]["data"] as? [String: Any])
+            var metadata = try #require(data["client_metadata"] as? [String: Any])
+            edit(&metadata)
+            data["client_metadata"] = metadata
+            requests[0]["data"] = data
+            digital["requests"] = requests
+            root["digital"] = digital
+            return try JSONSerialization.data(withJSONObject: root)
+        }
+        let keyFirst = try edited { m in
+            var jwks = m["jwks"] as! [String: Any]
+            jwks["keys"] = (jwks["keys"] as! [Any]) + ["not a key", 5, ["kty": "EC"]]
+            m["jwks"] = jwks
+        }
+        let cases: [(String, Data, String)] = [
+            ("a key, then entries that are not keys", keyFirst, "A128GCM"),
+            (
+                "A192GCM, A128GCM",
+                try edited { $0["encrypted_response_enc_values_supported"] = ["A192GCM", "A128GCM"] }, "A128GCM"
+            ),
+            ("A256GCM alone", try edited { $0["encrypted_response_enc_values_supported"] = ["A256GCM"] }, "A256GCM"),
+            (
+                "A256GCM, A128GCM",
+                try edited { $0["encrypted_response_enc_values_supported"] = ["A256GCM", "A128GCM"] }, "A256GCM"
+            ),
+        ]
+        for (name, raw, expected) in cases {
+            let response = try engine.accept(rawRequest: raw, origin: TestWorld.origin.serialized)
+            let opened = try OpenID4VPReader.openResponse(
+                response, for: request, issuerRoots: [world.iaca], at: TestWorld.now)
+            let header = try JSONSerialization.jsonObject(with: Data(try #require(opened.jweHeader))) as? [String: Any]
+            #expect(header?["enc"] as? String == expected, "\(name)")
+        }
+    }
+
+    @Test(
         "Answerability (the facade's rule between protocols) agrees with respond(approving: .allRequested) for every mix of queries, claim sets, values and credential sets"
     )
     func answerabilityAgreesWithRespond() throws {

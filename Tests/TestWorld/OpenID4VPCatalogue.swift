@@ -287,6 +287,43 @@ public enum OpenID4VPCatalogue {
             "only A128CBC-HS256 offered",
             metadata([("jwks", good), ("encrypted_response_enc_values_supported", .array([.string("A128CBC-HS256")]))]),
             ExpectedRefusal(OpenID4VPRule.noSupportedEnc))
+        let encValues: [(String, JSONValue)] = [
+            ("a string", .string("A128GCM")), ("empty", .array([])),
+            ("with a number", .array([.string("A128GCM"), .number(JSONNumber(1))])),
+            ("of 17 names", .array(Array(repeating: .string("A128GCM"), count: 17))),
+        ]
+        for (what, value) in encValues {
+            add(
+                "encrypted_response_enc_values_supported \(what)",
+                metadata([("jwks", good), ("encrypted_response_enc_values_supported", value)]),
+                ExpectedRefusal(OpenID4VPRule.encValues))
+        }
+        let goodKey = good["keys"]!.array![0]
+        add(
+            "jwks keys not an array", metadata([("jwks", .object([("keys", goodKey)]))]),
+            ExpectedRefusal(OpenID4VPRule.jwksMissing))
+        add(
+            "jwks with a key that is not an object before the encryption key",
+            metadata([("jwks", .object([("keys", .array([.string("k"), goodKey]))]))]),
+            ExpectedRefusal(OpenID4VPRule.jwksKeyNotObject))
+        let algorithms = { (v: JSONValue) in
+            metadata([
+                ("jwks", good),
+                ("vp_formats_supported", .object([("mso_mdoc", .object([("deviceauth_alg_values", v)]))])),
+            ])
+        }
+        add(
+            "deviceauth_alg_values empty", algorithms(.array([])),
+            ExpectedRefusal(OpenID4VPRule.algorithmListShape, at: "deviceauth_alg_values"))
+        add(
+            "deviceauth_alg_values a number", algorithms(.number(JSONNumber(-7))),
+            ExpectedRefusal(OpenID4VPRule.algorithmListShape, at: "deviceauth_alg_values"))
+        add(
+            "deviceauth_alg_values with a name", algorithms(.array([.number(JSONNumber(-7)), .string("ES256")])),
+            ExpectedRefusal(OpenID4VPRule.algorithmNotInteger, at: "deviceauth_alg_values"))
+        add(
+            "deviceauth_alg_values with a fraction", algorithms(.array([.number(JSONNumber("-7.5")!)])),
+            ExpectedRefusal(OpenID4VPRule.algorithmNotInteger, at: "deviceauth_alg_values"))
 
         // DCQL.
         let dcql = { (q: JSONValue) in unsigned(replacing(p, "dcql_query", q)) }

@@ -80,19 +80,31 @@ struct JSONTests {
         #expect(try Self.parse("\"\"") == .string(""))
     }
 
-    @Test("A node compares with a string as decoded text, escaped or not, and only when it is a string")
+    @Test(
+        "Members by fixed and run-time names; a node compares with text as decoded text, escaped or not, only as a string"
+    )
     func nodeStringEquality() throws {
-        let root = try JSONDocument(Array(#"{"p\u0061th":"org.iso.18013.5.1","b":"\u00e9","n":1,"e":""}"#.utf8)).root
+        let text =
+            #"{"p\u0061th":"org.iso.18013.5.1","b":"\u00e9","n":1,"e":"","c":"org.iso.18013.5.\u0031","#
+            + #""d":"org.iso.18013.5.2","f":"1"}"#
+        let root = try JSONDocument(Array(text.utf8)).root
         var keys = [JSONNode]()
         root.forEachMember { k, _ in keys.append(k) }
+        // Members by a fixed name and by a name known at run time, the key escaped or not.
+        #expect(root["path"]?.string == "org.iso.18013.5.1" && root.member("path")?.string == "org.iso.18013.5.1")
+        #expect(root["pat"] == nil && root.member("paths") == nil && root.member("é") == nil)
+        #expect(root["b"]?.string == "é" && root.member(String("path".prefix(3))) == nil)
+        #expect(try JSONDocument(Array(#"{"é":2}"#.utf8)).root.member("é")?.number?.text == "2")
+        #expect(root["path"]?["b"] == nil && keys[0]["path"] == nil)
+        // Against text: decoded, only for a string.
         #expect(keys[0].isString("path") && !keys[0].isString("pat") && !keys[0].isString("paths"))
-        #expect(root["path"]?.isString("org.iso.18013.5.1") == true)
-        #expect(root["path"]?.isString("org.iso.18013.5.2") == false)
+        #expect(root["path"]?.isString("org.iso.18013.5.1") == true && root["c"]?.isString("org.iso.18013.5.1") == true)
+        #expect(root["d"]?.isString("org.iso.18013.5.1") == false)
         #expect(root["b"]?.isString("é") == true && root["b"]?.isString("e") == false)
-        #expect(root["n"]?.isString("1") == false)
+        #expect(root["n"]?.isString("1") == false && root["f"]?.isString("1") == true)
         #expect(root["e"]?.isString("") == true && root["e"]?.isString("x") == false)
         #expect(!root.isString(""))
-        // The same through `spells` (fixed names, compared as bytes of the decoded text).
+        // Fixed names through `spells` (compared as bytes of the decoded text).
         #expect(keys[0].spells("path") && !keys[0].spells("pat") && !keys[0].spells("paths"))
         #expect(root["b"]?.spells("é") == true && root["n"]?.spells("1") == false && !root.spells(""))
         #expect(root["e"]?.spells("") == true)
