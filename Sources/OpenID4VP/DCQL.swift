@@ -1,3 +1,4 @@
+internal import CryptoCore
 import Presentment
 import WebEncoding
 
@@ -137,11 +138,13 @@ struct DCQLQuery: Sendable {
 
     /// `[A-Za-z0-9_-]+`, within the identifier bound (§6.1, §6.3).
     static func isIdentifier(_ s: String, _ limits: Limits) -> Bool {
-        !s.isEmpty && s.utf8.count <= limits.maxIdentifierBytes
-            && s.utf8.allSatisfy {
-                ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5a) || ($0 >= 0x61 && $0 <= 0x7a) || $0 == 0x5f
-                    || $0 == 0x2d
-            }
+        guard !s.isEmpty, s.utf8.count <= limits.maxIdentifierBytes else { return false }
+        return withUTF8Bytes(s) { $0.allSatisfy(isIdentifierByte) }
+    }
+
+    /// `[A-Za-z0-9_-]`.
+    private static func isIdentifierByte(_ b: UInt8) -> Bool {
+        (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || b == 0x5f || b == 0x2d
     }
 
     static func bool(_ v: JSONNode?, default d: Bool, _ error: PresentmentError) throws(PresentmentError) -> Bool {

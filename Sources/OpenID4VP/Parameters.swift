@@ -29,7 +29,7 @@ struct AuthorizationParameters {
             throw PresentmentError(OpenID4VPRule.responseMode)
         }
         guard let nonce = p["nonce"]?.string else { throw PresentmentError(OpenID4VPRule.nonceMissing) }
-        guard !nonce.isEmpty, nonce.utf8.count <= 512, nonce.utf8.allSatisfy(Self.isURLSafe) else {
+        guard !nonce.isEmpty, nonce.utf8.count <= 512, withUTF8Bytes(nonce, { $0.allSatisfy(Self.isURLSafe) }) else {
             throw PresentmentError(OpenID4VPRule.nonce)
         }
         if p["transaction_data"] != nil { throw PresentmentError(OpenID4VPRule.transactionData) }
