@@ -56,6 +56,23 @@ public enum Base64URL {
         encodeScalar(UnsafeRawBufferPointer(rebasing: input[done...]), into: out + done / 3 * 4)
     }
 
+    /// The vector code the encoder runs on this CPU: 2 AVX-512 VBMI (then AVX2), 1 AVX2, 0 none.
+    package static var vectorLevel: Int { Int(mdoc_base64url_vector_level()) }
+
+    /// `encode(_:into:)` with vector code up to `level` (0 portable only, 1 AVX2, 2 AVX-512 VBMI; at
+    /// most `vectorLevel`): the tests run every level this CPU has against the portable encoder.
+    package static func encode(
+        _ input: UnsafeRawBufferPointer, into out: UnsafeMutablePointer<UInt8>, vectorLevel level: Int
+    ) {
+        guard input.count > 0 else { return }
+        let done =
+            input.count < 28
+            ? 0
+            : mdoc_base64url_encode_blocks_at(
+                input.baseAddress!.assumingMemoryBound(to: UInt8.self), input.count, out, Int32(level))
+        encodeScalar(UnsafeRawBufferPointer(rebasing: input[done...]), into: out + done / 3 * 4)
+    }
+
     /// Writes the encoding of a message of `count` bytes that `pieces` hands over in order (one buffer
     /// per call of its argument) at `out`, which holds `encodedLength(count)` bytes: a message
     /// assembled from parts is encoded without first being copied into one buffer. A group of three

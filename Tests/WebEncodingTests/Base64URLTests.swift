@@ -26,22 +26,34 @@ struct Base64URLTests {
     }
 
     @Test(
-        "The vector steps and the portable encoder agree with Foundation on every length to 600, every 6-bit value at every position, large inputs, and never write past the encoding"
+        "The vector steps (AVX2, and AVX-512 VBMI then AVX2, as the CPU has them) and the portable encoder agree with Foundation on every length to 600, every 6-bit value at every position, large inputs, and never write past the encoding"
     )
     func vectorSteps() {
         var rng = SystemRandomNumberGenerator()
+        // Every vector level this CPU runs (AVX2 alone as well as AVX-512 VBMI then AVX2), and the
+        // default entry point (the best level).
+        let levels = Array(0...Base64URL.vectorLevel)
         func check(_ b: [UInt8], _ what: String) {
             let n = Base64URL.encodedLength(b.count)
-            // Guard bytes after the output: neither encoder may write past the encoding.
-            var vector = [UInt8](repeating: 0xee, count: n + 64)
+            // Guard bytes after the output: no encoder may write past the encoding.
             var scalar = [UInt8](repeating: 0xee, count: n + 64)
+            var best = [UInt8](repeating: 0xee, count: n + 64)
             b.withUnsafeBytes { input in
-                vector.withUnsafeMutableBufferPointer { Base64URL.encode(input, into: $0.baseAddress!) }
                 scalar.withUnsafeMutableBufferPointer { Base64URL.encodeScalar(input, into: $0.baseAddress!) }
+                best.withUnsafeMutableBufferPointer { Base64URL.encode(input, into: $0.baseAddress!) }
             }
-            #expect(vector == scalar, "\(what)")
-            #expect(String(decoding: vector.prefix(n), as: UTF8.self) == Self.reference(b), "\(what)")
-            #expect(vector.suffix(64).allSatisfy { $0 == 0xee }, "\(what): wrote past the encoding")
+            #expect(best == scalar, "\(what)")
+            #expect(String(decoding: scalar.prefix(n), as: UTF8.self) == Self.reference(b), "\(what)")
+            #expect(scalar.suffix(64).allSatisfy { $0 == 0xee }, "\(what): wrote past the encoding")
+            for level in levels {
+                var vector = [UInt8](repeating: 0xee, count: n + 64)
+                b.withUnsafeBytes { input in
+                    vector.withUnsafeMutableBufferPointer {
+                        Base64URL.encode(input, into: $0.baseAddress!, vectorLevel: level)
+                    }
+                }
+                #expect(vector == scalar, "\(what), vector level \(level)")
+            }
         }
         for n in 0...600 { check((0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) }, "length \(n)") }
         // Every 6-bit index in each of the 32 output positions of a vector step.
@@ -60,6 +72,19 @@ struct Base64URLTests {
             check((0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) }, "length \(n)")
         }
     }
+
+    #if os(Linux) && arch(x86_64)
+        @Test("The encoder runs the widest vector code the CPU's flags (/proc/cpuinfo) offer")
+        func vectorLevelFollowsTheCPU() throws {
+            let info = try String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)
+            let flags = Set(
+                info.split(separator: "\n").first { $0.hasPrefix("flags") }?.split(separator: " ").map(String.init)
+                    ?? [])
+            let expected =
+                !flags.contains("avx2") ? 0 : flags.isSuperset(of: ["avx512f", "avx512bw", "avx512vbmi"]) ? 2 : 1
+            #expect(Base64URL.vectorLevel == expected)
+        }
+    #endif
 
     @Test(
         "The vector decoder agrees with the portable one: every length to 600, every byte value in every position of two blocks, large inputs"

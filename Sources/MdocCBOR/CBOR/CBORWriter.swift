@@ -109,12 +109,21 @@ public struct CBORWriter: Sendable {
         bytes.append(contentsOf: b)
     }
 
-    /// Writes a definite text string.
+    /// Writes a definite text string. (A literal argument goes to the `StaticString` overload.)
+    @_disfavoredOverload
     public mutating func writeText(_ s: String) {
         withUTF8Bytes(s) { u in
             writeHead(major: 3, argument: UInt64(u.count))
             bytes.append(contentsOf: u)
         }
+    }
+
+    /// Writes a definite text string given as a literal (a map key or a fixed value): its bytes are
+    /// copied from the literal, with no `String` made or inspected.
+    @usableFromInline package mutating func writeText(_ s: StaticString) {
+        let n = s.utf8CodeUnitCount
+        writeHead(major: 3, argument: UInt64(n))
+        bytes.append(contentsOf: UnsafeBufferPointer(start: s.utf8Start, count: n))
     }
 
     /// Writes a definite array header; `count` elements must follow.
