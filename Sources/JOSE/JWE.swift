@@ -44,7 +44,7 @@ package enum JWE {
         round.append(contentsOf: partyVInfo)
         append32(keyLength * 8)
         let rounds = (max(keyLength, 0) + 31) / 32
-        var out = [UInt8](repeating: 0, count: rounds * 32)
+        var out = ByteArrays.zeros(count: rounds * 32)
         out.withUnsafeMutableBytes { o in
             for r in 0..<rounds {
                 let counter = r + 1
@@ -228,7 +228,7 @@ package struct JWESealer: ~Copyable {
             header.writeString(keyID)
         }
         header.writeRaw(",\"epk\":")
-        try JWK(publicKey: epk.publicKey).writePublicMembers(into: &header)
+        try JWK.writePublicMembers(of: epk.publicKey, into: &header)
         if !partyUInfo.isEmpty {
             header.writeRaw(",\"apu\":")
             header.writeBase64URLString(partyUInfo)

@@ -72,7 +72,7 @@ struct DeviceResponseOutput {
         if range.count >= DeviceResponseBytes.referenceThreshold {
             references.append(.init(at: writer.bytes.count, source: source, range: range))
         } else {
-            writer.writeRaw(source[range])
+            source.withUnsafeBufferPointer { writer.writeRaw(UnsafeBufferPointer(rebasing: $0[range])) }
         }
     }
 

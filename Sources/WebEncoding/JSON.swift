@@ -227,8 +227,13 @@ package struct JSONWriter: Sendable {
 
     /// Writes the base64url encoding of `data` as a string literal (its alphabet needs no escapes).
     package mutating func writeBase64URLString(_ data: [UInt8]) {
+        data.withUnsafeBytes { writeBase64URLString($0) }
+    }
+
+    /// Writes the base64url encoding of `data` as a string literal.
+    package mutating func writeBase64URLString(_ data: UnsafeRawBufferPointer) {
         bytes.append(UInt8(ascii: "\""))
-        data.withUnsafeBytes { Base64URL.encode($0, appendingTo: &bytes) }
+        Base64URL.encode(data, appendingTo: &bytes)
         bytes.append(UInt8(ascii: "\""))
     }
 

@@ -180,6 +180,9 @@ public struct CBORWriter: Sendable {
     /// Splices already-encoded CBOR verbatim.
     public mutating func writeRaw(_ encoded: ArraySlice<UInt8>) { bytes.append(contentsOf: encoded) }
 
+    /// Appends already-encoded CBOR verbatim from memory the caller holds (no slice of its array made).
+    package mutating func writeRaw(_ encoded: UnsafeBufferPointer<UInt8>) { bytes.append(contentsOf: encoded) }
+
     /// Writes `#6.24(bstr .cbor X)` around already-encoded bytes.
     public mutating func writeEmbedded<C: Collection<UInt8>>(_ encoded: C) {
         writeTag(24)

@@ -68,7 +68,9 @@
     /// The front end's details.
     public let details: Details
 
-    package init(_ entry: CheckedEntry, details: Details) {
+    /// Inlinable: a front end's call is specialized for its `Details` (an opaque generic call looked
+    /// up the type's metadata on every request).
+    @inlinable package init(_ entry: CheckedEntry, details: Details) {
         self.entry = entry
         self.details = details
     }
