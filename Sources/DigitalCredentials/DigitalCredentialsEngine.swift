@@ -74,8 +74,8 @@ public final class DigitalCredentialsEngine: Sendable {
             let (candidates, _) = try read(rawRequest)
             let origin = try Origin(origin, allowAppOrigins: configuration.shared.allowAppOrigins)
             var refusal: PresentmentError?
-            for (frontEnd, entry) in candidates {
-                do { return try frontEnd.accept(core, entry, origin, credentialID, format) } catch {
+            for candidate in candidates {
+                do { return try candidate.frontEnd.accept(core, candidate.entry, origin, credentialID, format) } catch {
                     guard Self.isSelectionRefusal(error) else { throw error }
                     if refusal == nil { refusal = error }
                     if configuration.preference != .answerable { throw error }
@@ -148,10 +148,17 @@ public final class DigitalCredentialsEngine: Sendable {
         e.code == .noMatchingCredential || e.code == .cannotSatisfyRequest
     }
 
+    /// An entry to consider and the front end that answers it (a struct, not a tuple: an array of
+    /// tuples is copied and destroyed through the runtime's generic tuple witnesses).
+    private struct Candidate {
+        let frontEnd: RegisteredFrontEnd
+        let entry: RequestEntry
+    }
+
     /// The envelope read once, and the entries to consider in order: the first entry of each enabled
     /// protocol (a bare `data` object belongs to the first registered front end that recognises it).
     private func read(_ raw: Data) throws(PresentmentError) -> (
-        candidates: [(RegisteredFrontEnd, RequestEntry)], framing: RequestFraming
+        candidates: [Candidate], framing: RequestFraming
     ) {
         let limits = configuration.shared.limits
         guard raw.count <= limits.maxRequestBytes else { throw PresentmentError(FramingRule.tooLarge) }
@@ -165,7 +172,7 @@ public final class DigitalCredentialsEngine: Sendable {
             }
         }
         let envelope = try found.get()
-        var candidates = [(RegisteredFrontEnd, RequestEntry)]()
+        var candidates = [Candidate]()
         candidates.reserveCapacity(order.count)
         for frontEnd in order {
             let entry: RequestEntry?
@@ -176,7 +183,7 @@ public final class DigitalCredentialsEngine: Sendable {
             } else {
                 entry = envelope.entries.first { $0.protocolIdentifier.map(frontEnd.answers) ?? false }
             }
-            if let entry { candidates.append((frontEnd, entry)) }
+            if let entry { candidates.append(Candidate(frontEnd: frontEnd, entry: entry)) }
         }
         return (candidates, envelope.framing)
     }
@@ -192,10 +199,10 @@ public final class DigitalCredentialsEngine: Sendable {
         guard !candidates.isEmpty else { throw PresentmentError(FramingRule.noEntry) }
         var considered = [String]()
         var unanswerable: (request: DigitalCredentialsRequest, trace: CheckTrace?)?
-        for (frontEnd, entry) in candidates {
+        for candidate in candidates {
             var trace: CheckTrace? = explanation == nil ? nil : CheckTrace()
             var request: DigitalCredentialsRequest
-            do { request = try frontEnd.parse(core, entry, origin, &trace) } catch {
+            do { request = try candidate.frontEnd.parse(core, candidate.entry, origin, &trace) } catch {
                 explanation?.trace = trace ?? CheckTrace()
                 throw error
             }

@@ -33,12 +33,12 @@ public final class OpenID4VPDetails: Sendable {
     /// The CBOR `OpenID4VPDCAPIHandoverInfo`, handover and SessionTranscript.
     package let handover: OpenID4VPHandover
     /// The verifier's encryption key and content encryption (`dc_api.jwt` only).
-    let responseKey: (key: JWK, encryption: JWEEncryption)?
+    let responseKey: ResponseKey?
 
     init(
         form: OpenID4VPRequestForm, framing: RequestFraming, responseMode: OpenID4VPResponseMode, nonce: String,
         credentialQueryIDs: [String], verifierInfo: [String], handover: OpenID4VPHandover,
-        responseKey: (key: JWK, encryption: JWEEncryption)?
+        responseKey: ResponseKey?
     ) {
         self.form = form
         self.framing = framing

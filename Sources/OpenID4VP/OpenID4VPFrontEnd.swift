@@ -130,7 +130,7 @@ package struct OpenID4VPFrontEnd: DCAPIFrontEnd {
     package func answer(_ responses: [BuiltResponse], details: OpenID4VPDetails, format: ResponseFormat)
         throws(PresentmentError) -> Data
     {
-        var groups = [(id: String, responses: [DeviceResponseBytes])]()
+        var groups = [ResponseGroup]()
         var size = 64
         for r in responses {
             let id = details.credentialQueryIDs[r.documents[0]]
@@ -138,7 +138,7 @@ package struct OpenID4VPFrontEnd: DCAPIFrontEnd {
             if let k = groups.firstIndex(where: { $0.id == id }) {
                 groups[k].responses.append(r.response)
             } else {
-                groups.append((id, [r.response]))
+                groups.append(ResponseGroup(id: id, responses: [r.response]))
             }
         }
         var payload = JSONWriter(capacity: size)
@@ -182,9 +182,16 @@ package struct OpenID4VPFrontEnd: DCAPIFrontEnd {
         }
     }
 
+    /// The responses answering one credential query (a struct, not a tuple: an array of tuples is
+    /// copied and destroyed through the runtime's generic tuple witnesses).
+    private struct ResponseGroup {
+        let id: String
+        var responses: [DeviceResponseBytes]
+    }
+
     /// The JWE prepared for the verifier's key (`OpenID4VPRule.sealing` when the agreement fails).
     private static func sealer(
-        _ enc: (key: JWK, encryption: JWEEncryption), ephemeralKey: PrivateKey?
+        _ enc: ResponseKey, ephemeralKey: PrivateKey?
     ) throws(PresentmentError) -> JWESealer {
         do {
             return try JWESealer(

@@ -75,12 +75,19 @@ struct AuthorizationParameters {
     }
 }
 
+/// The verifier's response encryption key and the content encryption chosen for it (a struct, not a
+/// tuple: a tuple holding a `JWK` is copied and destroyed through the runtime's generic tuple witnesses).
+struct ResponseKey: Sendable {
+    let key: JWK
+    let encryption: JWEEncryption
+}
+
 /// `client_metadata` as this wallet reads it: the response encryption key and content encryption
 /// (`dc_api.jwt`), and whether the verifier's `vp_formats_supported` accepts `mso_mdoc` and with which
 /// algorithms.
 struct ClientMetadata {
     /// The verifier's encryption key and content encryption (`dc_api.jwt` only).
-    let responseKey: (key: JWK, encryption: JWEEncryption)?
+    let responseKey: ResponseKey?
     /// False when `vp_formats_supported` lists no `mso_mdoc` (no mdoc query can then match).
     let formatsAccepted: Bool
     /// `issuerauth_alg_values` and `deviceauth_alg_values`, when given.
@@ -97,7 +104,7 @@ struct ClientMetadata {
     /// valid refuses) and content encryption (`encrypted_response_enc_values_supported`, default
     /// `A128GCM`).
     static func encryptionKey(_ metadata: JSONNode?, preferA256GCM: Bool) throws(PresentmentError)
-        -> (key: JWK, encryption: JWEEncryption)
+        -> ResponseKey
     {
         guard let keys = metadata?["jwks"]?["keys"], keys.isArray, keys.count > 0, keys.count <= 16 else {
             throw PresentmentError(OpenID4VPRule.jwksMissing)
@@ -130,9 +137,9 @@ struct ClientMetadata {
             }
         }
         // The preferred one when offered, else the other.
-        if preferA256GCM && offers256 { return (key, .a256gcm) }
-        if offers128 { return (key, .a128gcm) }
-        if offers256 { return (key, .a256gcm) }
+        if preferA256GCM && offers256 { return ResponseKey(key: key, encryption: .a256gcm) }
+        if offers128 { return ResponseKey(key: key, encryption: .a128gcm) }
+        if offers256 { return ResponseKey(key: key, encryption: .a256gcm) }
         throw PresentmentError(OpenID4VPRule.noSupportedEnc)
     }
 

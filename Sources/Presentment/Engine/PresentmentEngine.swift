@@ -151,7 +151,9 @@
         case .perDocument:
             var out = [BuiltResponse]()
             out.reserveCapacity(plan.answered.count)
-            for d in plan.answered.sorted(by: { $0.index < $1.index }) {
+            // In request order (one document: already; sorting would copy the array).
+            let ordered = plan.answered.count < 2 ? plan.answered : plan.answered.sorted(by: { $0.index < $1.index })
+            for d in ordered {
                 out.append(
                     try built(Plan(answered: [d], unanswered: []), transcript: transcript, missingElements: .omit))
             }
