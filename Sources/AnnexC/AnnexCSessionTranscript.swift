@@ -40,7 +40,8 @@ package struct AnnexCSessionTranscript: Sendable, Hashable {
                     var n = 1
                     n += CBORWriter.writeText(e, at: p + n)
                     n += CBORWriter.writeText(u, at: p + n)
-                    return ByteArrays.make(count: 44) { buf in
+                    // The SessionTranscript is public (the verifier computes it too): no cleansing.
+                    return ByteArrays.make(count: 44, cleansing: false) { buf in
                         _ = buf.initialize(from: head)
                         DigestAlgorithm.sha256.hash(
                             UnsafeRawBufferPointer(start: p, count: n),

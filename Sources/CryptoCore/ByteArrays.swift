@@ -14,8 +14,11 @@ package enum ByteArrays {
     static let stackLimit = 512
 
     /// A new array of exactly `count` bytes, all of which `fill` must write. `fill` is not called
-    /// when `count` is 0.
-    package static func make(count: Int, _ fill: (UnsafeMutableBufferPointer<UInt8>) -> Void) -> [UInt8] {
+    /// when `count` is 0. The stack copy is cleansed unless `cleansing` is false, which is for bytes
+    /// that are public anyway (decoded request text, a transcript's hash, zeros).
+    package static func make(
+        count: Int, cleansing: Bool = true, _ fill: (UnsafeMutableBufferPointer<UInt8>) -> Void
+    ) -> [UInt8] {
         precondition(count >= 0)
         if count == 0 { return [] }
         if count > stackLimit {
@@ -26,13 +29,14 @@ package enum ByteArrays {
         }
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { scratch in
             fill(scratch)
-            defer { OPENSSL_cleanse(scratch.baseAddress, count) }
+            defer { if cleansing { OPENSSL_cleanse(scratch.baseAddress, count) } }
             return Array(UnsafeBufferPointer(scratch))
         }
     }
 
-    /// `count` zero bytes.
+    /// `count` zero bytes (the stack copy holds only zeros: nothing to cleanse; a caller that then
+    /// writes a secret into the array writes it there, not on the stack).
     package static func zeros(count: Int) -> [UInt8] {
-        make(count: count) { $0.initialize(repeating: 0) }
+        make(count: count, cleansing: false) { $0.initialize(repeating: 0) }
     }
 }

@@ -20,9 +20,11 @@ package enum DeviceResponseBuilder {
     ) throws(PresentmentError) -> DeviceResponseBytes {
         // The builder's own bytes: everything but the pieces it refers to.
         func copied(_ n: Int) -> Int { n < DeviceResponseBytes.referenceThreshold ? n : 0 }
-        let estimated = plan.answered.reduce(256 + zkDocuments.reduce(0) { $0 + copied($1.count) }) { acc, d in
-            acc + copied(d.credential.issuerAuthRange.count)
-                + d.released.reduce(0) { $0 + copied(d.credential.orderedItems[$1].range.count) } + 256
+        var estimated = 256 + zkDocuments.reduce(0) { $0 + copied($1.count) }
+        for k in plan.answered.indices {
+            let c = plan.answered[k].credential
+            estimated += copied(c.issuerAuthRange.count) + 256
+            for i in plan.answered[k].released { estimated += copied(c.orderedItems[i].range.count) }
         }
         var out = DeviceResponseOutput(capacity: estimated)
         let reportErrors = missingElements == .report
@@ -32,17 +34,14 @@ package enum DeviceResponseBuilder {
         let hasDocuments = !plan.answered.isEmpty || zkDocuments.isEmpty
         out.writer.writeMapHeader(
             count: 2 + (hasDocuments ? 1 : 0) + (zkDocuments.isEmpty ? 0 : 1) + (documentErrors.isEmpty ? 0 : 1))
-        out.writer.writeText("status")
-        out.writer.writeUnsigned(0)
-        out.writer.writeText("version")
-        out.writer.writeText("1.0")
         if hasDocuments {
-            out.writer.writeText("documents")
+            out.writer.writeRaw(Runs.statusVersionDocuments)
             out.writer.writeArrayHeader(count: plan.answered.count)
             for d in plan.answered {
                 try writeDocument(d, sessionTranscript: sessionTranscript, reportErrors: reportErrors, into: &out)
             }
         }
+        if !hasDocuments { out.writer.writeRaw(Runs.statusAndVersion) }
         if !zkDocuments.isEmpty {
             out.writer.writeText("zkDocuments")
             out.writer.writeArrayHeader(count: zkDocuments.count)
@@ -67,8 +66,10 @@ package enum DeviceResponseBuilder {
         let docType = d.docType
         let missing = reportErrors ? d.missing : []
         // "errors" (66…) < "docType" (67…) < "deviceSigned" (6c 64…) < "issuerSigned" (6c 69…).
-        out.writer.writeMapHeader(count: missing.isEmpty ? 3 : 4)
-        if !missing.isEmpty {
+        if missing.isEmpty {
+            out.writer.writeRaw(Runs.documentToDocType)
+        } else {
+            out.writer.writeMapHeader(count: 4)
             out.writer.writeText("errors")
             let byNS = Dictionary(grouping: missing, by: \.nameSpace)
             let namespaces = byNS.keys.sorted(by: CBORWriter.textKeyPrecedes)
@@ -82,29 +83,19 @@ package enum DeviceResponseBuilder {
                     out.writer.writeInt(0)
                 }
             }
+            out.writer.writeText("docType")
         }
-        out.writer.writeText("docType")
         out.writer.writeText(docType)
 
-        out.writer.writeText("deviceSigned")
-        out.writer.writeMapHeader(count: 2)
-        out.writer.writeText("deviceAuth")
-        out.writer.writeMapHeader(count: 1)
-        out.writer.writeText("deviceSignature")
+        out.writer.writeRaw(Runs.deviceSignedToSignature)
         try writeDeviceSignature(
             docType: docType, sessionTranscript: sessionTranscript, signer: try c.signer(), into: &out.writer)
-        out.writer.writeText("nameSpaces")
-        out.writer.writeRaw(MdocAuthentication.emptyDeviceNameSpacesBytes)
-
-        out.writer.writeText("issuerSigned")
         // `nameSpaces` holds at least one namespace when present (IssuerNameSpaces = { + ... }): a
         // document released without elements (a DCQL query without claims) leaves it out.
-        out.writer.writeMapHeader(count: d.released.isEmpty ? 1 : 2)
-        out.writer.writeText("issuerAuth")
+        out.writer.writeRaw(d.released.isEmpty ? Runs.toIssuerAuthAlone : Runs.toIssuerAuthBeforeNameSpaces)
         let bytes = c.indexed.bytes
         out.writeVerbatim(bytes, c.issuerAuthRange)
         guard !d.released.isEmpty else { return }
-        out.writer.writeText("nameSpaces")
         // `released` is ascending, so items come grouped by namespace in deterministic order.
         let items = c.orderedItems
         var runs = 0
@@ -113,7 +104,12 @@ package enum DeviceResponseBuilder {
             runs += 1
             last = items[i].nameSpaceIndex
         }
-        out.writer.writeMapHeader(count: runs)
+        if runs == 1 {
+            out.writer.writeRaw(Runs.oneNameSpace)
+        } else {
+            out.writer.writeText("nameSpaces")
+            out.writer.writeMapHeader(count: runs)
+        }
         var k = 0
         let released = d.released
         while k < released.count {
@@ -124,6 +120,62 @@ package enum DeviceResponseBuilder {
             out.writer.writeArrayHeader(count: end - k)
             for j in k..<end { out.writeVerbatim(bytes, items[released[j]].range) }
             k = end
+        }
+    }
+
+    /// The invariant runs of the encoding, each encoded once by the writer and then copied in one
+    /// append (every small write is an array append of its own: ~100 instructions each).
+    private enum Runs {
+        /// A document without `errors`: its map of three, and the key `"docType"`.
+        static let documentToDocType = encoded { w in
+            w.writeMapHeader(count: 3)
+            w.writeText("docType")
+        }
+        /// `"nameSpaces":` holding one namespace (its name and items follow).
+        static let oneNameSpace = encoded { w in
+            w.writeText("nameSpaces")
+            w.writeMapHeader(count: 1)
+        }
+        /// `"status": 0, "version": "1.0"`: the top map's first two entries.
+        static let statusAndVersion = encoded(statusAndVersion)
+        /// The same, then the key `"documents"` (its array follows).
+        static let statusVersionDocuments = encoded { w in
+            statusAndVersion(&w)
+            w.writeText("documents")
+        }
+        /// `"deviceSigned": {"deviceAuth": {"deviceSignature":` (the COSE_Sign1 follows).
+        static let deviceSignedToSignature = encoded { w in
+            w.writeText("deviceSigned")
+            w.writeMapHeader(count: 2)
+            w.writeText("deviceAuth")
+            w.writeMapHeader(count: 1)
+            w.writeText("deviceSignature")
+        }
+        /// `"nameSpaces": DeviceNameSpacesBytes` (empty: no device-signed elements), closing
+        /// `deviceSigned`, then `"issuerSigned": {"issuerAuth":` with `nameSpaces` to follow it
+        /// (a map of two) or not (of one); issuerAuth itself follows.
+        static let toIssuerAuthBeforeNameSpaces = encoded { toIssuerAuth(&$0, entries: 2) }
+        static let toIssuerAuthAlone = encoded { toIssuerAuth(&$0, entries: 1) }
+
+        private static func statusAndVersion(_ w: inout CBORWriter) {
+            w.writeText("status")
+            w.writeUnsigned(0)
+            w.writeText("version")
+            w.writeText("1.0")
+        }
+
+        private static func toIssuerAuth(_ w: inout CBORWriter, entries: Int) {
+            w.writeText("nameSpaces")
+            w.writeRaw(MdocAuthentication.emptyDeviceNameSpacesBytes)
+            w.writeText("issuerSigned")
+            w.writeMapHeader(count: entries)
+            w.writeText("issuerAuth")
+        }
+
+        private static func encoded(_ body: (inout CBORWriter) -> Void) -> [UInt8] {
+            var w = CBORWriter(capacity: 64)
+            body(&w)
+            return w.bytes
         }
     }
 

@@ -206,13 +206,19 @@ package struct DocumentQuery: Sendable {
     package static func prepare(_ request: DeviceRequest, maxSetSize: Int) -> [DocumentQuery] {
         var out = [DocumentQuery]()
         out.reserveCapacity(request.docRequests.count)
-        for (index, dr) in request.docRequests.enumerated() {
-            let ir = dr.itemsRequest
-            guard request.isVersion11OrLater, let entries = ir.requestInfo?.alternativeDataElements, !entries.isEmpty
+        let docRequests = request.docRequests
+        for index in docRequests.indices {
+            // The usual request (no alternatives) is read in place: no DocRequest or ItemsRequest copied
+            // but the one the query keeps.
+            guard request.isVersion11OrLater,
+                let entries = docRequests[index].itemsRequest.requestInfo?.alternativeDataElements, !entries.isEmpty
             else {
-                out.append(DocumentQuery(index: index, request: ir, alternatives: [], ignored: []))
+                out.append(
+                    DocumentQuery(index: index, request: docRequests[index].itemsRequest, alternatives: [], ignored: [])
+                )
                 continue
             }
+            let ir = docRequests[index].itemsRequest
             var requested = Set<ElementID>()
             ir.forEachElement { ns, e, _ in
                 requested.insert(ElementID(String(decoding: ns, as: UTF8.self), String(decoding: e, as: UTF8.self)))

@@ -210,7 +210,8 @@ public enum Base64URL {
         let outLen = (n / 4) * 3 + [0, 0, 1, 2][n % 4]
         return table.withUnsafeBufferPointer { t -> [UInt8]? in
             var bad = false
-            let out = ByteArrays.make(count: outLen) { buf in
+            // Public bytes (a request's text decoded): no cleansing of the stack copy.
+            let out = ByteArrays.make(count: outLen, cleansing: false) { buf in
                 var i = 0
                 var o = 0
                 if vectorURLBlocks, n >= 32, let input = text.baseAddress, let output = buf.baseAddress {

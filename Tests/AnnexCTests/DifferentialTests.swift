@@ -26,6 +26,35 @@ extension EndToEndTests {
     }
 
     @Test(
+        "A credential holding two namespaces answers from both: each keyed once in issuerSigned.nameSpaces with its items, the response deterministically encoded and verified by the reader"
+    )
+    func twoNameSpaces() throws {
+        let world = try TestWorld()
+        let aamva = "org.iso.18013.5.1.aamva"
+        let context = try world.context(
+            [
+                try world.entry(
+                    id: "a", moreNameSpaces: [(aamva, [.init("DHS_compliance", .text("F")), .init("sex", .int(1))])])
+            ], trust: world.trusted)
+        let engine = world.engine(context)
+        let asked = [
+            ElementID(TestWorld.mDLNS, "family_name"), ElementID(aamva, "sex"), ElementID(aamva, "DHS_compliance"),
+            ElementID(TestWorld.mDLNS, "age_over_21"),
+        ]
+        let request = try AnnexCReader.makeRequest(
+            documents: [.init(docType: TestWorld.mDL, elements: asked.map { .init($0, intentToRetain: false) })],
+            origin: TestWorld.origin)
+        let answer = try engine.accept(rawRequest: request.rawRequest, origin: TestWorld.origin.serialized)
+        let opened = try AnnexCReader.openResponse(
+            answer, for: request, issuerRoots: [world.iaca], at: TestWorld.now)
+        #expect(Set(opened.documents.flatMap { $0.elements.map(\.element) }) == Set(asked))
+        let bytes = opened.deviceResponse
+        #expect(try CBORValue(CBORDocument(decoding: bytes).root).encoded() == bytes)
+        let nameSpaces = try DeviceResponse(encoded: bytes).documents[0].issuerSigned.nameSpaces
+        #expect(nameSpaces.map(\.name) == [TestWorld.mDLNS, aamva])
+    }
+
+    @Test(
         "accept and respond(to: parse(…)) answer alike (documents, items, errors, refusals, alternatives); consent summaries and narrowed approvals release exactly what is computed"
     )
     func directPlanMatchesTwoPhases() throws {
@@ -189,6 +218,9 @@ extension EndToEndTests {
                             b, for: request, issuerRoots: [world.iaca], at: TestWorld.now
                         ).deviceResponse
                         #expect(try Self.unsigned(pa) == Self.unsigned(pb), "\(label)")
+                        // Deterministically encoded (keys in bytewise order, shortest heads, definite
+                        // lengths): re-encoding the decoded response reproduces it byte for byte.
+                        #expect(try CBORValue(CBORDocument(decoding: pa).root).encoded() == pa, "\(label)")
                         compared += 1
                         // The consent path with the model's own summary answers the same; with one element
                         // of a substitution withheld, exactly that whole substitution disappears.

@@ -84,6 +84,7 @@ public final class TestWorld: @unchecked Sendable {
     /// Issues a credential and registers its device key under `keys/<id>.pem`.
     public func entry(
         id: String, docType: String = mDL, nameSpace: String? = nil, elements: [MdocIssuer.Element]? = nil,
+        moreNameSpaces: [(String, [MdocIssuer.Element])] = [],
         validFrom: Date = now.addingTimeInterval(-86400), validUntil: Date = now.addingTimeInterval(365 * 86400),
         cancelled: Bool = false
     ) throws -> CredentialContext.Entry {
@@ -91,7 +92,8 @@ public final class TestWorld: @unchecked Sendable {
         let ns = nameSpace ?? (docType == Self.pid ? Self.pid : Self.mDLNS)
         let elems = elements ?? (docType == Self.pid ? Self.pidElements : Self.mDLElements)
         let bytes = try issuer.issue(
-            docType: docType, nameSpaces: [(ns, elems)], deviceKey: device.publicKey, signed: validFrom,
+            docType: docType, nameSpaces: [(ns, elems)] + moreNameSpaces, deviceKey: device.publicKey,
+            signed: validFrom,
             validFrom: validFrom, validUntil: validUntil)
         deviceKeys["keys/\(id).pem"] = device
         return .init(id: id, issuerSigned: bytes, deviceKeyReference: "keys/\(id).pem", isCancelled: cancelled)

@@ -71,21 +71,31 @@ public struct DeviceRequest: Sendable {
 
     /// Parses `"<major>.<minor>"` (digits only, no sign, no leading '+').
     public static func parseVersion(_ s: String) -> (major: Int, minor: Int)? {
-        var parts = [0, 0]
-        var digits = [0, 0]
-        var k = 0
+        // Up to four digits, a dot, up to four digits (no arrays: this runs on every request).
+        var major = 0
+        var minor = 0
+        var majorDigits = 0
+        var minorDigits = 0
+        var afterDot = false
         for c in s.utf8 {
             if c == UInt8(ascii: ".") {
-                guard k == 0 else { return nil }
-                k = 1
+                guard !afterDot else { return nil }
+                afterDot = true
             } else {
-                guard c >= 0x30, c <= 0x39, digits[k] < 4 else { return nil }
-                parts[k] = parts[k] * 10 + Int(c - 0x30)
-                digits[k] += 1
+                guard c >= 0x30, c <= 0x39 else { return nil }
+                if afterDot {
+                    guard minorDigits < 4 else { return nil }
+                    minor = minor * 10 + Int(c - 0x30)
+                    minorDigits += 1
+                } else {
+                    guard majorDigits < 4 else { return nil }
+                    major = major * 10 + Int(c - 0x30)
+                    majorDigits += 1
+                }
             }
         }
-        guard k == 1, digits[0] > 0, digits[1] > 0 else { return nil }
-        return (parts[0], parts[1])
+        guard afterDot, majorDigits > 0, minorDigits > 0 else { return nil }
+        return (major, minor)
     }
 }
 
