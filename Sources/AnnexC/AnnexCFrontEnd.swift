@@ -45,7 +45,7 @@ package struct AnnexCFrontEnd: DCAPIFrontEnd {
             trace!.record("dcapiInfo", transcript.dcapiInfo)
             trace!.record("SessionTranscript", transcript.bytes)
         }
-        guard let drBytes = Base64URL.decode(data.deviceRequest) else {
+        guard let decoded = data.deviceRequest.withStringBytes({ Base64URL.decode($0) }), let drBytes = decoded else {
             throw PresentmentError(AnnexCRule.deviceRequestNotBase64URL)
         }
         trace?.record("DeviceRequest", drBytes)

@@ -5,8 +5,8 @@ import WebEncoding
 /// The `data` member of an `org-iso-mdoc` entry (ISO/IEC 18013-7 Annex C §C.2): its two base64url
 /// strings exactly as received.
 struct AnnexCRequestData: Sendable {
-    /// `deviceRequest` as received.
-    let deviceRequest: String
+    /// `deviceRequest` as received (a JSON string: decoded from the request's own bytes, no `String` made).
+    let deviceRequest: JSONNode
     /// `encryptionInfo` as received (hashed verbatim into the transcript).
     let encryptionInfo: String
 
@@ -33,11 +33,13 @@ struct AnnexCRequestData: Sendable {
         }
         guard let dr = data["deviceRequest"] else { throw PresentmentError(AnnexCRule.deviceRequestMissing) }
         guard let ei = data["encryptionInfo"] else { throw PresentmentError(AnnexCRule.encryptionInfoMissing) }
-        guard let drs = dr.string else { throw PresentmentError(AnnexCRule.deviceRequestNotString) }
+        guard let drEmpty = dr.withStringBytes({ $0.isEmpty }) else {
+            throw PresentmentError(AnnexCRule.deviceRequestNotString)
+        }
         guard let eis = ei.string else { throw PresentmentError(AnnexCRule.encryptionInfoNotString) }
-        guard !drs.isEmpty else { throw PresentmentError(AnnexCRule.deviceRequestEmpty) }
+        guard !drEmpty else { throw PresentmentError(AnnexCRule.deviceRequestEmpty) }
         guard !eis.isEmpty else { throw PresentmentError(AnnexCRule.encryptionInfoEmpty) }
-        deviceRequest = drs
+        deviceRequest = dr
         encryptionInfo = eis
     }
 }

@@ -131,6 +131,18 @@ package struct JSONNode: Sendable {
         return String(decoding: JSONDocument.unescape(storage.bytes, Int(n.start)..<Int(n.end)), as: UTF8.self)
     }
 
+    /// Calls `body` with the string's decoded UTF-8 bytes, when this is a string (nil otherwise): in
+    /// place for a string without escapes, no `String` made; an escaped one is unescaped first.
+    package func withStringBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R? {
+        let n = node
+        guard n.kind == .string else { return nil }
+        let range = Int(n.start)..<Int(n.end)
+        if !n.escaped {
+            return storage.bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[range])) }
+        }
+        return JSONDocument.unescape(storage.bytes, range).withUnsafeBytes { body($0) }
+    }
+
     /// Whether this is a string equal to `s` (compared decoded, without making a `String`).
     package func isString(_ s: String) -> Bool {
         guard node.kind == .string else { return false }

@@ -192,6 +192,28 @@ struct RequestRuleTests {
         #expect(Array(a.sessionTranscriptBytes.prefix(12)) == h("83 f6 f6 82 65 6463617069 58 20"))
     }
 
+    @Test(
+        "deviceRequest is read as its JSON string decodes: escaped characters are unescaped before base64url, an escape that decodes outside the alphabet is refused, an empty one is refused as empty"
+    )
+    func escapedDeviceRequest() throws {
+        let engine = TestWorld.engine(
+            try CredentialContext(entries: [], keyResolver: InMemoryKeyResolver([:])), protocols: [.annexC])
+        func parse(_ deviceRequest: String) throws(PresentmentError) -> DigitalCredentialsRequest {
+            try engine.parse(
+                rawRequest: Data("{\"deviceRequest\":\"\(deviceRequest)\",\"encryptionInfo\":\"\(Self.ei)\"}".utf8),
+                origin: "https://verifier.example")
+        }
+        let plain = try parse(Self.dr)
+        // The first character ("o") and the last written as \u escapes: the same DeviceRequest.
+        let escaped = "\\u006f" + Self.dr.dropFirst().dropLast() + "\\u00\(String(Self.dr.utf8.last!, radix: 16))"
+        let viaEscapes = try parse(escaped)
+        #expect(viaEscapes.documents.map(\.docType) == plain.documents.map(\.docType))
+        #expect(viaEscapes.documents.first?.elements.map(\.id) == plain.documents.first?.elements.map(\.id))
+        // "+" written as \u002b: standard base64, not base64url.
+        expectRefusal(AnnexCRule.deviceRequestNotBase64URL) { try parse("\\u002b" + Self.dr.dropFirst()) }
+        expectRefusal(AnnexCRule.deviceRequestEmpty) { try parse("") }
+    }
+
     static func eiText(_ v: CBORValue) -> String { Base64URL.encode(v.encoded()) }
 
     @Test(
