@@ -1,4 +1,5 @@
 import Foundation
+import WebEncoding
 import DigitalCredentials
 import AnnexCReader
 import Presentment
@@ -25,6 +26,29 @@ func worstCaseJSONRequest(_ valid: Data) -> Data {
     let other = "{\"protocol\":\"openid4vp-v1-unsigned\",\"data\":{\(keys.joined(separator: ","))}}"
     let text = "{\"digital\":{\"requests\":[\(other),\(String(decoding: mdocJSON, as: UTF8.self))]}}"
     return Data(text.utf8)
+}
+
+/// base64url encoding of a DeviceResponse-sized message (the text both protocols write) at the
+/// vector levels this CPU runs, each against the AVX2 steps, interleaved; skipped on a CPU without AVX2.
+@MainActor
+func base64URLFigures() {
+    let level = Base64URL.vectorLevel
+    guard level >= 1 else { return }
+    let input = [UInt8]((0..<11_000).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 7) })
+    var out = [UInt8](repeating: 0, count: Base64URL.encodedLength(input.count))
+    func encode(_ l: Int) {
+        input.withUnsafeBytes { i in
+            out.withUnsafeMutableBufferPointer { Base64URL.encode(i, into: $0.baseAddress!, vectorLevel: l) }
+        }
+        blackHole(out[0])
+    }
+    for l in [0, 2] where l <= level {
+        let (a, b) = measurePair(
+            "webencoding.base64url_encode_11k.level\(l)", "webencoding.base64url_encode_11k.level1",
+            bytes: input.count, { encode(l) }, { encode(1) })
+        figures.append(a)
+        figures.append(b)
+    }
 }
 
 @MainActor
