@@ -34,14 +34,13 @@ package enum DeviceResponseBuilder {
         let hasDocuments = !plan.answered.isEmpty || zkDocuments.isEmpty
         out.writer.writeMapHeader(
             count: 2 + (hasDocuments ? 1 : 0) + (zkDocuments.isEmpty ? 0 : 1) + (documentErrors.isEmpty ? 0 : 1))
+        out.writer.writeRaw(hasDocuments ? Runs.statusVersionDocuments : Runs.statusAndVersion)
         if hasDocuments {
-            out.writer.writeRaw(Runs.statusVersionDocuments)
             out.writer.writeArrayHeader(count: plan.answered.count)
             for d in plan.answered {
                 try writeDocument(d, sessionTranscript: sessionTranscript, reportErrors: reportErrors, into: &out)
             }
         }
-        if !hasDocuments { out.writer.writeRaw(Runs.statusAndVersion) }
         if !zkDocuments.isEmpty {
             out.writer.writeText("zkDocuments")
             out.writer.writeArrayHeader(count: zkDocuments.count)
