@@ -3,10 +3,10 @@
 // A header-only module (static inline functions compiled into WebEncoding): a C target of its own
 // would be compiled with DWARF 5, which valgrind 3.19 (scripts/instructions.sh) cannot read.
 //
-// mdoc_base64url_encode_blocks encodes a prefix of `in` whose length is a multiple of 24 bytes, writing
-// 4/3 as many base64url characters (RFC 4648 §5, no padding) at `out`, and returns how many input bytes
-// it consumed: 0 when the CPU has no AVX2 (the caller encodes everything then) or the input is shorter
-// than 28 bytes. With AVX-512 VBMI, 48-byte steps first (below); then AVX2 steps while at least 4
+// mdoc_base64url_encode_blocks_at encodes a prefix of `in` whose length is a multiple of 24 bytes,
+// writing 4/3 as many base64url characters (RFC 4648 §5, no padding) at `out`, and returns how many input
+// bytes it consumed: 0 at level 0, when the CPU has no AVX2 (the caller encodes everything then) or for
+// fewer than 28 bytes. With AVX-512 VBMI, 48-byte steps first (below); then AVX2 steps while at least 4
 // bytes after a block stay readable (the first block's loads read 16 bytes for 12 each, later blocks
 // one 32-byte load from 4 bytes before the block for its 24). No load reads past `in + n`.
 //
@@ -129,18 +129,14 @@ static inline int mdoc_base64url_vector_level(void) {
 
 static inline int mdoc_base64url_has_avx2(void) { return mdoc_base64url_vector_level() >= 1; }
 
-// The encoder below `level` (at most the CPU's): VBMI steps, then AVX2 steps for what is left.
+// The encoder up to `level` (at most the CPU's): VBMI steps, then AVX2 steps for what is left.
 static inline size_t mdoc_base64url_encode_blocks_at(const uint8_t *in, size_t n, uint8_t *out, int level) {
+    if (n < 28) return 0;
     if (level > mdoc_base64url_vector_level()) level = mdoc_base64url_vector_level();
     size_t done = 0;
     if (level >= 2) done = mdoc_base64url_encode_vbmi(in, n, out);
     if (level >= 1 && n - done >= 28) done += mdoc_base64url_encode_avx2(in + done, n - done, out + done / 3 * 4);
     return done;
-}
-
-static inline size_t mdoc_base64url_encode_blocks(const uint8_t *in, size_t n, uint8_t *out) {
-    if (n < 28) return 0;
-    return mdoc_base64url_encode_blocks_at(in, n, out, mdoc_base64url_vector_level());
 }
 
 // Decoding, 32 characters to 24 bytes per step:

@@ -123,35 +123,22 @@ package struct JWK: Sendable {
         return DigestAlgorithm.sha256.hash(w.bytes)
     }
 
-    /// Writes the public key's members, `{"kty":"EC","crv":…,"x":…,"y":…}` (as `json` without `kid`,
-    /// `use` and `alg`): a JWE's `epk`.
-    package func writePublicMembers(into w: inout JSONWriter) {
-        x.withUnsafeBytes { xb in y.withUnsafeBytes { yb in Self.writePublicMembers(curve, x: xb, y: yb, into: &w) } }
-    }
-
-    /// `{"kty":"EC","crv":…,"x":…,"y":…}` for an EC public key, its coordinates read from the key's own
-    /// point encoding (no JWK or coordinate arrays made: an ephemeral key's header member).
+    /// Writes an EC public key's members, `{"kty":"EC","crv":…,"x":…,"y":…}` (as `json` without
+    /// `kid`, `use` and `alg`): a JWE's `epk`. The coordinates are read from the key's own point
+    /// encoding (no JWK or coordinate arrays made).
     /// - Throws: `JOSEError.invalidKey` when the key is not an EC key.
     package static func writePublicMembers(of key: PublicKey, into w: inout JSONWriter) throws(JOSEError) {
         guard case .ec(let c) = key.kind else { throw JOSEError(.invalidKey, "not an EC key") }
         let n = c.coordinateSize
+        w.writeRaw("{\"kty\":\"EC\",\"crv\":")
+        w.writeString(JWKCurve(c).rawValue)
         // 04 ‖ x ‖ y
         key.rawRepresentation.withUnsafeBytes { p in
-            writePublicMembers(
-                JWKCurve(c), x: UnsafeRawBufferPointer(rebasing: p[1..<(1 + n)]),
-                y: UnsafeRawBufferPointer(rebasing: p[(1 + n)...]), into: &w)
+            w.writeRaw(",\"x\":")
+            w.writeBase64URLString(UnsafeRawBufferPointer(rebasing: p[1..<(1 + n)]))
+            w.writeRaw(",\"y\":")
+            w.writeBase64URLString(UnsafeRawBufferPointer(rebasing: p[(1 + n)...]))
         }
-    }
-
-    private static func writePublicMembers(
-        _ curve: JWKCurve, x: UnsafeRawBufferPointer, y: UnsafeRawBufferPointer, into w: inout JSONWriter
-    ) {
-        w.writeRaw("{\"kty\":\"EC\",\"crv\":")
-        w.writeString(curve.rawValue)
-        w.writeRaw(",\"x\":")
-        w.writeBase64URLString(x)
-        w.writeRaw(",\"y\":")
-        w.writeBase64URLString(y)
         w.writeRaw("}")
     }
 

@@ -23,11 +23,14 @@ public enum Approval: Sendable, Hashable {
     /// Per document index, only these elements; a document whose index is absent is not presented.
     case perDocument([Int: Set<ElementID>])
 
-    package func allows(_ e: ElementID, document: Int) -> Bool {
+    /// Whether element `e` of document `document` may be released. `e` is evaluated only when the
+    /// approval names elements (`.allRequested` allows any: a caller reading it out of a credential's
+    /// items pays nothing then).
+    package func allows(_ e: @autoclosure () -> ElementID, document: Int) -> Bool {
         switch self {
         case .allRequested: true
-        case .elements(let s): s.contains(e)
-        case .perDocument(let m): m[document]?.contains(e) ?? false
+        case .elements(let s): s.contains(e())
+        case .perDocument(let m): m[document]?.contains(e()) ?? false
         }
     }
 

@@ -17,13 +17,9 @@ extension Planner {
             // Under selection rules a set is released whole: the first acceptable set the
             // credential holds and the approval allows entirely, or nothing.
             let items = m.credential.orderedItems
-            // Under `.allRequested` no element is looked at (reading one copies its identifiers).
-            let everything: Bool
-            if case .allRequested = approval { everything = true } else { everything = false }
             var out =
                 firstSatisfied(
-                    selection.sets, selection.heldAt,
-                    allows: { everything || approval.allows(items[$0].id, document: document) })
+                    selection.sets, selection.heldAt, allows: { approval.allows(items[$0].id, document: document) })
                 ?? []
             sortIndices(&out)
             removeAdjacentDuplicates(&out)

@@ -47,29 +47,23 @@ public enum Base64URL {
         output.withUnsafeMutableBufferPointer { encode(input, into: $0.baseAddress! + start) }
     }
 
-    /// Writes exactly `encodedLength(input.count)` bytes at `out`: 24-byte blocks with vector
-    /// instructions where the CPU has them (`mdoc_base64url_encode_blocks`), the rest below.
+    /// Writes exactly `encodedLength(input.count)` bytes at `out`: whole blocks with the widest vector
+    /// instructions the CPU has (`mdoc_base64url_encode_blocks_at`), the rest below.
     package static func encode(_ input: UnsafeRawBufferPointer, into out: UnsafeMutablePointer<UInt8>) {
-        guard input.count > 0 else { return }
-        let done = mdoc_base64url_encode_blocks(
-            input.baseAddress!.assumingMemoryBound(to: UInt8.self), input.count, out)
-        encodeScalar(UnsafeRawBufferPointer(rebasing: input[done...]), into: out + done / 3 * 4)
+        encode(input, into: out, vectorLevel: vectorLevel)
     }
 
     /// The vector code the encoder runs on this CPU: 2 AVX-512 VBMI (then AVX2), 1 AVX2, 0 none.
     package static var vectorLevel: Int { Int(mdoc_base64url_vector_level()) }
 
     /// `encode(_:into:)` with vector code up to `level` (0 portable only, 1 AVX2, 2 AVX-512 VBMI; at
-    /// most `vectorLevel`): the tests run every level this CPU has against the portable encoder.
+    /// most `vectorLevel`): the tests and the benchmark run every level this CPU has.
     package static func encode(
         _ input: UnsafeRawBufferPointer, into out: UnsafeMutablePointer<UInt8>, vectorLevel level: Int
     ) {
         guard input.count > 0 else { return }
-        let done =
-            input.count < 28
-            ? 0
-            : mdoc_base64url_encode_blocks_at(
-                input.baseAddress!.assumingMemoryBound(to: UInt8.self), input.count, out, Int32(level))
+        let done = mdoc_base64url_encode_blocks_at(
+            input.baseAddress!.assumingMemoryBound(to: UInt8.self), input.count, out, Int32(level))
         encodeScalar(UnsafeRawBufferPointer(rebasing: input[done...]), into: out + done / 3 * 4)
     }
 
