@@ -75,11 +75,11 @@ final class ECPointBox: @unchecked Sendable {
             return nil
         }
         let group = curve.group
-        // One BN_CTX for both steps (each would otherwise make its own).
-        let bn = BN_CTX_new()
-        defer { BN_CTX_free(bn) }
-        guard EC_POINT_oct2point(group, p, buf.baseAddress!.assumingMemoryBound(to: UInt8.self), buf.count, bn) == 1,
-            EC_POINT_is_at_infinity(group, p) == 0, EC_POINT_is_on_curve(group, p, bn) == 1
+        // OpenSSL (since 1.1.1) refuses a point off the curve here: decoding an uncompressed point
+        // sets its affine coordinates, which checks the curve equation (EC_R_POINT_IS_NOT_ON_CURVE),
+        // so a second check would only repeat it. The off-curve tests of every key reader fence this.
+        guard EC_POINT_oct2point(group, p, buf.baseAddress!.assumingMemoryBound(to: UInt8.self), buf.count, nil) == 1,
+            EC_POINT_is_at_infinity(group, p) == 0
         else {
             EC_POINT_free(p)
             ERR_clear_error()
