@@ -22,7 +22,7 @@ struct OpenID4VPFloor {
     let handoverInfo: [UInt8]
     let kdfRound = [UInt8](repeating: 2, count: 4 + 32 + 4 + 7 + 12)
     let tbs = [UInt8](repeating: 4, count: 120)
-    let cek = [UInt8](repeating: 5, count: 32), iv = [UInt8](repeating: 6, count: 12)
+    let cek = [UInt8](repeating: 5, count: 32)
     let payload: [UInt8]
     let aad: [UInt8]
 
@@ -45,6 +45,9 @@ struct OpenID4VPFloor {
         blackHole(try! e.sharedSecret(with: verifier))
         blackHole(DigestAlgorithm.sha256.hash(kdfRound))
         blackHole(try! devKey.signECDSA(message: tbs, digest: .sha256))
+        // A fresh 96-bit IV, as RFC 7516 (5.1, step 9) has every JWE generate one: protocol cryptography
+        // the engine cannot skip, so the floor pays it too.
+        let iv = try! SecureBytes.random(count: 12)
         blackHole(try! AEADAlgorithm.aes256gcm.seal(key: cek, nonce: iv, plaintext: payload, aad: aad))
     }
 }
