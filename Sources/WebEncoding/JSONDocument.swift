@@ -490,7 +490,7 @@ private struct TapeParser {
                 }
                 i += 1
                 skipSpace()
-                try value(depth: depth + 1)
+                try member(depth: depth + 1)
                 self.depth = UInt16(clamping: depth)
                 guard memberCount <= limits.maxMembers else { throw ParseError(.tooManyMembers) }
                 skipSpace()
@@ -518,7 +518,7 @@ private struct TapeParser {
             }
             while true {
                 skipSpace()
-                try value(depth: depth + 1)
+                try member(depth: depth + 1)
                 self.depth = UInt16(clamping: depth)
                 count += 1
                 guard count <= limits.maxMembers else { throw ParseError(.tooManyElements) }
@@ -554,6 +554,18 @@ private struct TapeParser {
             try number()
             _ = add(.number, s, i)
         }
+    }
+
+    /// A member's value or an array's element: a string (most of them are) read here, anything else
+    /// through `value`, under the same depth rule.
+    @inline(__always)
+    mutating func member(depth: Int) throws(ParseError) {
+        guard i < bytes.count, bytes[i] == UInt8(ascii: "\""), depth < limits.maxDepth else {
+            try value(depth: depth)
+            return
+        }
+        self.depth = UInt16(clamping: depth)
+        _ = try string()
     }
 
     /// Finishes a container: its closing position, child count and the index past its subtree.
@@ -617,7 +629,7 @@ private struct TapeParser {
                 words += 1
                 // The vector scan stops at the first flagged byte (or before the last partial block);
                 // the next word finds that byte at its start.
-                if words == 2 { k += mdoc_json_plain_ascii(bytes.baseAddress! + k, n - k) }
+                if words == 3 { k += mdoc_json_plain_ascii(bytes.baseAddress! + k, n - k) }
             }
         #endif
         while k < n {

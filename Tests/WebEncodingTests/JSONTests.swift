@@ -153,6 +153,20 @@ struct JSONTests {
         let deep = [UInt8](repeating: UInt8(ascii: "["), count: 100_000)
         #expect(throws: JSONValue.ParseError.self) { try JSONValue.parse(deep) }
         #expect(try Self.parse("[[[1]]]").shape == (depth: 3, widest: 1))
+        // Strings as elements and member values are read on a path of their own: the same depth rule.
+        for (text, deepest) in [
+            (#"[["a"]]"#, false), (#"[[["a"]]]"#, true), (#"{"a":{"b":"c"}}"#, false),
+            (#"{"a":{"b":{"c":"d"}}}"#, true),
+            (#"{"a":["b",{"c":["d"]}]}"#, true),
+        ] {
+            let depthRule = JSONValue.Limits(maxBytes: 64, maxDepth: 3, maxMembers: 4, maxStringBytes: 4)
+            do {
+                _ = try JSONDocument(Array(text.utf8), limits: depthRule)
+                #expect(!deepest, "\(text) is past the depth limit")
+            } catch {
+                #expect(deepest && error.code == .tooDeep, "\(text): \(error.code)")
+            }
+        }
     }
 
     @Test("The writer is deterministic and minimal, and what it writes parses back to the same value")
