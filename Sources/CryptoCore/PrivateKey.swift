@@ -91,9 +91,14 @@ package struct PrivateKey: Sendable {
     /// it back from the `EVP_PKEY` would convert it to affine coordinates again). With `publicPoint`
     /// (`04 ‖ x ‖ y`, as a PKCS#8 file may carry it), that point is validated (on the curve) and must
     /// equal d·G, compared in projective coordinates, which spares the conversion.
+    /// `publicPointChecked` (with a `publicPoint`) says the caller holds a record that exactly these
+    /// bytes passed that comparison before (a key file's digest, kept with the credential it signs for):
+    /// the point is still validated, d·G is not computed again.
     /// - Throws: `invalidPrivateKey` for 0, a value ≥ the order, a wrong size, or a `publicPoint`
-    ///   that is not a valid point or not d·G.
-    package init<D: ContiguousBytes>(curve: Curve, scalar: D, publicPoint: [UInt8]? = nil) throws(CryptoError) {
+    ///   that is not a valid point or (unless `publicPointChecked`) not d·G.
+    package init<D: ContiguousBytes>(
+        curve: Curve, scalar: D, publicPoint: [UInt8]? = nil, publicPointChecked: Bool = false
+    ) throws(CryptoError) {
         var given: ECPointBox?
         if let publicPoint {
             given = publicPoint.withUnsafeBytes { ECPointBox(curve: curve, uncompressed: $0) }
@@ -108,6 +113,10 @@ package struct PrivateKey: Sendable {
             }
             let group = curve.group
             guard BN_is_zero(d) == 0, BN_cmp(d, EC_GROUP_get0_order(group)) < 0 else { return nil }
+            if publicPointChecked, let given {
+                guard let pkey = Self.keyPair(curve: curve, d: d, publicPoint: given.encoded) else { return nil }
+                return (pkey, given)
+            }
             guard let q = EC_POINT_new(group) else { return nil }
             guard EC_POINT_mul(group, q, d, nil, nil, nil) == 1 else {
                 EC_POINT_free(q)
@@ -168,8 +177,10 @@ package struct PrivateKey: Sendable {
     }
 
     /// Loads a private key from PKCS#8 (or SEC1) DER or from PEM text. EC keys on P-256/P-384/P-521
-    /// and Ed25519 are accepted.
-    package init<B: ContiguousBytes>(encoded: B) throws(CryptoError) {
+    /// and Ed25519 are accepted. `publicPointChecked`: these exact bytes were loaded before and their
+    /// embedded public point found to be d·G (the caller's record says so), so that is not computed
+    /// again (`init(curve:scalar:publicPoint:publicPointChecked:)`).
+    package init<B: ContiguousBytes>(encoded: B, publicPointChecked: Bool = false) throws(CryptoError) {
         var bytes = encoded.withUnsafeBytes { [UInt8]($0) }
         defer { SecureBytes.cleanse(&bytes) }
         // Fast path for the usual device key, an unencrypted PKCS#8 EC key: OpenSSL 3.0's generic
@@ -177,7 +188,9 @@ package struct PrivateKey: Sendable {
         // The embedded public key, when present, must match the one computed from the scalar.
         if var parsed = ECPKCS8.parse(bytes) {
             defer { SecureBytes.cleanse(&parsed.scalar) }
-            self = try PrivateKey(curve: parsed.curve, scalar: parsed.scalar, publicPoint: parsed.publicPoint)
+            self = try PrivateKey(
+                curve: parsed.curve, scalar: parsed.scalar, publicPoint: parsed.publicPoint,
+                publicPointChecked: publicPointChecked)
             return
         }
         let isPEM =

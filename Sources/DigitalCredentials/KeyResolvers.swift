@@ -12,7 +12,7 @@ import Presentment
 
 /// The context's default resolver: a `pkcs11:` reference (RFC 7512) names a key in a token
 /// (`PKCS11KeyResolver`), anything else a key file inside the context directory (`FileKeyResolver`).
-public struct ContextKeyResolver: DeviceKeyResolver {
+public struct ContextKeyResolver: KeyRecordingResolver {
     /// Resolves key files.
     public let files: FileKeyResolver
     /// Resolves token keys.
@@ -30,6 +30,17 @@ public struct ContextKeyResolver: DeviceKeyResolver {
     /// The signer for a file path or a `pkcs11:` URI.
     public func signer(for reference: String) throws(PresentmentError) -> any COSESigner {
         PKCS11URI.isPKCS11(reference) ? try tokens.signer(for: reference) : try files.signer(for: reference)
+    }
+
+    /// A key file's signer with its record (`FileKeyResolver`); a token key has none (the token keeps
+    /// the key: nothing is imported, nothing to record).
+    package func recordedSigner(for reference: String, recorded: [UInt8]?) throws(PresentmentError)
+        -> RecordedSigner
+    {
+        guard !PKCS11URI.isPKCS11(reference) else {
+            return RecordedSigner(signer: try tokens.signer(for: reference), record: nil)
+        }
+        return try files.recordedSigner(for: reference, recorded: recorded)
     }
 }
 

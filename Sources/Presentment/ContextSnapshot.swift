@@ -12,13 +12,15 @@ extension CredentialContext {
 
     /// The snapshot encoding (deterministic CBOR):
     /// `{"format", "version", "credentials": [{"id", "docTypes", "issuerSigned", "deviceKey", "cancelled", "validFrom", "validUntil",
-    ///   ? "verified": bstr .size 32}],
+    ///   ? "verified": bstr .size 32, ? "keyVerified": bstr .size 32}],
     ///   "nextCredentialNumber": uint,
     ///   "readerTrust": {"anchors": [bstr], "authorities": null / [bstr], "requireReaderAuth": bool, "requireTrustedReader": bool,
     ///   ? "signerProfile": "requestSigner"}}`
     /// (`requireTrustedReader` absent in older snapshots: false; `signerProfile` written only when it is
     /// not the default `mdocReader`; `verified`, the SHA-256 of `issuerSigned` as it passed the full
-    /// check, absent in older snapshots).
+    /// check, absent in older snapshots; `keyVerified`, the SHA-256 of the device key file as it
+    /// passed the key checks and matched the MSO's `deviceKey`, written when the writer resolved the
+    /// key through a key file).
     public func encoded() -> [UInt8] {
         let creds: [CBORValue] = credentials.map { c in
             .map(
@@ -31,7 +33,7 @@ extension CredentialContext {
                     .init(.text("validFrom"), .tagged(0, .text(MdocDate.formatDateTime(c.validFrom)))),
                     .init(.text("validUntil"), .tagged(0, .text(MdocDate.formatDateTime(c.validUntil)))),
                     .init(.text("verified"), .bytes(c.verifiedDigest)),
-                ])
+                ] + (c.keyRecord.map { [.init(.text("keyVerified"), .bytes($0))] } ?? []))
         }
         let authorities: CBORValue
         switch readerTrust.authorities {
@@ -61,7 +63,8 @@ extension CredentialContext {
     /// validity and docTypes shape) is parsed and indexed only when a request can first select it, and
     /// checked again in full then only if its bytes no longer match the record; any other credential is
     /// checked in full now (see `init(entries:readerTrust:keyResolver:validatingKeys:)`). Device keys are
-    /// resolved when first used unless `validatingKeys`.
+    /// resolved when first used unless `validatingKeys`; a key file whose bytes match the credential's
+    /// `keyVerified` record is not checked against its scalar again (d·G), everything else about it is.
     public init(encoded bytes: [UInt8], keyResolver: any DeviceKeyResolver, validatingKeys: Bool = false)
         throws(PresentmentError)
     {
@@ -108,6 +111,7 @@ extension CredentialContext {
                     try StoredCredential(
                         recorded: id, docTypes: docTypes, issuerSignedBytes: is_, deviceKeyReference: key,
                         isCancelled: cancelled, validFrom: validFrom, validUntil: validUntil, verifiedDigest: record,
+                        keyRecord: c["keyVerified"]?.byteStringValue.flatMap { $0.count == 32 ? $0 : nil },
                         resolver: keyResolver))
                 if validatingKeys { _ = try creds[creds.count - 1].signer() }
             } else {

@@ -267,10 +267,27 @@ public final class StoredCredential: Sendable {
     /// Set once, then read without a lock by every signing thread.
     private let resolved = OnceReference<ResolvedSigner>()
 
-    /// A resolved signer, boxed for the lock-free once-only reference.
+    /// A resolved signer, boxed for the lock-free once-only reference, with the record of the key
+    /// material it came from (`KeyRecordingResolver`).
     private final class ResolvedSigner: Sendable {
         let signer: any COSESigner
-        init(_ signer: any COSESigner) { self.signer = signer }
+        let keyRecord: [UInt8]?
+        init(_ signer: any COSESigner, keyRecord: [UInt8]?) {
+            self.signer = signer
+            self.keyRecord = keyRecord
+        }
+    }
+
+    /// The record a snapshot kept of this credential's device key as it last passed `signer()`'s
+    /// checks (SHA-256 of the key file), handed to a recording resolver so that the same bytes are not
+    /// checked again; nil when the snapshot had none.
+    private let loadedKeyRecord: [UInt8]?
+
+    /// The key record to keep in a snapshot: the one made when the key resolved and matched the MSO in
+    /// this process, else the one the snapshot had (nil: none; the next load checks the key in full).
+    var keyRecord: [UInt8]? {
+        if let box = resolved.load() { return box.keyRecord }
+        return loadedKeyRecord
     }
 
     /// The elements the credential holds (indexing it if it was not; throws as `mobileSecurityObject`).
@@ -299,12 +316,19 @@ public final class StoredCredential: Sendable {
     /// `deviceKey` (a failure is not kept; the next call tries again).
     @_spi(Testing) public func signer() throws(PresentmentError) -> any COSESigner {
         if let box = resolved.load() { return box.signer }
-        let s = try resolver.signer(for: deviceKeyReference)
+        let s: any COSESigner
+        let record: [UInt8]?
+        if let recording = resolver as? any KeyRecordingResolver {
+            let r = try recording.recordedSigner(for: deviceKeyReference, recorded: loadedKeyRecord)
+            (s, record) = (r.signer, r.record)
+        } else {
+            (s, record) = (try resolver.signer(for: deviceKeyReference), nil)
+        }
         guard s.publicKey == (try mobileSecurityObject).deviceKey else {
             throw PresentmentError(KeyRule.keyMismatch)
         }
         // Two threads may resolve at once; the first stored wins and both use it.
-        return resolved.storeIfNil(ResolvedSigner(s)).signer
+        return resolved.storeIfNil(ResolvedSigner(s, keyRecord: record)).signer
     }
 
     /// A credential checked in full now (what a writer registers): parsed, indexed, every item
@@ -325,7 +349,7 @@ public final class StoredCredential: Sendable {
             recorded: id, docTypes: types, issuerSignedBytes: issuerSignedBytes[...],
             deviceKeyReference: deviceKeyReference, isCancelled: isCancelled, validFrom: mso.validityInfo.validFrom,
             validUntil: mso.validityInfo.validUntil, verifiedDigest: MdocDigest.sha256(issuerSignedBytes),
-            resolver: resolver)
+            keyRecord: nil, resolver: resolver)
         _ = lazyIndex.storeIfNil(index)
         if validatingKey { _ = try signer() }
     }
@@ -334,7 +358,8 @@ public final class StoredCredential: Sendable {
     /// request can select it (`index()`).
     init(
         recorded id: String, docTypes: [String], issuerSignedBytes: ArraySlice<UInt8>, deviceKeyReference: String,
-        isCancelled: Bool, validFrom: Date, validUntil: Date, verifiedDigest: [UInt8], resolver: any DeviceKeyResolver
+        isCancelled: Bool, validFrom: Date, validUntil: Date, verifiedDigest: [UInt8], keyRecord: [UInt8]?,
+        resolver: any DeviceKeyResolver
     ) throws(PresentmentError) {
         guard Self.isValidID(id) else { throw PresentmentError(ContextRule.credentialIDLength) }
         self.id = id
@@ -345,6 +370,7 @@ public final class StoredCredential: Sendable {
         self.validFrom = validFrom
         self.validUntil = validUntil
         self.verifiedDigest = verifiedDigest
+        self.loadedKeyRecord = keyRecord
         self.resolver = resolver
     }
 

@@ -79,6 +79,14 @@ struct PKCS8FastPathTests {
                     curve: curve, scalar: try key.exportSecret(), publicPoint: key.publicKey.rawRepresentation
                 )
                 .publicKey.rawRepresentation == key.publicKey.rawRepresentation)
+            // With the caller's record that these bytes passed before, d·G is not computed again: the
+            // embedded point is taken as it is (hence a record may only name bytes that passed), while a
+            // point off the curve is still refused.
+            #expect(try PrivateKey(encoded: swapped, publicPointChecked: true).publicKey.rawRepresentation == other)
+            #expect(throws: CryptoError.self) { try PrivateKey(encoded: wrong, publicPointChecked: true) }
+            let recorded = try PrivateKey(encoded: der, publicPointChecked: true)
+            let signed = try recorded.signECDSA(message: [4, 5], digest: .sha256)
+            #expect(try key.publicKey.verifyECDSA(signature: signed, message: [4, 5], digest: .sha256))
             // Truncations never parse (and never crash); OpenSSL then refuses them too.
             for cut in stride(from: 0, to: der.count, by: 7) {
                 #expect(ECPKCS8.parse(Array(der.prefix(cut))) == nil)

@@ -101,15 +101,20 @@ public final class TestWorld: @unchecked Sendable {
 
     public var resolver: InMemoryKeyResolver { InMemoryKeyResolver(deviceKeys) }
 
-    /// A snapshot with every credential's `verified` record removed (as written before records
-    /// existed): each credential is then checked in full when the snapshot loads.
+    /// A snapshot with every credential's `verified` and `keyVerified` records removed (as written
+    /// before records existed): each credential is then checked in full when the snapshot loads, and
+    /// its key file when it first signs.
     public static func snapshotWithoutRecords(_ snapshot: [UInt8]) -> [UInt8] {
         var out = snapshot
-        let key: [UInt8] = [0x68] + Array("verified".utf8) + [0x58, 0x20]
-        while let r = out.firstRange(of: key) {
-            out.removeSubrange(r.lowerBound..<r.upperBound + 32)
-            // The credential map's header (8 entries, now 7): the nearest 0xa8 before the record.
-            if let h = out[..<r.lowerBound].lastIndex(of: 0xa8) { out[h] = 0xa7 }
+        // Keys are in deterministic order: `verified` right after `docTypes`, so the credential map's
+        // header (8 or 9 entries) is the nearest map head before it; `keyVerified` (when the writer
+        // resolved a key file) after the dates, reached once the random bytes of `verified` are gone.
+        for name in ["verified", "keyVerified"] {
+            let key: [UInt8] = [0x60 + UInt8(name.utf8.count)] + Array(name.utf8) + [0x58, 0x20]
+            while let r = out.firstRange(of: key) {
+                out.removeSubrange(r.lowerBound..<r.upperBound + 32)
+                if let h = out[..<r.lowerBound].lastIndex(where: { $0 == 0xa8 || $0 == 0xa9 }) { out[h] -= 1 }
+            }
         }
         return out
     }

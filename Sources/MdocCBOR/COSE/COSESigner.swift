@@ -30,8 +30,18 @@ public struct SoftwareSigner: COSESigner {
     /// Loads a PKCS#8 (or SEC1) private key from DER bytes or PEM text.
     /// - Parameter algorithm: override the default algorithm (e.g. `.esp256`); must match the curve.
     public init(encodedPrivateKey bytes: [UInt8], algorithm: COSEAlgorithm? = nil) throws(COSEError) {
+        try self.init(encodedPrivateKey: bytes, algorithm: algorithm, publicPointChecked: false)
+    }
+
+    /// Loads a private key whose bytes the caller's record says were loaded before with their
+    /// embedded public point checked against the scalar (`PrivateKey(encoded:publicPointChecked:)`).
+    package init(encodedPrivateKey bytes: [UInt8], algorithm: COSEAlgorithm? = nil, publicPointChecked: Bool)
+        throws(COSEError)
+    {
         let k: PrivateKey
-        do { k = try PrivateKey(encoded: bytes) } catch { throw .invalidKey("unreadable private key") }
+        do { k = try PrivateKey(encoded: bytes, publicPointChecked: publicPointChecked) } catch {
+            throw .invalidKey("unreadable private key")
+        }
         try self.init(key: k, algorithm: algorithm)
     }
 
