@@ -11,12 +11,24 @@ import TestWorld
 
 @Suite("Key records: a snapshot keeps what its writer checked of each device key file")
 struct KeyRecordTests {
-    /// The mDL's entry, a context directory holding its key file, and the bytes of that file.
-    static func directory(_ world: TestWorld) throws -> (CredentialContext.Entry, URL, [UInt8]) {
-        let entry = try world.entry(id: "mdl")
-        let dir = try CredentialContextTests.tempDir()
-        try CredentialContextTests.writeKey(world.deviceKeys["keys/mdl.pem"]!, to: dir, name: "mdl.pem")
-        return (entry, dir, Array(try Data(contentsOf: dir.appendingPathComponent("keys/mdl.pem"))))
+    /// The mDL issued to a device key kept in a context directory's key file, and the snapshot a
+    /// validating writer makes of it.
+    struct Holder {
+        let world: TestWorld
+        let entry: CredentialContext.Entry
+        let dir: URL
+        let keyBytes: [UInt8]
+        let snapshot: [UInt8]
+        var device: SoftwareSigner { world.deviceKeys["keys/mdl.pem"]! }
+
+        init() throws {
+            world = try TestWorld()
+            entry = try world.entry(id: "mdl")
+            dir = try CredentialContextTests.tempDir()
+            try CredentialContextTests.writeKey(world.deviceKeys["keys/mdl.pem"]!, to: dir, name: "mdl.pem")
+            keyBytes = Array(try Data(contentsOf: dir.appendingPathComponent("keys/mdl.pem")))
+            snapshot = try CredentialContext(entries: [entry], keyResolver: FileKeyResolver(directory: dir)).encoded()
+        }
     }
 
     /// Replaces the key file's content (0600).
@@ -38,10 +50,9 @@ struct KeyRecordTests {
         "A validating writer records the SHA-256 of each key file; loading keeps it, and a request signs with it through the file and context resolvers"
     )
     func recorded() throws {
-        let world = try TestWorld()
-        let (entry, dir, keyBytes) = try Self.directory(world)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let snapshot = try CredentialContext(entries: [entry], keyResolver: FileKeyResolver(directory: dir)).encoded()
+        let h = try Holder()
+        defer { try? FileManager.default.removeItem(at: h.dir) }
+        let (world, entry, dir, keyBytes, snapshot) = (h.world, h.entry, h.dir, h.keyBytes, h.snapshot)
         #expect(try Self.record(snapshot) == MdocDigest.sha256(keyBytes))
         // A writer that resolved no key records none; nor does a resolver that keeps keys elsewhere.
         let unvalidated = try CredentialContext(
@@ -73,12 +84,11 @@ struct KeyRecordTests {
         "A record vouches for exactly the bytes it names: changed key bytes are checked in full (the key pair, then the MSO's deviceKey)"
     )
     func changedBytes() throws {
-        let world = try TestWorld()
-        let (entry, dir, keyBytes) = try Self.directory(world)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let snapshot = try CredentialContext(entries: [entry], keyResolver: FileKeyResolver(directory: dir)).encoded()
+        let h = try Holder()
+        defer { try? FileManager.default.removeItem(at: h.dir) }
+        let (dir, keyBytes, snapshot) = (h.dir, h.keyBytes, h.snapshot)
         let goodRecord = try #require(try Self.record(snapshot))
-        let device = world.deviceKeys["keys/mdl.pem"]!
+        let device = h.device
         let files = FileKeyResolver(directory: dir)
         func signer() throws(PresentmentError) -> any COSESigner {
             try CredentialContext(encoded: snapshot, keyResolver: files).credentials[0].signer()
