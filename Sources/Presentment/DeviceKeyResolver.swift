@@ -124,7 +124,8 @@ public struct FileKeyResolver: KeyRecordingResolver {
         }
         defer { for i in bytes.indices { bytes[i] = 0 } }
         let record = recording ? MdocDigest.sha256(bytes) : nil
-        let checked = record != nil && recorded != nil && SecureBytes.constantTimeEqual(record!, recorded!)
+        var checked = false
+        if let record, let recorded { checked = SecureBytes.constantTimeEqual(record, recorded) }
         do {
             return RecordedSigner(
                 signer: try SoftwareSigner(encodedPrivateKey: bytes, publicPointChecked: checked), record: record)

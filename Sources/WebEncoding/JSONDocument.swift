@@ -619,7 +619,7 @@ private struct TapeParser {
         var k = start
         #if _endian(little)
             let p = UnsafeRawPointer(bytes.baseAddress!)
-            // Two words first (most strings are keys and names that end in them), then 32-byte
+            // Three words first (most strings are keys and names that end in them), then 32-byte
             // blocks with AVX2 where the CPU has it (`mdoc_json_plain_ascii`), then words again.
             var words = 0
             while k + 8 <= n {
