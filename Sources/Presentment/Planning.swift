@@ -248,17 +248,14 @@ extension Planner {
             return
         }
         a.withUnsafeMutableBufferPointer { b in
-            guard let p = b.baseAddress else { return }
-            var i = 1
-            while i < b.count {
-                let v = p[i]
+            for i in b.indices.dropFirst() {
+                let v = b[i]
                 var j = i
-                while j > 0 && p[j - 1] > v {
-                    p[j] = p[j - 1]
+                while j > 0 && b[j - 1] > v {
+                    b[j] = b[j - 1]
                     j -= 1
                 }
-                p[j] = v
-                i += 1
+                b[j] = v
             }
         }
     }

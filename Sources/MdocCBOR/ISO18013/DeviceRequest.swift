@@ -71,31 +71,26 @@ public struct DeviceRequest: Sendable {
 
     /// Parses `"<major>.<minor>"` (digits only, no sign, no leading '+').
     public static func parseVersion(_ s: String) -> (major: Int, minor: Int)? {
-        // Up to four digits, a dot, up to four digits (no arrays: this runs on every request).
-        var major = 0
-        var minor = 0
-        var majorDigits = 0
-        var minorDigits = 0
-        var afterDot = false
-        for c in s.utf8 {
-            if c == UInt8(ascii: ".") {
-                guard !afterDot else { return nil }
-                afterDot = true
-            } else {
-                guard c >= 0x30, c <= 0x39 else { return nil }
-                if afterDot {
-                    guard minorDigits < 4 else { return nil }
-                    minor = minor * 10 + Int(c - 0x30)
-                    minorDigits += 1
-                } else {
-                    guard majorDigits < 4 else { return nil }
-                    major = major * 10 + Int(c - 0x30)
-                    majorDigits += 1
-                }
-            }
+        // The two parts read in place (no split, no arrays: this runs on every request).
+        var s = s
+        return s.withUTF8 { u in
+            guard let dot = u.firstIndex(of: UInt8(ascii: ".")),
+                let major = number(UnsafeBufferPointer(rebasing: u[..<dot])),
+                let minor = number(UnsafeBufferPointer(rebasing: u[(dot + 1)...]))
+            else { return nil }
+            return (major, minor)
         }
-        guard afterDot, majorDigits > 0, minorDigits > 0 else { return nil }
-        return (major, minor)
+    }
+
+    /// One to four ASCII digits as a number (a second dot, a sign or anything else: nil).
+    private static func number(_ digits: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard (1...4).contains(digits.count) else { return nil }
+        var v = 0
+        for c in digits {
+            guard c >= 0x30, c <= 0x39 else { return nil }
+            v = v * 10 + Int(c - 0x30)
+        }
+        return v
     }
 }
 
