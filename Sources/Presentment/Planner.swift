@@ -82,6 +82,8 @@ package struct PlannedDocument {
 
 /// The documents a DeviceResponse answers.
 package struct Plan {
+    /// The answered documents in request order (ascending `index`: the planner fills one slot per
+    /// DocRequest and keeps the answered ones in place), the order a DeviceResponse lists them in.
     package var answered: [PlannedDocument]
     /// docTypes of the DocRequests left unanswered (optional use cases), in request order.
     package var unanswered: [String]

@@ -151,9 +151,9 @@
         case .perDocument:
             var out = [BuiltResponse]()
             out.reserveCapacity(plan.answered.count)
-            // In request order (one document: already; sorting would copy the array).
-            let ordered = plan.answered.count < 2 ? plan.answered : plan.answered.sorted(by: { $0.index < $1.index })
-            for d in ordered {
+            // In request order, as the plan keeps them.
+            assert(zip(plan.answered, plan.answered.dropFirst()).allSatisfy { $0.index < $1.index })
+            for d in plan.answered {
                 out.append(
                     try built(Plan(answered: [d], unanswered: []), transcript: transcript, missingElements: .omit))
             }
