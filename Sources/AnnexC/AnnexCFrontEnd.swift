@@ -45,9 +45,9 @@ package struct AnnexCFrontEnd: DCAPIFrontEnd {
             trace!.record("dcapiInfo", transcript.dcapiInfo)
             trace!.record("SessionTranscript", transcript.bytes)
         }
-        guard let decoded = data.deviceRequest.withStringBytes({ Base64URL.decode($0) }), let drBytes = decoded else {
-            throw PresentmentError(AnnexCRule.deviceRequestNotBase64URL)
-        }
+        var decoded: [UInt8]?
+        _ = data.deviceRequest.withStringBytes { decoded = Base64URL.decode($0) }
+        guard let drBytes = decoded else { throw PresentmentError(AnnexCRule.deviceRequestNotBase64URL) }
         trace?.record("DeviceRequest", drBytes)
         let options = CBORDecodingOptions(
             maxDepth: settings.maxNestingDepth, maxItems: settings.maxDataItems, maxInputSize: limits.maxRequestBytes)

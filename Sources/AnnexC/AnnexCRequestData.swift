@@ -33,7 +33,8 @@ struct AnnexCRequestData: Sendable {
         }
         guard let dr = data["deviceRequest"] else { throw PresentmentError(AnnexCRule.deviceRequestMissing) }
         guard let ei = data["encryptionInfo"] else { throw PresentmentError(AnnexCRule.encryptionInfoMissing) }
-        guard let drEmpty = dr.withStringBytes({ $0.isEmpty }) else {
+        var drEmpty = false
+        guard dr.withStringBytes({ drEmpty = $0.isEmpty }) else {
             throw PresentmentError(AnnexCRule.deviceRequestNotString)
         }
         guard let eis = ei.string else { throw PresentmentError(AnnexCRule.encryptionInfoNotString) }

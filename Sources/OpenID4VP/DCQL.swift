@@ -79,7 +79,7 @@ struct DCQLQuery: Sendable {
                 // Not an mdoc query: it never matches a credential here (its members are not ours to read).
                 queries.append(
                     DocumentQuery(
-                        index: index, docType: "", elements: [],
+                        index: index, docType: "", elements: RequestedElementList(),
                         rules: ClaimRules(values: [], authorityKeyIDs: [])))
                 return
             }
@@ -158,25 +158,23 @@ struct DCQLQuery: Sendable {
     /// "SHOULD ignore"), its id kept as an alias of the first; with other `values` or
     /// `intent_to_retain` the query is refused (`invalidRequest`), never merged.
     static func claims(_ entry: JSONNode, limits: Limits, _ bad: (DCQLRule) -> PresentmentError)
-        throws(PresentmentError) -> ([RequestedElement], [[ClaimValue]?], [[Int]]?)
+        throws(PresentmentError) -> (RequestedElementList, [[ClaimValue]?], [[Int]]?)
     {
         guard let raw = entry["claims"] else {
             guard entry["claim_sets"] == nil else { throw bad(.claimSetsWithoutClaims) }
-            return ([], [], nil)
+            return (RequestedElementList(), [], nil)
         }
         guard raw.isArray, raw.count > 0 else { throw bad(.claims) }
         let claimCount = raw.count
         guard claimCount <= limits.maxClaimsPerQuery else {
             throw PresentmentError(DCQLRule.tooManyClaimsInQuery)
         }
-        var elements = [RequestedElement]()
-        elements.reserveCapacity(claimCount)
+        // The claims' paths as bytes, the way an ItemsRequest is read: no `String` per element.
+        var elements = RequestedElementList(capacity: claimCount)
         var values = [[ClaimValue]?]()
         values.reserveCapacity(claimCount)
         var ids = [(id: String, position: Int)]()
-        // Claims of one query name mostly one namespace: a claim's namespace equal to the previous
-        // one's reuses that String (no copy, and equal Strings sharing storage compare at once).
-        var lastNameSpace: String?
+        let maxBytes = limits.maxPathComponentBytes
         try raw.forEachElement { claim throws(PresentmentError) in
             guard claim.isObject else { throw bad(.claimNotObject) }
             // One pass over the claim's members (the parser refused duplicate keys).
@@ -195,12 +193,16 @@ struct DCQLQuery: Sendable {
                     idMember = value
                 }
             }
-            guard let path = pathMember?.pair,
-                let ns = lastNameSpace.flatMap({ path.0.isString($0) ? $0 : nil }) ?? path.0.string,
-                let name = path.1.string, !ns.isEmpty, !name.isEmpty,
-                ns.utf8.count <= limits.maxPathComponentBytes, name.utf8.count <= limits.maxPathComponentBytes
-            else { throw bad(.claimPath) }
-            lastNameSpace = ns
+            // Two strings, neither empty nor past the bound (decoded lengths).
+            var pathValid = false
+            if let path = pathMember?.pair {
+                _ = path.0.withStringBytes { ns in
+                    _ = path.1.withStringBytes { name in
+                        pathValid = !ns.isEmpty && !name.isEmpty && ns.count <= maxBytes && name.count <= maxBytes
+                    }
+                }
+            }
+            guard pathValid, let path = pathMember?.pair else { throw bad(.claimPath) }
             let retainGiven: Bool? =
                 retainMember == nil ? nil : try bool(retainMember, default: false, bad(.intentToRetainNotBoolean))
             let retain = retainGiven ?? false
@@ -224,20 +226,22 @@ struct DCQLQuery: Sendable {
                 }
                 accepted = out
             }
-            let element = ElementID(ns, name)
-            let position: Int
-            if let k = elements.firstIndex(where: { $0.id == element }) {
+            var listed: (position: Int, added: Bool)?
+            _ = path.0.withStringBytes { ns in
+                _ = path.1.withStringBytes { name in
+                    listed = elements.append(nameSpace: ns, identifier: name, intentToRetain: retainGiven)
+                }
+            }
+            guard let (position, added) = listed else { throw bad(.claimPath) }
+            if added {
+                values.append(accepted)
+            } else {
                 // A repeated path is one element, so it can keep only one set of constraints: the same
                 // ones, or the query is refused (merging would drop a `values` probe and release the
                 // element whatever its value).
-                guard values[k] == accepted, (elements[k].intentToRetain ?? false) == retain else {
+                guard values[position] == accepted, (elements.intentToRetain(at: position) ?? false) == retain else {
                     throw bad(.conflictingRepeatedClaim)
                 }
-                position = k
-            } else {
-                position = elements.count
-                elements.append(RequestedElement(id: element, intentToRetain: retainGiven))
-                values.append(accepted)
             }
             if let id = idMember {
                 guard let s = id.string, isIdentifier(s, limits) else { throw bad(.claimID) }

@@ -95,8 +95,8 @@ package struct DocumentQuery: Sendable {
     enum Source: Sendable {
         /// An ItemsRequest, read in place (no `String` per element on the hot path).
         case itemsRequest(ItemsRequest)
-        /// Elements listed by a front end.
-        case listed([RequestedElement])
+        /// Elements listed by a front end, as bytes (no `String` per element on the hot path either).
+        case listed(RequestedElementList)
     }
 
     /// Position in the request (the DocRequest index, or the credential query's position).
@@ -133,7 +133,7 @@ package struct DocumentQuery: Sendable {
 
     /// A query for `elements` of `docType` under `rules` (front ends other than ISO/IEC 18013-5).
     /// `rules.values` must have one entry per element and the claim sets valid positions.
-    package init(index: Int, docType: String, elements: [RequestedElement], rules: ClaimRules) {
+    package init(index: Int, docType: String, elements: RequestedElementList, rules: ClaimRules) {
         precondition(rules.values.count == elements.count)
         precondition(rules.claimSets?.allSatisfy { $0.allSatisfy { $0 >= 0 && $0 < elements.count } } ?? true)
         self.index = index
@@ -163,19 +163,14 @@ package struct DocumentQuery: Sendable {
     ) {
         switch source {
         case .itemsRequest(let r): r.forEachElement(body)
-        case .listed(let l):
-            for e in l {
-                withUTF8Bytes(e.id.nameSpace) { ns in
-                    withUTF8Bytes(e.id.identifier) { id in body(ns, id, e.intentToRetain ?? false) }
-                }
-            }
+        case .listed(let l): l.forEachElement(body)
         }
     }
 
     /// The requested elements, in request order (for the consent model).
     var requestedElements: [RequestedElement] {
         switch source {
-        case .listed(let l): return l
+        case .listed(let l): return l.elements
         case .itemsRequest(let r):
             var out = [RequestedElement]()
             out.reserveCapacity(r.elementCount)

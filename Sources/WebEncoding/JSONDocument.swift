@@ -131,16 +131,19 @@ package struct JSONNode: Sendable {
         return String(decoding: JSONDocument.unescape(storage.bytes, Int(n.start)..<Int(n.end)), as: UTF8.self)
     }
 
-    /// Calls `body` with the string's decoded UTF-8 bytes, when this is a string (nil otherwise): in
-    /// place for a string without escapes, no `String` made; an escaped one is unescaped first.
-    package func withStringBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R? {
+    /// Calls `body` once with the string's decoded UTF-8 bytes and returns true, when this is a
+    /// string (false otherwise): in place for a string without escapes, no `String` made; an escaped
+    /// one is unescaped first. Not generic, so a reader taking many strings runs no generic code.
+    package func withStringBytes(_ body: (UnsafeRawBufferPointer) -> Void) -> Bool {
         let n = node
-        guard n.kind == .string else { return nil }
+        guard n.kind == .string else { return false }
         let range = Int(n.start)..<Int(n.end)
         if !n.escaped {
-            return storage.bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[range])) }
+            storage.bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[range])) }
+        } else {
+            JSONDocument.unescape(storage.bytes, range).withUnsafeBytes { body($0) }
         }
-        return JSONDocument.unescape(storage.bytes, range).withUnsafeBytes { body($0) }
+        return true
     }
 
     /// Whether this is a string equal to `s` (compared decoded, without making a `String`).

@@ -196,12 +196,12 @@ struct DCQLTests {
         let entry = try #require(try JSONDocument(Array(text.utf8)).root["credentials"]?.elements?.first)
         let (elements, values, sets) = try DCQLQuery.claims(entry, limits: .init()) { PresentmentError($0) }
         #expect(
-            elements.map { $0.id } == [
+            elements.elements.map { $0.id } == [
                 ElementID("org.iso.18013.5.1", "family_name"), ElementID("org.iso.18013.5.1.aamva", "DHS_compliance"),
                 ElementID("org.iso.18013.5.1", "given_name"), ElementID("org.iso.18013.5.1.aamva", "veteran"),
                 ElementID("org.iso.18013.5.1.aamv", "x"),
             ])
-        #expect(elements.map { $0.intentToRetain } == [nil, true, nil, nil, nil])
+        #expect(elements.elements.map { $0.intentToRetain } == [nil, true, nil, nil, nil])
         #expect(values.map { $0 != nil } == [false, false, false, true, false])
         #expect(sets == nil)
     }

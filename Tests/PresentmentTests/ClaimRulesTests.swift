@@ -21,7 +21,7 @@ struct ClaimRulesTests {
         issuerAlgs: [Int64]? = nil, deviceAlgs: [Int64]? = nil, docType: String = TestWorld.mDL
     ) -> DocumentQuery {
         DocumentQuery(
-            index: 0, docType: docType, elements: names.map { element($0) },
+            index: 0, docType: docType, elements: RequestedElementList(names.map { element($0) }),
             rules: ClaimRules(
                 values: values ?? names.map { _ in nil }, claimSets: sets, authorityKeyIDs: akis,
                 issuerAuthAlgorithms: issuerAlgs, deviceAuthAlgorithms: deviceAlgs))
@@ -167,5 +167,46 @@ struct ClaimRulesTests {
                 || doc.candidates.first?.releasable == [
                     ElementID(Self.ns, "age_over_18"), ElementID(Self.ns, "family_name"),
                 ])
+    }
+
+    @Test("A listed query keeps its elements as bytes: equal paths once (first intent kept), namespaces never merged")
+    func requestedElementList() {
+        var list = RequestedElementList(capacity: 2)
+        func add(_ ns: String, _ id: String, _ intent: Bool?) -> (position: Int, added: Bool) {
+            let a = Array(ns.utf8)
+            let b = Array(id.utf8)
+            return a.withUnsafeBytes { n in
+                b.withUnsafeBytes { i in list.append(nameSpace: n, identifier: i, intentToRetain: intent) }
+            }
+        }
+        let aamva = "org.iso.18013.5.1.aamva"
+        #expect(add(Self.ns, "family_name", nil) == (0, true))
+        #expect(add(Self.ns, "given_name", true) == (1, true))
+        // The same bytes again: the first position, not added, its intent unchanged.
+        #expect(add(Self.ns, "family_name", true) == (0, false))
+        // The same identifier in another namespace, and a namespace extending the previous one.
+        #expect(add(aamva, "family_name", false) == (2, true))
+        #expect(add(Self.ns, "family_nam", nil) == (3, true))
+        #expect(add(aamva, "family_name", nil) == (2, false))
+        #expect(list.count == 4)
+        #expect(list.intentToRetain(at: 0) == nil && list.intentToRetain(at: 1) == true)
+        #expect(
+            list.elements == [
+                RequestedElement(id: ElementID(Self.ns, "family_name"), intentToRetain: nil),
+                RequestedElement(id: ElementID(Self.ns, "given_name"), intentToRetain: true),
+                RequestedElement(id: ElementID(aamva, "family_name"), intentToRetain: false),
+                RequestedElement(id: ElementID(Self.ns, "family_nam"), intentToRetain: nil),
+            ])
+        // What the planner reads: the same bytes in the same order.
+        var seen = [String]()
+        list.forEachElement { ns, id, intent in
+            seen.append("\(String(decoding: ns, as: UTF8.self))/\(String(decoding: id, as: UTF8.self))/\(intent)")
+        }
+        #expect(
+            seen == [
+                "\(Self.ns)/family_name/false", "\(Self.ns)/given_name/true", "\(aamva)/family_name/false",
+                "\(Self.ns)/family_nam/false",
+            ])
+        #expect(RequestedElementList(list.elements).elements == list.elements)
     }
 }

@@ -1,0 +1,132 @@
+internal import CryptoCore
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A front end's requested elements (a DCQL query's claims) kept as their UTF-8 bytes in one buffer,
+/// the way an ItemsRequest is read in place: the planner matches them against a credential's element
+/// index by bytes, and a `String` is made per element only when the consent model shows them
+/// (`elements`). Equal elements (same namespace and identifier bytes) are listed once.
+package struct RequestedElementList: Sendable {
+    private struct Entry: Sendable {
+        let nameSpace: Range<Int>
+        let identifier: Range<Int>
+        /// FNV-1a of the identifier bytes: repeated elements are found without a byte compare per entry.
+        let identifierHash: UInt32
+        let intentToRetain: Bool?
+    }
+
+    /// The namespaces' and identifiers' bytes, back to back (a namespace equal to the previous
+    /// entry's is stored once).
+    private var bytes: [UInt8] = []
+    private var entries: [Entry] = []
+
+    /// An empty list with room for `capacity` elements.
+    package init(capacity: Int = 0) {
+        entries.reserveCapacity(capacity)
+        bytes.reserveCapacity(capacity * 32)
+    }
+
+    /// The elements as `RequestedElement`s (the form a consent model and a test write).
+    package init(_ elements: [RequestedElement]) {
+        self.init(capacity: elements.count)
+        for e in elements {
+            withUTF8Bytes(e.id.nameSpace) { ns in
+                withUTF8Bytes(e.id.identifier) { id in
+                    _ = append(
+                        nameSpace: UnsafeRawBufferPointer(ns), identifier: UnsafeRawBufferPointer(id),
+                        intentToRetain: e.intentToRetain)
+                }
+            }
+        }
+    }
+
+    /// The number of distinct elements.
+    package var count: Int { entries.count }
+
+    /// Lists the element named by `nameSpace` and `identifier` (UTF-8, as the request spells them)
+    /// unless an equal one is listed already: its position, and whether it was added now (an equal
+    /// element keeps the `intentToRetain` it was first listed with).
+    package mutating func append(
+        nameSpace: UnsafeRawBufferPointer, identifier: UnsafeRawBufferPointer, intentToRetain: Bool?
+    ) -> (position: Int, added: Bool) {
+        let hash = Self.fnv1a(identifier)
+        let found: Int? = bytes.withUnsafeBufferPointer { b in
+            for (k, e) in entries.enumerated()
+            where e.identifierHash == hash && Self.equal(b, e.identifier, identifier)
+                && Self.equal(b, e.nameSpace, nameSpace)
+            {
+                return k
+            }
+            return nil
+        }
+        if let found { return (found, false) }
+        let nsRange: Range<Int>
+        if let last = entries.last, bytes.withUnsafeBufferPointer({ Self.equal($0, last.nameSpace, nameSpace) }) {
+            nsRange = last.nameSpace
+        } else {
+            nsRange = bytes.count..<(bytes.count + nameSpace.count)
+            bytes.append(contentsOf: nameSpace)
+        }
+        let idRange = bytes.count..<(bytes.count + identifier.count)
+        bytes.append(contentsOf: identifier)
+        entries.append(
+            Entry(nameSpace: nsRange, identifier: idRange, identifierHash: hash, intentToRetain: intentToRetain))
+        return (entries.count - 1, true)
+    }
+
+    /// The `intentToRetain` of the element at `position` (nil: the request did not say).
+    package func intentToRetain(at position: Int) -> Bool? { entries[position].intentToRetain }
+
+    /// Calls `body` with each element's namespace and identifier bytes and IntentToRetain (false when
+    /// not said), in list order.
+    @inline(__always)
+    func forEachElement(
+        _ body: (_ nameSpace: UnsafeBufferPointer<UInt8>, _ identifier: UnsafeBufferPointer<UInt8>, _ intent: Bool)
+            -> Void
+    ) {
+        bytes.withUnsafeBufferPointer { b in
+            for e in entries {
+                body(
+                    UnsafeBufferPointer(rebasing: b[e.nameSpace]), UnsafeBufferPointer(rebasing: b[e.identifier]),
+                    e.intentToRetain ?? false)
+            }
+        }
+    }
+
+    /// The elements with their names as `String`s, in list order.
+    package var elements: [RequestedElement] {
+        bytes.withUnsafeBufferPointer { b in
+            var out = [RequestedElement]()
+            out.reserveCapacity(entries.count)
+            var lastRange: Range<Int>?
+            var lastNameSpace = ""
+            for e in entries {
+                // Entries sharing a namespace share its bytes, and then one String.
+                if e.nameSpace != lastRange {
+                    lastNameSpace = String(decoding: UnsafeBufferPointer(rebasing: b[e.nameSpace]), as: UTF8.self)
+                    lastRange = e.nameSpace
+                }
+                out.append(
+                    RequestedElement(
+                        id: ElementID(
+                            lastNameSpace,
+                            String(decoding: UnsafeBufferPointer(rebasing: b[e.identifier]), as: UTF8.self)),
+                        intentToRetain: e.intentToRetain))
+            }
+            return out
+        }
+    }
+
+    private static func equal(_ b: UnsafeBufferPointer<UInt8>, _ r: Range<Int>, _ other: UnsafeRawBufferPointer)
+        -> Bool
+    {
+        r.count == other.count && (r.isEmpty || memcmp(b.baseAddress! + r.lowerBound, other.baseAddress!, r.count) == 0)
+    }
+
+    private static func fnv1a(_ p: UnsafeRawBufferPointer) -> UInt32 {
+        var h: UInt32 = 0x811c_9dc5
+        for byte in p { h = (h ^ UInt32(byte)) &* 0x0100_0193 }
+        return h
+    }
+}
