@@ -33,12 +33,10 @@ struct AnnexCRequestData: Sendable {
         }
         guard let dr = data["deviceRequest"] else { throw PresentmentError(AnnexCRule.deviceRequestMissing) }
         guard let ei = data["encryptionInfo"] else { throw PresentmentError(AnnexCRule.encryptionInfoMissing) }
-        var drEmpty = false
-        guard dr.withStringBytes({ drEmpty = $0.isEmpty }) else {
-            throw PresentmentError(AnnexCRule.deviceRequestNotString)
-        }
+        guard dr.isString else { throw PresentmentError(AnnexCRule.deviceRequestNotString) }
         guard let eis = ei.string else { throw PresentmentError(AnnexCRule.encryptionInfoNotString) }
-        guard !drEmpty else { throw PresentmentError(AnnexCRule.deviceRequestEmpty) }
+        // Decided without unescaping (the front end decodes the string once, later).
+        guard !dr.isEmptyString else { throw PresentmentError(AnnexCRule.deviceRequestEmpty) }
         guard !eis.isEmpty else { throw PresentmentError(AnnexCRule.encryptionInfoEmpty) }
         deviceRequest = dr
         encryptionInfo = eis

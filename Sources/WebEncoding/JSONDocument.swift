@@ -101,6 +101,12 @@ package struct JSONNode: Sendable {
     package var isNull: Bool { node.kind == .null }
     /// True for a string.
     package var isString: Bool { node.kind == .string }
+    /// True for the empty string `""` (decided from the raw text: an escape always decodes to at
+    /// least one byte, so nothing is unescaped).
+    package var isEmptyString: Bool {
+        let n = node
+        return n.kind == .string && n.start == n.end
+    }
 
     /// The boolean, when this is one.
     package var bool: Bool? {

@@ -239,6 +239,12 @@ struct JSONTests {
         let bytes = Array(#"{"z":[]}"#.utf8)
         let fromBuffer = try bytes.withUnsafeBufferPointer { try JSONDocument($0) }
         #expect(fromBuffer.root["z"]?.elements?.isEmpty == true)
+        // String bytes in place (escapes decoded); emptiness read from the raw text.
+        let strings = try JSONDocument(Array(#"["","\u0000","a\"",1,[]]"#.utf8)).root.elements ?? []
+        #expect(strings.map(\.isEmptyString) == [true, false, false, false, false])
+        var seen = [[UInt8]]()
+        #expect(strings.map { s in s.withStringBytes { seen.append(Array($0)) } } == [true, true, true, false, false])
+        #expect(seen == [[], [0], [0x61, 0x22]])
     }
 
     @Test("The reader's scan: every byte value at every position of strings to 19 bytes, each kind to 130, by its rule")
