@@ -16,6 +16,15 @@ package enum JWKCurve: String, Sendable, Hashable, CaseIterable {
         }
     }
 
+    /// The name, as static text (compared in place against a JWK's `crv`).
+    package var name: StaticString {
+        switch self {
+        case .p256: "P-256"
+        case .p384: "P-384"
+        case .p521: "P-521"
+        }
+    }
+
     /// The JWK curve name of a CryptoCore curve.
     package init(_ curve: Curve) {
         switch curve {
@@ -57,17 +66,22 @@ package struct JWK: Sendable {
     /// Reads a JWK object from a parsed document (the request path).
     package init(_ json: JSONNode) throws(JOSEError) {
         guard json.isObject else { throw JOSEError(.malformed, "JWK is not a JSON object") }
-        guard let kty = json["kty"]?.string else { throw JOSEError(.malformed, "JWK kty missing") }
-        guard kty == "EC" else { throw JOSEError(.invalidKey, "JWK kty is not EC") }
-        guard let crvName = json["crv"]?.string else { throw JOSEError(.malformed, "JWK crv missing") }
-        guard let crv = JWKCurve(rawValue: crvName) else { throw JOSEError(.invalidKey, "JWK crv not supported") }
+        // kty, crv, x and y read as bytes in place (no `String` made for them).
+        guard let kty = json["kty"], kty.isString else { throw JOSEError(.malformed, "JWK kty missing") }
+        guard kty.spells("EC") else { throw JOSEError(.invalidKey, "JWK kty is not EC") }
+        guard let crvName = json["crv"], crvName.isString else { throw JOSEError(.malformed, "JWK crv missing") }
+        guard let crv = JWKCurve.allCases.first(where: { crvName.spells($0.name) }) else {
+            throw JOSEError(.invalidKey, "JWK crv not supported")
+        }
         let size = crv.curve.coordinateSize
-        guard let xs = json["x"]?.string, let ys = json["y"]?.string else {
+        guard let xs = json["x"], xs.isString, let ys = json["y"], ys.isString else {
             throw JOSEError(.malformed, "JWK x or y missing")
         }
-        guard let x = Base64URL.decode(xs), let y = Base64URL.decode(ys) else {
-            throw JOSEError(.malformed, "JWK x or y is not base64url")
-        }
+        var x: [UInt8]?
+        var y: [UInt8]?
+        _ = xs.withStringBytes { x = Base64URL.decode($0) }
+        _ = ys.withStringBytes { y = Base64URL.decode($0) }
+        guard let x, let y else { throw JOSEError(.malformed, "JWK x or y is not base64url") }
         guard x.count == size, y.count == size else {
             throw JOSEError(.invalidKey, "JWK coordinates are not the curve's size")
         }
@@ -112,15 +126,36 @@ package struct JWK: Sendable {
     /// The RFC 7638 SHA-256 thumbprint: SHA-256 of the required members in lexicographic order,
     /// `{"crv":…,"kty":"EC","x":…,"y":…}`, without whitespace.
     package var thumbprint: [UInt8] {
-        var w = JSONWriter(capacity: 32 + 2 * Base64URL.encodedLength(x.count))
-        w.writeRaw("{\"crv\":")
-        w.writeString(curve.rawValue)
-        w.writeRaw(",\"kty\":\"EC\",\"x\":")
-        w.writeBase64URLString(x)
-        w.writeRaw(",\"y\":")
-        w.writeBase64URLString(y)
-        w.writeRaw("}")
-        return DigestAlgorithm.sha256.hash(w.bytes)
+        // `{"crv":"<crv>","kty":"EC","x":"<x>","y":"<y>"}`: the curve name and base64url need no
+        // escaping, so the text is assembled in a stack buffer of its exact length.
+        let name = curve.name
+        let xLength = Base64URL.encodedLength(x.count)
+        let yLength = Base64URL.encodedLength(y.count)
+        let head: StaticString = "{\"crv\":\""
+        let middle: StaticString = "\",\"kty\":\"EC\",\"x\":\""
+        let between: StaticString = "\",\"y\":\""
+        let tail: StaticString = "\"}"
+        let count =
+            head.utf8CodeUnitCount + name.utf8CodeUnitCount + middle.utf8CodeUnitCount + xLength
+            + between.utf8CodeUnitCount + yLength + tail.utf8CodeUnitCount
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { buffer in
+            let base = buffer.baseAddress!
+            var at = 0
+            func put(_ s: StaticString) {
+                (base + at).initialize(from: s.utf8Start, count: s.utf8CodeUnitCount)
+                at += s.utf8CodeUnitCount
+            }
+            put(head)
+            put(name)
+            put(middle)
+            x.withUnsafeBytes { Base64URL.encode($0, into: base + at) }
+            at += xLength
+            put(between)
+            y.withUnsafeBytes { Base64URL.encode($0, into: base + at) }
+            at += yLength
+            put(tail)
+            return DigestAlgorithm.sha256.hash(UnsafeRawBufferPointer(buffer))
+        }
     }
 
     /// Writes an EC public key's members, `{"kty":"EC","crv":…,"x":…,"y":…}` (as `json` without

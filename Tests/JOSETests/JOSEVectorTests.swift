@@ -172,4 +172,32 @@ struct JOSEVectorTests {
         #expect(Hex.encode(jwk.thumbprint) == v["jwkThumbprintSha256Hex"]?.string)
         #expect(jwk.keyID == "1" && jwk.use == "enc" && jwk.algorithm == "ECDH-ES")
     }
+
+    @Test(
+        "RFC 7638 thumbprints on every curve: SHA-256 of the required members in order, read back from the JWK's JSON")
+    func thumbprintEveryCurve() throws {
+        for curve in [Curve.p256, .p384, .p521] {
+            let key = try PrivateKey.generate(.ec(curve)).publicKey
+            let jwk = try JWK(publicKey: key)
+            let text = Array(
+                #"{"crv":"\#(jwk.curve.rawValue)","kty":"EC","x":"\#(Base64URL.encode(jwk.x))","y":"\#(Base64URL.encode(jwk.y))"}"#
+                    .utf8)
+            #expect(jwk.thumbprint == DigestAlgorithm.sha256.hash(text), "\(curve)")
+            // The same key read from its JSON (members in another order, kty and crv's hyphen escaped).
+            let crv = jwk.curve.rawValue.replacingOccurrences(of: "-", with: #"\u002d"#)
+            let json =
+                #"{"y":"\#(Base64URL.encode(jwk.y))","use":"enc","x":"\#(Base64URL.encode(jwk.x))","kty":"E\u0043","kid":"k","crv":"\#(crv)"}"#
+            let read = try JWK(try JSONDocument(Array(json.utf8)).root)
+            #expect(read.thumbprint == jwk.thumbprint && read.keyID == "k" && read.use == "enc", "\(curve)")
+        }
+        // kty and crv compared in place: another type, an unknown curve, a curve that is not a string.
+        for (json, code) in [
+            (#"{"kty":"RSA","crv":"P-256","x":"","y":""}"#, JOSEError.Code.invalidKey),
+            (#"{"kty":"EC","crv":"P-255","x":"","y":""}"#, .invalidKey),
+            (#"{"kty":"EC","crv":1,"x":"","y":""}"#, .malformed),
+            (#"{"kty":"EC","crv":"P-256","x":"","y":""}"#, .invalidKey),
+        ] {
+            #expect(throws: JOSEError(code, ""), "\(json)") { try JWK(try JSONDocument(Array(json.utf8)).root) }
+        }
+    }
 }
