@@ -193,19 +193,25 @@ struct DCQLQuery: Sendable {
                     idMember = value
                 }
             }
-            // Two strings, neither empty nor past the bound (decoded lengths).
-            var pathValid = false
+            // intent_to_retain is read first and its refusal raised after the path's, so a claim breaking
+            // both rules is refused for its path, as the members are checked in that order.
+            let retainRead: Result<Bool?, PresentmentError> =
+                retainMember.map { m in m.bool.map { .success($0) } ?? .failure(bad(.intentToRetainNotBoolean)) }
+                ?? .success(nil)
+            // The path: two strings, neither empty nor past the bound (decoded lengths), listed as read
+            // (a refusal below refuses the whole query, so nothing listed here is used then).
+            var listed: (position: Int, added: Bool)?
             if let path = pathMember?.pair {
                 _ = path.0.withStringBytes { ns in
                     _ = path.1.withStringBytes { name in
-                        pathValid = !ns.isEmpty && !name.isEmpty && ns.count <= maxBytes && name.count <= maxBytes
+                        guard !ns.isEmpty, !name.isEmpty, ns.count <= maxBytes, name.count <= maxBytes else { return }
+                        listed = elements.append(
+                            nameSpace: ns, identifier: name, intentToRetain: (try? retainRead.get()) ?? nil)
                     }
                 }
             }
-            guard pathValid, let path = pathMember?.pair else { throw bad(.claimPath) }
-            let retainGiven: Bool? =
-                retainMember == nil ? nil : try bool(retainMember, default: false, bad(.intentToRetainNotBoolean))
-            let retain = retainGiven ?? false
+            guard let (position, added) = listed else { throw bad(.claimPath) }
+            let retain = try retainRead.get() ?? false
             var accepted: [ClaimValue]?
             if let raw = valuesMember {
                 guard let list = raw.elements, !list.isEmpty, list.count <= limits.maxValues else {
@@ -226,13 +232,6 @@ struct DCQLQuery: Sendable {
                 }
                 accepted = out
             }
-            var listed: (position: Int, added: Bool)?
-            _ = path.0.withStringBytes { ns in
-                _ = path.1.withStringBytes { name in
-                    listed = elements.append(nameSpace: ns, identifier: name, intentToRetain: retainGiven)
-                }
-            }
-            guard let (position, added) = listed else { throw bad(.claimPath) }
             if added {
                 values.append(accepted)
             } else {

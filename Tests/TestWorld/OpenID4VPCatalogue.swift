@@ -347,6 +347,37 @@ public enum OpenID4VPCatalogue {
             dcql(Self.dcql([query(claims: [claim(.array([.string(ns), .number(JSONNumber(0))]))])])),
             ExpectedRefusal(DCQLRule.claimPath))
         add(
+            "claim path with an empty component",
+            dcql(Self.dcql([query(claims: [claim(.array([.string(ns), .string("")]))])])),
+            ExpectedRefusal(DCQLRule.claimPath))
+        add(
+            "claim path component past 256 bytes",
+            dcql(
+                Self.dcql([query(claims: [claim(.array([.string(String(repeating: "n", count: 257)), .string("a")]))])])
+            ),
+            ExpectedRefusal(DCQLRule.claimPath))
+        add(
+            "intent_to_retain not a boolean",
+            dcql(
+                Self.dcql([
+                    query(claims: [
+                        .object([
+                            ("path", .array([.string(ns), .string("family_name")])),
+                            ("intent_to_retain", .string("no")),
+                        ])
+                    ])
+                ])),
+            ExpectedRefusal(DCQLRule.intentToRetainNotBoolean))
+        add(
+            "a claim breaking the path and the intent_to_retain rules is refused for its path",
+            dcql(
+                Self.dcql([
+                    query(claims: [
+                        .object([("path", .array([.string(ns)])), ("intent_to_retain", .number(JSONNumber(1)))])
+                    ])
+                ])),
+            ExpectedRefusal(DCQLRule.claimPath))
+        add(
             "129 claims in a query",
             dcql(Self.dcql([query(claims: (0..<129).map { claim(.array([.string(ns), .string("e\($0)")])) })])),
             ExpectedRefusal(DCQLRule.tooManyClaimsInQuery))
