@@ -436,6 +436,17 @@ struct CBORDecodeTests {
         #expect(MdocDate.parseDateTime("2023-02-29T00:00:00Z") == nil)
         #expect(MdocDate.parseDateTime("2023-01-01 00:00:00Z") == nil)
         #expect(MdocDate.parseDateTime("2023-01-01T00:00:00") == nil)
+        // Every digit position holds a digit: the characters just below and above "0"..."9" are refused.
+        let good = Array("2024-02-29T23:59:59+01:30".utf8)
+        #expect(MdocDate.parseDateTime(String(decoding: good, as: UTF8.self)) != nil)
+        for p in good.indices where good[p] >= 0x30 && good[p] <= 0x39 {
+            for bad in [UInt8(ascii: "/"), UInt8(ascii: ":"), UInt8(ascii: " "), 0x80] {
+                var text = good
+                text[p] = bad
+                #expect(MdocDate.parseDateTime(String(decoding: text, as: UTF8.self)) == nil, "\(p) \(bad)")
+            }
+        }
+        #expect(MdocDate.parseFullDate("1970-0/-02") == nil && MdocDate.parseFullDate("1970-01-0:") == nil)
         #expect(MdocDate.parseFullDate("1970-01-02") == Date(timeIntervalSince1970: 86400))
         let tagged = try CBORDocument(decoding: h("d9 03ec 6a 323032302d30312d3031")).root
         #expect(tagged.dateValue.map(MdocDate.formatDateTime) == "2020-01-01T00:00:00Z")

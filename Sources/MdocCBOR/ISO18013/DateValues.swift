@@ -80,12 +80,16 @@ public enum MdocDate {
             "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(rem / 3600, 2)):\(pad((rem % 3600) / 60, 2)):\(pad(rem % 60, 2))Z"
     }
 
+    /// The `n` decimal digits at `at` (nil for anything else). Inlined: with `n` a constant at every
+    /// call, the loop unrolls into one compare per digit.
+    @inline(__always)
     private static func num(_ u: UnsafeBufferPointer<UInt8>, _ at: Int, _ n: Int) -> Int? {
         guard at + n <= u.count else { return nil }
         var v = 0
         for k in at..<(at + n) {
-            guard u[k] >= 0x30, u[k] <= 0x39 else { return nil }
-            v = v * 10 + Int(u[k] - 0x30)
+            let d = u[k] &- 0x30
+            guard d < 10 else { return nil }
+            v = v &* 10 &+ Int(d)
         }
         return v
     }
