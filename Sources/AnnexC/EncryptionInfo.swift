@@ -34,11 +34,11 @@ package struct EncryptionInfo: Sendable {
         guard params.type == .map else {
             throw PresentmentError(AnnexCRule.parametersNotMap)
         }
-        guard let n = params["nonce"] else { throw PresentmentError(AnnexCRule.nonceMissing) }
+        guard let n = params[field: "nonce"] else { throw PresentmentError(AnnexCRule.nonceMissing) }
         guard let nonce = n.byteStringValue else {
             throw PresentmentError(AnnexCRule.nonceNotBytes)
         }
-        guard let k = params["recipientPublicKey"] else {
+        guard let k = params[field: "recipientPublicKey"] else {
             throw PresentmentError(AnnexCRule.recipientKeyMissing)
         }
         guard k.type == .map else {

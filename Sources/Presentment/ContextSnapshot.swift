@@ -74,25 +74,25 @@ extension CredentialContext {
         } catch {
             throw PresentmentError(ContextRule.snapshotNotCBOR, underlying: error)
         }
-        guard root.type == .map, root["format"]?.isText(Self.formatName) == true else {
+        guard root.type == .map, root[field: "format"]?.isText(Self.formatName) == true else {
             throw PresentmentError(ContextRule.notASnapshot)
         }
-        guard let v = root["version"]?.unsignedValue else {
+        guard let v = root[field: "version"]?.unsignedValue else {
             throw PresentmentError(ContextRule.versionMissing)
         }
         guard v == Self.formatVersion else {
             throw PresentmentError(ContextRule.versionUnsupported)
         }
-        guard let list = root["credentials"], list.type == .array else {
+        guard let list = root[field: "credentials"], list.type == .array else {
             throw PresentmentError(ContextRule.credentialsMissing)
         }
         var creds = [StoredCredential]()
         creds.reserveCapacity(list.count)
         for c in list.children {
-            guard c.type == .map, let id = c["id"]?.stringValue,
-                let is_ = c["issuerSigned"].flatMap({ $0.byteStringSlice ?? $0.byteStringValue?[...] }),
-                let key = c["deviceKey"]?.stringValue, let cancelled = c["cancelled"]?.boolValue,
-                let types = c["docTypes"], types.type == .array
+            guard c.type == .map, let id = c[field: "id"]?.stringValue,
+                let is_ = c[field: "issuerSigned"].flatMap({ $0.byteStringSlice ?? $0.byteStringValue?[...] }),
+                let key = c[field: "deviceKey"]?.stringValue, let cancelled = c[field: "cancelled"]?.boolValue,
+                let types = c[field: "docTypes"], types.type == .array
             else {
                 throw PresentmentError(ContextRule.entryShape)
             }
@@ -104,14 +104,14 @@ extension CredentialContext {
                 docTypes.append(s)
             }
             guard !docTypes.isEmpty else { throw PresentmentError(ContextRule.noDocTypes) }
-            let validFrom = c["validFrom"]?.dateValue
-            let validUntil = c["validUntil"]?.dateValue
-            if let record = c["verified"]?.byteStringValue, record.count == 32, let validFrom, let validUntil {
+            let validFrom = c[field: "validFrom"]?.dateValue
+            let validUntil = c[field: "validUntil"]?.dateValue
+            if let record = c[field: "verified"]?.byteStringValue, record.count == 32, let validFrom, let validUntil {
                 creds.append(
                     try StoredCredential(
                         recorded: id, docTypes: docTypes, issuerSignedBytes: is_, deviceKeyReference: key,
                         isCancelled: cancelled, validFrom: validFrom, validUntil: validUntil, verifiedDigest: record,
-                        keyRecord: c["keyVerified"]?.byteStringValue.flatMap { $0.count == 32 ? $0 : nil },
+                        keyRecord: c[field: "keyVerified"]?.byteStringValue.flatMap { $0.count == 32 ? $0 : nil },
                         resolver: keyResolver))
                 if validatingKeys { _ = try creds[creds.count - 1].signer() }
             } else {
@@ -125,12 +125,12 @@ extension CredentialContext {
                 creds.append(checked)
             }
         }
-        guard let rt = root["readerTrust"], rt.type == .map else {
+        guard let rt = root[field: "readerTrust"], rt.type == .map else {
             throw PresentmentError(ContextRule.readerTrustMissing)
         }
         // The anchors' DER, parsed when reader trust is first needed (see `ReaderTrustPolicy.trustAnchors`).
         var anchors = [[UInt8]]()
-        if let a = rt["anchors"] {
+        if let a = rt[field: "anchors"] {
             guard a.type == .array else {
                 throw PresentmentError(ContextRule.anchorsNotArray)
             }
@@ -142,7 +142,7 @@ extension CredentialContext {
             }
         }
         var authorities = AuthorityPolicy.any
-        if let au = rt["authorities"], !au.isNull {
+        if let au = rt[field: "authorities"], !au.isNull {
             guard au.type == .array else {
                 throw PresentmentError(ContextRule.authoritiesNotArray)
             }
@@ -155,17 +155,17 @@ extension CredentialContext {
             }
             authorities = .only(list)
         }
-        let require = rt["requireReaderAuth"]?.boolValue ?? false
-        let requireTrusted = rt["requireTrustedReader"]?.boolValue ?? false
+        let require = rt[field: "requireReaderAuth"]?.boolValue ?? false
+        let requireTrusted = rt[field: "requireTrustedReader"]?.boolValue ?? false
         var profile = SignerProfile.mdocReader
-        if let p = rt["signerProfile"] {
+        if let p = rt[field: "signerProfile"] {
             guard let name = p.stringValue, let known = SignerProfile(rawValue: name) else {
                 throw PresentmentError(ContextRule.signerProfileUnknown)
             }
             profile = known
         }
         var next: UInt64?
-        if let n = root["nextCredentialNumber"] {
+        if let n = root[field: "nextCredentialNumber"] {
             guard let v = n.unsignedValue else {
                 throw PresentmentError(ContextRule.nextCredentialNumber)
             }

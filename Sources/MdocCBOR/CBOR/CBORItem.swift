@@ -169,19 +169,27 @@ public struct CBORItem: Sendable {
     /// The value for a text-string key in a map (linear scan over the tape: no allocation, and no
     /// item made for the entries passed over). Indefinite-length keys never match.
     public subscript(key: String) -> CBORItem? {
-        let found: Int? = withUTF8Bytes(key) { k in
-            storage.nodes.withUnsafeBufferPointer { n in
-                storage.bytes.withUnsafeBufferPointer { b in
-                    let map = n[index]
-                    guard map.type == .map else { return nil }
-                    var x = index + 1
-                    for _ in 0..<Int(map.argument) {
-                        let value = x + Int(n[x].span)
-                        if n[x].isDefiniteText(k, in: b) { return value }
-                        x = value + Int(n[value].span)
-                    }
-                    return nil
+        withUTF8Bytes(key) { value(forTextKey: $0) }
+    }
+
+    /// `self[key]` for a key known at compile time (the structure readers' field names): its bytes are
+    /// read in place, not through a `String`.
+    package subscript(field key: StaticString) -> CBORItem? {
+        value(forTextKey: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+    }
+
+    private func value(forTextKey k: UnsafeBufferPointer<UInt8>) -> CBORItem? {
+        let found: Int? = storage.nodes.withUnsafeBufferPointer { n in
+            storage.bytes.withUnsafeBufferPointer { b in
+                let map = n[index]
+                guard map.type == .map else { return nil }
+                var x = index + 1
+                for _ in 0..<Int(map.argument) {
+                    let value = x + Int(n[x].span)
+                    if n[x].isDefiniteText(k, in: b) { return value }
+                    x = value + Int(n[value].span)
                 }
+                return nil
             }
         }
         return found.map { CBORItem(storage: storage, index: $0) }

@@ -43,8 +43,8 @@ public struct DeviceRequest: Sendable {
         }
         docRequests = requests
         let newer = v.minor >= 1
-        let infoItem = item["deviceRequestInfo"]
-        let allItem = item["readerAuthAll"]
+        let infoItem = item[field: "deviceRequestInfo"]
+        let allItem = item[field: "readerAuthAll"]
         ignoredNewerFields = !newer && (infoItem != nil || allItem != nil)
         if newer, let infoItem {
             deviceRequestInfo = try DeviceRequestInfo(infoItem, options: options)
@@ -109,7 +109,7 @@ public struct DocRequest: Sendable {
             "DocRequest.itemsRequest", options: options)
         itemsRequestBytes = bytes
         itemsRequest = try ItemsRequest(inner)
-        if let ra = item["readerAuth"] {
+        if let ra = item[field: "readerAuth"] {
             readerAuth = try cose("DocRequest.readerAuth") { () throws(COSEError) in try COSESign1(ra) }
         } else {
             readerAuth = nil
@@ -214,7 +214,7 @@ public struct ItemsRequest: Sendable {
         let ns = try item.required("nameSpaces", "ItemsRequest").requireMap("ItemsRequest.nameSpaces")
         guard ns.count > 0 else { throw MdocDataError(.invalidValue, "ItemsRequest.nameSpaces") }
         (entries, names) = try Self.table(ns)
-        requestInfo = try item["requestInfo"].map { (i) throws(MdocDataError) in try DocRequestInfo(i) }
+        requestInfo = try item[field: "requestInfo"].map { (i) throws(MdocDataError) in try DocRequestInfo(i) }
     }
 
     /// Walks the nameSpaces map on the tape: every key a text string, every value a non-empty map of
@@ -332,7 +332,7 @@ public struct DocRequestInfo: Sendable {
             )
         }
         var alts = [AlternativeDataElements]()
-        if let a = item["alternativeDataElements"] {
+        if let a = item[field: "alternativeDataElements"] {
             for e in try a.array("DocRequestInfo.alternativeDataElements", nonEmpty: true) {
                 _ = try e.requireMap("AlternativeDataElementSet")
                 let req = try pair(try e.required("requestedElement", "AlternativeDataElementSet"))
@@ -351,19 +351,19 @@ public struct DocRequestInfo: Sendable {
         }
         alternativeDataElements = alts
         var ids = [ArraySlice<UInt8>]()
-        if let a = item["issuerIdentifiers"] {
+        if let a = item[field: "issuerIdentifiers"] {
             for e in try a.array("DocRequestInfo.issuerIdentifiers", nonEmpty: true) {
                 ids.append(try e.bytes("DocRequestInfo.issuerIdentifiers[]"))
             }
         }
         issuerIdentifiers = ids
-        uniqueDocSetRequired = try item["uniqueDocSetRequired"].map { (i) throws(MdocDataError) in
+        uniqueDocSetRequired = try item[field: "uniqueDocSetRequired"].map { (i) throws(MdocDataError) in
             try i.bool("DocRequestInfo.uniqueDocSetRequired")
         }
-        maximumResponseSize = try item["maximumResponseSize"].map { (i) throws(MdocDataError) in
+        maximumResponseSize = try item[field: "maximumResponseSize"].map { (i) throws(MdocDataError) in
             try i.uint("DocRequestInfo.maximumResponseSize")
         }
-        zkRequest = try item["zkRequest"].map { (i) throws(MdocDataError) in try ZkRequest(i) }
+        zkRequest = try item[field: "zkRequest"].map { (i) throws(MdocDataError) in try ZkRequest(i) }
     }
 }
 
@@ -391,7 +391,7 @@ public struct DeviceRequestInfo: Sendable {
         bytes = b
         self.item = try item.requireMap("DeviceRequestInfo")
         var cases = [UseCase]()
-        if let u = item["useCases"] {
+        if let u = item[field: "useCases"] {
             for c in try u.array("DeviceRequestInfo.useCases", nonEmpty: true) {
                 _ = try c.requireMap("UseCase")
                 let mandatory = try c.required("mandatory", "UseCase").bool("UseCase.mandatory")
@@ -408,7 +408,7 @@ public struct DeviceRequestInfo: Sendable {
                     sets.append(set)
                 }
                 var hints = [(String, Int64)]()
-                if let p = c["purposeHints"] {
+                if let p = c[field: "purposeHints"] {
                     _ = try p.requireMap("UseCase.purposeHints")
                     for (k, v) in p.mapEntries {
                         guard let n = v.int64Value else {

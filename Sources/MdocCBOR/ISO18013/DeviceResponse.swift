@@ -28,21 +28,21 @@ public struct DeviceResponse: Sendable {
         }
         status = try item.required("status", "DeviceResponse").uint("DeviceResponse.status")
         var docs = [Document]()
-        if let d = item["documents"] {
+        if let d = item[field: "documents"] {
             for e in try d.array("DeviceResponse.documents", nonEmpty: true) {
                 docs.append(try Document(e, options: options))
             }
         }
         documents = docs
         var zk = [ZkDocument]()
-        if let d = item["zkDocuments"] {
+        if let d = item[field: "zkDocuments"] {
             for e in try d.array("DeviceResponse.zkDocuments", nonEmpty: true) {
                 zk.append(try ZkDocument(e, options: options))
             }
         }
         zkDocuments = zk
         var errs = [[(docType: String, code: Int64)]]()
-        if let d = item["documentErrors"] {
+        if let d = item[field: "documentErrors"] {
             for e in try d.array("DeviceResponse.documentErrors", nonEmpty: true) {
                 _ = try e.requireMap("DocumentError")
                 var list = [(docType: String, code: Int64)]()
@@ -77,7 +77,7 @@ public struct Document: Sendable {
         issuerSigned = try IssuerSigned(try item.required("issuerSigned", "Document"), options: options)
         deviceSigned = try DeviceSigned(try item.required("deviceSigned", "Document"), options: options)
         var errs = [(nameSpace: String, element: String, code: Int64)]()
-        if let e = item["errors"] {
+        if let e = item[field: "errors"] {
             _ = try e.requireMap("Document.errors")
             for (ns, m) in e.mapEntries {
                 let n = try ns.text("Document.errors key")
@@ -116,7 +116,7 @@ public struct DeviceSigned: Sendable {
         nameSpacesBytes = b
         nameSpaces = try ns.requireMap("DeviceNameSpaces")
         let da = try item.required("deviceAuth", "DeviceSigned").requireMap("DeviceAuth")
-        switch (da["deviceSignature"], da["deviceMac"]) {
+        switch (da[field: "deviceSignature"], da[field: "deviceMac"]) {
         case (let s?, nil):
             deviceAuth = .signature(try cose("DeviceAuth.deviceSignature") { () throws(COSEError) in try COSESign1(s) })
         case (nil, let m?):

@@ -33,7 +33,7 @@ public struct IssuerSigned: Sendable {
         _ = try item.requireMap("IssuerSigned")
         self.item = item
         var spaces = [NameSpace]()
-        if let ns = item["nameSpaces"] {
+        if let ns = item[field: "nameSpaces"] {
             _ = try ns.requireMap("IssuerSigned.nameSpaces")
             guard ns.count > 0 else { throw MdocDataError(.invalidValue, "IssuerSigned.nameSpaces") }
             for (k, v) in ns.mapEntries {

@@ -71,9 +71,9 @@ extension CBORItem {
         return self
     }
 
-    func required(_ key: String, _ structure: String) throws(MdocDataError) -> CBORItem {
-        guard let v = self[key] else {
-            throw MdocDataError(.missingField, structure + "." + key, offset: byteRange.lowerBound)
+    func required(_ key: StaticString, _ structure: String) throws(MdocDataError) -> CBORItem {
+        guard let v = self[field: key] else {
+            throw MdocDataError(.missingField, "\(structure).\(key)", offset: byteRange.lowerBound)
         }
         return v
     }

@@ -83,17 +83,17 @@ public struct MobileSecurityObject: Sendable {
         let dki = try item.required("deviceKeyInfo", "MobileSecurityObject").requireMap("DeviceKeyInfo")
         let dk = try dki.required("deviceKey", "DeviceKeyInfo")
         deviceKey = try cose("DeviceKeyInfo.deviceKey") { () throws(COSEError) in try COSEKey(dk) }
-        keyInfo = dki["keyInfo"]
-        if let ka = dki["keyAuthorizations"] {
+        keyInfo = dki[field: "keyInfo"]
+        if let ka = dki[field: "keyAuthorizations"] {
             _ = try ka.requireMap("KeyAuthorizations")
             var spaces = [String]()
-            if let n = ka["nameSpaces"] {
+            if let n = ka[field: "nameSpaces"] {
                 for s in try n.array("KeyAuthorizations.nameSpaces", nonEmpty: true) {
                     spaces.append(try s.text("KeyAuthorizations.nameSpaces[]"))
                 }
             }
             var elems = [String: [String]]()
-            if let d = ka["dataElements"] {
+            if let d = ka[field: "dataElements"] {
                 _ = try d.requireMap("KeyAuthorizations.dataElements")
                 for (k, v) in d.mapEntries {
                     var list = [String]()
@@ -108,15 +108,15 @@ public struct MobileSecurityObject: Sendable {
             keyAuthorizations = nil
         }
         let vi = try item.required("validityInfo", "MobileSecurityObject").requireMap("ValidityInfo")
-        func date(_ key: String) throws(MdocDataError) -> Date {
+        func date(_ key: StaticString) throws(MdocDataError) -> Date {
             let d = try vi.required(key, "ValidityInfo")
             guard d.tagNumber == 0, let v = d.dateValue else {
-                throw MdocDataError(.invalidDate, "ValidityInfo." + key)
+                throw MdocDataError(.invalidDate, "ValidityInfo.\(key)")
             }
             return v
         }
         let expected: Date?
-        if let e = vi["expectedUpdate"] {
+        if let e = vi[field: "expectedUpdate"] {
             guard e.tagNumber == 0, let v = e.dateValue else {
                 throw MdocDataError(.invalidDate, "ValidityInfo.expectedUpdate")
             }

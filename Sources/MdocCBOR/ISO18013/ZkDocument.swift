@@ -43,7 +43,7 @@ public struct ZkDocument: Sendable {
         }
         timestamp = text
         var claims = [Claim]()
-        if let signed = data["issuerSigned"] {
+        if let signed = data[field: "issuerSigned"] {
             _ = try signed.requireMap("ZkDocumentData.issuerSigned")
             for (k, v) in signed.mapEntries {
                 let ns = try k.text("ZkNameSpaces key")
@@ -59,7 +59,7 @@ public struct ZkDocument: Sendable {
             }
         }
         self.claims = claims
-        if let d = data["deviceSigned"] {
+        if let d = data[field: "deviceSigned"] {
             _ = try d.requireMap("ZkDocumentData.deviceSigned")
             hasDeviceSignedClaims = d.count > 0
         } else {
