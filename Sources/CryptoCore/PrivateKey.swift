@@ -93,7 +93,9 @@ package struct PrivateKey: Sendable {
     /// equal d·G, compared in projective coordinates, which spares the conversion.
     /// `publicPointChecked` (with a `publicPoint`) says the caller holds a record that exactly these
     /// bytes passed that comparison before (a key file's digest, kept with the credential it signs for):
-    /// the point is still validated, d·G is not computed again.
+    /// the point is still validated, d·G is not computed again, and the `EVP_PKEY` holds the scalar
+    /// alone (all ECDSA signing reads; OpenSSL would decode and check the point a second time), so
+    /// `pkcs8DER` of such a key omits the optional public key (`publicKey` is the validated point).
     /// - Throws: `invalidPrivateKey` for 0, a value ≥ the order, a wrong size, or a `publicPoint`
     ///   that is not a valid point or (unless `publicPointChecked`) not d·G.
     package init<D: ContiguousBytes>(
@@ -114,7 +116,8 @@ package struct PrivateKey: Sendable {
             let group = curve.group
             guard BN_is_zero(d) == 0, BN_cmp(d, EC_GROUP_get0_order(group)) < 0 else { return nil }
             if publicPointChecked, let given {
-                guard let pkey = Self.keyPair(curve: curve, d: d, publicPoint: given.encoded) else { return nil }
+                // The recorded key signs with the scalar alone; its point, validated above, is kept here.
+                guard let pkey = Self.keyPair(curve: curve, d: d, publicPoint: nil) else { return nil }
                 return (pkey, given)
             }
             guard let q = EC_POINT_new(group) else { return nil }
@@ -142,15 +145,18 @@ package struct PrivateKey: Sendable {
         self.publicKey = PublicKey(point: made.point)
     }
 
-    /// An EC key pair `EVP_PKEY` from the scalar and its public point (EVP_PKEY_fromdata).
-    static func keyPair(curve: Curve, d: OpaquePointer, publicPoint pub: [UInt8]) -> OpaquePointer? {
+    /// An EC key pair `EVP_PKEY` from the scalar and its public point (EVP_PKEY_fromdata). Without
+    /// `pub` the key holds the scalar alone, which is all ECDSA signing reads (OpenSSL would decode and
+    /// check a given point a second time; the caller keeps the point it validated).
+    static func keyPair(curve: Curve, d: OpaquePointer, publicPoint pub: [UInt8]?) -> OpaquePointer? {
         defer { ERR_clear_error() }
         guard let bld = OSSL_PARAM_BLD_new() else { return nil }
         defer { OSSL_PARAM_BLD_free(bld) }
-        return pub.withUnsafeBufferPointer { pubBuf -> OpaquePointer? in
+        return (pub ?? []).withUnsafeBufferPointer { pubBuf -> OpaquePointer? in
             guard OSSL_PARAM_BLD_push_utf8_string(bld, mdoc_PARAM_GROUP_NAME, curve.groupNamePointer, 0) == 1,
                 OSSL_PARAM_BLD_push_BN(bld, mdoc_PARAM_PRIV_KEY, d) == 1,
-                OSSL_PARAM_BLD_push_octet_string(bld, mdoc_PARAM_PUB_KEY, pubBuf.baseAddress, pubBuf.count) == 1,
+                pub == nil
+                    || OSSL_PARAM_BLD_push_octet_string(bld, mdoc_PARAM_PUB_KEY, pubBuf.baseAddress, pubBuf.count) == 1,
                 let params = OSSL_PARAM_BLD_to_param(bld)
             else { return nil }
             defer { OSSL_PARAM_free(params) }
@@ -161,6 +167,13 @@ package struct PrivateKey: Sendable {
             guard EVP_PKEY_fromdata(ctx, &out, mdoc_EVP_PKEY_KEYPAIR, params) == 1 else { return nil }
             return out
         }
+    }
+
+    /// Whether an EC `EVP_PKEY` carries its public point (false for a recorded key's scalar-only one).
+    private static func hasPublicPoint(_ pkey: OpaquePointer) -> Bool {
+        var length = 0
+        defer { ERR_clear_error() }
+        return EVP_PKEY_get_octet_string_param(pkey, mdoc_PARAM_PUB_KEY, nil, 0, &length) == 1 && length > 0
     }
 
     /// Imports a raw X25519, X448 or Ed25519 private key (the public key is computed by OpenSSL).
@@ -268,9 +281,19 @@ package struct PrivateKey: Sendable {
         }
     }
 
-    /// PKCS#8 DER encoding of the key.
+    /// PKCS#8 DER encoding of the key (with its public key: a recorded key whose `EVP_PKEY` holds the
+    /// scalar alone is exported through a full key pair made for the call).
     package func pkcs8DER() throws(CryptoError) -> [UInt8] {
-        let box = try evp()
+        var box = try evp()
+        if case .ec(let curve) = kind, !Self.hasPublicPoint(box.pkey) {
+            let pair = try withScalar { (d) throws(CryptoError) -> OpaquePointer in
+                guard let k = Self.keyPair(curve: curve, d: d, publicPoint: publicKey.rawRepresentation) else {
+                    throw .operationFailed(operation: "pkcs8")
+                }
+                return k
+            }
+            box = PKeyBox(pair)
+        }
         guard let p8 = EVP_PKEY2PKCS8(box.pkey) else { throw .operationFailed(operation: "pkcs8") }
         defer { PKCS8_PRIV_KEY_INFO_free(p8) }
         var ptr: UnsafeMutablePointer<UInt8>? = nil

@@ -87,6 +87,10 @@ struct PKCS8FastPathTests {
             let recorded = try PrivateKey(encoded: der, publicPointChecked: true)
             let signed = try recorded.signECDSA(message: [4, 5], digest: .sha256)
             #expect(try key.publicKey.verifyECDSA(signature: signed, message: [4, 5], digest: .sha256))
+            // Its EVP_PKEY holds the scalar alone: exported, it loads back as the same key.
+            #expect(
+                try PrivateKey(encoded: try recorded.pkcs8DER()).publicKey.rawRepresentation
+                    == key.publicKey.rawRepresentation)
             // Truncations never parse (and never crash); OpenSSL then refuses them too.
             for cut in stride(from: 0, to: der.count, by: 7) {
                 #expect(ECPKCS8.parse(Array(der.prefix(cut))) == nil)
