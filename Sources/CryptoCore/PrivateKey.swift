@@ -94,8 +94,8 @@ package struct PrivateKey: Sendable {
     /// `publicPointChecked` (with a `publicPoint`) says the caller holds a record that exactly these
     /// bytes passed that comparison before (a key file's digest, kept with the credential it signs for):
     /// the point is still validated, d·G is not computed again, and the `EVP_PKEY` holds the scalar
-    /// alone (all ECDSA signing reads; OpenSSL would decode and check the point a second time), so
-    /// `pkcs8DER` of such a key omits the optional public key (`publicKey` is the validated point).
+    /// alone (all ECDSA signing reads; OpenSSL would decode and check the point a second time):
+    /// `publicKey` is the validated point, and `pkcs8DER` adds it back.
     /// - Throws: `invalidPrivateKey` for 0, a value ≥ the order, a wrong size, or a `publicPoint`
     ///   that is not a valid point or (unless `publicPointChecked`) not d·G.
     package init<D: ContiguousBytes>(
