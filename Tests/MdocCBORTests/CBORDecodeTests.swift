@@ -337,6 +337,48 @@ struct CBORDecodeTests {
         #expect(doc.root.count == 2)
     }
 
+    @Test("Every one-byte head (argument below 24) decodes as RFC 8949 §3 says, with its item's exact range")
+    func oneByteHeads() throws {
+        for b in 0..<256 where b & 0x1f < 24 {
+            let head = UInt8(b)
+            let info = Int(b & 0x1f)
+            let label = "0x\(String(b, radix: 16))"
+            var bytes = [head]
+            switch b >> 5 {
+            case 2, 3: bytes += [UInt8](repeating: 0x61, count: info)  // the string's content
+            case 4: bytes += [UInt8](repeating: 0x00, count: info)  // elements
+            case 5: bytes += (0..<info).flatMap { [UInt8($0), 0x00] }  // distinct keys
+            case 6: bytes += [0x40]  // a tag's content (an empty byte string)
+            default: break
+            }
+            let item = try CBORDocument(decoding: bytes).root
+            #expect(item.headRange == 0..<1, "\(label)")
+            #expect(item.byteRange == 0..<bytes.count, "\(label)")
+            switch b >> 5 {
+            case 0: #expect(item.unsignedValue == UInt64(info), "\(label)")
+            case 1: #expect(item.int64Value == -1 - Int64(info), "\(label)")
+            case 2: #expect(item.byteStringValue == [UInt8](repeating: 0x61, count: info), "\(label)")
+            case 3: #expect(item.stringValue == String(repeating: "a", count: info), "\(label)")
+            case 4: #expect(item.type == .array && item.count == info, "\(label)")
+            case 5: #expect(item.type == .map && item.count == info, "\(label)")
+            case 6: #expect(item.tagNumber == UInt64(info) && item.tagContent?.byteStringValue == [], "\(label)")
+            default:
+                #expect(item.type == .simple && item.simpleValue == UInt8(info), "\(label)")
+                #expect(item.boolValue == (info == 20 ? false : info == 21 ? true : nil), "\(label)")
+                #expect(item.isNull == (info == 22) && item.isUndefined == (info == 23), "\(label)")
+            }
+            // A string whose content is cut short, and a container whose elements are missing.
+            if (b >> 5 == 2 || b >> 5 == 3) && info > 0 {
+                #expect(throws: CBORError(.truncated, at: 0), "\(label)") {
+                    try CBORDocument(decoding: Array(bytes.dropLast()))
+                }
+            }
+            if (4...6).contains(b >> 5) && bytes.count > 1 {
+                #expect(throws: CBORError.self, "\(label)") { try CBORDocument(decoding: Array(bytes.dropLast())) }
+            }
+        }
+    }
+
     @Test("Full integer range: 2^64-1 and -2^64")
     func integerRange() throws {
         let max = try CBORDocument(decoding: h("1b ffffffffffffffff")).root

@@ -1,8 +1,8 @@
 // The only file that touches libcbor. `cbor_stream_decode` reports one head per call; this file turns
-// that event into a `Token`. Heads that libcbor 0.8 wrongly rejects (single-byte tags 0xc6–0xd4 and
-// simple values 0xe0–0xf3, PJK/libcbor#307) and the two-byte simple values 0xf8 xx are handled in
-// Swift before libcbor is called. `cbor_load` is never used on input; it is exposed only as the
-// benchmark baseline.
+// that event into a `Token`. One-byte heads (among them those libcbor 0.8 wrongly rejects: single-byte
+// tags 0xc6–0xd4 and simple values 0xe0–0xf3, PJK/libcbor#307) and the two-byte simple values 0xf8 xx
+// are handled in Swift before libcbor is called; libcbor reads every head with a following argument.
+// `cbor_load` is never used on input; it is exposed only as the benchmark baseline.
 internal import CLibCBOR
 
 /// The kind of one head reported by the tokenizer.
@@ -106,19 +106,30 @@ enum Tokenizer {
     static func next(_ base: UnsafePointer<UInt8>, offset: Int, end: Int, callbacks: Callbacks) -> Token {
         var t = Token()
         let b = base[offset]
-        // Heads libcbor 0.8 mishandles: decode them here.
-        if b >= 0xc6 && b <= 0xd4 {
-            t.kind = .tag
-            t.value = UInt64(b - 0xc0)
+        // One-byte heads (argument below 24, RFC 8949 §3: the argument is the head's low five bits),
+        // most heads of an mdoc structure, are decoded here without a call into libcbor; this also
+        // covers the ones libcbor 0.8 mishandles (single-byte tags 6–20, simple values 0–19).
+        let info = b & 0x1f
+        if info < 24 {
+            t.value = UInt64(info)
             t.length = 1
             t.headLength = 1
-            return t
-        }
-        if b >= 0xe0 && b <= 0xf3 {
-            t.kind = .simple
-            t.value = UInt64(b - 0xe0)
-            t.length = 1
-            t.headLength = 1
+            switch b >> 5 {
+            case 0: t.kind = .unsigned
+            case 1: t.kind = .negative
+            case 2, 3:
+                // A definite string: its content must be there.
+                guard offset + 1 + Int(info) <= end else {
+                    t.truncated = true
+                    return t
+                }
+                t.kind = b >> 5 == 2 ? .bytes : .text
+                t.length = 1 + Int(info)
+            case 4: t.kind = .array
+            case 5: t.kind = .map
+            case 6: t.kind = .tag
+            default: t.kind = .simple  // 0–19 unassigned, 20 false, 21 true, 22 null, 23 undefined
+            }
             return t
         }
         if b == 0xf8 {
