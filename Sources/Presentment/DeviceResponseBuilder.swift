@@ -23,8 +23,10 @@ package enum DeviceResponseBuilder {
         var estimated = 256 + zkDocuments.reduce(0) { $0 + copied($1.count) }
         for k in plan.answered.indices {
             let c = plan.answered[k].credential
+            // The item table read once per document (each read of it through the credential retains it).
+            let items = c.orderedItems
             estimated += copied(c.issuerAuthRange.count) + 256
-            for i in plan.answered[k].released { estimated += copied(c.orderedItems[i].range.count) }
+            for i in plan.answered[k].released { estimated += copied(items[i].range.count) }
         }
         var out = DeviceResponseOutput(capacity: estimated)
         let reportErrors = missingElements == .report
