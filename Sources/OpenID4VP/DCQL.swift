@@ -193,25 +193,20 @@ struct DCQLQuery: Sendable {
                     idMember = value
                 }
             }
-            // intent_to_retain is read first and its refusal raised after the path's, so a claim breaking
-            // both rules is refused for its path, as the members are checked in that order.
-            let retainRead: Result<Bool?, PresentmentError> =
-                retainMember.map { m in m.bool.map { .success($0) } ?? .failure(bad(.intentToRetainNotBoolean)) }
-                ?? .success(nil)
             // The path: two strings, neither empty nor past the bound (decoded lengths), listed as read
-            // (a refusal below refuses the whole query, so nothing listed here is used then).
+            // (a refusal below refuses the whole query, so nothing listed here is used then; a claim
+            // breaking the path rule and intent_to_retain's is refused for its path).
             var listed: (position: Int, added: Bool)?
             if let path = pathMember?.pair {
                 _ = path.0.withStringBytes { ns in
                     _ = path.1.withStringBytes { name in
                         guard !ns.isEmpty, !name.isEmpty, ns.count <= maxBytes, name.count <= maxBytes else { return }
-                        listed = elements.append(
-                            nameSpace: ns, identifier: name, intentToRetain: (try? retainRead.get()) ?? nil)
+                        listed = elements.append(nameSpace: ns, identifier: name, intentToRetain: retainMember?.bool)
                     }
                 }
             }
             guard let (position, added) = listed else { throw bad(.claimPath) }
-            let retain = try retainRead.get() ?? false
+            let retain = try bool(retainMember, default: false, bad(.intentToRetainNotBoolean))
             var accepted: [ClaimValue]?
             if let raw = valuesMember {
                 guard let list = raw.elements, !list.isEmpty, list.count <= limits.maxValues else {

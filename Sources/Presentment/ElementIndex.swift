@@ -95,15 +95,17 @@ struct ElementIndex: Sendable {
         }
     }
 
+    /// Whether `kb[r]` holds exactly the bytes of `x` (also `RequestedElementList`'s compare).
     @inline(__always)
-    private static func equal(_ kb: UnsafeBufferPointer<UInt8>, _ r: Range<Int>, _ x: UnsafeBufferPointer<UInt8>)
+    static func equal(_ kb: UnsafeBufferPointer<UInt8>, _ r: Range<Int>, _ x: UnsafeBufferPointer<UInt8>)
         -> Bool
     {
         r.count == x.count && (x.count == 0 || memcmp(kb.baseAddress! + r.lowerBound, x.baseAddress!, x.count) == 0)
     }
 
     /// A multiplicative hash of the identifier's bytes, eight at a time (the namespace is compared
-    /// on a hit but not hashed: one identifier rarely lives in two namespaces of one credential).
+    /// on a hit but not hashed: one identifier rarely lives in two namespaces of one credential); also
+    /// how `RequestedElementList` finds a repeated element.
     static func hash(_ b: UnsafeBufferPointer<UInt8>) -> UInt64 {
         var h: UInt64 = 0x9e37_79b9_7f4a_7c15 ^ UInt64(b.count)
         guard let p = b.baseAddress else { return h }

@@ -1,7 +1,4 @@
 internal import CryptoCore
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// A front end's requested elements (a DCQL query's claims) kept as their UTF-8 bytes in one buffer,
 /// the way an ItemsRequest is read in place: the planner matches them against a credential's element
@@ -11,8 +8,9 @@ package struct RequestedElementList: Sendable {
     private struct Entry: Sendable {
         let nameSpace: Range<Int>
         let identifier: Range<Int>
-        /// FNV-1a of the identifier bytes: repeated elements are found without a byte compare per entry.
-        let identifierHash: UInt32
+        /// `ElementIndex.hash` of the identifier bytes: repeated elements are found without a byte
+        /// compare per entry.
+        let identifierHash: UInt64
         let intentToRetain: Bool?
     }
 
@@ -48,13 +46,15 @@ package struct RequestedElementList: Sendable {
     /// unless an equal one is listed already: its position, and whether it was added now (an equal
     /// element keeps the `intentToRetain` it was first listed with).
     package mutating func append(
-        nameSpace: UnsafeRawBufferPointer, identifier: UnsafeRawBufferPointer, intentToRetain: Bool?
+        nameSpace ns: UnsafeRawBufferPointer, identifier id: UnsafeRawBufferPointer, intentToRetain: Bool?
     ) -> (position: Int, added: Bool) {
-        let hash = Self.fnv1a(identifier)
+        let nameSpace = ns.assumingMemoryBound(to: UInt8.self)
+        let identifier = id.assumingMemoryBound(to: UInt8.self)
+        let hash = ElementIndex.hash(identifier)
         let found: Int? = bytes.withUnsafeBufferPointer { b in
             for (k, e) in entries.enumerated()
-            where e.identifierHash == hash && Self.equal(b, e.identifier, identifier)
-                && Self.equal(b, e.nameSpace, nameSpace)
+            where e.identifierHash == hash && ElementIndex.equal(b, e.identifier, identifier)
+                && ElementIndex.equal(b, e.nameSpace, nameSpace)
             {
                 return k
             }
@@ -62,7 +62,9 @@ package struct RequestedElementList: Sendable {
         }
         if let found { return (found, false) }
         let nsRange: Range<Int>
-        if let last = entries.last, bytes.withUnsafeBufferPointer({ Self.equal($0, last.nameSpace, nameSpace) }) {
+        if let last = entries.last,
+            bytes.withUnsafeBufferPointer({ ElementIndex.equal($0, last.nameSpace, nameSpace) })
+        {
             nsRange = last.nameSpace
         } else {
             nsRange = bytes.count..<(bytes.count + nameSpace.count)
@@ -116,17 +118,5 @@ package struct RequestedElementList: Sendable {
             }
             return out
         }
-    }
-
-    private static func equal(_ b: UnsafeBufferPointer<UInt8>, _ r: Range<Int>, _ other: UnsafeRawBufferPointer)
-        -> Bool
-    {
-        r.count == other.count && (r.isEmpty || memcmp(b.baseAddress! + r.lowerBound, other.baseAddress!, r.count) == 0)
-    }
-
-    private static func fnv1a(_ p: UnsafeRawBufferPointer) -> UInt32 {
-        var h: UInt32 = 0x811c_9dc5
-        for byte in p { h = (h ^ UInt32(byte)) &* 0x0100_0193 }
-        return h
     }
 }
