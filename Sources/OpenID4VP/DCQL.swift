@@ -69,10 +69,9 @@ struct DCQLQuery: Sendable {
             }
             guard !credentials.contains(where: { $0.id == id }) else { throw bad(.duplicateQueryID) }
             guard let format = entry["format"]?.string else { throw bad(.formatMissing) }
-            let multiple = try Self.bool(entry["multiple"], default: false, bad(.multipleNotBoolean))
+            let multiple = try Self.bool(entry["multiple"], default: false, .multipleNotBoolean)
             _ = try Self.bool(
-                entry["require_cryptographic_holder_binding"], default: true,
-                bad(.holderBindingNotBoolean))
+                entry["require_cryptographic_holder_binding"], default: true, .holderBindingNotBoolean)
             guard entry["meta"]?.isObject == true else { throw bad(.metaMissing) }
             credentials.append(CredentialQuery(id: id, format: format, multiple: multiple))
             guard format == "mso_mdoc" else {
@@ -113,7 +112,7 @@ struct DCQLQuery: Sendable {
                     options.count <= limits.maxOptions
                 else { throw bad(.credentialSetOptions) }
                 let required = try Self.bool(
-                    set["required"], default: true, bad(.credentialSetRequired))
+                    set["required"], default: true, .credentialSetRequired)
                 var positions = [[Int]]()
                 for option in options {
                     guard let ids = option.elements, !ids.isEmpty, ids.count <= entries.count else {
@@ -147,9 +146,11 @@ struct DCQLQuery: Sendable {
         (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || b == 0x5f || b == 0x2d
     }
 
-    static func bool(_ v: JSONNode?, default d: Bool, _ error: PresentmentError) throws(PresentmentError) -> Bool {
+    /// An optional boolean member: `d` when absent, refused under `rule` when not a boolean (the error
+    /// is made only then).
+    static func bool(_ v: JSONNode?, default d: Bool, _ rule: DCQLRule) throws(PresentmentError) -> Bool {
         guard let v else { return d }
-        guard let b = v.bool else { throw error }
+        guard let b = v.bool else { throw PresentmentError(rule) }
         return b
     }
 
@@ -206,7 +207,7 @@ struct DCQLQuery: Sendable {
                 }
             }
             guard let (position, added) = listed else { throw bad(.claimPath) }
-            let retain = try bool(retainMember, default: false, bad(.intentToRetainNotBoolean))
+            let retain = try bool(retainMember, default: false, .intentToRetainNotBoolean)
             var accepted: [ClaimValue]?
             if let raw = valuesMember {
                 guard let list = raw.elements, !list.isEmpty, list.count <= limits.maxValues else {

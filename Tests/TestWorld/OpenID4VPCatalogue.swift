@@ -462,6 +462,31 @@ public enum OpenID4VPCatalogue {
                     ("credential_sets", .array([.object([("options", .array([.array([.string("x")])]))])])),
                 ])),
             ExpectedRefusal(DCQLRule.credentialSetUnknownQuery))
+        // The optional boolean members, each refused under its own rule when not a boolean.
+        let withMember = { (name: String, value: JSONValue) -> JSONValue in
+            guard case .object(let members) = query() else { return query() }
+            return .object(members + [(name, value)])
+        }
+        add(
+            "multiple not a boolean", dcql(Self.dcql([withMember("multiple", .string("true"))])),
+            ExpectedRefusal(DCQLRule.multipleNotBoolean))
+        add(
+            "require_cryptographic_holder_binding not a boolean",
+            dcql(Self.dcql([withMember("require_cryptographic_holder_binding", .number(JSONNumber(1)))])),
+            ExpectedRefusal(DCQLRule.holderBindingNotBoolean))
+        add(
+            "credential set required not a boolean",
+            dcql(
+                .object([
+                    ("credentials", .array([query()])),
+                    (
+                        "credential_sets",
+                        .array([
+                            .object([("options", .array([.array([.string("mdl")])])), ("required", .string("yes"))])
+                        ])
+                    ),
+                ])),
+            ExpectedRefusal(DCQLRule.credentialSetRequired))
         add(
             "a credential query id with a space", dcql(Self.dcql([query(id: "a b")])), ExpectedRefusal(DCQLRule.queryID)
         )
