@@ -54,13 +54,53 @@ struct Node {
     static let floatDouble: UInt8 = 8
 }
 
-/// Immutable storage shared by a document and all of its items.
-final class CBORStorage: Sendable {
+/// Immutable storage shared by a document and all of its items: the input buffer and the decoded
+/// tape (allocated at its exact size, not an array). Nothing in it changes once made.
+final class CBORStorage: @unchecked Sendable {
     let bytes: [UInt8]
-    let nodes: [Node]
-    init(bytes: [UInt8], nodes: [Node]) {
+    let nodes: UnsafeMutablePointer<Node>
+    let nodeCount: Int
+
+    private init(bytes: [UInt8], nodes: UnsafeMutablePointer<Node>, nodeCount: Int) {
         self.bytes = bytes
         self.nodes = nodes
+        self.nodeCount = nodeCount
+    }
+
+    deinit { nodes.deallocate() }
+
+    /// A storage holding a copy of `nodes`.
+    static func make(bytes: [UInt8], nodes: UnsafeBufferPointer<Node>) -> CBORStorage {
+        let p = UnsafeMutablePointer<Node>.allocate(capacity: max(1, nodes.count))
+        p.initialize(from: nodes.baseAddress!, count: nodes.count)
+        return CBORStorage(bytes: bytes, nodes: p, nodeCount: nodes.count)
+    }
+
+    /// The tape entry at `i` (bounds-checked: an index off the tape traps rather than reads past it).
+    @inline(__always) subscript(i: Int) -> Node {
+        precondition(UInt(bitPattern: i) < UInt(bitPattern: nodeCount), "CBOR tape index out of range")
+        return nodes[i]
+    }
+
+    /// Calls `body` with the buffer's bytes.
+    @inline(__always)
+    func withBytes<R, E: Error>(_ body: (UnsafeBufferPointer<UInt8>) throws(E) -> R) throws(E) -> R {
+        try bytes.withUnsafeBufferPointer { (b) throws(E) -> R in try body(b) }
+    }
+
+    /// Calls `body` with the whole tape and the buffer's bytes.
+    @inline(__always)
+    func withTape<R, E: Error>(
+        _ body: (_ nodes: UnsafeBufferPointer<Node>, _ bytes: UnsafeBufferPointer<UInt8>) throws(E) -> R
+    ) throws(E) -> R {
+        let n = UnsafeBufferPointer(start: nodes, count: nodeCount)
+        return try bytes.withUnsafeBufferPointer { (b) throws(E) -> R in try body(n, b) }
+    }
+
+    /// Calls `body` with the whole tape.
+    @inline(__always)
+    func withNodes<R, E: Error>(_ body: (UnsafeBufferPointer<Node>) throws(E) -> R) throws(E) -> R {
+        try body(UnsafeBufferPointer(start: nodes, count: nodeCount))
     }
 }
 
@@ -76,7 +116,7 @@ public struct CBORDocument: Sendable {
     public var root: CBORItem { CBORItem(storage: storage, index: 0) }
 
     /// Number of data items in the document (including string chunks).
-    public var itemCount: Int { storage.nodes.count }
+    public var itemCount: Int { storage.nodeCount }
 
     /// Decodes and validates exactly one data item spanning all of `bytes`.
     public init(decoding bytes: [UInt8], options: CBORDecodingOptions = .default) throws(CBORError) {
@@ -86,8 +126,7 @@ public struct CBORDocument: Sendable {
     /// Decodes and validates exactly one data item spanning `range` of `bytes`; the item's ranges are
     /// offsets into `bytes`. Used to parse tag-24 payloads without copying them.
     public init(decoding bytes: [UInt8], range: Range<Int>, options: CBORDecodingOptions = .default) throws(CBORError) {
-        let nodes = try CBORValidator.decode(bytes, range: range, options: options)
-        self.storage = CBORStorage(bytes: bytes, nodes: nodes)
+        self.storage = try CBORValidator.decode(bytes, range: range, options: options)
     }
 }
 

@@ -6,7 +6,7 @@ public struct CBORItem: Sendable {
     let storage: CBORStorage
     let index: Int
 
-    @inline(__always) var node: Node { storage.nodes[index] }
+    @inline(__always) var node: Node { storage[index] }
 
     /// The item's type.
     public var type: CBORType { node.type }
@@ -117,8 +117,8 @@ public struct CBORItem: Sendable {
         guard type == .textString else { return nil }
         if !isIndefiniteLength {
             let r = contentRange
-            return storage.bytes.withUnsafeBytes { b in
-                let content = UnsafeRawBufferPointer(rebasing: b[r])
+            return storage.withBytes { b in
+                let content = UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: b[r]))
                 return InternedText.lookup(content) ?? String(decoding: content, as: UTF8.self)
             }
         }
@@ -130,7 +130,7 @@ public struct CBORItem: Sendable {
     /// True when this item is a definite text string equal to `s` (compared as UTF-8 bytes, no allocation).
     public func isText(_ s: String) -> Bool {
         let n = node
-        return withUTF8Bytes(s) { utf8 in storage.bytes.withUnsafeBufferPointer { n.isDefiniteText(utf8, in: $0) } }
+        return withUTF8Bytes(s) { utf8 in storage.withBytes { n.isDefiniteText(utf8, in: $0) } }
     }
 
     // MARK: Containers
@@ -162,7 +162,7 @@ public struct CBORItem: Sendable {
     public subscript(position: Int) -> CBORItem? {
         guard type == .array, position >= 0, position < count else { return nil }
         var i = index + 1
-        for _ in 0..<position { i += Int(storage.nodes[i].span) }
+        for _ in 0..<position { i += Int(storage[i].span) }
         return CBORItem(storage: storage, index: i)
     }
 
@@ -179,25 +179,23 @@ public struct CBORItem: Sendable {
     }
 
     private func value(forTextKey k: UnsafeBufferPointer<UInt8>) -> CBORItem? {
-        let found: Int? = storage.nodes.withUnsafeBufferPointer { n in
-            storage.bytes.withUnsafeBufferPointer { b in
-                let map = n[index]
-                guard map.type == .map else { return nil }
-                var x = index + 1
-                for _ in 0..<Int(map.argument) {
-                    let value = x + Int(n[x].span)
-                    if n[x].isDefiniteText(k, in: b) { return value }
-                    x = value + Int(n[value].span)
-                }
-                return nil
+        let found: Int? = storage.withTape { n, b in
+            let map = n[index]
+            guard map.type == .map else { return nil }
+            var x = index + 1
+            for _ in 0..<Int(map.argument) {
+                let value = x + Int(n[x].span)
+                if n[x].isDefiniteText(k, in: b) { return value }
+                x = value + Int(n[value].span)
             }
+            return nil
         }
         return found.map { CBORItem(storage: storage, index: $0) }
     }
 
     /// The value for an integer key in a map (major type 0 or 1, compared by value).
     public subscript(intKey key: Int64) -> CBORItem? {
-        let found: Int? = storage.nodes.withUnsafeBufferPointer { n in
+        let found: Int? = storage.withNodes { n in
             let map = n[index]
             guard map.type == .map else { return nil }
             let type: CBORType = key < 0 ? .negativeInt : .unsignedInt
@@ -263,7 +261,7 @@ extension CBORItem {
                 guard remaining > 0 else { return nil }
                 remaining -= 1
                 let item = CBORItem(storage: storage, index: position)
-                position += Int(storage.nodes[position].span)
+                position += Int(storage[position].span)
                 return item
             }
         }
@@ -271,7 +269,7 @@ extension CBORItem {
         /// Makes an iterator.
         public func makeIterator() -> Iterator {
             if empty { return Iterator(storage: storage, position: 0, remaining: 0) }
-            let n = storage.nodes[parent]
+            let n = storage[parent]
             let c: Int
             switch n.type {
             case .array: c = Int(n.argument)

@@ -35,12 +35,15 @@ struct CBORValidator {
     private let stack: UnsafeMutablePointer<Frame>
     private var depth = 0
 
-    static func decode(_ bytes: [UInt8], range: Range<Int>, options: CBORDecodingOptions) throws(CBORError) -> [Node] {
+    /// Decodes and validates the one data item spanning `range` of `bytes` into a storage holding its tape.
+    static func decode(_ bytes: [UInt8], range: Range<Int>, options: CBORDecodingOptions) throws(CBORError)
+        -> CBORStorage
+    {
         guard range.lowerBound >= 0, range.upperBound <= bytes.count else { throw CBORError(.truncated, at: 0) }
         guard range.count <= options.maxInputSize else { throw CBORError(.inputTooLarge, at: range.lowerBound) }
         guard !range.isEmpty else { throw CBORError(.truncated, at: range.lowerBound) }
         let depthCapacity = max(1, min(options.maxDepth, 4096))
-        let result: Result<[Node], CBORError> = bytes.withUnsafeBufferPointer { buf in
+        let result: Result<CBORStorage, CBORError> = bytes.withUnsafeBufferPointer { buf in
             withUnsafeTemporaryAllocation(of: Node.self, capacity: inlineNodes) { inline in
                 withUnsafeTemporaryAllocation(of: Frame.self, capacity: depthCapacity) { frames in
                     var v = CBORValidator(
@@ -50,7 +53,8 @@ struct CBORValidator {
                     defer { if v.onHeap { v.nodes.deallocate() } }
                     do throws(CBORError) {
                         try v.run(start: range.lowerBound)
-                        return .success(Array(UnsafeBufferPointer(start: v.nodes, count: v.count)))
+                        return .success(
+                            CBORStorage.make(bytes: bytes, nodes: UnsafeBufferPointer(start: v.nodes, count: v.count)))
                     } catch {
                         return .failure(error)
                     }

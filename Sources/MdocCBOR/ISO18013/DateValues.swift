@@ -140,7 +140,7 @@ extension CBORItem {
             guard content.type == .textString else { return nil }
             if content.isIndefiniteLength { return content.stringValue.flatMap(MdocDate.parseDateTime) }
             let r = content.contentRange
-            return content.storage.bytes.withUnsafeBufferPointer {
+            return content.storage.withBytes {
                 MdocDate.parseDateTime(utf8: UnsafeBufferPointer(rebasing: $0[r]))
             }
         case 1004: return content.stringValue.flatMap(MdocDate.parseFullDate)

@@ -228,11 +228,11 @@ public struct ItemsRequest: Sendable {
         // for such a request).
         func content(_ n: UnsafeBufferPointer<Node>, _ k: Int) -> Range<Int> {
             if n[k].flags & Node.indefinite == 0 { return n[k].contentRange }
-            let joined = storage.bytes.withUnsafeBufferPointer { CBORValidator.content($0.baseAddress!, n, k) }
+            let joined = storage.withBytes { CBORValidator.content($0.baseAddress!, n, k) }
             names.append(contentsOf: joined)
             return (names.count - joined.count)..<names.count
         }
-        try storage.nodes.withUnsafeBufferPointer { (n: UnsafeBufferPointer<Node>) throws(MdocDataError) in
+        try storage.withNodes { (n: UnsafeBufferPointer<Node>) throws(MdocDataError) in
             // Every element takes at least two tape entries, so half the subtree bounds the count.
             entries.reserveCapacity(Int(n[nameSpaces.index].span) / 2)
             var x = nameSpaces.index + 1
