@@ -90,7 +90,7 @@ extension CredentialContext {
         creds.reserveCapacity(list.count)
         for c in list.children {
             guard c.type == .map, let id = c[field: "id"]?.stringValue,
-                let is_ = c[field: "issuerSigned"].flatMap({ $0.byteStringSlice ?? $0.byteStringValue?[...] }),
+                let issuerSigned = c[field: "issuerSigned"], issuerSigned.type == .byteString,
                 let key = c[field: "deviceKey"]?.stringValue, let cancelled = c[field: "cancelled"]?.boolValue,
                 let types = c[field: "docTypes"], types.type == .array
             else {
@@ -104,19 +104,27 @@ extension CredentialContext {
                 docTypes.append(s)
             }
             guard !docTypes.isEmpty else { throw PresentmentError(ContextRule.noDocTypes) }
+            // The IssuerSigned where it lies in the snapshot's buffer (a chunked one joined once).
+            let (isBuffer, isRange): ([UInt8], Range<Int>)
+            if let joined = issuerSigned.isIndefiniteLength ? issuerSigned.byteStringValue : nil {
+                (isBuffer, isRange) = (joined, 0..<joined.count)
+            } else {
+                (isBuffer, isRange) = (issuerSigned.buffer, issuerSigned.contentRange)
+            }
             let validFrom = c[field: "validFrom"]?.dateValue
             let validUntil = c[field: "validUntil"]?.dateValue
             if let record = c[field: "verified"]?.byteStringValue, record.count == 32, let validFrom, let validUntil {
                 creds.append(
                     try StoredCredential(
-                        recorded: id, docTypes: docTypes, issuerSignedBytes: is_, deviceKeyReference: key,
+                        recorded: id, docTypes: docTypes, issuerSignedBytes: isBuffer, range: isRange,
+                        deviceKeyReference: key,
                         isCancelled: cancelled, validFrom: validFrom, validUntil: validUntil, verifiedDigest: record,
                         keyRecord: c[field: "keyVerified"]?.byteStringValue.flatMap { $0.count == 32 ? $0 : nil },
                         resolver: keyResolver))
                 if validatingKeys { _ = try creds[creds.count - 1].signer() }
             } else {
                 let checked = try StoredCredential(
-                    id: id, docTypes: docTypes, issuerSignedBytes: Array(is_), deviceKeyReference: key,
+                    id: id, docTypes: docTypes, issuerSignedBytes: Array(isBuffer[isRange]), deviceKeyReference: key,
                     isCancelled: cancelled, resolver: keyResolver, validatingKey: validatingKeys)
                 // The stored validity must agree with the MSO (it is what the host app registered).
                 guard validUntil == checked.validUntil, validFrom == checked.validFrom else {

@@ -27,10 +27,12 @@ public final class StoredCredential: Sendable {
     /// The docTypes it answers (the first is the MSO docType).
     public let docTypes: [String]
     /// The IssuerSigned bytes exactly as issued.
-    public var issuerSignedBytes: [UInt8] { lazyIndex.load()?.bytes ?? Array(source) }
-    /// Where those bytes are until the credential is indexed: inside the snapshot's buffer (no copy
-    /// is made of a credential no request selects).
-    private let source: ArraySlice<UInt8>
+    public var issuerSignedBytes: [UInt8] { sourceRange == source.indices ? source : Array(source[sourceRange]) }
+    /// Where those bytes are: `sourceRange` of `source`, the snapshot's buffer for a credential read
+    /// from a snapshot (no copy is made of a credential, whether or not a request selects it; its
+    /// index reads it in place).
+    private let source: [UInt8]
+    private let sourceRange: Range<Int>
     /// Names the device key for the `DeviceKeyResolver` (a key file, PKCS#11 label, keychain tag).
     public let deviceKeyReference: String
     /// True when the host app cancelled it.
@@ -66,7 +68,7 @@ public final class StoredCredential: Sendable {
 
     /// The parsed and indexed credential, built once.
     final class Index: Sendable {
-        /// The IssuerSigned bytes exactly as issued, which the item ranges index.
+        /// The buffer holding the IssuerSigned bytes exactly as issued, which the item ranges index.
         let bytes: [UInt8]
         /// The IssuerSigned and its MSO; nil only in `Index.none`.
         let parsed: (issuerSigned: IssuerSigned, mso: MobileSecurityObject)?
@@ -151,13 +153,13 @@ public final class StoredCredential: Sendable {
             deviceAuthAlgorithms = []
         }
 
-        /// Parses and indexes `bytes`; with `checking`, also verifies every item against its MSO digest
-        /// and issuerAuth with its own document signer certificate (trust in the issuer is the
-        /// verifier's business; corruption is ours).
-        init(_ bytes: [UInt8], checking: Bool) throws(PresentmentError) {
+        /// Parses and indexes the IssuerSigned at `range` of `bytes` (all of them by default); with
+        /// `checking`, also verifies every item against its MSO digest and issuerAuth with its own
+        /// document signer certificate (trust in the issuer is the verifier's business; corruption is ours).
+        init(_ bytes: [UInt8], range: Range<Int>? = nil, checking: Bool) throws(PresentmentError) {
             self.bytes = bytes
             let parsed: IssuerSigned
-            do { parsed = try IssuerSigned(encoded: bytes) } catch {
+            do { parsed = try IssuerSigned(encoded: bytes, range: range ?? 0..<bytes.count) } catch {
                 throw PresentmentError(ContextRule.issuerSignedInvalid, underlying: error)
             }
             let mso: MobileSecurityObject
@@ -233,7 +235,11 @@ public final class StoredCredential: Sendable {
     var itemIndex: ElementIndex { indexed.itemIndex }
     /// The issuer-signed item at an index into `orderedItems`.
     func item(at i: Int) -> IssuerSignedItem { indexed.item(at: i) }
+    /// The byte range of issuerAuth in `indexedBytes`.
     var issuerAuthRange: Range<Int> { indexed.issuerAuthRange }
+    /// The buffer the index reads the IssuerSigned from (a snapshot's whole buffer for a credential read
+    /// from one): every range the index gives is an offset into it.
+    var indexedBytes: [UInt8] { indexed.bytes }
     var issuerAuthorityKeyIDs: [[UInt8]] { indexed.issuerAuthorityKeyIDs }
     var issuerAuthAlgorithms: Set<Int64> { indexed.issuerAuthAlgorithms }
     var deviceAuthAlgorithms: Set<Int64> { indexed.deviceAuthAlgorithms }
@@ -245,7 +251,8 @@ public final class StoredCredential: Sendable {
     /// docType and validity must be the ones the snapshot gave.
     func index() throws(PresentmentError) -> Index {
         if let i = lazyIndex.load() { return i }
-        let i = try Index(Array(source), checking: MdocDigest.sha256(source) != verifiedDigest)
+        let i = try Index(
+            source, range: sourceRange, checking: MdocDigest.sha256(source[sourceRange]) != verifiedDigest)
         let mso = i.parsed!.mso
         guard docTypes.first == mso.docType else { throw PresentmentError(ContextRule.docTypesMismatch) }
         guard mso.validityInfo.validFrom == validFrom, mso.validityInfo.validUntil == validUntil else {
@@ -295,7 +302,7 @@ public final class StoredCredential: Sendable {
         get throws(PresentmentError) { try index().orderedItems.map(\.id).sorted() }
     }
 
-    /// The byte range of an element's IssuerSignedItemBytes in `issuerSignedBytes`.
+    /// The byte range of an element's IssuerSignedItemBytes in `indexedBytes`.
     func itemRange(_ id: ElementID) -> Range<Int>? { itemIndex[id].map { orderedItems[$0].range } }
 
     /// The value of an element, decoded on demand (for display); nil when not held or when the
@@ -346,7 +353,7 @@ public final class StoredCredential: Sendable {
             throw PresentmentError(ContextRule.docTypesMismatch)
         }
         try self.init(
-            recorded: id, docTypes: types, issuerSignedBytes: issuerSignedBytes[...],
+            recorded: id, docTypes: types, issuerSignedBytes: issuerSignedBytes, range: 0..<issuerSignedBytes.count,
             deviceKeyReference: deviceKeyReference, isCancelled: isCancelled, validFrom: mso.validityInfo.validFrom,
             validUntil: mso.validityInfo.validUntil, verifiedDigest: MdocDigest.sha256(issuerSignedBytes),
             keyRecord: nil, resolver: resolver)
@@ -355,16 +362,19 @@ public final class StoredCredential: Sendable {
     }
 
     /// A credential as a snapshot recorded it after checking it in full: nothing is parsed until a
-    /// request can select it (`index()`).
+    /// request can select it (`index()`). Its IssuerSigned is `range` of `issuerSignedBytes`.
     init(
-        recorded id: String, docTypes: [String], issuerSignedBytes: ArraySlice<UInt8>, deviceKeyReference: String,
+        recorded id: String, docTypes: [String], issuerSignedBytes: [UInt8], range: Range<Int>,
+        deviceKeyReference: String,
         isCancelled: Bool, validFrom: Date, validUntil: Date, verifiedDigest: [UInt8], keyRecord: [UInt8]?,
         resolver: any DeviceKeyResolver
     ) throws(PresentmentError) {
         guard Self.isValidID(id) else { throw PresentmentError(ContextRule.credentialIDLength) }
         self.id = id
         self.docTypes = docTypes
+        precondition(range.lowerBound >= 0 && range.upperBound <= issuerSignedBytes.count)
         self.source = issuerSignedBytes
+        self.sourceRange = range
         self.deviceKeyReference = deviceKeyReference
         self.isCancelled = isCancelled
         self.validFrom = validFrom

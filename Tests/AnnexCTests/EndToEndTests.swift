@@ -81,12 +81,12 @@ struct EndToEndTests {
                 #expect(
                     Array(item.bytes)
                         == Array(
-                            stored.issuerSignedBytes[stored.itemRange(ElementID(ns.name, item.elementIdentifier))!]))
+                            stored.indexedBytes[stored.itemRange(ElementID(ns.name, item.elementIdentifier))!]))
             }
         }
         #expect(
             Array(dr.documents[0].issuerSigned.issuerAuth.item.encodedBytes)
-                == Array(stored.issuerSignedBytes[stored.issuerAuthRange]))
+                == Array(stored.indexedBytes[stored.issuerAuthRange]))
         // Deterministic encoding of everything we wrote.
         _ = try CBORDocument(decoding: verified.deviceResponse, options: .init(requirePreferredEncoding: true))
     }

@@ -55,6 +55,22 @@ struct CredentialContextTests {
         #expect(loaded.registrations.map(\.docType) == [TestWorld.mDL, TestWorld.pid])
         #expect(loaded.registrations[0].invalidationDate == loaded.credentials[0].validUntil)
         #expect(loaded.credentials[0].element(ElementID(TestWorld.mDLNS, "family_name"))?.stringValue == "Mustermann")
+        // Indexed in place inside the snapshot's buffer: the IssuerSigned it gives back, the snapshot it
+        // writes and every item and issuerAuth the index finds are still the issued bytes.
+        let original = ctx.credentials[0]
+        let read = loaded.credentials[0]
+        #expect(read.isIndexed)
+        #expect(read.issuerSignedBytes == original.issuerSignedBytes)
+        #expect(read.indexedBytes.count > original.issuerSignedBytes.count)
+        #expect(loaded.encoded() == ctx.encoded())
+        #expect(
+            Array(read.indexedBytes[read.issuerAuthRange]) == Array(original.indexedBytes[original.issuerAuthRange]))
+        for id in try original.elements {
+            let r = try #require(read.itemRange(id))
+            let o = try #require(original.itemRange(id))
+            #expect(r.lowerBound != o.lowerBound)
+            #expect(Array(read.indexedBytes[r]) == Array(original.indexedBytes[o]))
+        }
         // A file-backed engine answers.
         let engine = TestWorld.engine(loaded, protocols: [.annexC]) { $0.clock = { TestWorld.now } }
         let req = try AnnexCReader.makeRequest(

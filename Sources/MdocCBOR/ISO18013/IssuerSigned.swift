@@ -28,6 +28,14 @@ public struct IssuerSigned: Sendable {
         try self.init(decodeTop(bytes, "IssuerSigned", options: options), options: options)
     }
 
+    /// Parses the IssuerSigned spanning `range` of `bytes`, in place: its items' ranges are offsets
+    /// into `bytes` (a credential read from inside a larger buffer, such as a context snapshot).
+    package init(encoded bytes: [UInt8], range: Range<Int>, options: CBORDecodingOptions = .default)
+        throws(MdocDataError)
+    {
+        try self.init(decodeTop(bytes, range: range, "IssuerSigned", options: options), options: options)
+    }
+
     /// Parses from a decoded item.
     public init(_ item: CBORItem, options: CBORDecodingOptions = .default) throws(MdocDataError) {
         _ = try item.requireMap("IssuerSigned")

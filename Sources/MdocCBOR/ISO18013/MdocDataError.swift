@@ -121,7 +121,14 @@ extension CBORItem {
 }
 
 func decodeTop(_ bytes: [UInt8], _ structure: String, options: CBORDecodingOptions) throws(MdocDataError) -> CBORItem {
-    do { return try CBORDocument(decoding: bytes, options: options).root } catch {
+    try decodeTop(bytes, range: 0..<bytes.count, structure, options: options)
+}
+
+/// `decodeTop` of the item spanning `range` of `bytes` (its ranges are offsets into `bytes`).
+func decodeTop(_ bytes: [UInt8], range: Range<Int>, _ structure: String, options: CBORDecodingOptions)
+    throws(MdocDataError) -> CBORItem
+{
+    do { return try CBORDocument(decoding: bytes, range: range, options: options).root } catch {
         throw MdocDataError(.cbor, structure, cbor: error)
     }
 }
