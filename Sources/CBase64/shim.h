@@ -222,6 +222,17 @@ static inline size_t mdoc_json_plain_ascii(const uint8_t *p, size_t n) {
     return mdoc_json_plain_ascii_avx2(p, n);
 }
 
+// The same test on one 16-byte block with SSE2 (every x86-64 CPU has it): the offset of the first
+// quote, backslash, control character or byte >= 0x80 in p[0..<16], or 16 when there is none. Reads
+// exactly 16 bytes. Most JSON strings (keys, names, identifiers) end inside their first block.
+static inline unsigned mdoc_json_stop16(const uint8_t *p) {
+    __m128i v = _mm_loadu_si128((const __m128i *)p);
+    __m128i stops = _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
+                                 _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(0x22)), _mm_cmpeq_epi8(v, _mm_set1_epi8(0x5c))));
+    unsigned m = (unsigned)_mm_movemask_epi8(stops);
+    return m != 0 ? (unsigned)__builtin_ctz(m) : 16u;
+}
+
 #else
 
 static inline size_t mdoc_base64url_encode_blocks(const uint8_t *in, size_t n, uint8_t *out) {

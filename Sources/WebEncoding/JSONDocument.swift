@@ -626,6 +626,22 @@ private struct TapeParser {
     private func asciiRunEnd(from start: Int) -> Int {
         let n = bytes.count
         var k = start
+        #if arch(x86_64)
+            // Two 16-byte blocks first with SSE2 (most strings, keys and names, end in them), then
+            // 32-byte blocks with AVX2 where the CPU has it; what is left goes through the words below.
+            if k + 32 <= n {
+                var stop = Int(mdoc_json_stop16(bytes.baseAddress! + k))
+                if stop < 16 { return k + stop }
+                stop = Int(mdoc_json_stop16(bytes.baseAddress! + k + 16))
+                if stop < 16 { return k + 16 + stop }
+                k += 32
+                k += mdoc_json_plain_ascii(bytes.baseAddress! + k, n - k)
+            } else if k + 16 <= n {
+                let stop = Int(mdoc_json_stop16(bytes.baseAddress! + k))
+                if stop < 16 { return k + stop }
+                k += 16
+            }
+        #endif
         #if _endian(little)
             let p = UnsafeRawPointer(bytes.baseAddress!)
             // Three words first (most strings are keys and names that end in them), then 32-byte

@@ -249,10 +249,11 @@ struct JSONTests {
 
     @Test("The reader's scan: every byte value at every position of strings to 19 bytes, each kind to 130, by its rule")
     func readerScan() throws {
-        // Every byte value to 19 bytes (the eight-byte words); past 16 bytes the scan goes on in
-        // 32-byte vector blocks, so longer strings put each kind of byte at every position.
-        let kinds = [0x00, 0x1f, 0x20, 0x22, 0x41, 0x5c, 0x7e, 0x7f, 0x80, 0xc3, 0xff]
-        for length in Array(1...19) + [31, 32, 33, 47, 48, 49, 50, 63, 64, 65, 80, 81, 100, 130] {
+        // Every byte value to 19 bytes (the first 16-byte block, the eight-byte words); the scan then
+        // reads a second 16-byte block and goes on in 32-byte blocks, so longer strings put each kind
+        // of byte (each class's bounds and its neighbours) at every position.
+        let kinds = [0x00, 0x1f, 0x20, 0x21, 0x22, 0x23, 0x41, 0x5b, 0x5c, 0x5d, 0x7e, 0x7f, 0x80, 0xc3, 0xff]
+        for length in Array(1...36) + [47, 48, 49, 50, 63, 64, 65, 80, 81, 100, 130] {
             for position in 0..<length {
                 for byte in length <= 19 ? Array(0...255) : kinds {
                     var content = [UInt8](repeating: UInt8(ascii: "a"), count: length)
