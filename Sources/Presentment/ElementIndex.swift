@@ -103,25 +103,31 @@ struct ElementIndex: Sendable {
         r.count == x.count && (x.count == 0 || memcmp(kb.baseAddress! + r.lowerBound, x.baseAddress!, x.count) == 0)
     }
 
-    /// A multiplicative hash of the identifier's bytes, eight at a time (the namespace is compared
-    /// on a hit but not hashed: one identifier rarely lives in two namespaces of one credential); also
-    /// how `RequestedElementList` finds a repeated element.
+    /// A multiplicative hash of the identifier's bytes, eight at a time, the last (partial) word read
+    /// as the eight bytes ending the identifier and a shorter identifier with two overlapping loads (no
+    /// byte loop; equal bytes give equal hashes, which is all the table needs). The namespace is
+    /// compared on a hit but not hashed: one identifier rarely lives in two namespaces of one
+    /// credential. Also how `RequestedElementList` finds a repeated element.
     static func hash(_ b: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        var h: UInt64 = 0x9e37_79b9_7f4a_7c15 ^ UInt64(b.count)
-        guard let p = b.baseAddress else { return h }
+        let n = b.count
+        var h: UInt64 = 0x9e37_79b9_7f4a_7c15 ^ UInt64(n)
+        guard let p = b.baseAddress, n > 0 else { return h }
         let raw = UnsafeRawPointer(p)
         var i = 0
-        while i + 8 <= b.count {
+        while i + 8 < n {
             h = (h ^ raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0xff51_afd7_ed55_8ccd
             h ^= h >> 29
             i += 8
         }
-        var tail: UInt64 = 0
-        var shift: UInt64 = 0
-        while i < b.count {
-            tail |= UInt64(p[i]) << shift
-            shift += 8
-            i += 1
+        let tail: UInt64
+        if n >= 8 {
+            tail = raw.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
+        } else if n >= 4 {
+            tail =
+                UInt64(raw.loadUnaligned(as: UInt32.self))
+                | UInt64(raw.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self)) << 32
+        } else {
+            tail = UInt64(p[0]) | UInt64(p[n >> 1]) << 8 | UInt64(p[n - 1]) << 16
         }
         h = (h ^ tail) &* 0xc4ce_b9fe_1a85_ec53
         return h ^ (h >> 32)

@@ -160,6 +160,29 @@ struct CredentialContextTests {
         #expect(again[ElementID("ns.b", "age_over_18")] == 1)
     }
 
+    @Test("The element hash reads every byte: equal bytes hash alike at any address, any one byte changed changes it")
+    func elementHash() {
+        for length in 0...40 {
+            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: 0x61 + $0 * 7) }
+            let h = bytes.withUnsafeBufferPointer { ElementIndex.hash($0) }
+            // The same bytes at every alignment inside a larger buffer.
+            for offset in 0..<8 {
+                let padded = [UInt8](repeating: 0xee, count: offset) + bytes + [0xdd, 0xdd]
+                let moved = padded.withUnsafeBufferPointer {
+                    ElementIndex.hash(UnsafeBufferPointer(rebasing: $0[offset..<(offset + length)]))
+                }
+                #expect(moved == h, "\(length) at \(offset)")
+            }
+            for position in 0..<length {
+                var changed = bytes
+                changed[position] ^= 0x01
+                #expect(changed.withUnsafeBufferPointer { ElementIndex.hash($0) } != h, "\(position) of \(length)")
+            }
+            // A byte more or less is another identifier.
+            #expect((bytes + [0]).withUnsafeBufferPointer { ElementIndex.hash($0) } != h)
+        }
+    }
+
     @Test(
         "A credential holding an element twice is refused when indexed: byte-equal identifiers, and identifiers equal only as strings (NFC and NFD); distinct look-alikes index"
     )
