@@ -8,19 +8,25 @@ package enum UTF8Check {
         isASCII(p, count: count) || isValidMultibyte(p, count: count)
     }
 
-    /// True when the `count` bytes at `p` are all below 0x80.
+    /// True when the `count` bytes at `p` are all below 0x80. Eight bytes at a time, the last partial
+    /// word read as the eight bytes ending the text and shorter text with two overlapping loads (no
+    /// byte loop; nothing outside the `count` bytes is read).
     @inlinable
     package static func isASCII(_ p: UnsafePointer<UInt8>, count: Int) -> Bool {
         let raw = UnsafeRawPointer(p)
         var high: UInt64 = 0
-        var i = 0
-        while i + 8 <= count {
-            high |= raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-            i += 8
-        }
-        while i < count {
-            high |= UInt64(p[i])
-            i += 1
+        if count >= 8 {
+            var i = 0
+            while i + 8 < count {
+                high |= raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                i += 8
+            }
+            high |= raw.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+        } else if count >= 4 {
+            high = UInt64(
+                raw.loadUnaligned(as: UInt32.self) | raw.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self))
+        } else if count > 0 {
+            high = UInt64(p[0] | p[count >> 1] | p[count - 1])
         }
         return high & 0x8080_8080_8080_8080 == 0
     }

@@ -257,3 +257,33 @@ struct HMACTests {
         }
     }
 }
+
+@Suite("CryptoCore: UTF-8 checks")
+struct UTF8CheckTests {
+    @Test(
+        "isASCII reads exactly its bytes: a byte at or above 0x80 at any position of text to 40 bytes is found, the non-ASCII bytes around it never are"
+    )
+    func isASCIIReadsItsBytes() {
+        for length in 0...40 {
+            for offset in 0..<8 {
+                // Non-ASCII bytes on both sides: a read outside the text would report them.
+                var buffer = [UInt8](repeating: 0xff, count: offset) + [UInt8](repeating: 0x7f, count: length)
+                buffer += [UInt8](repeating: 0x80, count: 8)
+                buffer.withUnsafeBufferPointer { b in
+                    #expect(UTF8Check.isASCII(b.baseAddress! + offset, count: length), "\(length) at \(offset)")
+                    #expect(UTF8Check.isValid(b.baseAddress! + offset, count: length))
+                }
+                for position in 0..<length {
+                    for high: UInt8 in [0x80, 0xc3, 0xff] {
+                        var changed = buffer
+                        changed[offset + position] = high
+                        changed.withUnsafeBufferPointer { b in
+                            #expect(
+                                !UTF8Check.isASCII(b.baseAddress! + offset, count: length), "\(position) of \(length)")
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
