@@ -682,18 +682,24 @@ private struct TapeParser {
     }
 
     /// A string: validated (escapes, surrogates, control characters, UTF-8, length) and recorded by
-    /// its content range; returns its node index.
+    /// its content range; returns its node index. The printable-ASCII case (keys, names, base64url:
+    /// valid UTF-8 by construction) is read in line; anything else in `otherString`.
+    @inline(__always)
     mutating func string() throws(ParseError) -> Int {
         i += 1  // opening quote
         let start = i
-        // Fastest path: printable ASCII up to the closing quote (keys, names, base64url), valid UTF-8
-        // by construction.
         let a = asciiRunEnd(from: i)
         if a < bytes.count, bytes[a] == UInt8(ascii: "\"") {
             guard a - i <= limits.maxStringBytes else { throw ParseError(.stringTooLong) }
             i = a + 1
             return add(.string, start, a)
         }
+        return try otherString(start: start, asciiEnd: a)
+    }
+
+    /// `string` past its first byte that is not printable ASCII, at `asciiEnd`.
+    @inline(never)
+    mutating func otherString(start: Int, asciiEnd a: Int) throws(ParseError) -> Int {
         // Fast path: no escapes, other UTF-8 to validate.
         let j = a < bytes.count && bytes[a] >= 0x80 ? plainEnd(from: a) : a
         if j < bytes.count, bytes[j] == UInt8(ascii: "\"") {
