@@ -37,8 +37,10 @@ package enum JWKCurve: String, Sendable, Hashable, CaseIterable {
 
 /// An EC public JSON Web Key (RFC 7517, RFC 7518 §6.2), validated when it is made: `kty` "EC", a
 /// known `crv`, `x` and `y` of exactly the curve's coordinate size (unpadded base64url) and a point
-/// on the curve. Other key types are refused; a `d` member, if any, is never read here.
-package struct JWK: Sendable {
+/// on the curve. Other key types are refused; a `d` member, if any, is never read here. Immutable, and
+/// a class: a key is handed on from the request's metadata to the sealer, and a copy of a struct of
+/// seven references retains and releases each of them.
+package final class JWK: Sendable {
     /// The curve.
     package let curve: JWKCurve
     /// The x coordinate, big-endian, exactly the curve's size.
@@ -57,7 +59,7 @@ package struct JWK: Sendable {
     /// Reads a JWK object.
     /// - Throws: `malformed` for a missing or mistyped member, `invalidKey` for another key type,
     ///   an unknown curve, coordinates of the wrong size or a point off the curve.
-    package init(_ json: JSONValue) throws(JOSEError) {
+    package convenience init(_ json: JSONValue) throws(JOSEError) {
         do { try self.init(try JSONDocument(json.serialized).root) } catch let e as JOSEError { throw e } catch {
             throw JOSEError(.malformed, "JWK is not JSON")
         }
