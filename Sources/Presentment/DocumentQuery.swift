@@ -99,17 +99,42 @@ package struct DocumentQuery: Sendable {
         case listed(RequestedElementList)
     }
 
+    /// What a query never changes once prepared, in one object: a query is handed from the request's
+    /// check to the planner and into every plan, and a copy then costs one reference count, not one
+    /// per member (an ItemsRequest alone holds a dozen).
+    final class Core: Sendable {
+        let docType: String
+        let source: Source
+        let alternatives: [(requested: ElementID, sets: [[ElementID]])]
+        let ignored: [IgnoredAlternative]
+        let maximumResponseSize: UInt64?
+        let rules: ClaimRules?
+
+        init(
+            docType: String, source: Source, alternatives: [(requested: ElementID, sets: [[ElementID]])],
+            ignored: [IgnoredAlternative], maximumResponseSize: UInt64?, rules: ClaimRules?
+        ) {
+            self.docType = docType
+            self.source = source
+            self.alternatives = alternatives
+            self.ignored = ignored
+            self.maximumResponseSize = maximumResponseSize
+            self.rules = rules
+        }
+    }
+
     /// Position in the request (the DocRequest index, or the credential query's position).
     package let index: Int
-    package let docType: String
-    let source: Source
+    let core: Core
+    package var docType: String { core.docType }
+    var source: Source { core.source }
     /// The honoured alternatives (1.1 only): requested element → its admissible sets, in the reader's order.
-    let alternatives: [(requested: ElementID, sets: [[ElementID]])]
+    var alternatives: [(requested: ElementID, sets: [[ElementID]])] { core.alternatives }
     /// Sets refused by the rules below.
-    let ignored: [IgnoredAlternative]
-    package let maximumResponseSize: UInt64?
+    var ignored: [IgnoredAlternative] { core.ignored }
+    package var maximumResponseSize: UInt64? { core.maximumResponseSize }
     /// Selection rules (DCQL); nil: release what is held (ISO/IEC 18013-5).
-    package let rules: ClaimRules?
+    package var rules: ClaimRules? { core.rules }
     /// The reader's zero-knowledge ask (`requestInfo.zkRequest`), if any; its answer is the engine's.
     package var zeroKnowledge: ZeroKnowledgeOffer?
 
@@ -118,12 +143,9 @@ package struct DocumentQuery: Sendable {
         ignored: [IgnoredAlternative]
     ) {
         self.index = index
-        docType = request.docType
-        source = .itemsRequest(request)
-        self.alternatives = alternatives
-        self.ignored = ignored
-        maximumResponseSize = request.requestInfo?.maximumResponseSize
-        rules = nil
+        core = Core(
+            docType: request.docType, source: .itemsRequest(request), alternatives: alternatives, ignored: ignored,
+            maximumResponseSize: request.requestInfo?.maximumResponseSize, rules: nil)
         zeroKnowledge = request.requestInfo?.zkRequest.map {
             ZeroKnowledgeOffer(
                 required: $0.required, specs: $0.systemSpecs.map(ZkSystemSpec.init),
@@ -137,18 +159,15 @@ package struct DocumentQuery: Sendable {
         precondition(rules.values.count == elements.count)
         precondition(rules.claimSets?.allSatisfy { $0.allSatisfy { $0 >= 0 && $0 < elements.count } } ?? true)
         self.index = index
-        self.docType = docType
-        source = .listed(elements)
-        alternatives = []
-        ignored = []
-        maximumResponseSize = nil
-        self.rules = rules
+        core = Core(
+            docType: docType, source: .listed(elements), alternatives: [], ignored: [], maximumResponseSize: nil,
+            rules: rules)
         zeroKnowledge = nil
     }
 
     /// The number of requested elements.
     var elementCount: Int {
-        switch source {
+        switch core.source {
         case .itemsRequest(let r): r.elementCount
         case .listed(let l): l.count
         }
@@ -161,7 +180,7 @@ package struct DocumentQuery: Sendable {
         _ body: (_ nameSpace: UnsafeBufferPointer<UInt8>, _ identifier: UnsafeBufferPointer<UInt8>, _ intent: Bool)
             -> Void
     ) {
-        switch source {
+        switch core.source {
         case .itemsRequest(let r): r.forEachElement(body)
         case .listed(let l): l.forEachElement(body)
         }
@@ -169,7 +188,7 @@ package struct DocumentQuery: Sendable {
 
     /// The requested elements, in request order (for the consent model).
     var requestedElements: [RequestedElement] {
-        switch source {
+        switch core.source {
         case .listed(let l): return l.elements
         case .itemsRequest(let r):
             var out = [RequestedElement]()

@@ -57,18 +57,51 @@ package struct DocumentMatch: Sendable {
 
 /// A DocRequest answered by one credential: what the DeviceResponse releases for it.
 package struct PlannedDocument {
+    /// What a planned document never changes, in one object (a plan is copied from the planner to the
+    /// builder and the consent model: one reference count a copy, not one per member).
+    final class Core: Sendable {
+        let docType: String
+        let maximumResponseSize: UInt64?
+        let credential: StoredCredential
+        let released: [Int]
+        let missing: [ElementID]
+
+        init(
+            docType: String, maximumResponseSize: UInt64?, credential: StoredCredential, released: [Int],
+            missing: [ElementID]
+        ) {
+            self.docType = docType
+            self.maximumResponseSize = maximumResponseSize
+            self.credential = credential
+            self.released = released
+            self.missing = missing
+        }
+    }
+
     /// Index in `docRequests`.
     package let index: Int
-    package let docType: String
-    package let maximumResponseSize: UInt64?
-    package let credential: StoredCredential
+    let core: Core
+    package var docType: String { core.docType }
+    package var maximumResponseSize: UInt64? { core.maximumResponseSize }
+    package var credential: StoredCredential { core.credential }
     /// Items to release: ascending, distinct indices into the credential's item table (so grouped
     /// by namespace in deterministic order).
-    package let released: [Int]
+    package var released: [Int] { core.released }
     /// Requested elements not held and not replaced (for the error policy).
-    package let missing: [ElementID]
+    package var missing: [ElementID] { core.missing }
     /// The reader's spec this document is proven for (answered as a ZkDocument), nil for a plain one.
     package var proof: ZkSystemSpec? = nil
+
+    package init(
+        index: Int, docType: String, maximumResponseSize: UInt64?, credential: StoredCredential, released: [Int],
+        missing: [ElementID], proof: ZkSystemSpec? = nil
+    ) {
+        self.index = index
+        core = Core(
+            docType: docType, maximumResponseSize: maximumResponseSize, credential: credential, released: released,
+            missing: missing)
+        self.proof = proof
+    }
 
     /// `count` empty slots, one per DocRequest. (`Array(repeating:count:)` would allocate through
     /// the standard library's unspecialized path: a generic-metadata lookup on every call.)
