@@ -119,7 +119,20 @@ package enum DeviceResponseBuilder {
             while end < released.count && items[released[end]].nameSpaceIndex == ns { end += 1 }
             out.writer.writeText(c.nameSpaceName(ns))
             out.writer.writeArrayHeader(count: end - k)
-            for j in k..<end { out.writeVerbatim(bytes, items[released[j]].range) }
+            // Items that lie next to each other in the issuer's encoding (consecutive elements of a
+            // namespace's array, the usual case) are spliced as one run: the same bytes in one copy or
+            // reference rather than one per item.
+            var run = items[released[k]].range
+            for j in (k + 1)..<end {
+                let r = items[released[j]].range
+                if r.lowerBound == run.upperBound {
+                    run = run.lowerBound..<r.upperBound
+                } else {
+                    out.writeVerbatim(bytes, run)
+                    run = r
+                }
+            }
+            out.writeVerbatim(bytes, run)
             k = end
         }
     }

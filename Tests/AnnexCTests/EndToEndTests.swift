@@ -91,6 +91,37 @@ struct EndToEndTests {
         _ = try CBORDocument(decoding: verified.deviceResponse, options: .init(requirePreferredEncoding: true))
     }
 
+    @Test(
+        "Released items are spliced verbatim whether they lie next to each other in the issuer's encoding or not: all, every other, the first and last, one"
+    )
+    func splicedRuns() throws {
+        let world = try TestWorld()
+        let engine = world.engine(try world.context([try world.entry(id: "mdl")]))
+        let stored = engine.context.credentials[0]
+        // The held elements in the issuer's order (the order of their bytes in IssuerSigned).
+        let held = try stored.elements.filter { $0.nameSpace == TestWorld.mDLNS }
+            .sorted { stored.itemRange($0)!.lowerBound < stored.itemRange($1)!.lowerBound }
+        #expect(held.count >= 6)
+        let patterns: [[ElementID]] = [
+            held, held.enumerated().filter { $0.offset % 2 == 0 }.map(\.element), [held.first!, held.last!], [held[1]],
+            Array(held[1...3]) + [held[5]],
+        ]
+        for asked in patterns {
+            let req = try AnnexCReader.makeRequest(
+                documents: [TestWorld.ask(asked.map(\.identifier))], origin: TestWorld.origin, framing: .dataObject)
+            let response = try engine.accept(rawRequest: req.rawRequest, origin: "https://verifier.example")
+            let verified = try AnnexCReader.openResponse(
+                response, for: req, issuerRoots: [world.iaca], at: TestWorld.now)
+            let dr = try DeviceResponse(encoded: verified.deviceResponse)
+            let items = dr.documents[0].issuerSigned.nameSpaces.flatMap { ns in ns.items.map { (ns.name, $0) } }
+            #expect(items.map { ElementID($0.0, $0.1.elementIdentifier) } == asked)
+            for (ns, item) in items {
+                let range = try #require(stored.itemRange(ElementID(ns, item.elementIdentifier)))
+                #expect(Array(item.bytes) == Array(stored.indexedBytes[range]))
+            }
+        }
+    }
+
     @Test("DeviceResponse shape: version 1.0, status 0, detached ES256 deviceSignature, empty DeviceNameSpaces")
     func shape() throws {
         let world = try TestWorld()
