@@ -3,7 +3,7 @@ import MdocCBOR
 
 /// A read-only map from `ElementID` to an index, built once per credential when the context loads
 /// and probed for every requested element. Open addressing over a multiplicative hash of the
-/// identifier's UTF-8 bytes; keys are kept as bytes in one flat buffer and compared with `memcmp`.
+/// identifier's UTF-8 bytes; keys are kept as bytes in one flat buffer and compared in line (`ShortBytes.equal`).
 /// Cheaper than `Dictionary`'s seeded SipHash plus `String` equality, and allocation-free on lookup.
 /// The table is built from the holder's own credential, so a request can only probe it, never shape
 /// it (no flooding concern). Identifiers compare as encoded bytes, exactly as the MSO digests them.
@@ -100,7 +100,8 @@ struct ElementIndex: Sendable {
     static func equal(_ kb: UnsafeBufferPointer<UInt8>, _ r: Range<Int>, _ x: UnsafeBufferPointer<UInt8>)
         -> Bool
     {
-        r.count == x.count && (x.count == 0 || memcmp(kb.baseAddress! + r.lowerBound, x.baseAddress!, x.count) == 0)
+        r.count == x.count
+            && (x.count == 0 || ShortBytes.equal(kb.baseAddress! + r.lowerBound, x.baseAddress!, count: x.count))
     }
 
     /// A multiplicative hash of the identifier's bytes, eight at a time, the last (partial) word read

@@ -308,7 +308,7 @@ extension JSONDocument {
         guard len == want.count else { return false }
         guard len > 0 else { return true }
         return storage.bytes.withUnsafeBufferPointer { b in
-            memcmp(b.baseAddress! + Int(n.start), want.baseAddress!, len) == 0
+            ShortBytes.equal(b.baseAddress! + Int(n.start), want.baseAddress!, count: len)
         }
     }
 
@@ -318,7 +318,9 @@ extension JSONDocument {
         if !a.escaped && !b.escaped {
             let len = Int(a.end - a.start)
             return len == Int(b.end - b.start)
-                && (len == 0 || memcmp(bytes.baseAddress! + Int(a.start), bytes.baseAddress! + Int(b.start), len) == 0)
+                && (len == 0
+                    || ShortBytes.equal(
+                        bytes.baseAddress! + Int(a.start), bytes.baseAddress! + Int(b.start), count: len))
         }
         return keyBytes(bytes, a) == keyBytes(bytes, b)
     }

@@ -258,8 +258,38 @@ struct HMACTests {
     }
 }
 
-@Suite("CryptoCore: UTF-8 checks")
+@Suite("CryptoCore: UTF-8 checks and short byte compares")
 struct UTF8CheckTests {
+    @Test(
+        "ShortBytes.equal reads exactly its bytes: equal strings to 80 bytes at any alignment are equal, a difference at any position is found"
+    )
+    func shortBytesEqual() {
+        for length in 0...80 {
+            let text = (0..<length).map { UInt8(truncatingIfNeeded: 0x41 + $0 * 5) }
+            for offset in 0..<8 {
+                // Different bytes around each copy: a read outside the strings would tell them apart.
+                let a = [UInt8](repeating: 0x01, count: offset) + text + [UInt8](repeating: 0x02, count: 8)
+                let b = [UInt8](repeating: 0x03, count: 3) + text + [UInt8](repeating: 0x04, count: 8)
+                a.withUnsafeBytes { x in
+                    b.withUnsafeBytes { y in
+                        #expect(ShortBytes.equal(x.baseAddress! + offset, y.baseAddress! + 3, count: length))
+                    }
+                }
+                for position in 0..<length {
+                    var c = b
+                    c[3 + position] ^= 0x20
+                    a.withUnsafeBytes { x in
+                        c.withUnsafeBytes { y in
+                            #expect(
+                                !ShortBytes.equal(x.baseAddress! + offset, y.baseAddress! + 3, count: length),
+                                "\(position) of \(length)")
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     @Test(
         "isASCII reads exactly its bytes: a byte at or above 0x80 at any position of text to 40 bytes is found, the non-ASCII bytes around it never are"
     )

@@ -1,3 +1,5 @@
+internal import CryptoCore
+
 /// The major kinds of CBOR data item (RFC 8949 §3.1), with major type 7 split into simple values and
 /// floats.
 public enum CBORType: UInt8, Sendable, Hashable {
@@ -47,7 +49,7 @@ struct Node {
     func isDefiniteText(_ utf8: UnsafeBufferPointer<UInt8>, in bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard type == .textString, flags & Node.indefinite == 0, Int(argument) == utf8.count else { return false }
         return utf8.isEmpty
-            || memcmp(bytes.baseAddress! + Int(start) + Int(headLength), utf8.baseAddress!, utf8.count) == 0
+            || ShortBytes.equal(bytes.baseAddress! + Int(start) + Int(headLength), utf8.baseAddress!, count: utf8.count)
     }
     static let floatHalf: UInt8 = 2
     static let floatSingle: UInt8 = 4
