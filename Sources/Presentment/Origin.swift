@@ -34,11 +34,40 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
 
     private static func lower(_ c: UInt8) -> UInt8 { c >= 0x41 && c <= 0x5a ? c | 0x20 : c }
 
-    /// The byte-level parser behind `init`: one pass, no Foundation string operations. Returns nil
-    /// when the input already is the serialization (the usual case: nothing is allocated).
+    /// The byte-level parser behind `init`, no Foundation string operations. Returns nil when the input
+    /// already is the serialization (the usual case: nothing is allocated). The usual input, an https
+    /// origin already serialized with a DNS name, is recognised in one pass (`isSerializedHTTPSName`);
+    /// anything else goes through `parse`.
     private static func serialize(_ u: UnsafeBufferPointer<UInt8>, allowAppOrigins: Bool) throws(PresentmentError)
         -> String?
     {
+        if isSerializedHTTPSName(u) { return nil }
+        return try parse(u, allowAppOrigins: allowAppOrigins)
+    }
+
+    /// Whether `u` is `https://` and a lower-case DNS name of labels of `a`–`z`, `0`–`9` and `-`
+    /// separated by single dots, at most 253 bytes, its last label starting with a letter (so not a
+    /// number: no IPv4 reading applies, WHATWG §3.5), with no port, path, query or fragment. `parse`
+    /// accepts every such input unchanged (it returns nil for it: pinned by a test); this is only the
+    /// shortcut for it.
+    static func isSerializedHTTPSName(_ u: UnsafeBufferPointer<UInt8>) -> Bool {
+        let n = u.count
+        guard n > 8, n - 8 <= 253, startsWith("https://", u, ignoringCase: false) else { return false }
+        var labelStart = 8
+        for k in 8..<n {
+            let c = u[k]
+            if c == UInt8(ascii: ".") {
+                guard k > labelStart else { return false }  // an empty label (leading, or two dots)
+                labelStart = k + 1
+            } else if !((c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c == 0x2d) {
+                return false
+            }
+        }
+        return labelStart < n && u[labelStart] >= 0x61 && u[labelStart] <= 0x7a
+    }
+
+    /// The full parser: every scheme and host form, normalized as a browser serializes it.
+    static func parse(_ u: UnsafeBufferPointer<UInt8>, allowAppOrigins: Bool) throws(PresentmentError) -> String? {
         guard !u.isEmpty else { throw PresentmentError(OriginRule.empty) }
         guard u.count <= 2048 else { throw PresentmentError(OriginRule.tooLong) }
         for c in u where c <= 0x20 || c >= 0x7f {

@@ -143,4 +143,75 @@ struct OriginTests {
             try Origin("android:apk-key-hash:", allowAppOrigins: true)
         }
     }
+
+    @Test(
+        "The shortcut for an already serialized https DNS origin only takes inputs the full parser keeps unchanged, and none of its near misses"
+    )
+    func serializedNameShortcut() throws {
+        func fast(_ s: String) -> Bool {
+            var t = s
+            return t.withUTF8 { Origin.isSerializedHTTPSName($0) }
+        }
+        func parsedUnchanged(_ s: String) throws -> Bool {
+            var t = s
+            let r = t.withUTF8 { u in
+                Result { () throws(PresentmentError) in try Origin.parse(u, allowAppOrigins: false) }
+            }
+            return try r.get() == nil
+        }
+        // Hosts built from every character the shortcut allows, labels of 1 to 63 bytes, up to 253 bytes.
+        var rng = SplitMix64(seed: 26)
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789-".utf8)
+        var taken = 0
+        for round in 0..<2_000 {
+            let labels = 1 + Int(rng.next() % 5)
+            var host = [String]()
+            for l in 0..<labels {
+                let length = 1 + Int(rng.next() % (round % 10 == 0 ? 63 : 12))
+                var label = (0..<length).map { _ in alphabet[Int(rng.next() % UInt64(alphabet.count))] }
+                if l == labels - 1, rng.next() % 4 != 0 { label[0] = alphabet[Int(rng.next() % 26)] }
+                host.append(String(decoding: label, as: UTF8.self))
+            }
+            let origin = "https://" + host.joined(separator: ".")
+            if fast(origin) {
+                taken += 1
+                #expect(try parsedUnchanged(origin), "\(origin)")
+                #expect(try Origin(origin).serialized == origin)
+            }
+        }
+        #expect(taken > 1_000)
+        let longest = "https://" + Array(repeating: String(repeating: "a", count: 63), count: 4).joined(separator: ".")
+        #expect(longest.utf8.count - 8 == 255)
+        let at253 = String(longest.dropLast(2))
+        #expect(fast(at253))
+        #expect(try parsedUnchanged(at253))
+        // Near misses: each left to the full parser (which rewrites, reads a number, or refuses).
+        for miss in [
+            "https://", "https://a..b", "https://.a", "https://a.", "https://1.2.3.4", "https://a.0x7f", "https://a.1",
+            "https://a.-b", "https://Example.com", "https://a_b.com", "https://a.com:443", "https://a.com:8443",
+            "https://a.com/", "https://a.com?", "https://a.com#", "http://a.com", "HTTPS://a.com", "https://u@a.com",
+            "https://[::1]", "https://a.com ", String(at253.dropLast()) + "ab", "https://é.com",
+        ] {
+            #expect(!fast(miss), "\(miss)")
+        }
+        // The full parser's answer for near misses the shortcut leaves: unchanged, rewritten or refused.
+        #expect(try parsedUnchanged("https://a.-b"))
+        expectRefusal(OriginRule.hostNumberNotIPv4) { try Origin("https://a.1") }
+        #expect(try Origin("https://1.2.3.4").serialized == "https://1.2.3.4")
+        #expect(try Origin("https://a.com:443").serialized == "https://a.com")
+        expectRefusal(OriginRule.hostEmptyLabel) { try Origin("https://a..b") }
+    }
+}
+
+/// A seeded generator, so that the generated origins are the same on every run.
+private struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9e37_79b9_7f4a_7c15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
+        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
+        return z ^ (z >> 31)
+    }
 }
