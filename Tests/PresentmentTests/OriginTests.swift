@@ -160,16 +160,21 @@ struct OriginTests {
             return try r.get() == nil
         }
         // Hosts built from every character the shortcut allows, labels of 1 to 63 bytes, up to 253 bytes.
-        var rng = SplitMix64(seed: 26)
+        // A fixed linear congruential sequence (Knuth's MMIX constants): the same origins on every run.
+        var state: UInt64 = 26
+        func next() -> UInt64 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return state >> 33
+        }
         let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789-".utf8)
         var taken = 0
         for round in 0..<2_000 {
-            let labels = 1 + Int(rng.next() % 5)
+            let labels = 1 + Int(next() % 5)
             var host = [String]()
             for l in 0..<labels {
-                let length = 1 + Int(rng.next() % (round % 10 == 0 ? 63 : 12))
-                var label = (0..<length).map { _ in alphabet[Int(rng.next() % UInt64(alphabet.count))] }
-                if l == labels - 1, rng.next() % 4 != 0 { label[0] = alphabet[Int(rng.next() % 26)] }
+                let length = 1 + Int(next() % (round % 10 == 0 ? 63 : 12))
+                var label = (0..<length).map { _ in alphabet[Int(next() % UInt64(alphabet.count))] }
+                if l == labels - 1, next() % 4 != 0 { label[0] = alphabet[Int(next() % 26)] }
                 host.append(String(decoding: label, as: UTF8.self))
             }
             let origin = "https://" + host.joined(separator: ".")
@@ -200,18 +205,5 @@ struct OriginTests {
         #expect(try Origin("https://1.2.3.4").serialized == "https://1.2.3.4")
         #expect(try Origin("https://a.com:443").serialized == "https://a.com")
         expectRefusal(OriginRule.hostEmptyLabel) { try Origin("https://a..b") }
-    }
-}
-
-/// A seeded generator, so that the generated origins are the same on every run.
-private struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9e37_79b9_7f4a_7c15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-        return z ^ (z >> 31)
     }
 }
