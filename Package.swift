@@ -169,7 +169,7 @@ let package = Package(
             name: "AnnexCTests",
             dependencies: [
                 "AnnexC", "AnnexCReader", "Presentment", "MdocCBOR", "HPKE", "TestSupport", "TestWorld",
-                "DigitalCredentials", "Longfellow", "OpenID4VP", "OpenID4VPReader",
+                "DigitalCredentials", "DCAPIFraming", "Longfellow", "OpenID4VP", "OpenID4VPReader", "WebEncoding",
             ]),
         .testTarget(
             name: "OpenID4VPTests",

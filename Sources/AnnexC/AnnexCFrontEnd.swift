@@ -39,10 +39,26 @@ package struct AnnexCFrontEnd: DCAPIFrontEnd {
     {
         let limits = environment.limits
         let data = try AnnexCRequestData(entry, maxBytes: limits.maxRequestBytes)
-        let encryptionInfo = try EncryptionInfo(base64url: data.encryptionInfo)
-        let transcript = AnnexCSessionTranscript(encryptionInfo: data.encryptionInfo, origin: origin)
+        // EncryptionInfo and the transcript read the string's bytes (decoded in place; no `String`).
+        var parsed: EncryptionInfo?
+        var made: AnnexCSessionTranscript?
+        var failure: PresentmentError?
+        var dcapiInfo: [UInt8]?
+        let recording = trace != nil
+        _ = data.encryptionInfo.withStringBytes { text in
+            do throws(PresentmentError) { parsed = try EncryptionInfo(base64url: text) } catch {
+                failure = error
+                return
+            }
+            made = AnnexCSessionTranscript(encryptionInfo: text, origin: origin)
+            if recording { dcapiInfo = AnnexCSessionTranscript.dcapiInfo(encryptionInfo: text, origin: origin) }
+        }
+        if let failure { throw failure }
+        guard let encryptionInfo = parsed, let transcript = made else {
+            throw PresentmentError(AnnexCRule.encryptionInfoNotString)
+        }
         if trace != nil {
-            trace!.record("dcapiInfo", transcript.dcapiInfo)
+            trace!.record("dcapiInfo", dcapiInfo!)
             trace!.record("SessionTranscript", transcript.bytes)
         }
         var decoded: [UInt8]?

@@ -7,8 +7,8 @@ import WebEncoding
 struct AnnexCRequestData: Sendable {
     /// `deviceRequest` as received (a JSON string: decoded from the request's own bytes, no `String` made).
     let deviceRequest: JSONNode
-    /// `encryptionInfo` as received (hashed verbatim into the transcript).
-    let encryptionInfo: String
+    /// `encryptionInfo` as received (a JSON string, hashed verbatim into the transcript; no `String` made).
+    let encryptionInfo: JSONNode
 
     /// The strict bounds of the entry's `data` itself (its members are two strings; a few extension
     /// members are tolerated).
@@ -16,7 +16,9 @@ struct AnnexCRequestData: Sendable {
     static let dataMembers = 64
 
     /// A bare Annex C data object: it has `deviceRequest` or `encryptionInfo`.
-    static func isBareData(_ json: JSONNode) -> Bool { json["deviceRequest"] != nil || json["encryptionInfo"] != nil }
+    static func isBareData(_ json: JSONNode) -> Bool {
+        json.containsKey { $0.spells("deviceRequest") || $0.spells("encryptionInfo") }
+    }
 
     /// Reads the two strings of an entry's `data` (older Chrome sent `data` as a JSON string).
     init(_ entry: RequestEntry, maxBytes: Int) throws(PresentmentError) {
@@ -34,11 +36,11 @@ struct AnnexCRequestData: Sendable {
         guard let dr = data["deviceRequest"] else { throw PresentmentError(AnnexCRule.deviceRequestMissing) }
         guard let ei = data["encryptionInfo"] else { throw PresentmentError(AnnexCRule.encryptionInfoMissing) }
         guard dr.isString else { throw PresentmentError(AnnexCRule.deviceRequestNotString) }
-        guard let eis = ei.string else { throw PresentmentError(AnnexCRule.encryptionInfoNotString) }
-        // Decided without unescaping (the front end decodes the string once, later).
+        guard ei.isString else { throw PresentmentError(AnnexCRule.encryptionInfoNotString) }
+        // Decided without unescaping (the front end decodes each string once, later).
         guard !dr.isEmptyString else { throw PresentmentError(AnnexCRule.deviceRequestEmpty) }
-        guard !eis.isEmpty else { throw PresentmentError(AnnexCRule.encryptionInfoEmpty) }
+        guard !ei.isEmptyString else { throw PresentmentError(AnnexCRule.encryptionInfoEmpty) }
         deviceRequest = dr
-        encryptionInfo = eis
+        encryptionInfo = ei
     }
 }

@@ -12,7 +12,15 @@ package struct EncryptionInfo: Sendable {
 
     /// Parses the base64url text exactly as received.
     init(base64url text: String) throws(PresentmentError) {
-        guard text.utf8.count <= 4096 else {
+        let r: Result<EncryptionInfo, PresentmentError> = withUTF8Bytes(text) { b in
+            Result { () throws(PresentmentError) in try EncryptionInfo(base64url: UnsafeRawBufferPointer(b)) }
+        }
+        self = try r.get()
+    }
+
+    /// Parses the base64url text exactly as received, given as its UTF-8 bytes.
+    init(base64url text: UnsafeRawBufferPointer) throws(PresentmentError) {
+        guard text.count <= 4096 else {
             throw PresentmentError(AnnexCRule.encryptionInfoTooLong)
         }
         guard let bytes = Base64URL.decode(text) else {

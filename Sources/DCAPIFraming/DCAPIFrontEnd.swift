@@ -26,8 +26,11 @@ package struct RequestEntry: Sendable {
     /// Throws `FramingRule.dataMissing` or `.dataNotJSON`.
     package func parsedData(limits: JSONValue.Limits) throws(PresentmentError) -> JSONNode {
         guard let data else { throw PresentmentError(FramingRule.dataMissing) }
-        guard let s = data.string else { return data }
-        do { return try JSONDocument(Array(s.utf8), limits: limits).root } catch {
+        // The usual `data`, an object, is returned as it is (no optional string made and dropped).
+        guard data.isString else { return data }
+        var text = [UInt8]()
+        _ = data.withStringBytes { text = Array($0) }
+        do { return try JSONDocument(text, limits: limits).root } catch {
             throw PresentmentError(FramingRule.dataNotJSON, underlying: error)
         }
     }
@@ -66,21 +69,57 @@ package enum ResponseEnvelope {
     /// A response written once into an allocation of its exact size that becomes the returned `Data`:
     /// the envelope's opening when `protocolIdentifier` is given, a body of `bodyLength` bytes that
     /// `writeBody` writes in its place, and the envelope's closing brace. On a throw nothing is returned
-    /// and the allocation is freed.
+    /// and the allocation is freed. An identifier with no byte JSON must escape (every registered one)
+    /// is copied between the opening's two fixed pieces; any other is written by `prefix`.
     package static func response<E: Error>(
         protocolIdentifier: String?, bodyLength: Int, _ writeBody: (UnsafeMutableRawBufferPointer) throws(E) -> Void
     ) throws(E) -> Data {
-        let prefix = protocolIdentifier.map { self.prefix(protocolIdentifier: $0) } ?? []
-        let total = prefix.count + bodyLength + (protocolIdentifier == nil ? 0 : 1)
+        guard var id = protocolIdentifier else {
+            return try assemble(prefixLength: 0, closing: false, bodyLength: bodyLength, { _ in }, writeBody)
+        }
+        let plain = id.withUTF8 { u in
+            u.allSatisfy { $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+        }
+        guard plain else {
+            let prefix = self.prefix(protocolIdentifier: id)
+            return try assemble(
+                prefixLength: prefix.count, closing: true, bodyLength: bodyLength,
+                { p in prefix.withUnsafeBytes { p.copyMemory(from: $0.baseAddress!, byteCount: $0.count) } }, writeBody
+            )
+        }
+        let open: StaticString = "{\"protocol\":\""
+        let close: StaticString = "\",\"data\":"
+        let n = id.utf8.count  // O(1) for a native string
+        return try assemble(
+            prefixLength: open.utf8CodeUnitCount + n + close.utf8CodeUnitCount, closing: true, bodyLength: bodyLength,
+            { p in
+                p.copyMemory(from: open.utf8Start, byteCount: open.utf8CodeUnitCount)
+                id.withUTF8 { u in
+                    if let b = u.baseAddress {
+                        p.advanced(by: open.utf8CodeUnitCount).copyMemory(from: b, byteCount: n)
+                    }
+                }
+                p.advanced(by: open.utf8CodeUnitCount + n).copyMemory(
+                    from: close.utf8Start, byteCount: close.utf8CodeUnitCount)
+            }, writeBody)
+    }
+
+    /// Allocates the response, has `writePrefix` fill its first `prefixLength` bytes and `writeBody` the
+    /// next `bodyLength`, closes the envelope when `closing`, and hands the allocation to `Data`.
+    private static func assemble<E: Error>(
+        prefixLength: Int, closing: Bool, bodyLength: Int, _ writePrefix: (UnsafeMutableRawPointer) -> Void,
+        _ writeBody: (UnsafeMutableRawBufferPointer) throws(E) -> Void
+    ) throws(E) -> Data {
+        let total = prefixLength + bodyLength + (closing ? 1 : 0)
         let out = UnsafeMutableRawBufferPointer.allocate(byteCount: total, alignment: 1)
-        prefix.withUnsafeBytes { out.copyMemory(from: $0) }
+        writePrefix(out.baseAddress!)
         do {
-            try writeBody(UnsafeMutableRawBufferPointer(rebasing: out[prefix.count..<prefix.count + bodyLength]))
+            try writeBody(UnsafeMutableRawBufferPointer(rebasing: out[prefixLength..<prefixLength + bodyLength]))
         } catch {
             out.deallocate()
             throw error
         }
-        if protocolIdentifier != nil { out[total - 1] = suffix }
+        if closing { out[total - 1] = suffix }
         return Data(bytesNoCopy: out.baseAddress!, count: total, deallocator: .custom { p, _ in p.deallocate() })
     }
 

@@ -38,10 +38,10 @@ package struct RequestEnvelope: Sendable {
         }
         guard json.isObject else { throw PresentmentError(FramingRule.notObject) }
         func list(_ value: JSONNode?, _ framing: RequestFraming) throws(PresentmentError) -> [RequestEntry] {
-            guard let items = value?.elements else { throw PresentmentError(FramingRule.requestsNotArray) }
+            guard let value, value.isArray else { throw PresentmentError(FramingRule.requestsNotArray) }
             var out = [RequestEntry]()
-            for item in items {
-                guard item.isObject, let p = item["protocol"]?.string else { continue }
+            value.forEachElement { item in
+                guard item.isObject, let p = item["protocol"]?.string else { return }
                 out.append(RequestEntry(framing: framing, protocolIdentifier: p, data: item["data"]))
             }
             return out

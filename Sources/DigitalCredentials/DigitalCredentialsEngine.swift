@@ -71,11 +71,12 @@ public final class DigitalCredentialsEngine: Sendable {
         rawRequest: Data, origin: String, credentialID: String? = nil, format: ResponseFormat = .automatic
     ) throws(PresentmentError) -> Data {
         do throws(PresentmentError) {
-            let (candidates, _) = try read(rawRequest)
+            let entries = try read(rawRequest)
             let origin = try Origin(origin, allowAppOrigins: configuration.shared.allowAppOrigins)
             var refusal: PresentmentError?
-            for candidate in candidates {
-                do { return try candidate.frontEnd.accept(core, candidate.entry, origin, credentialID, format) } catch {
+            for frontEnd in order {
+                guard let entry = entries.entry(for: frontEnd) else { continue }
+                do { return try frontEnd.accept(core, entry, origin, credentialID, format) } catch {
                     guard Self.isSelectionRefusal(error) else { throw error }
                     if refusal == nil { refusal = error }
                     if configuration.preference != .answerable { throw error }
@@ -148,61 +149,62 @@ public final class DigitalCredentialsEngine: Sendable {
         e.code == .noMatchingCredential || e.code == .cannotSatisfyRequest
     }
 
-    /// An entry to consider and the front end that answers it (a struct, not a tuple: an array of
-    /// tuples is copied and destroyed through the runtime's generic tuple witnesses).
-    private struct Candidate {
-        let frontEnd: RegisteredFrontEnd
-        let entry: RequestEntry
+    /// The envelope read once, and which entry each enabled protocol considers: its first entry, or
+    /// a bare `data` object when it is the first registered front end that recognises it.
+    private struct Entries {
+        let envelope: RequestEnvelope
+        /// For a bare `data` object, the protocol it belongs to.
+        let bareOwner: PresentationProtocol?
+
+        /// The entry `frontEnd` answers, if any.
+        func entry(for frontEnd: RegisteredFrontEnd) -> RequestEntry? {
+            if envelope.framing == .dataObject {
+                return bareOwner == frontEnd.presentationProtocol ? envelope.entries[0] : nil
+            }
+            return envelope.entries.first { $0.protocolIdentifier.map(frontEnd.answers) ?? false }
+        }
     }
 
-    /// The envelope read once, and the entries to consider in order: the first entry of each enabled
-    /// protocol (a bare `data` object belongs to the first registered front end that recognises it).
-    private func read(_ raw: Data) throws(PresentmentError) -> (
-        candidates: [Candidate], framing: RequestFraming
-    ) {
+    /// Reads the envelope (the protocols' entries are then taken in `order`, with no list of them made).
+    private func read(_ raw: Data) throws(PresentmentError) -> Entries {
         let limits = configuration.shared.limits
-        guard raw.count <= limits.maxRequestBytes else { throw PresentmentError(FramingRule.tooLarge) }
         let frontEnds = self.frontEnds
-        // Read straight from the caller's buffer (no copy of the request).
+        // Read straight from the caller's buffer (no copy of the request; its size read there too:
+        // each look into a `Data`'s storage is a dynamically checked access).
         let found: Result<RequestEnvelope, PresentmentError> = raw.withUnsafeBytes { bytes in
             Result { () throws(PresentmentError) in
-                try RequestEnvelope.parse(
+                guard bytes.count <= limits.maxRequestBytes else { throw PresentmentError(FramingRule.tooLarge) }
+                return try RequestEnvelope.parse(
                     bytes.assumingMemoryBound(to: UInt8.self), maxBytes: limits.maxRequestBytes,
                     isBareData: { json in frontEnds.contains { $0.isBareData(json) } })
             }
         }
         let envelope = try found.get()
-        var candidates = [Candidate]()
-        candidates.reserveCapacity(order.count)
-        for frontEnd in order {
-            let entry: RequestEntry?
-            if envelope.framing == .dataObject {
-                let bare = envelope.entries[0]
-                let owner = bare.data.flatMap { json in frontEnds.first { $0.isBareData(json) } }
-                entry = owner?.presentationProtocol == frontEnd.presentationProtocol ? bare : nil
-            } else {
-                entry = envelope.entries.first { $0.protocolIdentifier.map(frontEnd.answers) ?? false }
-            }
-            if let entry { candidates.append(Candidate(frontEnd: frontEnd, entry: entry)) }
+        var owner: PresentationProtocol?
+        if envelope.framing == .dataObject, let json = envelope.entries[0].data {
+            owner = frontEnds.first { $0.isBareData(json) }?.presentationProtocol
         }
-        return (candidates, envelope.framing)
+        return Entries(envelope: envelope, bareOwner: owner)
     }
 
     /// `parse` by the rule, recording into `explanation` when one is given.
     private func parse(_ raw: Data, origin originText: String, explanation: inout Explanation?)
         throws(PresentmentError) -> DigitalCredentialsRequest
     {
-        let (candidates, framing) = try read(raw)
-        explanation?.framing = framing
+        let entries = try read(raw)
+        explanation?.framing = entries.envelope.framing
         let origin = try Origin(originText, allowAppOrigins: configuration.shared.allowAppOrigins)
         explanation?.origin = origin.serialized
-        guard !candidates.isEmpty else { throw PresentmentError(FramingRule.noEntry) }
+        guard order.contains(where: { entries.entry(for: $0) != nil }) else {
+            throw PresentmentError(FramingRule.noEntry)
+        }
         var considered = [String]()
         var unanswerable: (request: DigitalCredentialsRequest, trace: CheckTrace?)?
-        for candidate in candidates {
+        for frontEnd in order {
+            guard let entry = entries.entry(for: frontEnd) else { continue }
             var trace: CheckTrace? = explanation == nil ? nil : CheckTrace()
             var request: DigitalCredentialsRequest
-            do { request = try candidate.frontEnd.parse(core, candidate.entry, origin, &trace) } catch {
+            do { request = try frontEnd.parse(core, entry, origin, &trace) } catch {
                 explanation?.trace = trace ?? CheckTrace()
                 throw error
             }

@@ -31,9 +31,20 @@ package struct OpenID4VPFrontEnd: DCAPIFrontEnd {
     }
 
     /// A top-level object that is an OpenID4VP `data` object on its own.
+    /// One of `response_type`, `dcql_query` and `request`, or both `payload` and `signatures`
+    /// (keys read in one pass).
     package static func isBareData(_ json: JSONNode) -> Bool {
-        json["response_type"] != nil || json["dcql_query"] != nil || json["request"] != nil
-            || (json["payload"] != nil && json["signatures"] != nil)
+        var payload = false
+        var signatures = false
+        let named = json.containsKey { key in
+            if key.spells("payload") {
+                payload = true
+            } else if key.spells("signatures") {
+                signatures = true
+            }
+            return key.spells("response_type") || key.spells("dcql_query") || key.spells("request")
+        }
+        return named || (payload && signatures)
     }
 
     /// The form of a bare data object.

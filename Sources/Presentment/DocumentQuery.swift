@@ -137,6 +137,8 @@ package struct DocumentQuery: Sendable {
     package var rules: ClaimRules? { core.rules }
     /// The reader's zero-knowledge ask (`requestInfo.zkRequest`), if any; its answer is the engine's.
     package var zeroKnowledge: ZeroKnowledgeOffer?
+    /// How a proof request is answered; nil when no proof was asked (the usual case reads no offer).
+    package var zeroKnowledgeAnswer: ZeroKnowledgeAnswer? { zeroKnowledge == nil ? nil : zeroKnowledge!.answer }
 
     init(
         index: Int, request: ItemsRequest, alternatives: [(requested: ElementID, sets: [[ElementID]])],

@@ -94,7 +94,7 @@ extension Planner {
             guard var m = best(q, context: context, now: now, credentialID: credentialID) else { continue }
             perDoc[q.index] = try planDocument(
                 index: q.index, docType: q.docType, maximumResponseSize: q.maximumResponseSize, match: &m,
-                approving: .allRequested, consented: nil, zeroKnowledge: q.zeroKnowledge?.answer)
+                approving: .allRequested, consented: nil, zeroKnowledge: q.zeroKnowledgeAnswer)
         }
         // Only consulted to word a refusal.
         return try settle(
@@ -138,7 +138,7 @@ extension Planner {
             perDoc[index] = try planDocument(
                 index: index, docType: docType, maximumResponseSize: documents[k].maximumResponseSize, match: &m,
                 approving: approving, consented: consented?.documents[docType],
-                zeroKnowledge: documents[k].zeroKnowledge?.answer, plainFallback: plainFallback.contains(index))
+                zeroKnowledge: documents[k].zeroKnowledgeAnswer, plainFallback: plainFallback.contains(index))
         }
         return try settle(
             perDoc, documentSets: documentSets, docTypes: { documents[$0].docType },
@@ -216,7 +216,7 @@ extension Planner {
         let answers = choose(documents.count, documentSets: documentSets) { i in
             guard let m = documents[i].candidates.first?.match else { return false }
             // The decisions of `planDocument` for a proof request under `.allRequested` and no fallback.
-            switch documents[i].zeroKnowledge?.answer {
+            switch documents[i].zeroKnowledgeAnswer {
             case .plainFallback?: return false
             case .proof?: return m.missing.isEmpty && m.substitutions.isEmpty && releasesAnything(m)
             case nil: break

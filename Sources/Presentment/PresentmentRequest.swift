@@ -120,6 +120,8 @@ public struct RequestedDocument: Sendable {
     /// `zkRequired: false`); the answer is a plain presentation, which reveals what
     /// `ZeroKnowledgeOffer.plainPresentationReveals` lists. Nil when the reader did not ask.
     public let zeroKnowledge: ZeroKnowledgeOffer?
+    /// How a proof request is answered; nil when no proof was asked (the usual case reads no offer).
+    package var zeroKnowledgeAnswer: ZeroKnowledgeAnswer? { zeroKnowledge == nil ? nil : zeroKnowledge!.answer }
     /// Whether the holder may present this document with no element at all, by document-level consent
     /// (`Approval.perDocument([index: []])`): true for an ISO/IEC 18013-5 DocRequest and for a DCQL
     /// query without claims, false for a query whose claims must be released. Such a presentation

@@ -220,6 +220,20 @@ package struct JSONNode: Sendable {
         }
     }
 
+    /// Whether this is an object with a member whose key node satisfies `test`, trying the keys in
+    /// order once (for checking several names in one pass, where each look-up would walk them all).
+    package func containsKey(where test: (_ key: JSONNode) -> Bool) -> Bool {
+        let n = node
+        guard n.kind == .object else { return false }
+        let nodes = storage.nodes
+        var k = index + 1
+        for _ in 0..<n.count {
+            if test(JSONNode(storage: storage, index: k)) { return true }
+            k = Int(nodes[Int(nodes[k].next)].next)
+        }
+        return false
+    }
+
     /// The members with decoded keys, when this is an object.
     package var members: [(String, JSONNode)]? {
         guard isObject else { return nil }

@@ -33,9 +33,10 @@ struct CaptureVectorTests {
         let request = try engine.parse(rawRequest: raw, origin: origin)
         #expect(request.details.annexC?.framing == .digitalRequestList)
         #expect(request.origin.serialized == "http://127.0.0.1:3010")
-        #expect(
-            Hex.encode(request.details.annexC!.sessionTranscript.dcapiInfo) == expected["dcapiInfo_cbor_hex"] as! String
-        )
+        let dcapiInfo = engine.explain(rawRequest: raw, origin: origin).trace.structures.first {
+            $0.name == "dcapiInfo"
+        }
+        #expect(dcapiInfo.map { Hex.encode($0.bytes) } == expected["dcapiInfo_cbor_hex"] as? String)
         #expect(
             Hex.encode(request.details.annexC!.sessionTranscript.dcapiInfoHash) == expected["dcapiInfo_sha256_hex"]
                 as! String)

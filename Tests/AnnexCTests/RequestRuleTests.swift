@@ -214,6 +214,45 @@ struct RequestRuleTests {
         expectRefusal(AnnexCRule.deviceRequestEmpty) { try parse("") }
     }
 
+    @Test(
+        "encryptionInfo is read as its JSON string decodes, in place: escapes give the same EncryptionInfo and transcript, an escape outside the alphabet, an empty or a too long string is refused"
+    )
+    func escapedEncryptionInfo() throws {
+        let engine = TestWorld.engine(
+            try CredentialContext(entries: [], keyResolver: InMemoryKeyResolver([:])), protocols: [.annexC])
+        func parse(_ encryptionInfo: String) throws(PresentmentError) -> DigitalCredentialsRequest {
+            try engine.parse(
+                rawRequest: Data("{\"deviceRequest\":\"\(Self.dr)\",\"encryptionInfo\":\"\(encryptionInfo)\"}".utf8),
+                origin: "https://verifier.example")
+        }
+        let expected = AnnexCSessionTranscript(encryptionInfo: Self.ei, origin: try Origin("https://verifier.example"))
+        let plain = try parse(Self.ei)
+        #expect(plain.sessionTranscriptBytes == expected.bytes)
+        // The first character ("g") and the last written as \u escapes: the same string, hashed as decoded.
+        let escaped = "\\u0067" + Self.ei.dropFirst().dropLast() + "\\u00\(String(Self.ei.utf8.last!, radix: 16))"
+        let viaEscapes = try parse(escaped)
+        #expect(viaEscapes.sessionTranscriptBytes == expected.bytes)
+        #expect(viaEscapes.details.annexC?.encryptionInfo.nonce == plain.details.annexC?.encryptionInfo.nonce)
+        // The transcript an explanation shows is the one hashed.
+        let shown = engine.explain(
+            rawRequest: Data("{\"deviceRequest\":\"\(Self.dr)\",\"encryptionInfo\":\"\(escaped)\"}".utf8),
+            origin: "https://verifier.example"
+        ).trace.structures.first { $0.name == "dcapiInfo" }?.bytes
+        #expect(shown.map(MdocDigest.sha256) == expected.dcapiInfoHash)
+        #expect(
+            shown
+                == AnnexCSessionTranscript.dcapiInfo(
+                    encryptionInfo: Self.ei, origin: try Origin("https://verifier.example")))
+        expectRefusal(AnnexCRule.encryptionInfoNotBase64URL) { try parse("\\u002b" + Self.ei.dropFirst()) }
+        expectRefusal(AnnexCRule.encryptionInfoEmpty) { try parse("") }
+        // The bound is on the decoded string: 4,097 characters, however written, are too long.
+        expectRefusal(AnnexCRule.encryptionInfoTooLong) { try parse(String(repeating: "A", count: 4097)) }
+        expectRefusal(AnnexCRule.encryptionInfoTooLong) {
+            try parse(String(repeating: "\\u0041", count: 4097))
+        }
+        expectRefusal(AnnexCRule.encryptionInfoNotCBOR) { try parse(String(repeating: "A", count: 4096)) }
+    }
+
     static func eiText(_ v: CBORValue) -> String { Base64URL.encode(v.encoded()) }
 
     @Test(

@@ -221,6 +221,28 @@ struct COSETests {
         var w3 = CBORWriter()
         w3.write(.map([.init(.int(1), .int(1)), .init(.int(-1), .int(1)), .init(.int(-2), .bytes(k.x))]))
         #expect(throws: COSEError.invalidKey("unsupported crv")) { try COSEKey(encoded: w3.bytes) }
+        // The map read on the tape: an indefinite-length map; labels of no interest (text, 0, 3, -5, and
+        // integers past Int64 in either sign) skipped; a key ID kept; a coordinate that is not one
+        // definite byte string refused.
+        let x: [UInt8] = [0x58, 0x20] + k.x
+        let y: [UInt8] = [0x58, 0x20] + k.y!
+        let indefinite: [UInt8] = [0xbf, 0x01, 0x02, 0x20, 0x01, 0x21] + x + [0x22] + y + [0xff]
+        #expect(try COSEKey(encoded: indefinite) == k)
+        let huge: [UInt8] = [0x1b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]
+        let hugeNegative: [UInt8] = [0x3b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]
+        var extra: [UInt8] = [0xab, 0x61, 0x78, 0x00, 0x03, 0x26, 0x00, 0x00, 0x24, 0x01]
+        extra += huge + [0x01] + hugeNegative + [0x01] + [0x02, 0x42, 0xab, 0xcd]
+        extra += [0x01, 0x02, 0x20, 0x01, 0x21] + x + [0x22] + y
+        let withExtra = try COSEKey(encoded: extra)
+        #expect(withExtra.x == k.x && withExtra.y == k.y && withExtra.keyID == [0xab, 0xcd])
+        let chunkedX: [UInt8] = [0xa4, 0x01, 0x02, 0x20, 0x01, 0x21, 0x5f] + x + [0xff, 0x22] + y
+        #expect(throws: COSEError.invalidKey("x is not a byte string")) { try COSEKey(encoded: chunkedX) }
+        let textY: [UInt8] = [0xa4, 0x01, 0x02, 0x20, 0x01, 0x21] + x + [0x22, 0x78, 0x20] + [UInt8](repeating: 0x61, count: 32)
+        #expect(throws: COSEError.invalidKey("y is not a byte string")) { try COSEKey(encoded: textY) }
+        let noY: [UInt8] = [0xa3, 0x01, 0x02, 0x20, 0x01, 0x21] + x
+        #expect(throws: COSEError.invalidKey("missing y")) { try COSEKey(encoded: noY) }
+        let textKID: [UInt8] = [0xa5, 0x01, 0x02, 0x20, 0x01, 0x21] + x + [0x22] + y + [0x02, 0x61, 0x6b]
+        #expect(throws: COSEError.invalidKey("kid")) { try COSEKey(encoded: textKID) }
         // PKCS#8 PEM round trip of the signer.
         let pem = try signer.pkcs8PEM()
         let again = try SoftwareSigner(encodedPrivateKey: Array(pem.utf8))

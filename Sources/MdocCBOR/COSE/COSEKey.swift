@@ -124,11 +124,22 @@ public struct COSEKey: Sendable, Hashable {
         guard item.type == .map else { throw .malformed("COSE_Key is not a map") }
         var kty: Int64?
         var crv: Int64?
-        var x: ArraySlice<UInt8>?
-        var y: ArraySlice<UInt8>?
+        // The coordinates as ranges of the buffer (plain values: no optional slices to destroy).
+        var x: Range<Int>?
+        var y: Range<Int>?
         var kid: [UInt8]?
-        for (k, v) in item.mapEntries {
-            guard let label = k.int64Value else { continue }
+        // The entries are walked on the tape: an item is made only for the value of a label read here.
+        let storage = item.storage
+        var key = item.index + 1
+        for _ in 0..<Int(item.node.argument) {
+            let k = storage[key]
+            let valueIndex = key + Int(k.span)
+            key = valueIndex + Int(storage[valueIndex].span)
+            // Integer labels only (an unsigned one past Int64.max is no label of ours either).
+            guard k.type == .unsignedInt || k.type == .negativeInt, k.argument <= UInt64(Int64.max) else { continue }
+            let label = k.type == .unsignedInt ? Int64(k.argument) : -1 - Int64(k.argument)
+            guard label >= -4 && label <= 2 && label != 0 else { continue }
+            let v = CBORItem(storage: storage, index: valueIndex)
             switch label {
             case 1:
                 kty = v.int64Value
@@ -140,12 +151,12 @@ public struct COSEKey: Sendable, Hashable {
                 crv = v.int64Value
                 if crv == nil { throw .invalidKey("crv") }
             case -2:
-                x = v.byteStringSlice
-                if x == nil { throw .invalidKey("x is not a byte string") }
+                guard v.type == .byteString, !v.isIndefiniteLength else { throw .invalidKey("x is not a byte string") }
+                x = v.contentRange
             case -3:
                 if v.boolValue != nil { throw .invalidKey("compressed point") }
-                y = v.byteStringSlice
-                if y == nil { throw .invalidKey("y is not a byte string") }
+                guard v.type == .byteString, !v.isIndefiniteLength else { throw .invalidKey("y is not a byte string") }
+                y = v.contentRange
             case -4: throw .invalidKey("private key material in a public COSE_Key")
             default: continue
             }
@@ -157,10 +168,10 @@ public struct COSEKey: Sendable, Hashable {
         guard let x else { throw .invalidKey("missing x") }
         if type == .ec2 {
             guard let y else { throw .invalidKey("missing y") }
-            try self.init(curve: curve, x: Array(x), y: Array(y), keyID: kid)
+            try self.init(curve: curve, x: Array(storage.bytes[x]), y: Array(storage.bytes[y]), keyID: kid)
         } else {
             guard y == nil else { throw .invalidKey("y on an OKP key") }
-            try self.init(okp: curve, x: Array(x), keyID: kid)
+            try self.init(okp: curve, x: Array(storage.bytes[x]), keyID: kid)
         }
     }
 
