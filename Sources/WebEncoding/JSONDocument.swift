@@ -263,8 +263,12 @@ package struct JSONNode: Sendable {
         let nodes = storage.nodes
         var k = index + 1
         for _ in 0..<n.count {
-            let v = Int(nodes[k].next)
-            if JSONDocument.keyEquals(storage, k, want) { return JSONNode(storage: storage, index: v) }
+            let key = nodes[k]
+            let v = Int(key.next)
+            // A key without escapes whose length differs is passed over here, without the full compare.
+            if (key.escaped || Int(key.end &- key.start) == want.count) && JSONDocument.keyEquals(storage, k, want) {
+                return JSONNode(storage: storage, index: v)
+            }
             k = Int(nodes[v].next)
         }
         return nil

@@ -237,7 +237,8 @@ struct COSETests {
         #expect(withExtra.x == k.x && withExtra.y == k.y && withExtra.keyID == [0xab, 0xcd])
         let chunkedX: [UInt8] = [0xa4, 0x01, 0x02, 0x20, 0x01, 0x21, 0x5f] + x + [0xff, 0x22] + y
         #expect(throws: COSEError.invalidKey("x is not a byte string")) { try COSEKey(encoded: chunkedX) }
-        let textY: [UInt8] = [0xa4, 0x01, 0x02, 0x20, 0x01, 0x21] + x + [0x22, 0x78, 0x20] + [UInt8](repeating: 0x61, count: 32)
+        let text32 = [UInt8](repeating: 0x61, count: 32)
+        let textY: [UInt8] = [0xa4, 0x01, 0x02, 0x20, 0x01, 0x21] + x + [0x22, 0x78, 0x20] + text32
         #expect(throws: COSEError.invalidKey("y is not a byte string")) { try COSEKey(encoded: textY) }
         let noY: [UInt8] = [0xa3, 0x01, 0x02, 0x20, 0x01, 0x21] + x
         #expect(throws: COSEError.invalidKey("missing y")) { try COSEKey(encoded: noY) }

@@ -217,6 +217,17 @@ struct JSONTests {
         #expect(ab.elements?[2]["k"]?.isNull == true)
         #expect(root["plain"]?.string == "v" && root["n"]?.number == JSONNumber("-150") && root["t"]?.bool == true)
         #expect(root["missing"] == nil && root["a"] == nil)
+        // One pass over the keys: the escaped key is decoded; keys are tried in order; not an object, no keys.
+        var tried = [String]()
+        #expect(
+            root.containsKey { k in
+                tried.append(k.string ?? "?")
+                return k.spells("ab")
+            })
+        #expect(tried == ["ab"])
+        #expect(!root.containsKey { $0.spells("a") || $0.spells("x") })
+        #expect(root.containsKey { $0.spells("t") })
+        #expect(!ab.containsKey { _ in true } && !root["plain"]!.containsKey { _ in true })
         #expect(String(decoding: root["plain"]!.text, as: UTF8.self) == "\"v\"")
         #expect(String(decoding: ab.text, as: UTF8.self) == #"[1,"x\ud83d\ude00\n",{"k":null}]"#)
         #expect(root.members?.map(\.0) == ["ab", "plain", "n", "t"])
