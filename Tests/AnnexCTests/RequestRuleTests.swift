@@ -176,17 +176,41 @@ struct RequestRuleTests {
         }
     }
 
+    /// An Annex C engine with nothing stored.
+    static func emptyEngine() throws -> DigitalCredentialsEngine {
+        TestWorld.engine(
+            try CredentialContext(entries: [], keyResolver: InMemoryKeyResolver([:])), protocols: [.annexC])
+    }
+
+    /// A bare data object with these two strings, written into the JSON as given (escapes and all).
+    static func dataObject(deviceRequest: String = dr, encryptionInfo: String = ei) -> Data {
+        Data("{\"deviceRequest\":\"\(deviceRequest)\",\"encryptionInfo\":\"\(encryptionInfo)\"}".utf8)
+    }
+
+    /// `dataObject(…)` parsed by an empty Annex C engine for https://verifier.example.
+    static func parseData(deviceRequest: String = dr, encryptionInfo: String = ei) throws(PresentmentError)
+        -> DigitalCredentialsRequest
+    {
+        let engine: DigitalCredentialsEngine
+        do { engine = try emptyEngine() } catch { fatalError("an empty context: \(error)") }
+        return try engine.parse(
+            rawRequest: dataObject(deviceRequest: deviceRequest, encryptionInfo: encryptionInfo),
+            origin: "https://verifier.example")
+    }
+
+    /// `s` (ASCII) with its first and last characters written as `\u00XX` escapes.
+    static func escapingEnds(_ s: String) -> String {
+        func escape(_ c: UInt8) -> String { "\\u00" + String(c, radix: 16) }
+        return escape(s.utf8.first!) + s.dropFirst().dropLast() + escape(s.utf8.last!)
+    }
+
     @Test("The transcript hashes the encryptionInfo string exactly as received; a padded one is refused")
     func transcriptUsesReceivedString() throws {
-        let engine = TestWorld.engine(
-            try CredentialContext(entries: [], keyResolver: InMemoryKeyResolver([:])), protocols: [.annexC])
-        let a = try engine.parse(
-            rawRequest: Data("{\"deviceRequest\":\"\(Self.dr)\",\"encryptionInfo\":\"\(Self.ei)\"}".utf8),
-            origin: "https://verifier.example")
+        let engine = try Self.emptyEngine()
+        let a = try engine.parse(rawRequest: Self.dataObject(), origin: "https://verifier.example")
         expectRefusal(AnnexCRule.encryptionInfoNotBase64URL) {
             try engine.parse(
-                rawRequest: Data("{\"deviceRequest\":\"\(Self.dr)\",\"encryptionInfo\":\"\(Self.ei)=\"}".utf8),
-                origin: "https://verifier.example")
+                rawRequest: Self.dataObject(encryptionInfo: Self.ei + "="), origin: "https://verifier.example")
         }
         #expect(a.sessionTranscriptBytes.count == 44)
         #expect(Array(a.sessionTranscriptBytes.prefix(12)) == h("83 f6 f6 82 65 6463617069 58 20"))
@@ -196,17 +220,12 @@ struct RequestRuleTests {
         "deviceRequest is read as its JSON string decodes: escaped characters are unescaped before base64url, an escape that decodes outside the alphabet is refused, an empty one is refused as empty"
     )
     func escapedDeviceRequest() throws {
-        let engine = TestWorld.engine(
-            try CredentialContext(entries: [], keyResolver: InMemoryKeyResolver([:])), protocols: [.annexC])
         func parse(_ deviceRequest: String) throws(PresentmentError) -> DigitalCredentialsRequest {
-            try engine.parse(
-                rawRequest: Data("{\"deviceRequest\":\"\(deviceRequest)\",\"encryptionInfo\":\"\(Self.ei)\"}".utf8),
-                origin: "https://verifier.example")
+            try Self.parseData(deviceRequest: deviceRequest)
         }
         let plain = try parse(Self.dr)
         // The first character ("o") and the last written as \u escapes: the same DeviceRequest.
-        let escaped = "\\u006f" + Self.dr.dropFirst().dropLast() + "\\u00\(String(Self.dr.utf8.last!, radix: 16))"
-        let viaEscapes = try parse(escaped)
+        let viaEscapes = try parse(Self.escapingEnds(Self.dr))
         #expect(viaEscapes.documents.map(\.docType) == plain.documents.map(\.docType))
         #expect(viaEscapes.documents.first?.elements.map(\.id) == plain.documents.first?.elements.map(\.id))
         // "+" written as \u002b: standard base64, not base64url.
@@ -218,25 +237,21 @@ struct RequestRuleTests {
         "encryptionInfo is read as its JSON string decodes, in place: escapes give the same EncryptionInfo and transcript, an escape outside the alphabet, an empty or a too long string is refused"
     )
     func escapedEncryptionInfo() throws {
-        let engine = TestWorld.engine(
-            try CredentialContext(entries: [], keyResolver: InMemoryKeyResolver([:])), protocols: [.annexC])
         func parse(_ encryptionInfo: String) throws(PresentmentError) -> DigitalCredentialsRequest {
-            try engine.parse(
-                rawRequest: Data("{\"deviceRequest\":\"\(Self.dr)\",\"encryptionInfo\":\"\(encryptionInfo)\"}".utf8),
-                origin: "https://verifier.example")
+            try Self.parseData(encryptionInfo: encryptionInfo)
         }
         let expected = AnnexCSessionTranscript(encryptionInfo: Self.ei, origin: try Origin("https://verifier.example"))
         let plain = try parse(Self.ei)
         #expect(plain.sessionTranscriptBytes == expected.bytes)
         // The first character ("g") and the last written as \u escapes: the same string, hashed as decoded.
-        let escaped = "\\u0067" + Self.ei.dropFirst().dropLast() + "\\u00\(String(Self.ei.utf8.last!, radix: 16))"
+        let escaped = Self.escapingEnds(Self.ei)
+        #expect(escaped.hasPrefix("\\u0067"))
         let viaEscapes = try parse(escaped)
         #expect(viaEscapes.sessionTranscriptBytes == expected.bytes)
         #expect(viaEscapes.details.annexC?.encryptionInfo.nonce == plain.details.annexC?.encryptionInfo.nonce)
         // The transcript an explanation shows is the one hashed.
-        let shown = engine.explain(
-            rawRequest: Data("{\"deviceRequest\":\"\(Self.dr)\",\"encryptionInfo\":\"\(escaped)\"}".utf8),
-            origin: "https://verifier.example"
+        let shown = try Self.emptyEngine().explain(
+            rawRequest: Self.dataObject(encryptionInfo: escaped), origin: "https://verifier.example"
         ).trace.structures.first { $0.name == "dcapiInfo" }?.bytes
         #expect(shown.map(MdocDigest.sha256) == expected.dcapiInfoHash)
         #expect(
