@@ -15,11 +15,6 @@ package struct AnnexCSessionTranscript: Sendable, Hashable {
         }
     }
 
-    /// `dcapiInfo(encryptionInfo:origin:)` for the text as a `String`.
-    package static func dcapiInfo(encryptionInfo: String, origin: Origin) -> [UInt8] {
-        withUTF8Bytes(encryptionInfo) { dcapiInfo(encryptionInfo: UnsafeRawBufferPointer($0), origin: origin) }
-    }
-
     /// SHA-256 of dcapiInfo (the last 32 bytes of `bytes`).
     package var dcapiInfoHash: [UInt8] { Array(bytes.suffix(32)) }
     /// The encoded SessionTranscript (44 bytes): HPKE `info`, and the array embedded in the

@@ -10,14 +10,6 @@ package struct EncryptionInfo: Sendable {
     /// The reader's HPKE recipient key: EC2 P-256, validated on the curve.
     package let recipientPublicKey: COSEKey
 
-    /// Parses the base64url text exactly as received.
-    init(base64url text: String) throws(PresentmentError) {
-        let r: Result<EncryptionInfo, PresentmentError> = withUTF8Bytes(text) { b in
-            Result { () throws(PresentmentError) in try EncryptionInfo(base64url: UnsafeRawBufferPointer(b)) }
-        }
-        self = try r.get()
-    }
-
     /// Parses the base64url text exactly as received, given as its UTF-8 bytes.
     init(base64url text: UnsafeRawBufferPointer) throws(PresentmentError) {
         guard text.count <= 4096 else {

@@ -169,6 +169,9 @@ public final class DigitalCredentialsEngine: Sendable {
     private func read(_ raw: Data) throws(PresentmentError) -> Entries {
         let limits = configuration.shared.limits
         let frontEnds = self.frontEnds
+        // The owner of a bare data object, found when the envelope asks (it asks once, of the top-level
+        // object, and frames it `.dataObject` exactly when one front end recognises it).
+        var owner: PresentationProtocol?
         // Read straight from the caller's buffer (no copy of the request; its size read there too:
         // each look into a `Data`'s storage is a dynamically checked access).
         let found: Result<RequestEnvelope, PresentmentError> = raw.withUnsafeBytes { bytes in
@@ -176,15 +179,13 @@ public final class DigitalCredentialsEngine: Sendable {
                 guard bytes.count <= limits.maxRequestBytes else { throw PresentmentError(FramingRule.tooLarge) }
                 return try RequestEnvelope.parse(
                     bytes.assumingMemoryBound(to: UInt8.self), maxBytes: limits.maxRequestBytes,
-                    isBareData: { json in frontEnds.contains { $0.isBareData(json) } })
+                    isBareData: { json in
+                        owner = frontEnds.first { $0.isBareData(json) }?.presentationProtocol
+                        return owner != nil
+                    })
             }
         }
-        let envelope = try found.get()
-        var owner: PresentationProtocol?
-        if envelope.framing == .dataObject, let json = envelope.entries[0].data {
-            owner = frontEnds.first { $0.isBareData(json) }?.presentationProtocol
-        }
-        return Entries(envelope: envelope, bareOwner: owner)
+        return Entries(envelope: try found.get(), bareOwner: owner)
     }
 
     /// `parse` by the rule, recording into `explanation` when one is given.
@@ -195,9 +196,7 @@ public final class DigitalCredentialsEngine: Sendable {
         explanation?.framing = entries.envelope.framing
         let origin = try Origin(originText, allowAppOrigins: configuration.shared.allowAppOrigins)
         explanation?.origin = origin.serialized
-        guard order.contains(where: { entries.entry(for: $0) != nil }) else {
-            throw PresentmentError(FramingRule.noEntry)
-        }
+        // No entry for any enabled protocol ends below, with `FramingRule.noEntry`.
         var considered = [String]()
         var unanswerable: (request: DigitalCredentialsRequest, trace: CheckTrace?)?
         for frontEnd in order {

@@ -217,7 +217,7 @@ struct CaptureVectorTests {
         let info = try #require(dr.deviceRequestInfo)
         #expect(info.useCases.count == 1 && info.useCases[0].mandatory && info.useCases[0].documentSets == [[0]])
         #expect(dr.docRequests[0].itemsRequest.docType == "org.iso.18013.5.1.mDL")
-        let ei = try EncryptionInfo(base64url: data["encryptionInfo"]!)
+        let ei = try Array(data["encryptionInfo"]!.utf8).withUnsafeBytes { try EncryptionInfo(base64url: $0) }
         #expect(ei.nonce.count == 32)
         // Without the signing origin the engine cannot verify readerAuthAll: it refuses.
         let rawApple = try SharedVectors.data("annexc/apple-docs-sample/navigator-credentials-get.arg.json")

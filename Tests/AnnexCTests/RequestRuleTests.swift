@@ -254,10 +254,11 @@ struct RequestRuleTests {
             rawRequest: Self.dataObject(encryptionInfo: escaped), origin: "https://verifier.example"
         ).trace.structures.first { $0.name == "dcapiInfo" }?.bytes
         #expect(shown.map(MdocDigest.sha256) == expected.dcapiInfoHash)
-        #expect(
-            shown
-                == AnnexCSessionTranscript.dcapiInfo(
-                    encryptionInfo: Self.ei, origin: try Origin("https://verifier.example")))
+        var w = CBORWriter()
+        w.writeArrayHeader(count: 2)
+        w.writeText(Self.ei)
+        w.writeText("https://verifier.example")
+        #expect(shown == w.bytes)
         expectRefusal(AnnexCRule.encryptionInfoNotBase64URL) { try parse("\\u002b" + Self.ei.dropFirst()) }
         expectRefusal(AnnexCRule.encryptionInfoEmpty) { try parse("") }
         // The bound is on the decoded string: 4,097 characters, however written, are too long.
