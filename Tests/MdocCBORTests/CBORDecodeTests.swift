@@ -284,6 +284,49 @@ struct CBORDecodeTests {
         #expect(throws: CBORError(.depthLimitExceeded, at: 64)) { try CBORDocument(decoding: indefinite) }
     }
 
+    @Test(
+        "The nesting stack grows past its stack buffer: every depth up to the limit decodes, each level intact",
+        arguments: [1, 31, 32, 33, 63, 64])
+    func nestingAroundTheFrameBuffer(depth: Int) throws {
+        #expect(CBORValidator.inlineFrames == 32)
+        // Definite arrays, indefinite arrays and one-entry maps (their duplicate-key check runs when
+        // each closes, reading its frame back), `depth` levels around an integer.
+        func nested(_ d: Int, _ wrap: (CBORValue) -> CBORValue) -> CBORValue {
+            (0..<d).reduce(CBORValue.unsigned(7)) { v, _ in wrap(v) }
+        }
+        let arrays = nested(depth) { .array([$0]) }
+        #expect(CBORValue(try CBORDocument(decoding: arrays.encoded()).root) == arrays)
+        let maps = nested(depth) { .map([CBORValue.MapEntry(.unsigned(1), $0)]) }
+        #expect(CBORValue(try CBORDocument(decoding: maps.encoded()).root) == maps)
+        let indefinite = [UInt8](repeating: 0x9f, count: depth) + [0x07] + [UInt8](repeating: 0xff, count: depth)
+        #expect(CBORValue(try CBORDocument(decoding: indefinite).root) == arrays)
+        // A sibling after the deepest point: frames below the top are read after the growth.
+        let wide = [0x82] + [UInt8](repeating: 0x81, count: depth - 1) + [0x07, 0x08]
+        let doc = try CBORDocument(decoding: wide)
+        #expect(doc.root.count == 2)
+        #expect(Array(doc.root.children).last?.unsignedValue == 8)
+    }
+
+    @Test("A depth limit above the frame buffer is honoured exactly (1,000 levels decode, 1,001 do not)")
+    func deepLimitAboveTheFrameBuffer() throws {
+        let options = CBORDecodingOptions(maxDepth: 1000)
+        let ok = [UInt8](repeating: 0x81, count: 1000) + [0x00]
+        let doc = try CBORDocument(decoding: ok, options: options)
+        var item = doc.root
+        for _ in 0..<1000 {
+            #expect(item.count == 1)
+            item = Array(item.children)[0]
+        }
+        #expect(item.unsignedValue == 0)
+        let over = [UInt8](repeating: 0x81, count: 1001) + [0x00]
+        #expect(throws: CBORError(.depthLimitExceeded, at: 1000)) { try CBORDocument(decoding: over, options: options) }
+        // Past the 4,096-level ceiling whatever the option says.
+        let ceiling = [UInt8](repeating: 0x81, count: 5000) + [0x00]
+        #expect(throws: CBORError(.depthLimitExceeded, at: 4096)) {
+            try CBORDocument(decoding: ceiling, options: .init(maxDepth: 10_000))
+        }
+    }
+
     @Test("A 1 MB array of small items is bounded by the item limit")
     func itemBomb() {
         var bytes: [UInt8] = [0x9a, 0x00, 0x0f, 0xff, 0xff]

@@ -2,10 +2,11 @@ internal import CryptoCore
 /// The structural validator: drives the tokenizer head by head, tracks nesting and counts, and
 /// records every item on a flat tape. Enforces RFC 8949 well-formedness plus the configured limits.
 /// Written as a struct with mutating methods (no capturing closures) so exclusivity is checked
-/// statically. The tape and the nesting stack are raw buffers: the tape starts in a small stack
-/// buffer and moves to the heap (doubling, never past `maxItems`) only for larger documents, so the
-/// loop does no per-item allocation, reference counting or copy-on-write check; the finished tape is
-/// copied once into the exact-size array the document keeps.
+/// statically. The tape and the nesting stack are raw buffers: each starts in a small stack buffer
+/// (under the 1 KiB Swift keeps on the stack) and moves to the heap (doubling, never past
+/// `maxItems` or the depth limit) only for larger or deeper documents, so the loop does no per-item
+/// allocation, reference counting or copy-on-write check; the finished tape is copied once into the
+/// exact-size array the document keeps.
 struct CBORValidator {
     private enum FrameKind: UInt8 { case array, map, indefArray, indefMap, indefBytes, indefText, tag }
 
@@ -18,6 +19,10 @@ struct CBORValidator {
 
     /// Tape entries that fit in the stack buffer before the tape moves to the heap.
     private static let inlineNodes = 40
+    /// Nesting frames in the stack buffer before the nesting stack moves to the heap: 32 × 24 bytes,
+    /// under the 1 KiB `withUnsafeTemporaryAllocation` keeps on the stack (a buffer for the default
+    /// 64 levels, 1,536 bytes, was a heap allocation on every decode). mdoc nests fewer than 16.
+    static let inlineFrames = 32
 
     let base: UnsafePointer<UInt8>
     private let end: Int
@@ -31,8 +36,11 @@ struct CBORValidator {
     private var onHeap = false
     /// Heap capacity to jump to when the stack buffer fills (a guess from the input size).
     private let estimatedItems: Int
-    /// The nesting stack lives in a stack-allocated buffer of `maxDepth` frames (no heap allocation).
-    private let stack: UnsafeMutablePointer<Frame>
+    /// The nesting stack: `depth` frames at `stack`, room for `stackCapacity`; heap-allocated when
+    /// `stackOnHeap`.
+    private var stack: UnsafeMutablePointer<Frame>
+    private var stackCapacity: Int
+    private var stackOnHeap = false
     private var depth = 0
 
     /// Decodes and validates the one data item spanning `range` of `bytes` into a storage holding its tape.
@@ -42,15 +50,17 @@ struct CBORValidator {
         guard range.lowerBound >= 0, range.upperBound <= bytes.count else { throw CBORError(.truncated, at: 0) }
         guard range.count <= options.maxInputSize else { throw CBORError(.inputTooLarge, at: range.lowerBound) }
         guard !range.isEmpty else { throw CBORError(.truncated, at: range.lowerBound) }
-        let depthCapacity = max(1, min(options.maxDepth, 4096))
         let result: Result<CBORStorage, CBORError> = bytes.withUnsafeBufferPointer { buf in
             withUnsafeTemporaryAllocation(of: Node.self, capacity: inlineNodes) { inline in
-                withUnsafeTemporaryAllocation(of: Frame.self, capacity: depthCapacity) { frames in
+                withUnsafeTemporaryAllocation(of: Frame.self, capacity: inlineFrames) { frames in
                     var v = CBORValidator(
                         base: buf.baseAddress!, end: range.upperBound, options: options,
                         estimatedItems: 16 + range.count / 6,
-                        nodes: inline, stack: frames.baseAddress!)
-                    defer { if v.onHeap { v.nodes.deallocate() } }
+                        nodes: inline, stack: frames)
+                    defer {
+                        if v.onHeap { v.nodes.deallocate() }
+                        if v.stackOnHeap { v.stack.deallocate() }
+                    }
                     do throws(CBORError) {
                         try v.run(start: range.lowerBound)
                         return .success(
@@ -66,7 +76,7 @@ struct CBORValidator {
 
     private init(
         base: UnsafePointer<UInt8>, end: Int, options: CBORDecodingOptions, estimatedItems: Int,
-        nodes: UnsafeMutableBufferPointer<Node>, stack: UnsafeMutablePointer<Frame>
+        nodes: UnsafeMutableBufferPointer<Node>, stack: UnsafeMutableBufferPointer<Frame>
     ) {
         self.base = base
         self.end = end
@@ -75,7 +85,8 @@ struct CBORValidator {
         self.nodes = nodes.baseAddress!
         capacity = nodes.count
         self.estimatedItems = estimatedItems
-        self.stack = stack
+        self.stack = stack.baseAddress!
+        stackCapacity = stack.count
     }
 
     /// Makes room for one more tape entry. `run` checks `count < maxItems` first, so the tape is
@@ -95,8 +106,22 @@ struct CBORValidator {
         guard depth < options.maxDepth, depth < 4096 else {
             throw CBORError(.depthLimitExceeded, at: Int(nodes[f.node].start))
         }
+        if depth == stackCapacity { growStack() }
         stack[depth] = f
         depth += 1
+    }
+
+    /// Makes room for one more frame. `push` checks the depth limit first, so the stack is below it
+    /// here and the new capacity, capped there, still grows.
+    @inline(never)
+    private mutating func growStack() {
+        let newCapacity = min(stackCapacity * 2, max(1, min(options.maxDepth, 4096)))
+        let p = UnsafeMutablePointer<Frame>.allocate(capacity: newCapacity)
+        p.initialize(from: stack, count: depth)
+        if stackOnHeap { stack.deallocate() }
+        stack = p
+        stackCapacity = newCapacity
+        stackOnHeap = true
     }
 
     /// An item has just been completed at `itemEnd`; update the parent frames, closing every
