@@ -71,7 +71,19 @@ public final class StoredCredential: Sendable {
         /// The buffer holding the IssuerSigned bytes exactly as issued, which the item ranges index.
         let bytes: [UInt8]
         /// The IssuerSigned and its MSO; nil only in `Index.none`.
-        let parsed: (issuerSigned: IssuerSigned, mso: MobileSecurityObject)?
+        let parsed: Parsed?
+
+        /// The IssuerSigned and its MSO, boxed: read in place through one reference (as a tuple of the
+        /// two structs, some twenty references, it was copied whole through the runtime's generic tuple
+        /// witnesses at each read: twice on a cold holder's first request).
+        final class Parsed: Sendable {
+            let issuerSigned: IssuerSigned
+            let mso: MobileSecurityObject
+            init(_ issuerSigned: IssuerSigned, _ mso: MobileSecurityObject) {
+                self.issuerSigned = issuerSigned
+                self.mso = mso
+            }
+        }
         /// Every item, grouped by namespace with namespaces in deterministic (encoded-key) order and
         /// the issuer's order within a namespace. Selection and response building work on indices into it.
         let orderedItems: [IndexedItem]
@@ -201,12 +213,13 @@ public final class StoredCredential: Sendable {
                 guard nsIndex == 0 || spaces[nsIndex - 1].name != ns.name else {
                     throw PresentmentError(ContextRule.repeatedNamespace)
                 }
-                for (position, item) in ns.items.enumerated() {
+                // Each item's fields read where they are (no copy of the item made per element).
+                for position in ns.items.indices {
                     ordered.append(
                         IndexedItem(
-                            id: ElementID(ns.name, item.elementIdentifier),
-                            range: item.bytes.startIndex..<item.bytes.endIndex, nameSpaceIndex: nsIndex,
-                            position: position))
+                            id: ElementID(ns.name, ns.items[position].elementIdentifier),
+                            range: ns.items[position].bytes.startIndex..<ns.items[position].bytes.endIndex,
+                            nameSpaceIndex: nsIndex, position: position))
                 }
             }
             // An element held twice: byte-equal identifiers (the index finds them), or, only possible
@@ -219,7 +232,7 @@ public final class StoredCredential: Sendable {
                 repeated = !ordered.allSatisfy { seen.insert($0.id).inserted }
             }
             guard !repeated else { throw PresentmentError(ContextRule.repeatedElement) }
-            self.parsed = (parsed, mso)
+            self.parsed = Parsed(parsed, mso)
             self.orderedItems = ordered
             self.nameSpaces = spaces
             self.itemIndex = index
@@ -253,9 +266,10 @@ public final class StoredCredential: Sendable {
         if let i = lazyIndex.load() { return i }
         let i = try Index(
             source, range: sourceRange, checking: MdocDigest.sha256(source[sourceRange]) != verifiedDigest)
-        let mso = i.parsed!.mso
-        guard docTypes.first == mso.docType else { throw PresentmentError(ContextRule.docTypesMismatch) }
-        guard mso.validityInfo.validFrom == validFrom, mso.validityInfo.validUntil == validUntil else {
+        // The MSO's fields read through the box (the MSO itself is not copied).
+        let parsed = i.parsed!
+        guard docTypes.first == parsed.mso.docType else { throw PresentmentError(ContextRule.docTypesMismatch) }
+        guard parsed.mso.validityInfo.validFrom == validFrom, parsed.mso.validityInfo.validUntil == validUntil else {
             throw PresentmentError(ContextRule.validityMismatch)
         }
         return lazyIndex.storeIfNil(i)
@@ -331,7 +345,7 @@ public final class StoredCredential: Sendable {
         } else {
             (s, record) = (try resolver.signer(for: deviceKeyReference), nil)
         }
-        guard s.publicKey == (try mobileSecurityObject).deviceKey else {
+        guard s.publicKey == (try index()).parsed!.mso.deviceKey else {
             throw PresentmentError(KeyRule.keyMismatch)
         }
         // Two threads may resolve at once; the first stored wins and both use it.

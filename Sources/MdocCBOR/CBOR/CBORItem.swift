@@ -222,9 +222,11 @@ public struct CBORItem: Sendable {
 
     /// For tag 24 (encoded CBOR data item): the byte range of the embedded encoding inside the buffer.
     public var embeddedRange: Range<Int>? {
-        guard type == .tag, node.argument == 24 else { return nil }
-        let content = CBORItem(storage: storage, index: index + 1)
-        guard content.type == .byteString, !content.isIndefiniteLength else { return nil }
+        let tag = node
+        guard tag.type == .tag, tag.argument == 24 else { return nil }
+        // The content's tape entry read in place (no item made for it).
+        let content = storage[index + 1]
+        guard content.type == .byteString, content.flags & Node.indefinite == 0 else { return nil }
         return content.contentRange
     }
 

@@ -99,11 +99,23 @@ public struct IssuerSignedItem: Sendable {
     init(_ tagged: CBORItem, options: CBORDecodingOptions) throws(MdocDataError) {
         let (b, item) = try tagged.embedded("IssuerSignedItemBytes", options: options)
         _ = try item.requireMap("IssuerSignedItem")
-        bytes = b
-        digestID = try item.required("digestID", "IssuerSignedItem").uint("IssuerSignedItem.digestID")
-        random = try item.required("random", "IssuerSignedItem").bytes("IssuerSignedItem.random")
-        elementIdentifier = try item.required("elementIdentifier", "IssuerSignedItem").text(
+        // Every field read before any is stored: no partly made item to copy out or destroy.
+        let digestID = try item.required("digestID", "IssuerSignedItem").uint("IssuerSignedItem.digestID")
+        let random = try item.required("random", "IssuerSignedItem").bytes("IssuerSignedItem.random")
+        let identifier = try item.required("elementIdentifier", "IssuerSignedItem").text(
             "IssuerSignedItem.elementIdentifier")
-        elementValue = try item.required("elementValue", "IssuerSignedItem")
+        let value = try item.required("elementValue", "IssuerSignedItem")
+        self.init(bytes: b, digestID: digestID, random: random, elementIdentifier: identifier, elementValue: value)
+    }
+
+    private init(
+        bytes: ArraySlice<UInt8>, digestID: UInt64, random: ArraySlice<UInt8>, elementIdentifier: String,
+        elementValue: CBORItem
+    ) {
+        self.bytes = bytes
+        self.digestID = digestID
+        self.random = random
+        self.elementIdentifier = elementIdentifier
+        self.elementValue = elementValue
     }
 }
