@@ -165,17 +165,23 @@ public final class StoredCredential: Sendable {
             deviceAuthAlgorithms = []
         }
 
+        /// The reader's options for bytes matching a full check's record.
+        static let recordedOptions = CBORDecodingOptions(rejectDuplicateKeys: false)
+
         /// Parses and indexes the IssuerSigned at `range` of `bytes` (all of them by default); with
         /// `checking`, also verifies every item against its MSO digest and issuerAuth with its own
         /// document signer certificate (trust in the issuer is the verifier's business; corruption is ours).
         init(_ bytes: [UInt8], range: Range<Int>? = nil, checking: Bool) throws(PresentmentError) {
             self.bytes = bytes
+            // Bytes that match the record of a full check are read without its duplicate-key check
+            // (every other rule of the reader still applies): they are the bytes that passed it.
+            let options = checking ? CBORDecodingOptions.default : Self.recordedOptions
             let parsed: IssuerSigned
-            do { parsed = try IssuerSigned(encoded: bytes, range: range ?? 0..<bytes.count) } catch {
+            do { parsed = try IssuerSigned(encoded: bytes, range: range ?? 0..<bytes.count, options: options) } catch {
                 throw PresentmentError(ContextRule.issuerSignedInvalid, underlying: error)
             }
             let mso: MobileSecurityObject
-            do { mso = try parsed.mobileSecurityObject() } catch {
+            do { mso = try parsed.mobileSecurityObject(options: options) } catch {
                 throw PresentmentError(ContextRule.msoInvalid, underlying: error)
             }
             if checking {

@@ -135,6 +135,44 @@ struct CredentialContextTests {
     }
 
     @Test(
+        "Bytes that differ from the record are read with every rule (a repeated key refuses them); bytes matching a record are read without the repeated-key check, and only that one"
+    )
+    func recordedBytesAndRepeatedKeys() throws {
+        let world = try TestWorld()
+        let mdl = try world.entry(id: "mdl")
+        // The IssuerSigned map with its issuerAuth entry twice: well formed, every item still matching
+        // its MSO digest and issuerAuth still verifying, but a repeated key.
+        let root = try CBORDocument(decoding: mdl.issuerSigned).root
+        let nameSpaces = try #require(root["nameSpaces"]).encodedBytes
+        let issuerAuth = try #require(root["issuerAuth"]).encodedBytes
+        let key = { (s: String) in CBORValue.text(s).encoded() }
+        let doubled: [UInt8] =
+            [0xa3] + key("nameSpaces") + nameSpaces + key("issuerAuth") + issuerAuth + key("issuerAuth") + issuerAuth
+        let mso = try IssuerSigned(encoded: mdl.issuerSigned).mobileSecurityObject()
+        func stored(_ bytes: [UInt8], record: [UInt8]) throws -> StoredCredential {
+            try StoredCredential(
+                recorded: "mdl", docTypes: [mso.docType], issuerSignedBytes: bytes, range: 0..<bytes.count,
+                deviceKeyReference: mdl.deviceKeyReference, isCancelled: false,
+                validFrom: mso.validityInfo.validFrom, validUntil: mso.validityInfo.validUntil, verifiedDigest: record,
+                keyRecord: nil, resolver: world.resolver)
+        }
+        // Not what was recorded: checked in full, and the reader refuses the repeated key.
+        let unrecorded = try stored(doubled, record: MdocDigest.sha256(mdl.issuerSigned))
+        expectRefusal(ContextRule.issuerSignedInvalid) { _ = try unrecorded.index() }
+        #expect(!unrecorded.isIndexed)
+        // Exactly the recorded bytes: read as recorded, every element indexed.
+        let recorded = try stored(doubled, record: MdocDigest.sha256(doubled))
+        let plain = try stored(mdl.issuerSigned, record: [])
+        #expect(try recorded.index().orderedItems.count == (try plain.index()).orderedItems.count)
+        // Every other rule of the reader still applies to recorded bytes: truncated CBOR, recorded as
+        // it is, is refused.
+        let truncated = Array(doubled.dropLast())
+        expectRefusal(ContextRule.issuerSignedInvalid) {
+            _ = try stored(truncated, record: MdocDigest.sha256(truncated)).index()
+        }
+    }
+
+    @Test(
         "The element index: every key found with its first value, in the right namespace; misses (another namespace, a prefix, a longer key, empty) find nothing; a repeated key is reported and keeps its first value"
     )
     func elementIndex() {
