@@ -307,6 +307,64 @@ struct CBORDecodeTests {
         #expect(Array(doc.root.children).last?.unsignedValue == 8)
     }
 
+    @Test(
+        "Several items onto one tape: each root reads as that item decoded alone; the first bad item fails with its own code and offset; the item limit bounds the whole tape"
+    )
+    func decodeEach() throws {
+        let values: [CBORValue] = [
+            .map([
+                .init(.text("digestID"), .unsigned(1)),
+                .init(.text("elementValue"), .array([.text("a"), .bool(true)])),
+            ]),
+            .unsigned(24), .text("family_name"), .tagged(0, .text("2026-01-01T00:00:00Z")),
+            .array((0..<50).map { .unsigned(UInt64($0)) }),  // past the inline tape buffer
+            .map([.init(.unsigned(1), .map([.init(.unsigned(2), .array([.array([.array([])])]))]))]),
+        ]
+        // The items with a filler byte around each (ranges inside a larger buffer, as tag 24 contents are).
+        var buffer: [UInt8] = [0xf6]
+        var ranges = [Range<Int>]()
+        for v in values {
+            let e = v.encoded()
+            ranges.append(buffer.count..<buffer.count + e.count)
+            buffer += e + [0xf6]
+        }
+        let (storage, roots) = try CBORValidator.decodeEach(buffer, ranges: ranges, options: .default)
+        #expect(roots.count == values.count)
+        for (k, root) in roots.enumerated() {
+            let item = CBORItem(storage: storage, index: root)
+            let alone = try CBORDocument(decoding: buffer, range: ranges[k]).root
+            #expect(CBORValue(item) == values[k])
+            #expect(item.byteRange == alone.byteRange && item.byteRange == ranges[k])
+            #expect(item.encodedBytes == alone.encodedBytes)
+        }
+        #expect(try CBORValidator.decodeEach(buffer, ranges: [], options: .default).roots.isEmpty)
+        // A bad third item: the same error as decoding it alone, whatever follows it.
+        for bad: [UInt8] in [
+            [0x82, 0x01], [0xff], [0x62, 0xc3, 0x28], [0xa2, 0x01, 0x01, 0x01, 0x02], [0x01, 0x02],
+        ] {
+            var b = buffer
+            let at = b.count
+            b += bad
+            var r = ranges
+            r.insert(at..<at + bad.count, at: 2)
+            let alone = #expect(throws: CBORError.self) { try CBORDocument(decoding: b, range: at..<at + bad.count) }
+            #expect(throws: alone!) { try CBORValidator.decodeEach(b, ranges: r, options: .default) }
+        }
+        // Ranges outside the buffer or empty, as `decode` refuses them.
+        #expect(throws: CBORError(.truncated, at: 0)) {
+            try CBORValidator.decodeEach(buffer, ranges: [ranges[0], 0..<buffer.count + 1], options: .default)
+        }
+        #expect(throws: CBORError(.truncated, at: 3)) {
+            try CBORValidator.decodeEach(buffer, ranges: [ranges[0], 3..<3], options: .default)
+        }
+        // The item limit counts every entry on the tape: 7 + 1 + 1 fit in 9, not in 8.
+        let small = Array(ranges[0...2])
+        _ = try CBORValidator.decodeEach(buffer, ranges: small, options: .init(maxItems: 9))
+        #expect(throws: CBORError(.itemLimitExceeded, at: ranges[2].lowerBound)) {
+            try CBORValidator.decodeEach(buffer, ranges: small, options: .init(maxItems: 8))
+        }
+    }
+
     @Test("A depth limit above the frame buffer is honoured exactly (1,000 levels decode, 1,001 do not)")
     func deepLimitAboveTheFrameBuffer() throws {
         let options = CBORDecodingOptions(maxDepth: 1000)

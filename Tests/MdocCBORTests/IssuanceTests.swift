@@ -67,5 +67,71 @@ struct IssuanceTests {
         #expect(s.nameSpaces[0].items.map(\.elementIdentifier) == ["family_name", "age_over_18"])
         // Deterministic map encoding: the IssuerSigned itself decodes under the strict preferred-encoding check.
         _ = try CBORDocument(decoding: bytes, options: .init(requirePreferredEncoding: true))
+        // Each namespace's items are read from one tape: every field as the item read alone gives it.
+        let root = try CBORDocument(decoding: bytes).root
+        let tagged = Array(try #require(root["nameSpaces"]?["org.iso.18013.5.1"]).children)
+        #expect(tagged.count == 2)
+        for (item, t) in zip(s.nameSpaces[0].items, tagged) {
+            let alone = try IssuerSignedItem(t, options: .default)
+            #expect(item.bytes == alone.bytes && item.bytes == t.encodedBytes)
+            #expect(item.bytes.startIndex == t.byteRange.lowerBound)
+            #expect(item.digestID == alone.digestID && item.random == alone.random)
+            #expect(item.elementIdentifier == alone.elementIdentifier)
+            #expect(item.elementValue.byteRange == alone.elementValue.byteRange)
+            #expect(CBORValue(item.elementValue) == CBORValue(alone.elementValue))
+        }
+    }
+
+    @Test("An IssuerSigned namespace's items: a bad item's tag, CBOR or field refuses it with the rule it broke")
+    func badItems() throws {
+        let good = CBORValue.map([
+            .init(.text("digestID"), .unsigned(1)), .init(.text("random"), .bytes([1, 2, 3])),
+            .init(.text("elementIdentifier"), .text("family_name")), .init(.text("elementValue"), .text("Doe")),
+        ])
+        func issuerSigned(_ items: [[UInt8]]) throws -> IssuerSigned {
+            var w = CBORWriter()
+            w.writeMapHeader(count: 1)
+            w.writeText("nameSpaces")
+            w.writeMapHeader(count: 1)
+            w.writeText("org.iso.18013.5.1")
+            w.writeArrayHeader(count: items.count)
+            for i in items { w.writeRaw(i) }
+            return try IssuerSigned(encoded: w.bytes)
+        }
+        let ok = CBORValue.embedded(good).encoded()
+        // Every item well formed: the namespace is read (issuerAuth is then what is missing).
+        #expect(throws: MdocDataError(.missingField, "IssuerSigned.issuerAuth")) { try issuerSigned([ok, ok]) }
+        // Not a tag 24 byte string (a tag 24 around anything else is the outer reader's refusal).
+        let text24 = #expect(throws: MdocDataError.self) {
+            try issuerSigned([ok, CBORValue.tagged(24, .text("x")).encoded()])
+        }
+        #expect(text24?.field == "IssuerSigned" && text24?.cbor?.code == .invalidTagContent)
+        #expect(throws: MdocDataError(.wrongType, "IssuerSignedItemBytes")) { try issuerSigned([ok, good.encoded()]) }
+        // Its content not one CBOR item: truncated, or with a byte after the item.
+        let cut = CBORValue.tagged(24, .bytes(Array(good.encoded().dropLast()))).encoded()
+        let extra = CBORValue.tagged(24, .bytes(good.encoded() + [0x00])).encoded()
+        for (bad, code) in [(cut, CBORError.Code.truncated), (extra, .trailingBytes)] {
+            let e = #expect(throws: MdocDataError.self) { try issuerSigned([ok, bad]) }
+            #expect(
+                e?.code == .cbor && e?.field == "IssuerSignedItemBytes" && e?.cbor?.code == code,
+                "\(String(describing: e))")
+        }
+        // A field missing or mistyped in the second item.
+        let noValue = CBORValue.embedded(
+            .map([
+                .init(.text("digestID"), .unsigned(1)), .init(.text("random"), .bytes([1])),
+                .init(.text("elementIdentifier"), .text("x")),
+            ])
+        ).encoded()
+        #expect(throws: MdocDataError(.missingField, "IssuerSignedItem.elementValue")) {
+            try issuerSigned([ok, noValue])
+        }
+        let textID = CBORValue.embedded(
+            .map([
+                .init(.text("digestID"), .text("1")), .init(.text("random"), .bytes([1])),
+                .init(.text("elementIdentifier"), .text("x")), .init(.text("elementValue"), .null),
+            ])
+        ).encoded()
+        #expect(throws: MdocDataError(.wrongType, "IssuerSignedItem.digestID")) { try issuerSigned([ok, textID]) }
     }
 }

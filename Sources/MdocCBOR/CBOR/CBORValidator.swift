@@ -25,7 +25,8 @@ struct CBORValidator {
     static let inlineFrames = 32
 
     let base: UnsafePointer<UInt8>
-    private let end: Int
+    /// One past the last byte of the item being read.
+    private var end: Int
     private let options: CBORDecodingOptions
     /// The tokenizer's callback table, fetched once per document.
     private let callbacks: Tokenizer.Callbacks
@@ -72,6 +73,50 @@ struct CBORValidator {
             }
         }
         return try result.get()
+    }
+
+    /// Decodes and validates each of several data items, one spanning each of `ranges` of `bytes`, in
+    /// order onto one tape (one storage for all of them, not one per item): the root of the item read
+    /// from `ranges[k]` is at tape index `roots[k]`. Every rule of `decode` applies to each item (the
+    /// first failure, in order, is thrown); `maxItems` bounds the tape as a whole.
+    static func decodeEach(_ bytes: [UInt8], ranges: [Range<Int>], options: CBORDecodingOptions) throws(CBORError)
+        -> (storage: CBORStorage, roots: [Int])
+    {
+        var total = 0
+        for range in ranges {
+            guard range.lowerBound >= 0, range.upperBound <= bytes.count else { throw CBORError(.truncated, at: 0) }
+            guard range.count <= options.maxInputSize else { throw CBORError(.inputTooLarge, at: range.lowerBound) }
+            guard !range.isEmpty else { throw CBORError(.truncated, at: range.lowerBound) }
+            total += range.count
+        }
+        var roots = [Int]()
+        roots.reserveCapacity(ranges.count)
+        let result: Result<CBORStorage, CBORError> = bytes.withUnsafeBufferPointer { buf in
+            withUnsafeTemporaryAllocation(of: Node.self, capacity: inlineNodes) { inline in
+                withUnsafeTemporaryAllocation(of: Frame.self, capacity: inlineFrames) { frames in
+                    var v = CBORValidator(
+                        base: buf.baseAddress!, end: 0, options: options, estimatedItems: 16 + total / 6,
+                        nodes: inline, stack: frames)
+                    defer {
+                        if v.onHeap { v.nodes.deallocate() }
+                        if v.stackOnHeap { v.stack.deallocate() }
+                    }
+                    do throws(CBORError) {
+                        for range in ranges {
+                            roots.append(v.count)
+                            v.end = range.upperBound
+                            try v.run(start: range.lowerBound)
+                        }
+                        return .success(
+                            CBORStorage.make(
+                                bytes: bytes, nodes: UnsafeBufferPointer(start: v.nodes, count: v.count)))
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+            }
+        }
+        return (try result.get(), roots)
     }
 
     private init(

@@ -46,11 +46,11 @@ public struct IssuerSigned: Sendable {
             guard ns.count > 0 else { throw MdocDataError(.invalidValue, "IssuerSigned.nameSpaces") }
             for (k, v) in ns.mapEntries {
                 let name = try k.text("IssuerSigned.nameSpaces key")
-                var items = [IssuerSignedItem]()
-                for i in try v.array("IssuerSigned.nameSpaces value", nonEmpty: true) {
-                    items.append(try IssuerSignedItem(i, options: options))
-                }
-                spaces.append(NameSpace(name: name, items: items))
+                spaces.append(
+                    NameSpace(
+                        name: name,
+                        items: try IssuerSignedItem.all(
+                            try v.array("IssuerSigned.nameSpaces value", nonEmpty: true), options: options)))
             }
         }
         nameSpaces = spaces
@@ -96,8 +96,38 @@ public struct IssuerSignedItem: Sendable {
     /// DataElementValue as encoded by the issuer (a view into `bytes`).
     public let elementValue: CBORItem
 
+    /// The items of one namespace, each a `#6.24(bstr)`: their embedded maps decoded in order onto one
+    /// tape (one storage for the namespace, not one per item), then each item read from its map.
+    static func all(_ tagged: CBORItem.Children, options: CBORDecodingOptions) throws(MdocDataError)
+        -> [IssuerSignedItem]
+    {
+        var ranges = [Range<Int>]()
+        for t in tagged {
+            guard t.type == .tag, t.tagNumber == 24, let r = t.embeddedRange else {
+                throw MdocDataError(.wrongType, "IssuerSignedItemBytes", offset: t.byteRange.lowerBound)
+            }
+            ranges.append(r)
+        }
+        let decoded: (storage: CBORStorage, roots: [Int])
+        do { decoded = try CBORValidator.decodeEach(tagged.storage.bytes, ranges: ranges, options: options) } catch {
+            throw MdocDataError(.cbor, "IssuerSignedItemBytes", cbor: error)
+        }
+        var items = [IssuerSignedItem]()
+        items.reserveCapacity(ranges.count)
+        for (t, root) in zip(tagged, decoded.roots) {
+            items.append(
+                try IssuerSignedItem(bytes: t.encodedBytes, map: CBORItem(storage: decoded.storage, index: root)))
+        }
+        return items
+    }
+
     init(_ tagged: CBORItem, options: CBORDecodingOptions) throws(MdocDataError) {
         let (b, item) = try tagged.embedded("IssuerSignedItemBytes", options: options)
+        try self.init(bytes: b, map: item)
+    }
+
+    /// The item whose `#6.24(bstr)` bytes are `b` and whose embedded map is `item`.
+    private init(bytes b: ArraySlice<UInt8>, map item: CBORItem) throws(MdocDataError) {
         _ = try item.requireMap("IssuerSignedItem")
         // Every field read before any is stored: no partly made item to copy out or destroy.
         let digestID = try item.required("digestID", "IssuerSignedItem").uint("IssuerSignedItem.digestID")
