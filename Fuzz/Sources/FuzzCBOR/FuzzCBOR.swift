@@ -7,7 +7,9 @@ import MdocCBOR
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     let bytes = Array(UnsafeRawBufferPointer(start: start, count: count))
-    guard let doc = try? CBORDocument(decoding: bytes, options: .init(maxDepth: 32, maxItems: 1 << 16)) else {
+    // The default depth limit (64): past the validator's 32 inline nesting frames, so their move to
+    // the heap is fuzzed too.
+    guard let doc = try? CBORDocument(decoding: bytes, options: .init(maxDepth: 64, maxItems: 1 << 16)) else {
         return 0
     }
     _ = CBORDiagnostic.describe(doc.root, options: .init(expandEmbedded: true))
