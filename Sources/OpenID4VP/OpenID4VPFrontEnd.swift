@@ -161,7 +161,7 @@ package struct OpenID4VPFrontEnd: DCAPIFrontEnd {
             for (j, r) in group.responses.enumerated() {
                 if j > 0 { payload.writeRaw(",") }
                 // The DeviceResponse's pieces encoded in order (a large element is read once, here).
-                guard payload.writeBase64URLString(count: r.count, pieces: { r.forEachPiece($0) }) else {
+                guard payload.writeBase64URLString(pieces: ResponsePieces(response: r)) else {
                     throw PresentmentError(OpenID4VPRule.sealing)
                 }
             }
@@ -191,6 +191,13 @@ package struct OpenID4VPFrontEnd: DCAPIFrontEnd {
             }
             if case .failure(let error) = result { throw PresentmentError(OpenID4VPRule.sealing, underlying: error) }
         }
+    }
+
+    /// A DeviceResponse as the JSON writer reads it, piece by piece.
+    private struct ResponsePieces: PiecewiseBytes {
+        let response: DeviceResponseBytes
+        var count: Int { response.count }
+        func forEachPiece(_ body: (UnsafeRawBufferPointer) -> Void) { response.forEachPiece(body) }
     }
 
     /// The responses answering one credential query (a struct, not a tuple: an array of tuples is

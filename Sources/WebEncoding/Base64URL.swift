@@ -39,12 +39,16 @@ public enum Base64URL {
     /// Length of the unpadded encoding of `n` bytes.
     package static func encodedLength(_ n: Int) -> Int { (n / 3) * 4 + [0, 2, 3][n % 3] }
 
-    /// Appends the encoding of `input` to `output` (one reservation, no intermediate string).
+    /// Appends the encoding of `input` to `output`, written where it lands (no intermediate string,
+    /// no fill first).
     package static func encode(_ input: UnsafeRawBufferPointer, appendingTo output: inout [UInt8]) {
-        let outLen = encodedLength(input.count)
-        let start = output.count
-        output.append(contentsOf: repeatElement(0, count: outLen))
-        output.withUnsafeMutableBufferPointer { encode(input, into: $0.baseAddress! + start) }
+        output.appendInPlace(InPlaceBytes(count: encodedLength(input.count), writer: EncodeInput(input: input)))
+    }
+
+    /// Writes the encoding of `input` (the whole of it) where it lands.
+    private struct EncodeInput: InPlaceWriter {
+        let input: UnsafeRawBufferPointer
+        func write(_ out: UnsafeMutablePointer<UInt8>) { Base64URL.encode(input, into: out) }
     }
 
     /// Writes exactly `encodedLength(input.count)` bytes at `out`: whole blocks with the widest vector
@@ -278,5 +282,42 @@ package enum Base64 {
         var s = Base64URL.encode(bytes)
         s = String(s.map { $0 == "-" ? "+" : $0 == "_" ? "/" : $0 })
         return s + String(repeating: "=", count: (4 - s.utf8.count % 4) % 4)
+    }
+}
+
+/// What writes an in-place run: `write` initializes exactly the run's bytes at `out`. A struct of at
+/// most three words, not a closure: it is held in the sequence without a closure context or an
+/// existential box allocated on the heap.
+protocol InPlaceWriter {
+    func write(_ out: UnsafeMutablePointer<UInt8>)
+}
+
+/// A run of `count` bytes written where they land. As the sequence an array appends, its
+/// `_copyContents(initializing:)` (the standard library's customization point for bulk
+/// initialization, which `Array.append(contentsOf:)` calls with the array's uninitialized capacity
+/// after reserving `underestimatedCount` more) hands the writer that capacity: nothing is filled
+/// first and written over.
+struct InPlaceBytes: Sequence {
+    let count: Int
+    let writer: any InPlaceWriter
+
+    var underestimatedCount: Int { count }
+
+    func makeIterator() -> EmptyCollection<UInt8>.Iterator { EmptyCollection<UInt8>().makeIterator() }
+
+    func _copyContents(
+        initializing buffer: UnsafeMutableBufferPointer<UInt8>
+    ) -> (EmptyCollection<UInt8>.Iterator, Int) {
+        precondition(buffer.count >= count, "in-place append without the reserved capacity")
+        if count > 0 { writer.write(buffer.baseAddress!) }
+        return (makeIterator(), count)
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Appends a run written in place, in the array's own storage (no fill first).
+    mutating func appendInPlace(_ run: InPlaceBytes) {
+        precondition(run.count >= 0)
+        append(contentsOf: run)
     }
 }

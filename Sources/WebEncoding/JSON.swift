@@ -187,6 +187,14 @@ package struct JSONNumber: Sendable, Equatable, Hashable {
 
 /// Writes JSON text deterministically into one buffer: members in the order written, no
 /// whitespace, strings with the minimal RFC 8259 escapes (`"`, `\\` and control characters).
+/// A message handed over in pieces, in order, that a writer encodes without joining it first.
+package protocol PiecewiseBytes {
+    /// The message's length in bytes.
+    var count: Int { get }
+    /// Calls `body` with each piece in order; the pieces add up to `count` bytes.
+    func forEachPiece(_ body: (UnsafeRawBufferPointer) -> Void)
+}
+
 package struct JSONWriter: Sendable {
     /// The text written so far (UTF-8).
     package private(set) var bytes: [UInt8] = []
@@ -237,18 +245,39 @@ package struct JSONWriter: Sendable {
         bytes.append(UInt8(ascii: "\""))
     }
 
-    /// Writes the base64url encoding of a `count`-byte message that `pieces` hands over in order as a
-    /// string literal (`Base64URL.encode(count:into:pieces:)`). Returns false, leaving the text as it
-    /// was, when the pieces do not add up to `count`.
-    package mutating func writeBase64URLString(count: Int, pieces: ((UnsafeRawBufferPointer) -> Void) -> Void) -> Bool {
+    /// Writes the base64url encoding of a message handed over in pieces (`PiecewiseBytes`) as a string
+    /// literal, written where it lands (no fill first, the message not joined first). Returns false,
+    /// leaving the text as it was, when the pieces do not add up to the message's `count`.
+    package mutating func writeBase64URLString<M: PiecewiseBytes>(pieces message: M) -> Bool {
         let start = bytes.count
-        let length = Base64URL.encodedLength(count)
-        bytes.append(contentsOf: repeatElement(UInt8(ascii: "\""), count: length + 2))
-        let ok = bytes.withUnsafeMutableBufferPointer {
-            Base64URL.encode(count: count, into: $0.baseAddress! + start + 1, pieces: pieces)
+        var ok = false
+        withUnsafePointer(to: message) { message in
+            withUnsafeMutablePointer(to: &ok) { ok in
+                bytes.appendInPlace(
+                    InPlaceBytes(
+                        count: Base64URL.encodedLength(message.pointee.count) + 2,
+                        writer: QuotedPieces(message: message, ok: ok)))
+            }
         }
         if !ok { bytes.removeSubrange(start...) }
         return ok
+    }
+
+    /// The base64url encoding of a message between quotes, written where it lands; `ok` says whether
+    /// the pieces added up (when not, every byte is still written, to be dropped). Two pointers, so
+    /// that it fits an existential's inline buffer.
+    private struct QuotedPieces<M: PiecewiseBytes>: InPlaceWriter {
+        let message: UnsafePointer<M>
+        let ok: UnsafeMutablePointer<Bool>
+
+        func write(_ out: UnsafeMutablePointer<UInt8>) {
+            let m = message.pointee
+            let length = Base64URL.encodedLength(m.count)
+            out[0] = UInt8(ascii: "\"")
+            ok.pointee = Base64URL.encode(count: m.count, into: out + 1) { m.forEachPiece($0) }
+            if !ok.pointee { (out + 1).initialize(repeating: 0, count: length) }
+            out[length + 1] = UInt8(ascii: "\"")
+        }
     }
 
     /// Writes a string literal with its quotes. Runs that need no escape (base64url members are one

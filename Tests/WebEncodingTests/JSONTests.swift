@@ -205,6 +205,52 @@ struct JSONTests {
         #expect(String(decoding: w.bytes, as: UTF8.self) == "{\"k\":\"-_8A\"}")
     }
 
+    /// A message cut into pieces at `cuts`, declaring `count` bytes (its own length by default).
+    struct Pieces: PiecewiseBytes {
+        let bytes: [UInt8]
+        let cuts: [Int]
+        var declared: Int?
+        var count: Int { declared ?? bytes.count }
+        func forEachPiece(_ body: (UnsafeRawBufferPointer) -> Void) {
+            let bounds = [0] + cuts + [bytes.count]
+            bytes.withUnsafeBytes { b in
+                for k in 0..<(bounds.count - 1) { body(UnsafeRawBufferPointer(rebasing: b[bounds[k]..<bounds[k + 1]])) }
+            }
+        }
+    }
+
+    @Test(
+        "base64url written in place: a message in pieces, and a buffer appended, read as the whole encoded at once, with or without room reserved; pieces that do not add up leave the text as it was"
+    )
+    func base64InPlace() {
+        var rng = SystemRandomNumberGenerator()
+        for n in [0, 1, 2, 3, 4, 47, 48, 49, 95, 96, 97, 1000, 14_706] {
+            let b = (0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            let whole = Base64URL.encode(b)
+            let cuts = (0..<3).map { _ in Int.random(in: 0...n, using: &rng) }.sorted()
+            for capacity in [0, 8, n * 2 + 64] {
+                var w = JSONWriter(capacity: capacity)
+                w.writeRaw("[")
+                let wrote = w.writeBase64URLString(pieces: Pieces(bytes: b, cuts: cuts))
+                #expect(wrote)
+                w.writeRaw("]")
+                #expect(
+                    String(decoding: w.bytes, as: UTF8.self) == "[\"\(whole)\"]", "length \(n), capacity \(capacity)")
+                // Pieces one byte short and one byte over what they declare: refused, nothing written.
+                for declared in [n + 1, n - 1] where declared >= 0 {
+                    let before = w.bytes
+                    let refused = !w.writeBase64URLString(pieces: Pieces(bytes: b, cuts: cuts, declared: declared))
+                    #expect(refused)
+                    #expect(w.bytes == before, "length \(n), declared \(declared)")
+                }
+                var out: [UInt8] = Array("x".utf8)
+                out.reserveCapacity(capacity)
+                b.withUnsafeBytes { Base64URL.encode($0, appendingTo: &out) }
+                #expect(out == Array("x\(whole)".utf8), "appended, length \(n), capacity \(capacity)")
+            }
+        }
+    }
+
     @Test("The tape: lookups compare key bytes (escaped keys decoded), strings decode on demand, text is exact")
     func tape() throws {
         let text = #" {"a\u0062":[1,"x\ud83d\ude00\n",{"k":null}],"plain":"v","n":-1.5e2,"t":true} "#
