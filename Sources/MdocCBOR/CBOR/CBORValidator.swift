@@ -48,31 +48,7 @@ struct CBORValidator {
     static func decode(_ bytes: [UInt8], range: Range<Int>, options: CBORDecodingOptions) throws(CBORError)
         -> CBORStorage
     {
-        guard range.lowerBound >= 0, range.upperBound <= bytes.count else { throw CBORError(.truncated, at: 0) }
-        guard range.count <= options.maxInputSize else { throw CBORError(.inputTooLarge, at: range.lowerBound) }
-        guard !range.isEmpty else { throw CBORError(.truncated, at: range.lowerBound) }
-        let result: Result<CBORStorage, CBORError> = bytes.withUnsafeBufferPointer { buf in
-            withUnsafeTemporaryAllocation(of: Node.self, capacity: inlineNodes) { inline in
-                withUnsafeTemporaryAllocation(of: Frame.self, capacity: inlineFrames) { frames in
-                    var v = CBORValidator(
-                        base: buf.baseAddress!, end: range.upperBound, options: options,
-                        estimatedItems: 16 + range.count / 6,
-                        nodes: inline, stack: frames)
-                    defer {
-                        if v.onHeap { v.nodes.deallocate() }
-                        if v.stackOnHeap { v.stack.deallocate() }
-                    }
-                    do throws(CBORError) {
-                        try v.run(start: range.lowerBound)
-                        return .success(
-                            CBORStorage.make(bytes: bytes, nodes: UnsafeBufferPointer(start: v.nodes, count: v.count)))
-                    } catch {
-                        return .failure(error)
-                    }
-                }
-            }
-        }
-        return try result.get()
+        try decode(bytes, ranges: CollectionOfOne(range), options: options) { _ in }
     }
 
     /// Decodes and validates each of several data items, one spanning each of `ranges` of `bytes`, in
@@ -82,6 +58,17 @@ struct CBORValidator {
     static func decodeEach(_ bytes: [UInt8], ranges: [Range<Int>], options: CBORDecodingOptions) throws(CBORError)
         -> (storage: CBORStorage, roots: [Int])
     {
+        var roots = [Int]()
+        roots.reserveCapacity(ranges.count)
+        let storage = try decode(bytes, ranges: ranges, options: options) { roots.append($0) }
+        return (storage, roots)
+    }
+
+    /// Both of the above: every range checked first, then each item read in order onto one tape,
+    /// `root` told where each item's root entry is before it is read.
+    private static func decode<Ranges: Collection<Range<Int>>>(
+        _ bytes: [UInt8], ranges: Ranges, options: CBORDecodingOptions, root: (Int) -> Void
+    ) throws(CBORError) -> CBORStorage {
         var total = 0
         for range in ranges {
             guard range.lowerBound >= 0, range.upperBound <= bytes.count else { throw CBORError(.truncated, at: 0) }
@@ -89,8 +76,6 @@ struct CBORValidator {
             guard !range.isEmpty else { throw CBORError(.truncated, at: range.lowerBound) }
             total += range.count
         }
-        var roots = [Int]()
-        roots.reserveCapacity(ranges.count)
         let result: Result<CBORStorage, CBORError> = bytes.withUnsafeBufferPointer { buf in
             withUnsafeTemporaryAllocation(of: Node.self, capacity: inlineNodes) { inline in
                 withUnsafeTemporaryAllocation(of: Frame.self, capacity: inlineFrames) { frames in
@@ -103,20 +88,19 @@ struct CBORValidator {
                     }
                     do throws(CBORError) {
                         for range in ranges {
-                            roots.append(v.count)
+                            root(v.count)
                             v.end = range.upperBound
                             try v.run(start: range.lowerBound)
                         }
                         return .success(
-                            CBORStorage.make(
-                                bytes: bytes, nodes: UnsafeBufferPointer(start: v.nodes, count: v.count)))
+                            CBORStorage.make(bytes: bytes, nodes: UnsafeBufferPointer(start: v.nodes, count: v.count)))
                     } catch {
                         return .failure(error)
                     }
                 }
             }
         }
-        return (try result.get(), roots)
+        return try result.get()
     }
 
     private init(
@@ -139,12 +123,20 @@ struct CBORValidator {
     @inline(never)
     private mutating func grow() {
         let newCapacity = min(max(capacity * 2, estimatedItems), options.maxItems)
-        let p = UnsafeMutablePointer<Node>.allocate(capacity: newCapacity)
-        p.initialize(from: nodes, count: count)
-        if onHeap { nodes.deallocate() }
-        nodes = p
+        nodes = Self.moved(nodes, count: count, capacity: newCapacity, freeing: onHeap)
         capacity = newCapacity
         onHeap = true
+    }
+
+    /// The first `count` entries of `buffer` moved to a new heap buffer of `capacity`; the old
+    /// buffer freed when it was on the heap.
+    private static func moved<T>(_ buffer: UnsafeMutablePointer<T>, count: Int, capacity: Int, freeing: Bool)
+        -> UnsafeMutablePointer<T>
+    {
+        let p = UnsafeMutablePointer<T>.allocate(capacity: capacity)
+        p.initialize(from: buffer, count: count)
+        if freeing { buffer.deallocate() }
+        return p
     }
 
     private mutating func push(_ f: Frame) throws(CBORError) {
@@ -161,10 +153,7 @@ struct CBORValidator {
     @inline(never)
     private mutating func growStack() {
         let newCapacity = min(stackCapacity * 2, max(1, min(options.maxDepth, 4096)))
-        let p = UnsafeMutablePointer<Frame>.allocate(capacity: newCapacity)
-        p.initialize(from: stack, count: depth)
-        if stackOnHeap { stack.deallocate() }
-        stack = p
+        stack = Self.moved(stack, count: depth, capacity: newCapacity, freeing: stackOnHeap)
         stackCapacity = newCapacity
         stackOnHeap = true
     }
