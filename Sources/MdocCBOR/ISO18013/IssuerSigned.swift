@@ -121,11 +121,6 @@ public struct IssuerSignedItem: Sendable {
         return items
     }
 
-    init(_ tagged: CBORItem, options: CBORDecodingOptions) throws(MdocDataError) {
-        let (b, item) = try tagged.embedded("IssuerSignedItemBytes", options: options)
-        try self.init(bytes: b, map: item)
-    }
-
     /// The item whose `#6.24(bstr)` bytes are `b` and whose embedded map is `item`.
     private init(bytes b: ArraySlice<UInt8>, map item: CBORItem) throws(MdocDataError) {
         _ = try item.requireMap("IssuerSignedItem")
