@@ -43,10 +43,12 @@ for op in "${ops[@]}"; do
     echo "$line"
     out+="$line"$'\n'
 done
-for pair in "accept floor" "accept_ios floor" "accept_reader_auth floor_reader_auth" "oid4vp_accept oid4vp_floor" "oid4vp_accept_signed oid4vp_floor_signed"; do
+for pair in "accept floor" "accept_ios floor" "accept_reader_auth floor_reader_auth" "oid4vp_accept oid4vp_floor" "oid4vp_accept_signed oid4vp_floor_signed" \
+    "oid4vp_accept oid4vp_floor_encoded" "cold_accept_1 cold_floor_1" "cold_accept_4 cold_floor_4" \
+    "cold_accept_32 cold_floor_32"; do
     set -- $pair
     if [ -n "${per[$1]:-}" ] && [ -n "${per[$2]:-}" ]; then
-        awk -v a="${per[$1]}" -v b="${per[$2]}" -v n="$1" 'BEGIN { printf "{\"bench\":\"instructions.%s\",\"ratio_to_floor\":%.3f}\n", n, a / b }'
+        awk -v a="${per[$1]}" -v b="${per[$2]}" -v n="$1" -v f="$2" 'BEGIN { printf "{\"bench\":\"instructions.%s\",\"floor\":\"%s\",\"ratio_to_floor\":%.3f}\n", n, f, a / b }'
     fi
 done
 baseline=benchmarks/instructions-baseline.json

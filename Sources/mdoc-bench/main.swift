@@ -27,10 +27,13 @@ if arguments.contains("--help") || arguments.contains("-h") {
                        run one operation N times, untimed, then exit (for valgrind --tool=callgrind):
                        accept, accept_ios, accept_reader_auth, floor, floor_reader_auth, accept_ios_and_floor, parse, respond,
                        oid4vp_accept, oid4vp_floor, oid4vp_accept_signed, oid4vp_floor_signed,
+                       oid4vp_floor_encoded (the unsigned floor plus the response's three base64url encodings),
                        oid4vp_json (the unsigned request's JSON through the tape parser alone),
                        json_worst (a 256 KiB request with 1,000 escaped keys beside a valid entry),
                        cold_accept_N, cold_abi_accept_N, warm_accept_N (N = 1, 4, 32: a holder's first request
-                       from snapshot bytes, through Swift and the C ABI, against a warm engine)
+                       from snapshot bytes, through Swift and the C ABI, against a warm engine),
+                       cold_floor_N (a warm answer plus what a new engine cannot skip: the selected
+                       credential's key file read and imported under its record, its bytes' SHA-256)
         Set MDOC_SHARED_VECTORS to the shared vectors folder to include the Annex D DeviceResponse.
         """)
     exit(0)
