@@ -89,10 +89,19 @@ extension CredentialContext {
         var creds = [StoredCredential]()
         creds.reserveCapacity(list.count)
         for c in list.children {
-            guard c.type == .map, let id = c[field: "id"]?.stringValue,
-                let issuerSigned = c[field: "issuerSigned"], issuerSigned.type == .byteString,
-                let key = c[field: "deviceKey"]?.stringValue, let cancelled = c[field: "cancelled"]?.boolValue,
-                let types = c[field: "docTypes"], types.type == .array
+            // Asked for in the order `encoded()` writes them (one compare each; any order is read).
+            var field = CBORItem.Fields(c)
+            let id = field("id")?.stringValue
+            let types = field("docTypes")
+            let record = field("verified")?.byteStringValue
+            let cancelled = field("cancelled")?.boolValue
+            let key = field("deviceKey")?.stringValue
+            let validFrom = field("validFrom")?.dateValue
+            let validUntil = field("validUntil")?.dateValue
+            let keyRecord = field("keyVerified")?.byteStringValue
+            let issuerSigned = field("issuerSigned")
+            guard c.type == .map, let id, let issuerSigned, issuerSigned.type == .byteString, let key, let cancelled,
+                let types, types.type == .array
             else {
                 throw PresentmentError(ContextRule.entryShape)
             }
@@ -111,15 +120,13 @@ extension CredentialContext {
             } else {
                 (isBuffer, isRange) = (issuerSigned.buffer, issuerSigned.contentRange)
             }
-            let validFrom = c[field: "validFrom"]?.dateValue
-            let validUntil = c[field: "validUntil"]?.dateValue
-            if let record = c[field: "verified"]?.byteStringValue, record.count == 32, let validFrom, let validUntil {
+            if let record, record.count == 32, let validFrom, let validUntil {
                 creds.append(
                     try StoredCredential(
                         recorded: id, docTypes: docTypes, issuerSignedBytes: isBuffer, range: isRange,
                         deviceKeyReference: key,
                         isCancelled: cancelled, validFrom: validFrom, validUntil: validUntil, verifiedDigest: record,
-                        keyRecord: c[field: "keyVerified"]?.byteStringValue.flatMap { $0.count == 32 ? $0 : nil },
+                        keyRecord: keyRecord.flatMap { $0.count == 32 ? $0 : nil },
                         resolver: keyResolver))
                 if validatingKeys { _ = try creds[creds.count - 1].signer() }
             } else {

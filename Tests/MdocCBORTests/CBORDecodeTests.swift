@@ -308,6 +308,45 @@ struct CBORDecodeTests {
     }
 
     @Test(
+        "Fields: a map's values by text key in its own order, in any other order, again, and not at all; values with nested items between keys; not a map"
+    )
+    func fieldsInAnyOrder() throws {
+        let keys = ["a", "bb", "cc", "ddd", "eeee"]
+        // Values of different tape sizes (a nested map, an array, a tag) so that a wrong step lands on a value.
+        let values: [CBORValue] = [
+            .unsigned(1), .map([.init(.text("a"), .text("inner"))]), .array([.text("bb"), .unsigned(2)]),
+            .tagged(0, .text("ddd")), .text("e"),
+        ]
+        let encoded = CBORValue.map(zip(keys, values).map { .init(.text($0), $1) }).encoded()
+        let map = try CBORDocument(decoding: encoded).root
+        func read(_ order: [Int]) -> [CBORValue?] {
+            var field = CBORItem.Fields(map)
+            let names: [StaticString] = ["a", "bb", "cc", "ddd", "eeee"]
+            return order.map { field(names[$0]).map(CBORValue.init) }
+        }
+        for order in [[0, 1, 2, 3, 4], [4, 3, 2, 1, 0], [2, 0, 4, 1, 3], [1, 1, 4, 4, 0], [3, 2]] {
+            #expect(read(order) == order.map { values[$0] }, "order \(order)")
+        }
+        // Absent keys, between and after present ones, leave the next search where it was.
+        var field = CBORItem.Fields(map)
+        #expect(field("bb").map(CBORValue.init) == values[1])
+        #expect(field("inner") == nil)
+        #expect(field("b") == nil)
+        #expect(field("cc").map(CBORValue.init) == values[2])
+        #expect(field("eeeee") == nil)
+        #expect(field("a").map(CBORValue.init) == values[0])
+        // An empty map, a non-map and a non-text key equal in bytes find nothing.
+        var empty = CBORItem.Fields(try CBORDocument(decoding: CBORValue.map([]).encoded()).root)
+        #expect(empty("a") == nil)
+        let arrayItem = try CBORDocument(decoding: CBORValue.array([.text("a"), .unsigned(1)]).encoded()).root
+        var array = CBORItem.Fields(arrayItem)
+        #expect(array("a") == nil)
+        var bytesKey = CBORItem.Fields(
+            try CBORDocument(decoding: CBORValue.map([.init(.bytes(Array("a".utf8)), .unsigned(1))]).encoded()).root)
+        #expect(bytesKey("a") == nil)
+    }
+
+    @Test(
         "Several items onto one tape: each root reads as that item decoded alone; the first bad item fails with its own code and offset; the item limit bounds the whole tape"
     )
     func decodeEach() throws {

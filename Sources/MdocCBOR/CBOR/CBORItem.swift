@@ -193,6 +193,46 @@ public struct CBORItem: Sendable {
         return found.map { CBORItem(storage: storage, index: $0) }
     }
 
+    /// Reads one map's values by text key, each search starting after the pair the previous one
+    /// found and wrapping around: keys asked for in the map's own order (a deterministic encoding's,
+    /// RFC 8949 4.2.1, as every record this package writes) are found with one compare each, and any
+    /// other order still finds every key that is there (a search visits each pair at most once).
+    /// Not a map: nothing is found.
+    package struct Fields {
+        private let map: CBORItem
+        /// The tape index of the key the next search starts at, and that pair's position.
+        private var key: Int
+        private var pair = 0
+
+        package init(_ map: CBORItem) {
+            self.map = map
+            key = map.index + 1
+        }
+
+        /// The value for `name`, or nil.
+        package mutating func callAsFunction(_ name: StaticString) -> CBORItem? {
+            let want = UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
+            let m = map.index
+            var x = key
+            var p = pair
+            let found: Int? = map.storage.withTape { n, b in
+                guard n[m].type == .map else { return nil }
+                let pairs = Int(n[m].argument)
+                for _ in 0..<pairs {
+                    if p == pairs { (x, p) = (m + 1, 0) }
+                    let value = x + Int(n[x].span)
+                    let matched = n[x].isDefiniteText(want, in: b)
+                    (x, p) = (value + Int(n[value].span), p + 1)
+                    if matched { return value }
+                }
+                return nil
+            }
+            guard let found else { return nil }
+            (key, pair) = (x, p)
+            return CBORItem(storage: map.storage, index: found)
+        }
+    }
+
     /// The value for an integer key in a map (major type 0 or 1, compared by value).
     public subscript(intKey key: Int64) -> CBORItem? {
         let found: Int? = storage.withNodes { n in
