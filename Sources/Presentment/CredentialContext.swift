@@ -81,21 +81,30 @@ public struct CredentialContext: Sendable {
     init(checking creds: [StoredCredential], readerTrust: ReaderTrustPolicy, nextCredentialNumber: UInt64?)
         throws(PresentmentError)
     {
-        var seen = Set<String>()
-        for c in creds {
-            guard seen.insert(c.id).inserted else { throw PresentmentError(ContextRule.duplicateID) }
+        // Ids unique: compared pairwise while there are few (no hashing, no set: a holder has a handful),
+        // through a set beyond that, so the check stays linear in the number of credentials.
+        if creds.count <= Self.pairwiseIDs {
+            for i in creds.indices {
+                for j in 0..<i where creds[j].id == creds[i].id { throw PresentmentError(ContextRule.duplicateID) }
+            }
+        } else {
+            var seen = Set<String>(minimumCapacity: creds.count)
+            for c in creds {
+                guard seen.insert(c.id).inserted else { throw PresentmentError(ContextRule.duplicateID) }
+            }
         }
         credentials = creds
         self.readerTrust = readerTrust
         // Never below one past the highest `credential-N` id present: a default id is never reused.
-        let highest =
-            creds.compactMap { c -> UInt64? in
-                guard c.id.hasPrefix(Self.defaultIDPrefix) else { return nil }
-                return UInt64(c.id.dropFirst(Self.defaultIDPrefix.count))
-            }.max() ?? 0
+        var highest: UInt64 = 0
+        for c in creds where c.id.hasPrefix(Self.defaultIDPrefix) {
+            if let n = UInt64(c.id.dropFirst(Self.defaultIDPrefix.count)) { highest = max(highest, n) }
+        }
         self.nextCredentialNumber = max(nextCredentialNumber ?? 1, highest == UInt64.max ? highest : highest + 1)
     }
 
+    /// Up to this many credentials, ids are compared pairwise; more go through a set.
+    static let pairwiseIDs = 32
     /// Default credential ids are `credential-N`.
     static let defaultIDPrefix = "credential-"
     /// The N of the next default id: stored in the snapshot and only ever increased, so an id is never

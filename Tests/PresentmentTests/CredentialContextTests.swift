@@ -332,6 +332,43 @@ struct CredentialContextTests {
         expectRefusal(ContextRule.duplicateID) {
             try CredentialContext(entries: [e1, e1], keyResolver: world.resolver)
         }
+        // Around the pairwise bound (32): short and long ids (a long one is a heap string), the repeat
+        // at the start, in the middle and at the end; the same ids all distinct are accepted, and the
+        // snapshot they write reads back.
+        for count in [2, 31, 32, 33, 40] {
+            for long in [false, true] {
+                let ids = (0..<count).map { long ? "a-credential-identifier-\($0)" : "c\($0)" }
+                let entries = ids.map {
+                    CredentialContext.Entry(
+                        id: $0, issuerSigned: e1.issuerSigned, deviceKeyReference: e1.deviceKeyReference)
+                }
+                let distinct = try CredentialContext(entries: entries, keyResolver: world.resolver)
+                #expect(distinct.credentials.map(\.id) == ids)
+                let read = try CredentialContext(encoded: distinct.encoded(), keyResolver: world.resolver)
+                #expect(read.credentials.map(\.id) == ids)
+                var snapshotCases = 0
+                for (first, second) in [(0, 1), (0, count - 1), (count / 2, count - 1), (count - 2, count - 1)]
+                where first < second {
+                    var repeated = entries
+                    repeated[second].id = ids[first]
+                    expectRefusal(ContextRule.duplicateID) {
+                        try CredentialContext(entries: repeated, keyResolver: world.resolver)
+                    }
+                    // The same through a snapshot (a host app may write one by hand): the record's `id`
+                    // member rewritten in place where the two ids have the same length.
+                    let from = CBORValue.text("id").encoded() + CBORValue.text(ids[second]).encoded()
+                    let to = CBORValue.text("id").encoded() + CBORValue.text(ids[first]).encoded()
+                    var bytes = distinct.encoded()
+                    guard from.count == to.count, let at = bytes.firstRange(of: from) else { continue }
+                    bytes.replaceSubrange(at, with: to)
+                    expectRefusal(ContextRule.duplicateID) {
+                        try CredentialContext(encoded: bytes, keyResolver: world.resolver)
+                    }
+                    snapshotCases += 1
+                }
+                #expect(snapshotCases >= 1)
+            }
+        }
         expectRefusal(.contextCorrupt) {
             try CredentialContext(
                 entries: [.init(id: "x", issuerSigned: [0xa0], deviceKeyReference: e1.deviceKeyReference)],
