@@ -178,33 +178,16 @@ struct DCQLQuery: Sendable {
         let maxBytes = limits.maxPathComponentBytes
         try raw.forEachElement { claim throws(PresentmentError) in
             guard claim.isObject else { throw bad(.claimNotObject) }
-            // One pass over the claim's members (the parser refused duplicate keys).
-            var pathMember: JSONNode?
-            var retainMember: JSONNode?
-            var valuesMember: JSONNode?
-            var idMember: JSONNode?
-            claim.forEachMember { key, value in
-                if key.spells("path") {
-                    pathMember = value
-                } else if key.spells("intent_to_retain") {
-                    retainMember = value
-                } else if key.spells("values") {
-                    valuesMember = value
-                } else if key.spells("id") {
-                    idMember = value
-                }
-            }
+            // One walk of the claim's members (the parser refused duplicate keys).
+            let (pathMember, retainMember, valuesMember, idMember) = claim.members(
+                "path", "intent_to_retain", "values", "id")
             // The path: two strings, neither empty nor past the bound (decoded lengths), listed as read
             // (a refusal below refuses the whole query, so nothing listed here is used then; a claim
             // breaking the path rule and intent_to_retain's is refused for its path).
             var listed: (position: Int, added: Bool)?
-            if let path = pathMember?.pair {
-                _ = path.0.withStringBytes { ns in
-                    _ = path.1.withStringBytes { name in
-                        guard !ns.isEmpty, !name.isEmpty, ns.count <= maxBytes, name.count <= maxBytes else { return }
-                        listed = elements.append(nameSpace: ns, identifier: name, intentToRetain: retainMember?.bool)
-                    }
-                }
+            _ = pathMember?.withStringPairBytes { ns, name in
+                guard !ns.isEmpty, !name.isEmpty, ns.count <= maxBytes, name.count <= maxBytes else { return }
+                listed = elements.append(nameSpace: ns, identifier: name, intentToRetain: retainMember?.bool)
             }
             guard let (position, added) = listed else { throw bad(.claimPath) }
             let retain = try bool(retainMember, default: false, .intentToRetainNotBoolean)

@@ -65,7 +65,7 @@ package struct JSONDocument: Sendable {
             var p = TapeParser(bytes: b, limits: limits)
             do throws(JSONValue.ParseError) {
                 p.skipSpace()
-                try p.value(depth: 0)
+                try p.document()
                 p.skipSpace()
                 guard p.i == b.count else { throw JSONValue.ParseError(.trailingBytes) }
                 return .success(UnsafeBufferPointer(start: p.nodes, count: p.nodeCount))
@@ -197,15 +197,64 @@ package struct JSONNode: Sendable {
         }
     }
 
-    /// The two elements of an array of exactly two (a DCQL claim path), without an array of them;
-    /// nil for anything else.
-    package var pair: (JSONNode, JSONNode)? {
+    /// Calls `body` with the decoded UTF-8 bytes of both strings of an array of exactly two strings (a
+    /// DCQL claim path) and returns true; false, without calling `body`, for anything else. In place
+    /// when neither string has an escape (no node or array made for the pair).
+    package func withStringPairBytes(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void) -> Bool {
         let n = node
-        guard n.kind == .array, n.count == 2 else { return nil }
-        let first = index + 1
-        return (
-            JSONNode(storage: storage, index: first), JSONNode(storage: storage, index: Int(storage.nodes[first].next))
-        )
+        guard n.kind == .array, n.count == 2 else { return false }
+        let nodes = storage.nodes
+        let a = nodes[index + 1]
+        let b = nodes[Int(a.next)]
+        guard a.kind == .string, b.kind == .string else { return false }
+        let ra = Int(a.start)..<Int(a.end)
+        let rb = Int(b.start)..<Int(b.end)
+        if !a.escaped && !b.escaped {
+            storage.bytes.withUnsafeBytes {
+                body(UnsafeRawBufferPointer(rebasing: $0[ra]), UnsafeRawBufferPointer(rebasing: $0[rb]))
+            }
+        } else {
+            let bytes = storage.bytes
+            let x = a.escaped ? JSONDocument.unescape(bytes, ra) : Array(bytes[ra])
+            let y = b.escaped ? JSONDocument.unescape(bytes, rb) : Array(bytes[rb])
+            x.withUnsafeBytes { x in y.withUnsafeBytes { y in body(x, y) } }
+        }
+        return true
+    }
+
+    /// The values of the members named `a`, `b`, `c` and `d` (nil for one that is absent; all nil for a
+    /// non-object), found in one walk of the object's keys: each key is compared with the names in
+    /// turn (by length first) until one matches, and a node is made only for a member found.
+    package func members(_ a: StaticString, _ b: StaticString, _ c: StaticString, _ d: StaticString)
+        -> (JSONNode?, JSONNode?, JSONNode?, JSONNode?)
+    {
+        let n = node
+        guard n.kind == .object else { return (nil, nil, nil, nil) }
+        var found = (-1, -1, -1, -1)
+        let nodes = storage.nodes
+        var k = index + 1
+        for _ in 0..<n.count {
+            let key = nodes[k]
+            let v = Int(key.next)
+            @inline(__always) func spells(_ s: StaticString) -> Bool {
+                (key.escaped || Int(key.end &- key.start) == s.utf8CodeUnitCount)
+                    && JSONDocument.keyEquals(
+                        storage, k, UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
+            }
+            // The parser refused repeated keys, so each name matches at most one key.
+            if spells(a) {
+                found.0 = v
+            } else if spells(b) {
+                found.1 = v
+            } else if spells(c) {
+                found.2 = v
+            } else if spells(d) {
+                found.3 = v
+            }
+            k = Int(nodes[v].next)
+        }
+        func made(_ i: Int) -> JSONNode? { i < 0 ? nil : JSONNode(storage: storage, index: i) }
+        return (made(found.0), made(found.1), made(found.2), made(found.3))
     }
 
     /// Calls `body` with each member's key node and value, in order (objects only).
@@ -466,135 +515,151 @@ private struct TapeParser {
         return nodeCount - 1
     }
 
-    mutating func value(depth: Int) throws(ParseError) {
-        guard depth < limits.maxDepth else { throw ParseError(.tooDeep) }
-        guard i < bytes.count else { throw ParseError(.endsEarly) }
-        self.depth = UInt16(clamping: depth)
-        switch bytes[i] {
-        case UInt8(ascii: "{"):
-            let me = add(.object, i, i)
-            i += 1
-            // The members' keys are found by walking this object's nodes (a key, then its value, whose
-            // `next` is the following key): no array of keys per object.
-            var memberCount = 0
-            // Past `pairwiseKeys` members, duplicates are found through a set of decoded keys (hashed
-            // with the process's random seed), so the check stays linear in the input.
-            var seen: Set<[UInt8]>?
-            skipSpace()
-            if i < bytes.count, bytes[i] == UInt8(ascii: "}") {
-                i += 1
-                close(me, count: 0)
-                return
-            }
-            while true {
-                skipSpace()
-                guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else {
-                    throw ParseError(.keyNotString)
-                }
-                let k = try string()
-                if memberCount < Self.pairwiseKeys {
-                    var other = me + 1
-                    while other != k {
-                        if JSONDocument.keysEqual(bytes, nodes[other], nodes[k]) { throw ParseError(.duplicateKey) }
-                        other = Int(nodes[other + 1].next)
-                    }
-                } else {
-                    if seen == nil {
-                        var s = Set<[UInt8]>(minimumCapacity: 2 * Self.pairwiseKeys)
-                        var other = me + 1
-                        while other != k {
-                            s.insert(JSONDocument.keyBytes(bytes, nodes[other]))
-                            other = Int(nodes[other + 1].next)
-                        }
-                        seen = s
-                    }
-                    guard seen!.insert(JSONDocument.keyBytes(bytes, nodes[k])).inserted else {
-                        throw ParseError(.duplicateKey)
-                    }
-                }
-                memberCount += 1
-                skipSpace()
-                guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else {
-                    throw ParseError(.missingColon)
-                }
-                i += 1
-                skipSpace()
-                try member(depth: depth + 1)
-                self.depth = UInt16(clamping: depth)
-                guard memberCount <= limits.maxMembers else { throw ParseError(.tooManyMembers) }
-                skipSpace()
-                guard i < bytes.count else { throw ParseError(.endsEarly) }
-                if bytes[i] == UInt8(ascii: ",") {
-                    i += 1
-                    continue
-                }
-                if bytes[i] == UInt8(ascii: "}") {
-                    i += 1
-                    close(me, count: memberCount)
-                    return
-                }
-                throw ParseError(.objectUnterminated)
-            }
-        case UInt8(ascii: "["):
-            let me = add(.array, i, i)
-            i += 1
-            var count = 0
-            skipSpace()
-            if i < bytes.count, bytes[i] == UInt8(ascii: "]") {
-                i += 1
-                close(me, count: 0)
-                return
-            }
-            while true {
-                skipSpace()
-                try member(depth: depth + 1)
-                self.depth = UInt16(clamping: depth)
-                count += 1
-                guard count <= limits.maxMembers else { throw ParseError(.tooManyElements) }
-                skipSpace()
-                guard i < bytes.count else { throw ParseError(.endsEarly) }
-                if bytes[i] == UInt8(ascii: ",") {
-                    i += 1
-                    continue
-                }
-                if bytes[i] == UInt8(ascii: "]") {
-                    i += 1
-                    close(me, count: count)
-                    return
-                }
-                throw ParseError(.arrayUnterminated)
-            }
-        case UInt8(ascii: "\""):
-            _ = try string()
-        case UInt8(ascii: "t"):
-            let s = i
-            try literal("true")
-            _ = add(.true, s, i)
-        case UInt8(ascii: "f"):
-            let s = i
-            try literal("false")
-            _ = add(.false, s, i)
-        case UInt8(ascii: "n"):
-            let s = i
-            try literal("null")
-            _ = add(.null, s, i)
-        default:
-            let s = i
-            try number()
-            _ = add(.number, s, i)
+    /// The whole value, iteratively: an open container is a frame on a stack bounded by the depth
+    /// limit (its node index), its member or element count kept in its node, so the loop holds the
+    /// parser's state in one function (no call per value). Each step reads a value at the current
+    /// depth; after it, the innermost open container takes a `,` (the next member or element) or its
+    /// closing bracket (closed, and the step after a value repeats one level up).
+    mutating func document() throws(ParseError) {
+        guard limits.maxDepth > 0 else { throw ParseError(.tooDeep) }
+        // Each open container took a byte, and a value opens one only below the depth limit.
+        try withUnsafeTemporaryAllocation(of: Int.self, capacity: max(1, min(limits.maxDepth, bytes.count))) {
+            (open) throws(ParseError) in try document(open: open.baseAddress!)
         }
     }
 
-    /// A member's value or an array's element: a string (most of them are) read here, anything else
-    /// through `value`, under the same depth rule.
-    @inline(__always)
-    mutating func member(depth: Int) throws(ParseError) {
-        guard i < bytes.count, bytes[i] == UInt8(ascii: "\""), depth < limits.maxDepth else {
-            try value(depth: depth)
+    private mutating func document(open: UnsafeMutablePointer<Int>) throws(ParseError) {
+        // Open containers: `open[0..<depth]`; a value read now is at depth `depth`.
+        var depth = 0
+        // Past `pairwiseKeys` members of an object, its keys are kept in a set (decoded, hashed with
+        // the process's random seed) so the duplicate check stays linear; by depth, made on first need.
+        var seen: [Set<[UInt8]>?] = []
+        value: while true {
+            guard depth < limits.maxDepth else { throw ParseError(.tooDeep) }
+            guard i < bytes.count else { throw ParseError(.endsEarly) }
+            self.depth = UInt16(clamping: depth)
+            switch bytes[i] {
+            case UInt8(ascii: "\""):
+                _ = try string()
+            case UInt8(ascii: "{"):
+                let me = add(.object, i, i)
+                i += 1
+                skipSpace()
+                if i < bytes.count, bytes[i] == UInt8(ascii: "}") {
+                    i += 1
+                    close(me, count: 0)
+                } else {
+                    open[depth] = me
+                    depth += 1
+                    try key(of: me, depth: depth, seen: &seen)
+                    continue value
+                }
+            case UInt8(ascii: "["):
+                let me = add(.array, i, i)
+                i += 1
+                skipSpace()
+                if i < bytes.count, bytes[i] == UInt8(ascii: "]") {
+                    i += 1
+                    close(me, count: 0)
+                } else {
+                    open[depth] = me
+                    depth += 1
+                    continue value
+                }
+            case UInt8(ascii: "t"):
+                let s = i
+                try literal("true")
+                _ = add(.true, s, i)
+            case UInt8(ascii: "f"):
+                let s = i
+                try literal("false")
+                _ = add(.false, s, i)
+            case UInt8(ascii: "n"):
+                let s = i
+                try literal("null")
+                _ = add(.null, s, i)
+            default:
+                let s = i
+                try number()
+                _ = add(.number, s, i)
+            }
+            // A value is complete: the innermost open container continues or closes.
+            while depth > 0 {
+                let me = open[depth - 1]
+                let count = Int(nodes[me].count) + 1
+                nodes[me].count = UInt32(count)
+                skipSpace()
+                if nodes[me].kind == .object {
+                    guard count <= limits.maxMembers else { throw ParseError(.tooManyMembers) }
+                    guard i < bytes.count else { throw ParseError(.endsEarly) }
+                    if bytes[i] == UInt8(ascii: ",") {
+                        i += 1
+                        try key(of: me, depth: depth, seen: &seen)
+                        continue value
+                    }
+                    guard bytes[i] == UInt8(ascii: "}") else { throw ParseError(.objectUnterminated) }
+                    if count > Self.pairwiseKeys { seen[depth - 1] = nil }
+                } else {
+                    guard count <= limits.maxMembers else { throw ParseError(.tooManyElements) }
+                    guard i < bytes.count else { throw ParseError(.endsEarly) }
+                    if bytes[i] == UInt8(ascii: ",") {
+                        i += 1
+                        skipSpace()
+                        continue value
+                    }
+                    guard bytes[i] == UInt8(ascii: "]") else { throw ParseError(.arrayUnterminated) }
+                }
+                i += 1
+                close(me, count: count)
+                depth -= 1
+            }
             return
         }
-        self.depth = UInt16(clamping: depth)
-        _ = try string()
+    }
+
+    /// A member's key of the object at node `me` (its members' values are at `depth`), checked against
+    /// the object's earlier keys, and the colon after it; leaves `i` at the member's value.
+    @inline(__always)
+    private mutating func key(of me: Int, depth: Int, seen: inout [Set<[UInt8]>?]) throws(ParseError) {
+        skipSpace()
+        guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw ParseError(.keyNotString) }
+        // A key has its object's depth.
+        self.depth = UInt16(clamping: depth - 1)
+        let k = try string()
+        // The keys so far are found by walking this object's nodes (a key, then its value, whose
+        // `next` is the following key): no array of keys per object.
+        let memberCount = Int(nodes[me].count)
+        if memberCount < Self.pairwiseKeys {
+            var other = me + 1
+            while other != k {
+                if JSONDocument.keysEqual(bytes, nodes[other], nodes[k]) { throw ParseError(.duplicateKey) }
+                other = Int(nodes[other + 1].next)
+            }
+        } else {
+            try manyKeys(of: me, key: k, depth: depth, seen: &seen)
+        }
+        skipSpace()
+        guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw ParseError(.missingColon) }
+        i += 1
+        skipSpace()
+    }
+
+    /// The duplicate check for a key of an object past `pairwiseKeys` members: through the object's set.
+    @inline(never)
+    private mutating func manyKeys(of me: Int, key k: Int, depth: Int, seen: inout [Set<[UInt8]>?]) throws(ParseError) {
+        if seen.count < depth { seen += Array(repeating: nil, count: depth - seen.count) }
+        if seen[depth - 1] == nil {
+            var s = Set<[UInt8]>(minimumCapacity: 2 * Self.pairwiseKeys)
+            var other = me + 1
+            while other != k {
+                s.insert(JSONDocument.keyBytes(bytes, nodes[other]))
+                other = Int(nodes[other + 1].next)
+            }
+            seen[depth - 1] = s
+        }
+        guard seen[depth - 1]!.insert(JSONDocument.keyBytes(bytes, nodes[k])).inserted else {
+            throw ParseError(.duplicateKey)
+        }
     }
 
     /// Finishes a container: its closing position, child count and the index past its subtree.

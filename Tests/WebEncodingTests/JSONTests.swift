@@ -366,6 +366,77 @@ struct JSONTests {
         }
     }
 
+    @Test("Objects past the pairwise bound, side by side and nested: each one's keys are checked against its own only")
+    func largeObjectsSideBySideAndNested() throws {
+        let keys = (0..<20).map { #""k\#($0)":0"# }.joined(separator: ",")
+        // Two siblings and an object inside another, each with the same 20 keys: no collision.
+        let siblings = "[{\(keys)},{\(keys)},{\(keys),\"in\":{\(keys)},\"k99\":1}]"
+        let doc = try JSONDocument(Array(siblings.utf8))
+        #expect(doc.root.elements?.map(\.count) == [20, 20, 22])
+        // After the nested object closes, the outer one still finds its own earlier key (its set was
+        // made before the nested object's and is not the nested one's).
+        for repeated in ["k0", "k19", "in"] {
+            let text = "{\(keys),\"in\":{\(keys)},\"\(repeated)\":1}"
+            #expect(throws: JSONValue.ParseError(.duplicateKey), "\(repeated)") { try JSONDocument(Array(text.utf8)) }
+        }
+        // A second large sibling at the same depth starts from an empty set: its repeat is its own.
+        let again = "[{\(keys)},{\(keys),\"k5\":1}]"
+        #expect(throws: JSONValue.ParseError(.duplicateKey)) { try JSONDocument(Array(again.utf8)) }
+    }
+
+    @Test("Nesting is read without recursion: deep input under a large depth limit, and every limit at its edge")
+    func deepNesting() throws {
+        for depth in [1, 15, 16, 1_000, 60_000] {
+            let text = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
+            let objects = String(repeating: #"{"a":"#, count: depth) + "0" + String(repeating: "}", count: depth)
+            for input in [text, objects] {
+                let limits = JSONValue.Limits(maxBytes: 1 << 22, maxDepth: Int.max)
+                let doc = try JSONDocument(Array(input.utf8), limits: limits)
+                #expect(doc.root.shape.depth == depth)
+                // The default limit (16): a container at level 15 is the deepest one allowed.
+                if depth <= 16 {
+                    #expect(throws: Never.self) { try JSONDocument(Array(text.utf8)) }
+                } else {
+                    #expect(throws: JSONValue.ParseError(.tooDeep)) { try JSONDocument(Array(input.utf8)) }
+                }
+            }
+        }
+        // A scalar member at the limit is too deep, as a container is; no depth allows nothing.
+        #expect(throws: JSONValue.ParseError(.tooDeep)) {
+            try JSONDocument(Array(#"{"a":"s"}"#.utf8), limits: .init(maxDepth: 1))
+        }
+        #expect(try JSONDocument(Array(#"{}"#.utf8), limits: .init(maxDepth: 1)).root.count == 0)
+        #expect(throws: JSONValue.ParseError(.tooDeep)) {
+            try JSONDocument(Array("1".utf8), limits: .init(maxDepth: 0))
+        }
+        #expect(throws: JSONValue.ParseError(.tooDeep)) { try JSONDocument([], limits: .init(maxDepth: 0)) }
+    }
+
+    @Test("A reader's few members in one walk, and a two-string array's bytes in place")
+    func membersAndStringPairs() throws {
+        let doc = try JSONDocument(Array(#"{"id":"c1","p\u0061th":["ns","n\u0061me"],"values":[1],"x":{"id":2}}"#.utf8))
+        let root = doc.root
+        let (id, path, values, absent) = root.members("id", "path", "values", "intent_to_retain")
+        #expect(id?.string == "c1" && path?.count == 2 && values?.count == 1 && absent == nil)
+        // Names given in another order, a name matching no key, and not an object.
+        let (x, none, firstID, _) = root.members("x", "nope", "id", "id")
+        #expect(x?["id"]?.number == JSONNumber("2") && none == nil && firstID?.string == "c1")
+        let (a, b, c, d) = root["values"]!.members("id", "path", "values", "x")
+        #expect(a == nil && b == nil && c == nil && d == nil)
+        // The pair: decoded (an escape in either string), or refused for anything but two strings.
+        var got = [[UInt8]]()
+        #expect(path!.withStringPairBytes { got = [Array($0), Array($1)] })
+        #expect(got == [Array("ns".utf8), Array("name".utf8)])
+        let plain = try JSONDocument(
+            Array(#"[["a","bc"],["\u0041",""],["a"],["a","b","c"],["a",1],[1,"a"],{"a":"b"},"ab"]"#.utf8))
+        var pairs = [[[UInt8]]]()
+        let answers = plain.root.elements!.map { node in
+            node.withStringPairBytes { pairs.append([Array($0), Array($1)]) }
+        }
+        #expect(answers == [true, true, false, false, false, false, false, false])
+        #expect(pairs == [[[0x61], [0x62, 0x63]], [[0x41], []]])
+    }
+
     @Test("A node's shape (depth and widest container of its subtree) matches a recursive count, for every node")
     func shapes() throws {
         func reference(_ v: JSONValue) -> (depth: Int, widest: Int) {
