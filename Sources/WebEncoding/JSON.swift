@@ -2,8 +2,8 @@ internal import CryptoCore
 
 /// A small strict JSON parser (RFC 8259) for request framings, request objects and JOSE headers:
 /// bounded size, depth, member count and string length; duplicate object keys rejected; invalid
-/// UTF-8, lone surrogates and control characters in strings rejected; no recursion beyond the depth
-/// limit. Object members keep their received order.
+/// UTF-8, lone surrogates and control characters in strings rejected; read without recursion, and no
+/// tree deeper than the depth limit. Object members keep their received order.
 package enum JSONValue: Sendable, Equatable {
     case object([(String, JSONValue)])
     case array([JSONValue])

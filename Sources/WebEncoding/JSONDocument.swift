@@ -462,7 +462,8 @@ extension JSONDocument {
     }
 }
 
-/// The parser: one pass, recursion bounded by the depth limit, one node per value.
+/// The parser: one pass, no recursion (open containers on a stack bounded by the depth limit), one
+/// node per value.
 private struct TapeParser {
     /// Objects with up to this many members compare keys pairwise (no allocation); larger ones use a set.
     static let pairwiseKeys = 16
