@@ -154,7 +154,8 @@ struct DCQLQuery: Sendable {
         return b
     }
 
-    /// `claims` and `claim_sets`: the requested elements, each one's accepted values, and the sets as
+    /// `claims` and `claim_sets`: the requested elements, each one's accepted values (empty when no claim
+    /// names any), and the sets as
     /// positions. A claim repeating an earlier path with the same constraints is dropped (§6.1:
     /// "SHOULD ignore"), its id kept as an alias of the first; with other `values` or
     /// `intent_to_retain` the query is refused (`invalidRequest`), never merged.
@@ -172,8 +173,10 @@ struct DCQLQuery: Sendable {
         }
         // The claims' paths as bytes, the way an ItemsRequest is read: no `String` per element.
         var elements = RequestedElementList(capacity: claimCount)
+        // Empty until a claim names `values` (most queries have none: no array made for them); from
+        // then on one entry per listed element.
         var values = [[ClaimValue]?]()
-        values.reserveCapacity(claimCount)
+        var listsValues = false
         var ids = [(id: String, position: Int)]()
         let maxBytes = limits.maxPathComponentBytes
         try raw.forEachElement { claim throws(PresentmentError) in
@@ -212,12 +215,18 @@ struct DCQLQuery: Sendable {
                 accepted = out
             }
             if added {
-                values.append(accepted)
+                if accepted != nil && !listsValues {
+                    listsValues = true
+                    values.reserveCapacity(claimCount)
+                    values.append(contentsOf: repeatElement(nil, count: position))
+                }
+                if listsValues { values.append(accepted) }
             } else {
                 // A repeated path is one element, so it can keep only one set of constraints: the same
                 // ones, or the query is refused (merging would drop a `values` probe and release the
                 // element whatever its value).
-                guard values[position] == accepted, (elements.intentToRetain(at: position) ?? false) == retain else {
+                let earlier = listsValues ? values[position] : nil
+                guard earlier == accepted, (elements.intentToRetain(at: position) ?? false) == retain else {
                     throw bad(.conflictingRepeatedClaim)
                 }
             }

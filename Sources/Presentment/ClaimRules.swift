@@ -42,8 +42,8 @@ public enum ClaimValue: Sendable, Hashable {
 /// answers only when it can deliver every element of one acceptable set (the whole request when
 /// there are no sets); otherwise it is treated as if it did not exist.
 package struct ClaimRules: Sendable {
-    /// Per requested element (in request order), the values it must equal; nil: any value. An element
-    /// whose value does not match counts as not held.
+    /// Per requested element (in request order), the values it must equal; nil: any value. Empty when
+    /// no element names values. An element whose value does not match counts as not held.
     package var values: [[ClaimValue]?]
     /// Acceptable element sets as positions in the request order, most preferred first (DCQL
     /// `claim_sets`); nil: every requested element is required.

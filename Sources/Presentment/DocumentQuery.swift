@@ -156,9 +156,9 @@ package struct DocumentQuery: Sendable {
     }
 
     /// A query for `elements` of `docType` under `rules` (front ends other than ISO/IEC 18013-5).
-    /// `rules.values` must have one entry per element and the claim sets valid positions.
+    /// `rules.values` must be empty or have one entry per element, and the claim sets valid positions.
     package init(index: Int, docType: String, elements: RequestedElementList, rules: ClaimRules) {
-        precondition(rules.values.count == elements.count)
+        precondition(rules.values.isEmpty || rules.values.count == elements.count)
         precondition(rules.claimSets?.allSatisfy { $0.allSatisfy { $0 >= 0 && $0 < elements.count } } ?? true)
         self.index = index
         core = Core(

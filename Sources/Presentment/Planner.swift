@@ -193,7 +193,7 @@ package enum Planner {
     private static func valueAccepted(_ rules: ClaimRules, at position: Int, _ c: StoredCredential, _ item: Int)
         -> Bool
     {
-        guard let accepted = rules.values[position] else { return true }
+        guard !rules.values.isEmpty, let accepted = rules.values[position] else { return true }
         let value = c.item(at: item).elementValue
         return accepted.contains { $0.matches(value) }
     }

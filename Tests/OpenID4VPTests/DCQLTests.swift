@@ -86,6 +86,32 @@ struct DCQLTests {
             claims: [C(Self.e("issuing_country"), id: "c", values: [.text("DE")]), C(Self.e("age_over_18"), id: "a")],
             claimSets: [["c"], ["a"]])
         #expect(try Self.answer([sets], world: world, engine: engine) == ["m": ["age_over_18"]])
+        // A probe on a later claim only: it applies to its own element, whatever the claims before and
+        // after it name (the list of values starts at the first claim that names some).
+        let later = Q(
+            id: "m", docType: TestWorld.mDL,
+            claims: [
+                C(Self.e("family_name")), C(Self.e("age_over_18")), C(Self.e("issuing_country"), values: [.text("UT")]),
+                C(Self.e("birth_date")),
+            ])
+        // (Disclosed in the credential's order.)
+        #expect(
+            try Self.answer([later], world: world, engine: engine)["m"]?.sorted() == [
+                "age_over_18", "birth_date", "family_name", "issuing_country",
+            ])
+        let laterWrong = Q(
+            id: "m", docType: TestWorld.mDL,
+            claims: [
+                C(Self.e("family_name")), C(Self.e("issuing_country"), values: [.text("UT")]), C(Self.e("birth_date")),
+                C(Self.e("age_over_18"), values: [.bool(false)]),
+            ])
+        #expect(try Self.refusal([laterWrong], engine: engine)?.code == .cannotSatisfyRequest)
+        let request = try OpenID4VPReader.makeRequest(queries: [laterWrong], origin: TestWorld.origin)
+        let parsed = try engine.parse(rawRequest: request.rawRequest, origin: TestWorld.origin.serialized)
+        #expect(
+            parsed.documents.first?.valueConstraints == [
+                Self.e("issuing_country"): [.text("UT")], Self.e("age_over_18"): [.bool(false)],
+            ])
     }
 
     @Test("Every query is required without credential_sets; an unanswerable one refuses the whole request")
@@ -204,6 +230,12 @@ struct DCQLTests {
         #expect(elements.elements.map { $0.intentToRetain } == [nil, true, nil, nil, nil])
         #expect(values.map { $0 != nil } == [false, false, false, true, false])
         #expect(sets == nil)
+        // No claim names values: no list of them (every element takes any value).
+        let plain = try #require(
+            try JSONDocument(Array(text.replacingOccurrences(of: #""values":[true],"#, with: "").utf8)).root[
+                "credentials"]?.elements?.first)
+        let (listed, none, _) = try DCQLQuery.claims(plain, limits: .init()) { PresentmentError($0) }
+        #expect(listed.count == 5 && none.isEmpty)
     }
 
     @Test("Consent: the model shows claim sets and values; approval narrows a set or leaves the query unanswered")
