@@ -23,44 +23,69 @@ package enum JWE {
     package static func concatKDF(
         sharedSecret z: [UInt8], keyLength: Int, algorithmID: String, partyUInfo: [UInt8], partyVInfo: [UInt8]
     ) -> [UInt8] {
-        // One buffer holds a round's input, `counter ‖ Z ‖ OtherInfo`; each round rewrites the counter
-        // and hashes straight into the output.
-        let algorithm = algorithmID.utf8
-        var round = [UInt8]()
-        round.reserveCapacity(4 + z.count + 4 + algorithm.count + 4 + partyUInfo.count + 4 + partyVInfo.count + 4)
-        func append32(_ n: Int) {
-            round.append(UInt8(truncatingIfNeeded: n >> 24))
-            round.append(UInt8(truncatingIfNeeded: n >> 16))
-            round.append(UInt8(truncatingIfNeeded: n >> 8))
-            round.append(UInt8(truncatingIfNeeded: n))
-        }
-        append32(1)
-        round.append(contentsOf: z)
-        append32(algorithm.count)
-        round.append(contentsOf: algorithm)
-        append32(partyUInfo.count)
-        round.append(contentsOf: partyUInfo)
-        append32(partyVInfo.count)
-        round.append(contentsOf: partyVInfo)
-        append32(keyLength * 8)
-        let rounds = (max(keyLength, 0) + 31) / 32
-        var out = ByteArrays.zeros(count: rounds * 32)
-        out.withUnsafeMutableBytes { o in
-            for r in 0..<rounds {
-                let counter = r + 1
-                round[0] = UInt8(truncatingIfNeeded: counter >> 24)
-                round[1] = UInt8(truncatingIfNeeded: counter >> 16)
-                round[2] = UInt8(truncatingIfNeeded: counter >> 8)
-                round[3] = UInt8(truncatingIfNeeded: counter)
-                DigestAlgorithm.sha256.hash(
-                    round, into: UnsafeMutableRawBufferPointer(rebasing: o[(r * 32)..<(r * 32 + 32)]))
+        var key = [UInt8](repeating: 0, count: max(keyLength, 0))
+        z.withUnsafeBytes { z in
+            key.withUnsafeMutableBytes {
+                concatKDF(
+                    sharedSecret: z, algorithmID: algorithmID, partyUInfo: partyUInfo, partyVInfo: partyVInfo, into: $0)
             }
         }
-        SecureBytes.cleanse(&round)
-        if out.count == keyLength { return out }
-        let key = Array(out.prefix(keyLength))
-        SecureBytes.cleanse(&out)
         return key
+    }
+
+    /// The Concat KDF as above, writing `key.count` bytes of key into `key`. A round's input,
+    /// `counter ‖ Z ‖ OtherInfo`, is built once in a scratch buffer (on the stack for the usual sizes)
+    /// and rewritten by its counter; each round hashes straight into the key, the last partial one
+    /// through a 32-byte scratch block. Both scratch buffers are cleansed.
+    package static func concatKDF(
+        sharedSecret z: UnsafeRawBufferPointer, algorithmID: String, partyUInfo: [UInt8], partyVInfo: [UInt8],
+        into key: UnsafeMutableRawBufferPointer
+    ) {
+        var algorithm = algorithmID
+        algorithm.withUTF8 { algorithm in
+            let count = 4 + z.count + 4 + algorithm.count + 4 + partyUInfo.count + 4 + partyVInfo.count + 4
+            withUnsafeTemporaryAllocation(byteCount: count + 32, alignment: 1) { scratch in
+                let round = UnsafeMutableRawBufferPointer(rebasing: scratch[..<count])
+                let block = UnsafeMutableRawBufferPointer(rebasing: scratch[count...])
+                var at = 4
+                func put32(_ n: Int) {
+                    round.storeBytes(of: UInt32(truncatingIfNeeded: n).bigEndian, toByteOffset: at, as: UInt32.self)
+                    at += 4
+                }
+                func put(_ bytes: UnsafeRawBufferPointer) {
+                    if !bytes.isEmpty {
+                        (round.baseAddress! + at).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+                    }
+                    at += bytes.count
+                }
+                put(z)
+                put32(algorithm.count)
+                put(UnsafeRawBufferPointer(algorithm))
+                put32(partyUInfo.count)
+                partyUInfo.withUnsafeBytes { put($0) }
+                put32(partyVInfo.count)
+                partyVInfo.withUnsafeBytes { put($0) }
+                put32(key.count * 8)
+                var done = 0
+                var counter = 1
+                while done < key.count {
+                    round.storeBytes(
+                        of: UInt32(truncatingIfNeeded: counter).bigEndian, toByteOffset: 0, as: UInt32.self)
+                    let input = UnsafeRawBufferPointer(round)
+                    if key.count - done >= 32 {
+                        DigestAlgorithm.sha256.hash(
+                            input, into: UnsafeMutableRawBufferPointer(rebasing: key[done..<(done + 32)]))
+                        done += 32
+                    } else {
+                        DigestAlgorithm.sha256.hash(input, into: block)
+                        (key.baseAddress! + done).copyMemory(from: block.baseAddress!, byteCount: key.count - done)
+                        done = key.count
+                    }
+                    counter += 1
+                }
+                SecureBytes.cleanse(scratch)
+            }
+        }
     }
 
     /// Encrypts `plaintext` to `recipient` (an EC key on P-256, P-384 or P-521).
@@ -243,17 +268,19 @@ package struct JWESealer: ~Copyable {
             throw JOSEError(.invalidKey, "random IV failed")
         }
         guard iv.count == 12 else { throw JOSEError(.malformed, "IV is not 96 bits") }
-        var key = JWE.concatKDF(
-            sharedSecret: z, keyLength: encryption.keySize, algorithmID: encryption.rawValue, partyUInfo: partyUInfo,
-            partyVInfo: partyVInfo)
-        defer { SecureBytes.cleanse(&key) }
+        // The content key derived straight into the buffer the sealer keeps (and cleanses).
+        let cek = UnsafeMutableRawBufferPointer.allocate(byteCount: encryption.keySize, alignment: 1)
+        z.withUnsafeBytes {
+            JWE.concatKDF(
+                sharedSecret: $0, algorithmID: encryption.rawValue, partyUInfo: partyUInfo, partyVInfo: partyVInfo,
+                into: cek)
+        }
         var encoded = [UInt8]()
         header.bytes.withUnsafeBytes { Base64URL.encode($0, appendingTo: &encoded) }
         self.encodedHeader = encoded
         self.iv = iv
         self.aead = encryption.aead
-        self.cek = UnsafeMutableRawBufferPointer.allocate(byteCount: key.count, alignment: 1)
-        key.withUnsafeBytes { cek.copyMemory(from: $0) }
+        self.cek = cek
     }
 
     deinit {
