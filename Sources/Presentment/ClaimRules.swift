@@ -83,8 +83,6 @@ package struct ClaimRules: Sendable {
         return true
     }
 
-    /// The acceptable sets, most preferred first: the claim sets, or every position.
-    func sets(count: Int) -> [[Int]] { claimSets ?? [Array(0..<count)] }
 }
 
 extension COSEAlgorithm {

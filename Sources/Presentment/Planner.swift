@@ -18,9 +18,10 @@ package struct DocumentMatch: Sendable {
     /// Requested elements neither held nor replaced.
     var missing: [ElementID]
     /// Under selection rules (DCQL): each requested element's item index when held with an
-    /// acceptable value, by request position, and the acceptable sets; `held` is then the first set
-    /// the credential fully holds. Nil for ISO/IEC 18013-5 queries.
-    var selection: (heldAt: [Int?], sets: [[Int]], chosen: Int)?
+    /// acceptable value, by request position, and the acceptable sets (nil: no claim sets, so the one
+    /// set of every requested position); `held` is then the first set the credential fully holds. Nil
+    /// for ISO/IEC 18013-5 queries.
+    var selection: (heldAt: [Int?], sets: [[Int]]?, chosen: Int)?
 
     /// How well the credential answers the verifier, as a key compared lexicographically (smaller is
     /// better; registration order breaks ties). Never "whoever releases most":
@@ -179,7 +180,12 @@ package enum Planner {
             if let item = i, !valueAccepted(rules, at: heldAt.count, c, item) { i = nil }
             heldAt.append(i)
         }
-        let sets = rules.sets(count: heldAt.count)
+        guard let sets = rules.claimSets else {
+            // No claim sets: the one set of every requested element (no list of positions made).
+            guard heldAt.allSatisfy({ $0 != nil }) else { return nil }
+            return DocumentMatch(
+                credential: c, held: heldAt.map { $0! }, substitutions: [], missing: [], selection: (heldAt, nil, 0))
+        }
         for (position, set) in sets.enumerated() where set.allSatisfy({ heldAt[$0] != nil }) {
             return DocumentMatch(
                 credential: c, held: set.map { heldAt[$0]! }, substitutions: [], missing: [],
@@ -200,7 +206,17 @@ package enum Planner {
 
     /// The item indices of the first set whose every position is held and allowed, in request order;
     /// nil when none is. (An empty set, a query with no elements, is satisfied by any credential.)
-    static func firstSatisfied(_ sets: [[Int]], _ heldAt: [Int?], allows: (Int) -> Bool) -> [Int]? {
+    /// `sets` nil: the one set of every position.
+    static func firstSatisfied(_ sets: [[Int]]?, _ heldAt: [Int?], allows: (Int) -> Bool) -> [Int]? {
+        guard let sets else {
+            var items = [Int]()
+            items.reserveCapacity(heldAt.count)
+            for held in heldAt {
+                guard let i = held, allows(i) else { return nil }
+                items.append(i)
+            }
+            return items
+        }
         for set in sets {
             var items = [Int]()
             items.reserveCapacity(set.count)

@@ -234,7 +234,10 @@ extension Planner {
     static func releasesAnything(_ m: DocumentMatch) -> Bool {
         if let selection = m.selection {
             // The first set the credential holds whole (every item allowed).
-            for set in selection.sets where set.allSatisfy({ selection.heldAt[$0] != nil }) { return !set.isEmpty }
+            guard let sets = selection.sets else {
+                return !selection.heldAt.isEmpty && selection.heldAt.allSatisfy { $0 != nil }
+            }
+            for set in sets where set.allSatisfy({ selection.heldAt[$0] != nil }) { return !set.isEmpty }
             return false
         }
         return !m.held.isEmpty || m.substitutions.contains { !$0.items.isEmpty }
