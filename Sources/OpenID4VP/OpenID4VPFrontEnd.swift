@@ -141,27 +141,30 @@ package struct OpenID4VPFrontEnd: DCAPIFrontEnd {
     package func answer(_ responses: [BuiltResponse], details: OpenID4VPDetails, format: ResponseFormat)
         throws(PresentmentError) -> Data
     {
-        var groups = [ResponseGroup]()
+        // vp_token: each credential query's id once, in the order its first response comes, with every
+        // response answering it in order (found by looking back and ahead: a request answers at most a
+        // few queries, and no list of groups is made).
+        let ids = details.credentialQueryIDs
         var size = 64
         for r in responses {
-            let id = details.credentialQueryIDs[r.documents[0]]
-            size += Base64URL.encodedLength(r.response.count) + id.utf8.count + 8
-            if let k = groups.firstIndex(where: { $0.id == id }) {
-                groups[k].responses.append(r.response)
-            } else {
-                groups.append(ResponseGroup(id: id, responses: [r.response]))
-            }
+            size += Base64URL.encodedLength(r.response.count) + ids[r.documents[0]].utf8.count + 8
         }
         var payload = JSONWriter(capacity: size)
         payload.writeRaw("{\"vp_token\":{")
-        for (k, group) in groups.enumerated() {
-            if k > 0 { payload.writeRaw(",") }
-            payload.writeString(group.id)
+        var written = 0
+        for (k, first) in responses.enumerated() {
+            let id = ids[first.documents[0]]
+            if responses[..<k].contains(where: { ids[$0.documents[0]] == id }) { continue }
+            if written > 0 { payload.writeRaw(",") }
+            written += 1
+            payload.writeString(id)
             payload.writeRaw(":[")
-            for (j, r) in group.responses.enumerated() {
-                if j > 0 { payload.writeRaw(",") }
+            var inGroup = 0
+            for r in responses[k...] where ids[r.documents[0]] == id {
+                if inGroup > 0 { payload.writeRaw(",") }
+                inGroup += 1
                 // The DeviceResponse's pieces encoded in order (a large element is read once, here).
-                guard payload.writeBase64URLString(pieces: ResponsePieces(response: r)) else {
+                guard payload.writeBase64URLString(pieces: ResponsePieces(response: r.response)) else {
                     throw PresentmentError(OpenID4VPRule.sealing)
                 }
             }
@@ -198,13 +201,6 @@ package struct OpenID4VPFrontEnd: DCAPIFrontEnd {
         let response: DeviceResponseBytes
         var count: Int { response.count }
         func forEachPiece(_ body: (UnsafeRawBufferPointer) -> Void) { response.forEachPiece(body) }
-    }
-
-    /// The responses answering one credential query (a struct, not a tuple: an array of tuples is
-    /// copied and destroyed through the runtime's generic tuple witnesses).
-    private struct ResponseGroup {
-        let id: String
-        var responses: [DeviceResponseBytes]
     }
 
     /// The JWE prepared for the verifier's key (`OpenID4VPRule.sealing` when the agreement fails).
