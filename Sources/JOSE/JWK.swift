@@ -43,10 +43,12 @@ package enum JWKCurve: String, Sendable, Hashable, CaseIterable {
 package final class JWK: Sendable {
     /// The curve.
     package let curve: JWKCurve
+    /// The point's coordinates, x then y, big-endian, each exactly the curve's size (one array).
+    private let point: [UInt8]
     /// The x coordinate, big-endian, exactly the curve's size.
-    package let x: [UInt8]
+    package var x: [UInt8] { Array(point[..<(point.count / 2)]) }
     /// The y coordinate, big-endian, exactly the curve's size.
-    package let y: [UInt8]
+    package var y: [UInt8] { Array(point[(point.count / 2)...]) }
     /// `kid`, if given.
     package let keyID: String?
     /// `use` (`sig`, `enc`), if given.
@@ -79,13 +81,31 @@ package final class JWK: Sendable {
         guard let xs = json["x"], xs.isString, let ys = json["y"], ys.isString else {
             throw JOSEError(.malformed, "JWK x or y missing")
         }
-        var x: [UInt8]?
-        var y: [UInt8]?
-        _ = xs.withStringBytes { x = Base64URL.decode($0) }
-        _ = ys.withStringBytes { y = Base64URL.decode($0) }
-        guard let x, let y else { throw JOSEError(.malformed, "JWK x or y is not base64url") }
-        guard x.count == size, y.count == size else {
-            throw JOSEError(.invalidKey, "JWK coordinates are not the curve's size")
+        // Both coordinates decoded into one array when their text has the curve's length (the usual
+        // case); otherwise decoded alone, to tell text that is not base64url from the wrong size.
+        var point = [UInt8](repeating: 0, count: 2 * size)
+        var decoded = false
+        point.withUnsafeMutableBytes { p in
+            let encoded = Base64URL.encodedLength(size)
+            _ = xs.withStringBytes { x in
+                _ = ys.withStringBytes { y in
+                    guard x.count == encoded, y.count == encoded else { return }
+                    decoded =
+                        Base64URL.decode(x, into: UnsafeMutableRawBufferPointer(rebasing: p[..<size]))
+                        && Base64URL.decode(y, into: UnsafeMutableRawBufferPointer(rebasing: p[size...]))
+                }
+            }
+        }
+        if !decoded {
+            var x: [UInt8]?
+            var y: [UInt8]?
+            _ = xs.withStringBytes { x = Base64URL.decode($0) }
+            _ = ys.withStringBytes { y = Base64URL.decode($0) }
+            guard let x, let y else { throw JOSEError(.malformed, "JWK x or y is not base64url") }
+            guard x.count == size, y.count == size else {
+                throw JOSEError(.invalidKey, "JWK coordinates are not the curve's size")
+            }
+            point = x + y
         }
         func optionalString(_ member: StaticString) throws(JOSEError) -> String? {
             guard let value = json[member] else { return nil }
@@ -96,13 +116,16 @@ package final class JWK: Sendable {
         let use = try optionalString("use")
         let alg = try optionalString("alg")
         do {
-            publicKey = try PublicKey(curve: crv.curve, x: x, y: y)
+            publicKey = try point.withUnsafeBytes { p throws(CryptoError) in
+                try PublicKey(
+                    curve: crv.curve, x: UnsafeRawBufferPointer(rebasing: p[..<size]),
+                    y: UnsafeRawBufferPointer(rebasing: p[size...]))
+            }
         } catch {
             throw JOSEError(.invalidKey, "JWK point is not on the curve")
         }
         self.curve = crv
-        self.x = x
-        self.y = y
+        self.point = point
         keyID = kid
         self.use = use
         algorithm = alg
@@ -117,8 +140,7 @@ package final class JWK: Sendable {
             throw JOSEError(.invalidKey, "not an EC key")
         }
         self.curve = JWKCurve(c)
-        self.x = xy.x
-        self.y = xy.y
+        self.point = xy.x + xy.y
         self.keyID = keyID
         self.use = use
         self.algorithm = algorithm
@@ -131,8 +153,9 @@ package final class JWK: Sendable {
         // `{"crv":"<crv>","kty":"EC","x":"<x>","y":"<y>"}`: the curve name and base64url need no
         // escaping, so the text is assembled in a stack buffer of its exact length.
         let name = curve.name
-        let xLength = Base64URL.encodedLength(x.count)
-        let yLength = Base64URL.encodedLength(y.count)
+        let n = point.count / 2
+        let xLength = Base64URL.encodedLength(n)
+        let yLength = xLength
         let head: StaticString = "{\"crv\":\""
         let middle: StaticString = "\",\"kty\":\"EC\",\"x\":\""
         let between: StaticString = "\",\"y\":\""
@@ -150,10 +173,10 @@ package final class JWK: Sendable {
             put(head)
             put(name)
             put(middle)
-            x.withUnsafeBytes { Base64URL.encode($0, into: base + at) }
+            point.withUnsafeBytes { Base64URL.encode(UnsafeRawBufferPointer(rebasing: $0[..<n]), into: base + at) }
             at += xLength
             put(between)
-            y.withUnsafeBytes { Base64URL.encode($0, into: base + at) }
+            point.withUnsafeBytes { Base64URL.encode(UnsafeRawBufferPointer(rebasing: $0[n...]), into: base + at) }
             at += yLength
             put(tail)
             return DigestAlgorithm.sha256.hash(UnsafeRawBufferPointer(buffer))

@@ -206,54 +206,81 @@ public enum Base64URL {
         if pad > 0 && (n + pad) % 4 != 0 { return nil }
         if n % 4 == 1 { return nil }
         let outLen = (n / 4) * 3 + [0, 0, 1, 2][n % 4]
-        return table.withUnsafeBufferPointer { t -> [UInt8]? in
+        var ok = true  // (nothing to decode: the empty array)
+        // Public bytes (a request's text decoded): no cleansing of the stack copy.
+        let out = ByteArrays.make(count: outLen, cleansing: false) { buf in
+            ok = decode(text, count: n, table: table, vectorURLBlocks: vectorURLBlocks, into: buf)
+            if !ok { buf.initialize(repeating: 0) }  // refused: the array is dropped
+        }
+        return ok ? out : nil
+    }
+
+    /// Decodes strictly (as `decode(_:)`) into `out`, which must be exactly the decoded length: false,
+    /// with `out` zeroed, for text that does not decode or decodes to another length.
+    package static func decode(_ text: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) -> Bool {
+        let n = text.count
+        guard text.last != UInt8(ascii: "="), n % 4 != 1, (n / 4) * 3 + [0, 0, 1, 2][n % 4] == out.count else {
+            out.initializeMemory(as: UInt8.self, repeating: 0)
+            return false
+        }
+        let buf = out.bindMemory(to: UInt8.self)
+        guard decode(text, count: n, table: table, vectorURLBlocks: true, into: buf) else {
+            buf.initialize(repeating: 0)
+            return false
+        }
+        return true
+    }
+
+    /// Decodes the first `n` characters of `text` (padding already taken off) into `buf`, which holds
+    /// exactly their decoded length: false for a character outside `table` or non-zero trailing bits.
+    private static func decode(
+        _ text: UnsafeRawBufferPointer, count n: Int, table: [UInt8], vectorURLBlocks: Bool,
+        into buf: UnsafeMutableBufferPointer<UInt8>
+    ) -> Bool {
+        table.withUnsafeBufferPointer { t -> Bool in
             var bad = false
-            // Public bytes (a request's text decoded): no cleansing of the stack copy.
-            let out = ByteArrays.make(count: outLen, cleansing: false) { buf in
-                var i = 0
-                var o = 0
-                if vectorURLBlocks, n >= 32, let input = text.baseAddress, let output = buf.baseAddress {
-                    i = mdoc_base64url_decode_blocks(input.assumingMemoryBound(to: UInt8.self), n, output)
-                    o = i / 4 * 3
-                }
-                while i + 4 <= n {
-                    let a = t[Int(text[i])]
-                    let b = t[Int(text[i + 1])]
-                    let c = t[Int(text[i + 2])]
-                    let d = t[Int(text[i + 3])]
-                    if (a | b | c | d) & 0x80 != 0 {
-                        bad = true
-                        break
-                    }
-                    let v = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
-                    buf[o] = UInt8(truncatingIfNeeded: v >> 16)
-                    buf[o + 1] = UInt8(truncatingIfNeeded: v >> 8)
-                    buf[o + 2] = UInt8(truncatingIfNeeded: v)
-                    i += 4
-                    o += 3
-                }
-                if !bad && n - i >= 2 {
-                    let a = t[Int(text[i])]
-                    let b = t[Int(text[i + 1])]
-                    let c: UInt8 = n - i == 3 ? t[Int(text[i + 2])] : 0
-                    if (a | b | c) & 0x80 != 0 {
-                        bad = true
-                    } else {
-                        let v = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6
-                        buf[o] = UInt8(truncatingIfNeeded: v >> 16)
-                        o += 1
-                        if n - i == 3 {
-                            buf[o] = UInt8(truncatingIfNeeded: v >> 8)
-                            o += 1
-                            if v & 0xff != 0 { bad = true }  // non-zero trailing bits
-                        } else if v & 0xffff != 0 {
-                            bad = true
-                        }
-                    }
-                }
-                if bad { buf.initialize(repeating: 0) }  // refused: the array is dropped
+            var i = 0
+            var o = 0
+            if vectorURLBlocks, n >= 32, let input = text.baseAddress, let output = buf.baseAddress {
+                i = mdoc_base64url_decode_blocks(input.assumingMemoryBound(to: UInt8.self), n, output)
+                o = i / 4 * 3
             }
-            return bad ? nil : out
+            while i + 4 <= n {
+                let a = t[Int(text[i])]
+                let b = t[Int(text[i + 1])]
+                let c = t[Int(text[i + 2])]
+                let d = t[Int(text[i + 3])]
+                if (a | b | c | d) & 0x80 != 0 {
+                    bad = true
+                    break
+                }
+                let v = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                buf[o] = UInt8(truncatingIfNeeded: v >> 16)
+                buf[o + 1] = UInt8(truncatingIfNeeded: v >> 8)
+                buf[o + 2] = UInt8(truncatingIfNeeded: v)
+                i += 4
+                o += 3
+            }
+            if !bad && n - i >= 2 {
+                let a = t[Int(text[i])]
+                let b = t[Int(text[i + 1])]
+                let c: UInt8 = n - i == 3 ? t[Int(text[i + 2])] : 0
+                if (a | b | c) & 0x80 != 0 {
+                    bad = true
+                } else {
+                    let v = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6
+                    buf[o] = UInt8(truncatingIfNeeded: v >> 16)
+                    o += 1
+                    if n - i == 3 {
+                        buf[o] = UInt8(truncatingIfNeeded: v >> 8)
+                        o += 1
+                        if v & 0xff != 0 { bad = true }  // non-zero trailing bits
+                    } else if v & 0xffff != 0 {
+                        bad = true
+                    }
+                }
+            }
+            return !bad
         }
     }
 }

@@ -282,6 +282,9 @@ struct JOSEBehaviourTests {
         let key = try PrivateKey.generate(.ec(.p256))
         let good = try JWK(publicKey: key.publicKey).json
         #expect(try JWK(good).publicKey.rawRepresentation == key.publicKey.rawRepresentation)
+        // The coordinates read back as the key's own.
+        let read = try JWK(good)
+        #expect(read.x == key.publicKey.coordinates?.x && read.y == key.publicKey.coordinates?.y)
         func edit(_ f: (inout [(String, JSONValue)]) -> Void) -> JSONValue {
             var m = good.object!
             f(&m)
@@ -299,6 +302,14 @@ struct JOSEBehaviourTests {
                 .invalidKey
             ),
             ("x padded", edit { $0[2].1 = .string(x + "=") }, .malformed),
+            // At the coordinate's length (decoded in place) and not: the same rule either way.
+            ("x of the right length, not base64url", edit { $0[2].1 = .string("+" + x.dropFirst()) }, .malformed),
+            ("x of the right length, trailing bits set", edit { $0[2].1 = .string(x.dropLast() + "B") }, .malformed),
+            ("x too long, not base64url", edit { $0[2].1 = .string(x + "+B") }, .malformed),
+            (
+                "x a byte too long", edit { $0[2].1 = .string(Base64URL.encode(Base64URL.decode(x)! + [1])) },
+                .invalidKey
+            ),
             (
                 "y off the curve", edit { $0[3].1 = .string(Base64URL.encode([UInt8](repeating: 9, count: 32))) },
                 .invalidKey

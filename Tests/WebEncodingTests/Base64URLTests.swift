@@ -191,6 +191,24 @@ struct Base64URLTests {
         for bad in ["A", "AQ=", "AQ===", "A=Q=", "+/8", "AB", "AQ#", "AQID\n", "====", "AR"] {
             #expect(Base64URL.decode(bad) == nil, "\(bad)")
         }
+        // Into a buffer of the decoded length: the same rules, and the length must match exactly; a
+        // refusal leaves the buffer zeroed.
+        for (text, length, expected) in [
+            ("AQID", 3, [1, 2, 3] as [UInt8]?), ("AQI", 2, [1, 2]), ("AQ", 1, [1]), ("", 0, []), ("AQID", 2, nil),
+            ("AQID", 4, nil), ("AQ==", 1, nil), ("AR", 1, nil), ("A+ID", 3, nil), ("A", 0, nil),
+        ] {
+            var out = [UInt8](repeating: 0xee, count: length)
+            let ok = Array(text.utf8).withUnsafeBytes { t in
+                out.withUnsafeMutableBytes { Base64URL.decode(t, into: $0) }
+            }
+            #expect(ok == (expected != nil) && out == (expected ?? [UInt8](repeating: 0, count: length)), "\(text)")
+        }
+        let long = Array(0..<200).map { UInt8($0) }
+        var decoded = [UInt8](repeating: 0, count: long.count)
+        #expect(
+            Array(Base64URL.encode(long).utf8).withUnsafeBytes { t in
+                decoded.withUnsafeMutableBytes { Base64URL.decode(t, into: $0) }
+            } && decoded == long)
         // "=" in any position of any length is refused (at the end as padding, elsewhere as outside
         // the alphabet).
         let valid = Array(Base64URL.encode(Array(0..<40)).utf8)
