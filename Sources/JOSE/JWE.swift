@@ -215,8 +215,11 @@ package enum JWE {
 /// before anything is encrypted (`compactLength(plaintextCount:)`), so a caller writes it straight into
 /// the buffer it returns. The content key is cleansed when the sealer goes away.
 package struct JWESealer: ~Copyable {
-    /// The protected header, base64url-encoded: the first segment and the AAD.
-    private let encodedHeader: [UInt8]
+    /// The protected header's JSON; its base64url encoding is the first segment and the AAD, written
+    /// straight into the output (no encoded copy kept).
+    private let header: [UInt8]
+    /// The length of the first segment.
+    private var encodedHeaderCount: Int { Base64URL.encodedLength(header.count) }
     private let iv: [UInt8]
     private let aead: AEADAlgorithm
     /// The content-encryption key, in a buffer of its own so that `deinit` can cleanse it.
@@ -275,9 +278,7 @@ package struct JWESealer: ~Copyable {
                 sharedSecret: $0, algorithmID: encryption.rawValue, partyUInfo: partyUInfo, partyVInfo: partyVInfo,
                 into: cek)
         }
-        var encoded = [UInt8]()
-        header.bytes.withUnsafeBytes { Base64URL.encode($0, appendingTo: &encoded) }
-        self.encodedHeader = encoded
+        self.header = header.bytes
         self.iv = iv
         self.aead = encryption.aead
         self.cek = cek
@@ -291,7 +292,7 @@ package struct JWESealer: ~Copyable {
     /// The length in bytes of the compact serialization of a `plaintextCount`-byte plaintext:
     /// header "." "" "." IV "." ciphertext "." tag, each segment base64url without padding.
     package func compactLength(plaintextCount: Int) -> Int {
-        encodedHeader.count + 2 + Base64URL.encodedLength(12) + 1 + Base64URL.encodedLength(plaintextCount) + 1
+        encodedHeaderCount + 2 + Base64URL.encodedLength(12) + 1 + Base64URL.encodedLength(plaintextCount) + 1
             + Base64URL.encodedLength(aead.tagSize)
     }
 
@@ -303,8 +304,8 @@ package struct JWESealer: ~Copyable {
     {
         precondition(output.count == compactLength(plaintextCount: plaintext.count), "JWE output length")
         let o = output.baseAddress!.assumingMemoryBound(to: UInt8.self)
-        var k = encodedHeader.count
-        encodedHeader.withUnsafeBytes { o.update(from: $0.baseAddress!.assumingMemoryBound(to: UInt8.self), count: k) }
+        var k = encodedHeaderCount
+        header.withUnsafeBytes { Base64URL.encode($0, into: o) }
         o[k] = UInt8(ascii: ".")
         o[k + 1] = UInt8(ascii: ".")
         k += 2
@@ -318,7 +319,7 @@ package struct JWESealer: ~Copyable {
         do {
             try aead.seal(
                 key: UnsafeRawBufferPointer(cek), nonce: iv, plaintext: plaintext,
-                aad: UnsafeRawBufferPointer(rebasing: output[..<encodedHeader.count]), into: sealed)
+                aad: UnsafeRawBufferPointer(rebasing: output[..<encodedHeaderCount]), into: sealed)
         } catch {
             throw JOSEError(.invalidKey, "content encryption failed")
         }
