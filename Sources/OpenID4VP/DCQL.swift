@@ -7,18 +7,9 @@ import WebEncoding
 /// member this wallet acts on is checked, and anything that is not what §6 and §7 allow refuses the
 /// request (`invalidRequest`) with the rule it breaks.
 struct DCQLQuery: Sendable {
-    /// One credential query as read.
-    struct CredentialQuery: Sendable {
-        /// `id`.
-        let id: String
-        /// `format` (only `mso_mdoc` can match).
-        let format: String
-        /// `multiple`.
-        let multiple: Bool
-    }
-
-    /// The credential queries, in order.
-    let credentials: [CredentialQuery]
+    /// The credential queries' ids, in order (`format` and `multiple` are checked while reading; only
+    /// the id is used after: it names the query's entry in `vp_token`).
+    let ids: [String]
     /// The planner's queries, one per credential query, `index` = position.
     let queries: [DocumentQuery]
     /// `credential_sets` as rules over query positions; empty: every query is required.
@@ -54,8 +45,8 @@ struct DCQLQuery: Sendable {
         guard entries.count <= limits.maxCredentialQueries else {
             throw PresentmentError(DCQLRule.tooManyQueries)
         }
-        var credentials = [CredentialQuery]()
-        credentials.reserveCapacity(entries.count)
+        var queryIDs = [String]()
+        queryIDs.reserveCapacity(entries.count)
         var queries = [DocumentQuery]()
         queries.reserveCapacity(entries.count)
         var totalElements = 0
@@ -67,13 +58,13 @@ struct DCQLQuery: Sendable {
             guard let id = entry["id"]?.string, Self.isIdentifier(id, limits) else {
                 throw bad(.queryID)
             }
-            guard !credentials.contains(where: { $0.id == id }) else { throw bad(.duplicateQueryID) }
+            guard !queryIDs.contains(id) else { throw bad(.duplicateQueryID) }
             guard let format = entry["format"]?.string else { throw bad(.formatMissing) }
-            let multiple = try Self.bool(entry["multiple"], default: false, .multipleNotBoolean)
+            _ = try Self.bool(entry["multiple"], default: false, .multipleNotBoolean)
             _ = try Self.bool(
                 entry["require_cryptographic_holder_binding"], default: true, .holderBindingNotBoolean)
             guard entry["meta"]?.isObject == true else { throw bad(.metaMissing) }
-            credentials.append(CredentialQuery(id: id, format: format, multiple: multiple))
+            queryIDs.append(id)
             guard format == "mso_mdoc" else {
                 // Not an mdoc query: it never matches a credential here (its members are not ours to read).
                 queries.append(
@@ -120,7 +111,7 @@ struct DCQLQuery: Sendable {
                     }
                     var option = [Int]()
                     for id in ids {
-                        guard let s = id.string, let k = credentials.firstIndex(where: { $0.id == s }) else {
+                        guard let s = id.string, let k = queryIDs.firstIndex(of: s) else {
                             throw bad(.credentialSetUnknownQuery)
                         }
                         if !option.contains(k) { option.append(k) }
@@ -130,7 +121,7 @@ struct DCQLQuery: Sendable {
                 sets.append(DocumentSetRule(mandatory: required, documentSets: positions))
             }
         }
-        self.credentials = credentials
+        ids = queryIDs
         self.queries = queries
         documentSets = sets
     }

@@ -127,7 +127,7 @@ package struct OpenID4VPFrontEnd: DCAPIFrontEnd {
                 sessionTranscript: handover.sessionTranscript, authentication: authentication),
             details: OpenID4VPDetails(
                 form: form, framing: entry.framing, responseMode: parameters.responseMode, nonce: parameters.nonce,
-                credentialQueryIDs: dcql.credentials.map(\.id),
+                credentialQueryIDs: dcql.ids,
                 verifierInfo: parameters.verifierInfo.map { String(decoding: $0.text, as: UTF8.self) },
                 handover: handover, responseKey: metadata.responseKey))
     }
