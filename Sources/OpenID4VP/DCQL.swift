@@ -145,11 +145,10 @@ struct DCQLQuery: Sendable {
         return b
     }
 
-    /// `claims` and `claim_sets`: the requested elements, each one's accepted values (empty when no claim
-    /// names any), and the sets as
-    /// positions. A claim repeating an earlier path with the same constraints is dropped (§6.1:
-    /// "SHOULD ignore"), its id kept as an alias of the first; with other `values` or
-    /// `intent_to_retain` the query is refused (`invalidRequest`), never merged.
+    /// `claims` and `claim_sets`: the requested elements, each one's accepted values (empty when no
+    /// claim names any), and the sets as positions. A claim repeating an earlier path with the same
+    /// constraints is dropped (§6.1: "SHOULD ignore"), its id kept as an alias of the first; with other
+    /// `values` or `intent_to_retain` the query is refused (`invalidRequest`), never merged.
     static func claims(_ entry: JSONNode, limits: Limits, _ bad: (DCQLRule) -> PresentmentError)
         throws(PresentmentError) -> (RequestedElementList, [[ClaimValue]?], [[Int]]?)
     {

@@ -82,7 +82,6 @@ package struct ClaimRules: Sendable {
         }
         return true
     }
-
 }
 
 extension COSEAlgorithm {

@@ -204,9 +204,8 @@ public enum Base64URL {
         }
         if pad > 2 { return nil }
         if pad > 0 && (n + pad) % 4 != 0 { return nil }
-        if n % 4 == 1 { return nil }
-        let outLen = (n / 4) * 3 + [0, 0, 1, 2][n % 4]
-        var ok = true  // (nothing to decode: the empty array)
+        guard let outLen = decodedLength(n) else { return nil }
+        var ok = true  // stays true for empty text (`make` calls no fill for an empty array)
         // Public bytes (a request's text decoded): no cleansing of the stack copy.
         let out = ByteArrays.make(count: outLen, cleansing: false) { buf in
             ok = decode(text, count: n, table: table, vectorURLBlocks: vectorURLBlocks, into: buf)
@@ -219,7 +218,7 @@ public enum Base64URL {
     /// with `out` zeroed, for text that does not decode or decodes to another length.
     package static func decode(_ text: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) -> Bool {
         let n = text.count
-        guard text.last != UInt8(ascii: "="), n % 4 != 1, (n / 4) * 3 + [0, 0, 1, 2][n % 4] == out.count else {
+        guard text.last != UInt8(ascii: "="), decodedLength(n) == out.count else {
             out.initializeMemory(as: UInt8.self, repeating: 0)
             return false
         }
@@ -229,6 +228,11 @@ public enum Base64URL {
             return false
         }
         return true
+    }
+
+    /// The decoded length of `n` unpadded characters; nil for a length no encoding has (`n % 4 == 1`).
+    private static func decodedLength(_ n: Int) -> Int? {
+        n % 4 == 1 ? nil : (n / 4) * 3 + [0, 0, 1, 2][n % 4]
     }
 
     /// Decodes the first `n` characters of `text` (padding already taken off) into `buf`, which holds

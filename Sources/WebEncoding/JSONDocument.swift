@@ -237,9 +237,9 @@ package struct JSONNode: Sendable {
             let key = nodes[k]
             let v = Int(key.next)
             @inline(__always) func spells(_ s: StaticString) -> Bool {
-                (key.escaped || Int(key.end &- key.start) == s.utf8CodeUnitCount)
-                    && JSONDocument.keyEquals(
-                        storage, k, UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
+                JSONDocument.key(
+                    key, at: k, in: storage, spells: UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount)
+                )
             }
             // The parser refused repeated keys, so each name matches at most one key.
             if spells(a) {
@@ -314,8 +314,7 @@ package struct JSONNode: Sendable {
         for _ in 0..<n.count {
             let key = nodes[k]
             let v = Int(key.next)
-            // A key without escapes whose length differs is passed over here, without the full compare.
-            if (key.escaped || Int(key.end &- key.start) == want.count) && JSONDocument.keyEquals(storage, k, want) {
+            if JSONDocument.key(key, at: k, in: storage, spells: want) {
                 return JSONNode(storage: storage, index: v)
             }
             k = Int(nodes[v].next)
@@ -367,6 +366,13 @@ package struct JSONNode: Sendable {
 }
 
 extension JSONDocument {
+    /// Whether `key`, the key node at `k`, spells `want`: a key without escapes whose length differs is
+    /// passed over here, without the full compare.
+    @inline(__always)
+    static func key(_ key: Node, at k: Int, in storage: Storage, spells want: UnsafeBufferPointer<UInt8>) -> Bool {
+        (key.escaped || Int(key.end &- key.start) == want.count) && keyEquals(storage, k, want)
+    }
+
     /// Whether the key node at `k` spells `want`.
     static func keyEquals(_ storage: Storage, _ k: Int, _ want: UnsafeBufferPointer<UInt8>) -> Bool {
         let n = storage.nodes[k]
