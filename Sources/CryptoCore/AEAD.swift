@@ -79,11 +79,35 @@ package enum AEADAlgorithm: Sendable, Hashable {
         pieces: ((UnsafeRawBufferPointer) -> Void) -> Void
     ) throws(CryptoError) {
         guard count >= 0, output.count >= count + tagSize, count <= Int(Int32.max) else { throw .invalidLength }
+        let dst = output.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        try seal(key: key, nonce: nonce, count: count, aad: aad, ciphertext: dst, tag: dst + count, pieces: pieces)
+    }
+
+    /// Encrypts `buffer` in place (its ciphertext replaces the plaintext, byte for byte) and writes the
+    /// tag into `tag`, which must hold exactly `tagSize` bytes: a message already in a buffer of its
+    /// own is encrypted without a second one.
+    package func seal<K: ContiguousBytes, N: ContiguousBytes, A: ContiguousBytes>(
+        key: K, nonce: N, inPlace buffer: UnsafeMutableRawBufferPointer, aad: A, tag: UnsafeMutableRawBufferPointer
+    ) throws(CryptoError) {
+        guard buffer.count <= Int(Int32.max), tag.count == tagSize else { throw .invalidLength }
+        try seal(
+            key: key, nonce: nonce, count: buffer.count, aad: aad,
+            ciphertext: buffer.baseAddress?.assumingMemoryBound(to: UInt8.self),
+            tag: tag.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        ) { $0(UnsafeRawBufferPointer(buffer)) }
+    }
+
+    /// The cipher: `count` plaintext bytes from `pieces` encrypted to `ciphertext` (which may be where
+    /// the pieces are: GCM and ChaCha20-Poly1305 allow exact overlap; nil only for an empty plaintext,
+    /// whose pieces are all empty), the tag to `tag`.
+    private func seal<K: ContiguousBytes, N: ContiguousBytes, A: ContiguousBytes>(
+        key: K, nonce: N, count: Int, aad: A, ciphertext dst: UnsafeMutablePointer<UInt8>?,
+        tag: UnsafeMutablePointer<UInt8>, pieces: ((UnsafeRawBufferPointer) -> Void) -> Void
+    ) throws(CryptoError) {
         guard let ctx = EVP_CIPHER_CTX_new() else { throw .operationFailed(operation: "cipher ctx") }
         defer { EVP_CIPHER_CTX_free(ctx) }
         try initialize(ctx, key: key, nonce: nonce, encrypt: true)
         try feedAAD(ctx, aad: aad)
-        let dst = output.baseAddress!.assumingMemoryBound(to: UInt8.self)
         var written = 0
         var failed = false
         var tooLong = false
@@ -96,7 +120,7 @@ package enum AEADAlgorithm: Sendable, Hashable {
             var outl: Int32 = 0
             guard
                 EVP_EncryptUpdate(
-                    ctx, dst + written, &outl, piece.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                    ctx, dst! + written, &outl, piece.baseAddress!.assumingMemoryBound(to: UInt8.self),
                     Int32(piece.count)) == 1
             else {
                 failed = true
@@ -111,8 +135,8 @@ package enum AEADAlgorithm: Sendable, Hashable {
         }
         guard !tooLong, written == count else { throw .invalidLength }
         var finl: Int32 = 0
-        guard EVP_EncryptFinal_ex(ctx, dst + count, &finl) == 1, finl == 0,
-            EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, Int32(tagSize), dst + count) == 1
+        guard EVP_EncryptFinal_ex(ctx, tag, &finl) == 1, finl == 0,
+            EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, Int32(tagSize), tag) == 1
         else {
             throw .operationFailed(operation: "seal")
         }

@@ -302,6 +302,17 @@ package struct JWESealer: ~Copyable {
     package func seal(_ plaintext: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer)
         throws(JOSEError)
     {
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: plaintext.count, alignment: 1)
+        defer { scratch.deallocate() }
+        if !plaintext.isEmpty { scratch.copyMemory(from: plaintext) }
+        try seal(inPlace: scratch, into: output)
+    }
+
+    /// `seal(_:into:)` for a plaintext in a buffer the caller gives up: it is encrypted where it is
+    /// (its bytes are the ciphertext afterwards), so no second buffer of its size is made.
+    package func seal(inPlace plaintext: UnsafeMutableRawBufferPointer, into output: UnsafeMutableRawBufferPointer)
+        throws(JOSEError)
+    {
         precondition(output.count == compactLength(plaintextCount: plaintext.count), "JWE output length")
         let o = output.baseAddress!.assumingMemoryBound(to: UInt8.self)
         var k = encodedHeaderCount
@@ -313,19 +324,19 @@ package struct JWESealer: ~Copyable {
         k += Base64URL.encodedLength(iv.count)
         o[k] = UInt8(ascii: ".")
         k += 1
-        // The AAD is the protected header's ASCII, already at the start of the output.
-        let sealed = UnsafeMutableRawBufferPointer.allocate(byteCount: plaintext.count + aead.tagSize, alignment: 1)
-        defer { sealed.deallocate() }
-        do {
-            try aead.seal(
-                key: UnsafeRawBufferPointer(cek), nonce: iv, plaintext: plaintext,
-                aad: UnsafeRawBufferPointer(rebasing: output[..<encodedHeaderCount]), into: sealed)
-        } catch {
-            throw JOSEError(.invalidKey, "content encryption failed")
+        let tagAt = k + Base64URL.encodedLength(plaintext.count) + 1
+        try withUnsafeTemporaryAllocation(byteCount: aead.tagSize, alignment: 1) { (tag) throws(JOSEError) in
+            // The AAD is the protected header's ASCII, already at the start of the output.
+            do {
+                try aead.seal(
+                    key: UnsafeRawBufferPointer(cek), nonce: iv, inPlace: plaintext,
+                    aad: UnsafeRawBufferPointer(rebasing: output[..<encodedHeaderCount]), tag: tag)
+            } catch {
+                throw JOSEError(.invalidKey, "content encryption failed")
+            }
+            Base64URL.encode(UnsafeRawBufferPointer(tag), into: o + tagAt)
         }
-        Base64URL.encode(UnsafeRawBufferPointer(rebasing: sealed[..<plaintext.count]), into: o + k)
-        k += Base64URL.encodedLength(plaintext.count)
-        o[k] = UInt8(ascii: ".")
-        Base64URL.encode(UnsafeRawBufferPointer(rebasing: sealed[plaintext.count...]), into: o + k + 1)
+        Base64URL.encode(UnsafeRawBufferPointer(plaintext), into: o + k)
+        o[tagAt - 1] = UInt8(ascii: ".")
     }
 }

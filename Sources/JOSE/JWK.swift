@@ -150,6 +150,14 @@ package final class JWK: Sendable {
     /// The RFC 7638 SHA-256 thumbprint: SHA-256 of the required members in lexicographic order,
     /// `{"crv":…,"kty":"EC","x":…,"y":…}`, without whitespace.
     package var thumbprint: [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: 32) { out, count in
+            thumbprint(into: UnsafeMutableRawBufferPointer(out))
+            count = 32
+        }
+    }
+
+    /// Writes the RFC 7638 SHA-256 thumbprint (32 bytes) into `out`, which must be exactly 32 bytes.
+    package func thumbprint(into out: UnsafeMutableRawBufferPointer) {
         // `{"crv":"<crv>","kty":"EC","x":"<x>","y":"<y>"}`: the curve name and base64url need no
         // escaping, so the text is assembled in a stack buffer of its exact length.
         let name = curve.name
@@ -163,7 +171,7 @@ package final class JWK: Sendable {
         let count =
             head.utf8CodeUnitCount + name.utf8CodeUnitCount + middle.utf8CodeUnitCount + xLength
             + between.utf8CodeUnitCount + yLength + tail.utf8CodeUnitCount
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { buffer in
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { buffer in
             let base = buffer.baseAddress!
             var at = 0
             func put(_ s: StaticString) {
@@ -179,7 +187,7 @@ package final class JWK: Sendable {
             point.withUnsafeBytes { Base64URL.encode(UnsafeRawBufferPointer(rebasing: $0[n...]), into: base + at) }
             at += yLength
             put(tail)
-            return DigestAlgorithm.sha256.hash(UnsafeRawBufferPointer(buffer))
+            DigestAlgorithm.sha256.hash(UnsafeRawBufferPointer(buffer), into: out)
         }
     }
 

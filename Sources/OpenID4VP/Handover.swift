@@ -1,4 +1,5 @@
 internal import CryptoCore
+import JOSE
 import MdocCBOR
 
 /// The SessionTranscript of an OpenID4VP presentation over the Digital Credentials API (OpenID4VP
@@ -8,30 +9,63 @@ import MdocCBOR
 package struct OpenID4VPHandover: Sendable, Hashable {
     /// The CBOR `OpenID4VPDCAPIHandoverInfo` array.
     package let handoverInfo: [UInt8]
-    /// The CBOR `OpenID4VPDCAPIHandover` array.
-    package let handover: [UInt8]
     /// The CBOR SessionTranscript the device signatures cover.
     package let sessionTranscript: [UInt8]
 
+    /// The CBOR `OpenID4VPDCAPIHandover` array: the SessionTranscript's third element.
+    package var handover: [UInt8] { Array(sessionTranscript[Self.handoverStart...]) }
+
+    /// Where the handover starts in the SessionTranscript: after its array head and two nulls.
+    private static let handoverStart = 3
+
     /// Builds the structures for an origin (serialized, no `origin:` prefix), the request's `nonce` as
-    /// received, and the encryption key's thumbprint (nil for `dc_api`).
+    /// received, and the encryption key's thumbprint (32 bytes; nil for `dc_api`).
     package init(origin: String, nonce: String, jwkThumbprint: [UInt8]?) {
-        var info = CBORWriter(capacity: 64 + origin.utf8.count + nonce.utf8.count)
+        guard let jwkThumbprint else {
+            self.init(origin: origin, nonce: nonce, thumbprint: nil)
+            return
+        }
+        self = jwkThumbprint.withUnsafeBufferPointer { Self(origin: origin, nonce: nonce, thumbprint: $0) }
+    }
+
+    /// Builds the structures for an origin, the request's `nonce` and the key the response is encrypted
+    /// to (nil for `dc_api`), its thumbprint computed on the stack.
+    package init(origin: String, nonce: String, responseKey: JWK?) {
+        guard let responseKey else {
+            self.init(origin: origin, nonce: nonce, thumbprint: nil)
+            return
+        }
+        self = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { t in
+            responseKey.thumbprint(into: UnsafeMutableRawBufferPointer(t))
+            return Self(origin: origin, nonce: nonce, thumbprint: UnsafeBufferPointer(t))
+        }
+    }
+
+    private init(origin: String, nonce: String, thumbprint: UnsafeBufferPointer<UInt8>?) {
+        var info = CBORWriter(capacity: 48 + origin.utf8.count + nonce.utf8.count)
         info.writeArrayHeader(count: 3)
         info.writeText(origin)
         info.writeText(nonce)
-        if let jwkThumbprint { info.writeBytes(jwkThumbprint) } else { info.writeNull() }
-        handoverInfo = info.bytes
-        var h = CBORWriter(capacity: 64)
-        h.writeArrayHeader(count: 2)
-        h.writeText("OpenID4VPDCAPIHandover")
-        h.writeBytes(DigestAlgorithm.sha256.hash(handoverInfo))
-        handover = h.bytes
-        var t = CBORWriter(capacity: 80)
+        if let thumbprint {
+            info.writeHead(major: 2, argument: UInt64(thumbprint.count))
+            info.writeRaw(thumbprint)
+        } else {
+            info.writeNull()
+        }
+        let infoBytes = info.takeBytes()
+        // [null, null, ["OpenID4VPDCAPIHandover", bstr SHA-256(info)]]: 3 + 1 + 23 + 2 + 32 bytes.
+        var t = CBORWriter(capacity: 61)
         t.writeArrayHeader(count: 3)
         t.writeNull()
         t.writeNull()
-        t.writeRaw(handover)
-        sessionTranscript = t.bytes
+        t.writeArrayHeader(count: 2)
+        t.writeText("OpenID4VPDCAPIHandover")
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { digest in
+            DigestAlgorithm.sha256.hash(infoBytes, into: UnsafeMutableRawBufferPointer(digest))
+            t.writeHead(major: 2, argument: 32)
+            t.writeRaw(UnsafeBufferPointer(digest))
+        }
+        handoverInfo = infoBytes
+        sessionTranscript = t.takeBytes()
     }
 }

@@ -115,7 +115,7 @@ package struct OpenID4VPFrontEnd: DCAPIFrontEnd {
             deviceAuthAlgorithms: metadata.deviceAuthAlgorithms, formatsAccepted: metadata.formatsAccepted,
             limits: dcqlLimits)
         let handover = OpenID4VPHandover(
-            origin: origin.serialized, nonce: parameters.nonce, jwkThumbprint: metadata.responseKey?.key.thumbprint)
+            origin: origin.serialized, nonce: parameters.nonce, responseKey: metadata.responseKey?.key)
         if trace != nil {
             trace!.record("OpenID4VPDCAPIHandoverInfo", handover.handoverInfo)
             trace!.record("OpenID4VPDCAPIHandover", handover.handover)
@@ -184,13 +184,15 @@ package struct OpenID4VPFrontEnd: DCAPIFrontEnd {
             }
         }
         // {"response":"<JWE>"}: every length is known before anything is encrypted, so the JWE is
-        // written once into the buffer that becomes the returned Data.
+        // written once into the buffer that becomes the returned Data, the payload encrypted where it
+        // was written.
         let sealer = try Self.sealer(enc, ephemeralKey: settings.ephemeralKeySource?().key)
+        var text = payload.takeBytes()
         return try ResponseEnvelope.responseString(
-            protocolIdentifier: envelope, textLength: sealer.compactLength(plaintextCount: payload.bytes.count)
+            protocolIdentifier: envelope, textLength: sealer.compactLength(plaintextCount: text.count)
         ) { jwe throws(PresentmentError) in
-            let result: Result<Void, JOSEError> = payload.bytes.withUnsafeBytes { pt in
-                Result { () throws(JOSEError) in try sealer.seal(pt, into: jwe) }
+            let result: Result<Void, JOSEError> = text.withUnsafeMutableBytes { pt in
+                Result { () throws(JOSEError) in try sealer.seal(inPlace: pt, into: jwe) }
             }
             if case .failure(let error) = result { throw PresentmentError(OpenID4VPRule.sealing, underlying: error) }
         }

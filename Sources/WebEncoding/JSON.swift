@@ -202,6 +202,13 @@ package struct JSONWriter: Sendable {
     /// Creates an empty writer with room for `capacity` bytes.
     package init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
 
+    /// Hands the text over and leaves the writer empty (no copy: the array is the writer's buffer).
+    package mutating func takeBytes() -> [UInt8] {
+        let b = bytes
+        bytes = []
+        return b
+    }
+
     /// Writes a value.
     package mutating func write(_ v: JSONValue) {
         switch v {

@@ -171,6 +171,43 @@ struct AEADPiecesTests {
             }
         }
     }
+
+    @Test(
+        "Sealing in place leaves the one-shot ciphertext where the plaintext was and the tag in its own buffer (every cipher, empty to multi-block); a tag buffer of the wrong size is invalidLength"
+    )
+    func inPlace() throws {
+        var rng = SystemRandomNumberGenerator()
+        for aead in [AEADAlgorithm.aes128gcm, .aes256gcm, .chacha20poly1305] {
+            let key = (0..<aead.keySize).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            let nonce = (0..<12).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            let aad: [UInt8] = [4, 5]
+            for n in [0, 1, 16, 33, 5_000] {
+                let pt = (0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) }
+                let whole = try aead.seal(key: key, nonce: nonce, plaintext: pt, aad: aad)
+                var buffer = pt
+                var tag = [UInt8](repeating: 0, count: aead.tagSize)
+                let result: Result<Void, CryptoError> = buffer.withUnsafeMutableBytes { b in
+                    tag.withUnsafeMutableBytes { t in
+                        Result { () throws(CryptoError) in
+                            try aead.seal(key: key, nonce: nonce, inPlace: b, aad: aad, tag: t)
+                        }
+                    }
+                }
+                try result.get()
+                #expect(buffer + tag == whole, "\(aead) length \(n)")
+            }
+            var buffer = [UInt8](repeating: 1, count: 20)
+            var short = [UInt8](repeating: 0, count: aead.tagSize - 1)
+            #expect(throws: CryptoError.invalidLength) {
+                try buffer.withUnsafeMutableBytes { b in
+                    try short.withUnsafeMutableBytes { t in
+                        try aead.seal(key: key, nonce: nonce, inPlace: b, aad: aad, tag: t)
+                    }
+                }
+            }
+            #expect(buffer == [UInt8](repeating: 1, count: 20))
+        }
+    }
 }
 
 @Suite("CryptoCore: HMAC")

@@ -1,11 +1,13 @@
 import DigitalCredentials
 import Foundation
+import JOSE
 import MdocCBOR
 import OpenID4VPReader
 import Presentment
 import Testing
 import TestSupport
 import TestWorld
+import WebEncoding
 
 @testable import OpenID4VP
 
@@ -108,6 +110,13 @@ struct OpenID4VPEndToEndTests {
         #expect(Hex.encode(jwt.handoverInfo) == v["handoverInfoCborHex"] as? String)
         #expect(Hex.encode(jwt.handover) == v["handoverCborHex"] as? String)
         #expect(Hex.encode(jwt.sessionTranscript) == v["sessionTranscriptCborHex"] as? String)
+        // From the verifier's JWK itself (the engine's path: its thumbprint computed on the stack).
+        let document = try JSONValue.parse(Array(try SharedVectors.data("openid4vp/dcapi-session-transcript.json")))
+        let key = try JWK(try #require(document["verifierEncryptionJwk"]))
+        #expect(OpenID4VPHandover(origin: origin, nonce: nonce, responseKey: key) == jwt)
+        #expect(
+            OpenID4VPHandover(origin: origin, nonce: nonce, responseKey: nil).sessionTranscript
+                == OpenID4VPHandover(origin: origin, nonce: nonce, jwkThumbprint: nil).sessionTranscript)
         let plain = try #require(v["responseModeDcApi"] as? [String: Any])
         let dcAPI = OpenID4VPHandover(origin: origin, nonce: nonce, jwkThumbprint: nil)
         #expect(Hex.encode(dcAPI.handoverInfo) == plain["handoverInfoCborHex"] as? String)
