@@ -39,17 +39,19 @@ package struct JSONDocument: Sendable {
         var count: UInt32
     }
 
-    /// The input and its nodes, immutable once made (so shared between threads as is). The nodes are
-    /// a buffer the parser filled and this storage owns: read without bounds checks (every index a
-    /// node holds was written by the parser) and without retaining an array.
+    /// The input and its nodes, immutable once made (so shared between threads as is): one block the
+    /// parser filled and this storage owns, the nodes then a copy of the input, read without bounds
+    /// checks (every index a node holds was written by the parser) and without retaining an array.
     final class Storage: @unchecked Sendable {
-        let bytes: [UInt8]
         let nodes: UnsafeBufferPointer<Node>
-        init(bytes: [UInt8], nodes: UnsafeBufferPointer<Node>) {
-            self.bytes = bytes
-            self.nodes = nodes
+        let bytes: UnsafeBufferPointer<UInt8>
+        private let block: UnsafeMutableRawPointer
+        fileprivate init(_ parsed: TapeParser.Parsed) {
+            nodes = parsed.nodes
+            bytes = parsed.bytes
+            block = parsed.block
         }
-        deinit { nodes.deallocate() }
+        deinit { block.deallocate() }
     }
 
     let storage: Storage
@@ -59,30 +61,29 @@ package struct JSONDocument: Sendable {
 
     /// Parses `bytes`.
     package init(_ bytes: [UInt8], limits: JSONValue.Limits = .init()) throws(JSONValue.ParseError) {
-        guard bytes.count <= limits.maxBytes else { throw JSONValue.ParseError(.tooLarge) }
-        guard bytes.count < Int(UInt32.max) else { throw JSONValue.ParseError(.tooLarge) }
-        let r: Result<UnsafeBufferPointer<Node>, JSONValue.ParseError> = bytes.withUnsafeBufferPointer { b in
-            var p = TapeParser(bytes: b, limits: limits)
-            do throws(JSONValue.ParseError) {
-                p.skipSpace()
-                try p.document()
-                p.skipSpace()
-                guard p.i == b.count else { throw JSONValue.ParseError(.trailingBytes) }
-                return .success(UnsafeBufferPointer(start: p.nodes, count: p.nodeCount))
-            } catch {
-                p.nodes.deallocate()
-                return .failure(error)
-            }
+        let r: Result<JSONDocument, JSONValue.ParseError> = bytes.withUnsafeBufferPointer { b in
+            Result { () throws(JSONValue.ParseError) in try JSONDocument(b, limits: limits) }
         }
-        storage = Storage(bytes: bytes, nodes: try r.get())
+        self = try r.get()
     }
 
-    /// Parses bytes handed over in a buffer (copied once).
+    /// Parses bytes handed over in a buffer (copied once, into the block that holds the nodes).
     package init(_ bytes: UnsafeBufferPointer<UInt8>, limits: JSONValue.Limits = .init())
         throws(JSONValue.ParseError)
     {
         guard bytes.count <= limits.maxBytes else { throw JSONValue.ParseError(.tooLarge) }
-        try self.init(Array(bytes), limits: limits)
+        guard bytes.count < Int(UInt32.max) else { throw JSONValue.ParseError(.tooLarge) }
+        var p = TapeParser(bytes: bytes, limits: limits)
+        do throws(JSONValue.ParseError) {
+            p.skipSpace()
+            try p.document()
+            p.skipSpace()
+            guard p.i == bytes.count else { throw JSONValue.ParseError(.trailingBytes) }
+        } catch {
+            p.discard()
+            throw error
+        }
+        storage = Storage(p.finish())
     }
 }
 
@@ -130,9 +131,8 @@ package struct JSONNode: Sendable {
         guard n.kind == .string else { return nil }
         if !n.escaped {
             // From a buffer pointer: String's contiguous UTF-8 path (a slice goes through the generic one).
-            return storage.bytes.withUnsafeBufferPointer {
-                String(decoding: UnsafeBufferPointer(rebasing: $0[Int(n.start)..<Int(n.end)]), as: UTF8.self)
-            }
+            return String(
+                decoding: UnsafeBufferPointer(rebasing: storage.bytes[Int(n.start)..<Int(n.end)]), as: UTF8.self)
         }
         return String(decoding: JSONDocument.unescape(storage.bytes, Int(n.start)..<Int(n.end)), as: UTF8.self)
     }
@@ -145,7 +145,7 @@ package struct JSONNode: Sendable {
         guard n.kind == .string else { return false }
         let range = Int(n.start)..<Int(n.end)
         if !n.escaped {
-            storage.bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[range])) }
+            body(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: storage.bytes[range])))
         } else {
             JSONDocument.unescape(storage.bytes, range).withUnsafeBytes { body($0) }
         }
@@ -210,9 +210,8 @@ package struct JSONNode: Sendable {
         let ra = Int(a.start)..<Int(a.end)
         let rb = Int(b.start)..<Int(b.end)
         if !a.escaped && !b.escaped {
-            storage.bytes.withUnsafeBytes {
-                body(UnsafeRawBufferPointer(rebasing: $0[ra]), UnsafeRawBufferPointer(rebasing: $0[rb]))
-            }
+            let bytes = UnsafeRawBufferPointer(storage.bytes)
+            body(UnsafeRawBufferPointer(rebasing: bytes[ra]), UnsafeRawBufferPointer(rebasing: bytes[rb]))
         } else {
             let bytes = storage.bytes
             let x = a.escaped ? JSONDocument.unescape(bytes, ra) : Array(bytes[ra])
@@ -322,11 +321,11 @@ package struct JSONNode: Sendable {
         return nil
     }
 
-    /// The exact text of this value in the input.
-    package var text: ArraySlice<UInt8> {
+    /// The exact text of this value in the input (a copy).
+    package var text: [UInt8] {
         let n = node
         return n.kind == .string
-            ? storage.bytes[Int(n.start) - 1..<Int(n.end) + 1] : storage.bytes[Int(n.start)..<Int(n.end)]
+            ? Array(storage.bytes[Int(n.start) - 1..<Int(n.end) + 1]) : Array(storage.bytes[Int(n.start)..<Int(n.end)])
     }
 
     /// Nesting depth (a scalar is 0, `{}` and `[]` are 1) and the largest member count of any
@@ -380,9 +379,7 @@ extension JSONDocument {
         let len = Int(n.end - n.start)
         guard len == want.count else { return false }
         guard len > 0 else { return true }
-        return storage.bytes.withUnsafeBufferPointer { b in
-            ShortBytes.equal(b.baseAddress! + Int(n.start), want.baseAddress!, count: len)
-        }
+        return ShortBytes.equal(storage.bytes.baseAddress! + Int(n.start), want.baseAddress!, count: len)
     }
 
     /// Whether two key nodes are the same key. An escaped key is decoded from its own range only: the
@@ -402,11 +399,6 @@ extension JSONDocument {
     static func keyBytes(_ bytes: UnsafeBufferPointer<UInt8>, _ n: Node) -> [UInt8] {
         let range = Int(n.start)..<Int(n.end)
         return n.escaped ? unescape(bytes, range) : Array(bytes[range])
-    }
-
-    /// The decoded bytes of a string's content that the parser has validated.
-    static func unescape(_ bytes: [UInt8], _ range: Range<Int>) -> [UInt8] {
-        bytes.withUnsafeBufferPointer { unescape($0, range) }
     }
 
     /// The decoded bytes of a string's content that the parser has validated, read in place.
@@ -470,7 +462,7 @@ extension JSONDocument {
 
 /// The parser: one pass, no recursion (open containers on a stack bounded by the depth limit), one
 /// node per value.
-private struct TapeParser {
+fileprivate struct TapeParser {
     /// Objects with up to this many members compare keys pairwise (no allocation); larger ones use a set.
     static let pairwiseKeys = 16
     let bytes: UnsafeBufferPointer<UInt8>
@@ -478,29 +470,58 @@ private struct TapeParser {
     var i = 0
     /// The depth of the value being read (recorded in its nodes).
     var depth: UInt16 = 0
-    /// The nodes so far: `nodeCount` of `capacity`, handed to the document's storage at the end (or
-    /// deallocated by the caller on a refusal).
+    /// The nodes so far: `nodeCount` of `capacity`, at the start of a block with room after them for
+    /// a copy of the input; the block is handed to the document's storage at the end (`finish()`) or
+    /// deallocated by the caller on a refusal (`discard()`).
     var nodes: UnsafeMutablePointer<JSONDocument.Node>
     var nodeCount = 0
     var capacity: Int
 
     typealias ParseError = JSONValue.ParseError
 
+    /// A finished document's block, its nodes and its copy of the input.
+    struct Parsed {
+        let block: UnsafeMutableRawPointer
+        let nodes: UnsafeBufferPointer<JSONDocument.Node>
+        let bytes: UnsafeBufferPointer<UInt8>
+    }
+
     init(bytes: UnsafeBufferPointer<UInt8>, limits: JSONValue.Limits) {
         self.bytes = bytes
         self.limits = limits
         // About one node per 8 bytes of typical JSON; doubled when exceeded.
         capacity = bytes.count / 8 + 8
-        nodes = .allocate(capacity: capacity)
+        nodes = Self.block(nodes: capacity, bytes: bytes.count)
+    }
+
+    /// A block for `count` nodes followed by `bytes` bytes.
+    private static func block(nodes count: Int, bytes: Int) -> UnsafeMutablePointer<JSONDocument.Node> {
+        UnsafeMutableRawPointer.allocate(
+            byteCount: count * MemoryLayout<JSONDocument.Node>.stride + bytes,
+            alignment: MemoryLayout<JSONDocument.Node>.alignment
+        ).bindMemory(to: JSONDocument.Node.self, capacity: count)
     }
 
     mutating func grow() {
-        let bigger = UnsafeMutablePointer<JSONDocument.Node>.allocate(capacity: capacity * 2)
+        let bigger = Self.block(nodes: capacity * 2, bytes: bytes.count)
         bigger.moveInitialize(from: nodes, count: nodeCount)
-        nodes.deallocate()
+        UnsafeMutableRawPointer(nodes).deallocate()
         nodes = bigger
         capacity *= 2
     }
+
+    /// Copies the input after the nodes and hands the block over.
+    func finish() -> Parsed {
+        let block = UnsafeMutableRawPointer(nodes)
+        let tail = block + capacity * MemoryLayout<JSONDocument.Node>.stride
+        if !bytes.isEmpty { tail.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
+        return Parsed(
+            block: block, nodes: UnsafeBufferPointer(start: nodes, count: nodeCount),
+            bytes: UnsafeBufferPointer(start: tail.bindMemory(to: UInt8.self, capacity: bytes.count), count: bytes.count))
+    }
+
+    /// Deallocates the block of a refused document.
+    func discard() { UnsafeMutableRawPointer(nodes).deallocate() }
 
     @inline(__always)
     mutating func skipSpace() {
