@@ -462,7 +462,7 @@ extension JSONDocument {
 
 /// The parser: one pass, no recursion (open containers on a stack bounded by the depth limit), one
 /// node per value.
-fileprivate struct TapeParser {
+private struct TapeParser {
     /// Objects with up to this many members compare keys pairwise (no allocation); larger ones use a set.
     static let pairwiseKeys = 16
     let bytes: UnsafeBufferPointer<UInt8>
@@ -517,7 +517,8 @@ fileprivate struct TapeParser {
         if !bytes.isEmpty { tail.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
         return Parsed(
             block: block, nodes: UnsafeBufferPointer(start: nodes, count: nodeCount),
-            bytes: UnsafeBufferPointer(start: tail.bindMemory(to: UInt8.self, capacity: bytes.count), count: bytes.count))
+            bytes: UnsafeBufferPointer(
+                start: tail.bindMemory(to: UInt8.self, capacity: bytes.count), count: bytes.count))
     }
 
     /// Deallocates the block of a refused document.
