@@ -7,8 +7,6 @@ import MdocCBOR
 /// the thumbprint the RFC 7638 SHA-256 thumbprint (bstr) of the key the response is encrypted to, or
 /// `null` for response mode `dc_api`.
 package struct OpenID4VPHandover: Sendable, Hashable {
-    /// The CBOR `OpenID4VPDCAPIHandoverInfo` array.
-    package let handoverInfo: [UInt8]
     /// The CBOR SessionTranscript the device signatures cover.
     package let sessionTranscript: [UInt8]
 
@@ -42,17 +40,6 @@ package struct OpenID4VPHandover: Sendable, Hashable {
     }
 
     private init(origin: String, nonce: String, thumbprint: UnsafeBufferPointer<UInt8>?) {
-        var info = CBORWriter(capacity: 48 + origin.utf8.count + nonce.utf8.count)
-        info.writeArrayHeader(count: 3)
-        info.writeText(origin)
-        info.writeText(nonce)
-        if let thumbprint {
-            info.writeHead(major: 2, argument: UInt64(thumbprint.count))
-            info.writeRaw(thumbprint)
-        } else {
-            info.writeNull()
-        }
-        let infoBytes = info.takeBytes()
         // [null, null, ["OpenID4VPDCAPIHandover", bstr SHA-256(info)]]: 3 + 1 + 23 + 2 + 32 bytes.
         var t = CBORWriter(capacity: 61)
         t.writeArrayHeader(count: 3)
@@ -61,11 +48,50 @@ package struct OpenID4VPHandover: Sendable, Hashable {
         t.writeArrayHeader(count: 2)
         t.writeText("OpenID4VPDCAPIHandover")
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { digest in
-            DigestAlgorithm.sha256.hash(infoBytes, into: UnsafeMutableRawBufferPointer(digest))
+            Self.withInfo(origin: origin, nonce: nonce, thumbprint: thumbprint) {
+                DigestAlgorithm.sha256.hash($0, into: UnsafeMutableRawBufferPointer(digest))
+            }
             t.writeHead(major: 2, argument: 32)
             t.writeRaw(UnsafeBufferPointer(digest))
         }
-        handoverInfo = infoBytes
         sessionTranscript = t.takeBytes()
+    }
+
+    /// The CBOR `OpenID4VPDCAPIHandoverInfo` array `[origin, nonce, jwkThumbprint]` (for a trace and
+    /// the published example; the SessionTranscript hashes it without keeping it).
+    package static func handoverInfo(origin: String, nonce: String, jwkThumbprint: [UInt8]?) -> [UInt8] {
+        func info(_ t: UnsafeBufferPointer<UInt8>?) -> [UInt8] {
+            withInfo(origin: origin, nonce: nonce, thumbprint: t) { Array($0) }
+        }
+        guard let jwkThumbprint else { return info(nil) }
+        return jwkThumbprint.withUnsafeBufferPointer { info($0) }
+    }
+
+    /// Calls `body` with the CBOR `OpenID4VPDCAPIHandoverInfo`, written in a temporary buffer (on the
+    /// stack unless the origin and nonce are large).
+    private static func withInfo<R>(
+        origin: String, nonce: String, thumbprint: UnsafeBufferPointer<UInt8>?, _ body: (UnsafeRawBufferPointer) -> R
+    ) -> R {
+        withUTF8Bytes(origin) { o in
+            withUTF8Bytes(nonce) { n in
+                // An array head, two texts and a bstr (or null), each head at most 9 bytes.
+                let capacity = 1 + 9 + o.count + 9 + n.count + 9 + (thumbprint?.count ?? 0)
+                return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { buffer in
+                    let p = buffer.baseAddress!
+                    var k = CBORWriter.writeHead(major: 4, argument: 3, at: p)
+                    k += CBORWriter.writeText(o, at: p + k)
+                    k += CBORWriter.writeText(n, at: p + k)
+                    if let thumbprint {
+                        k += CBORWriter.writeHead(major: 2, argument: UInt64(thumbprint.count), at: p + k)
+                        (p + k).update(from: thumbprint.baseAddress!, count: thumbprint.count)
+                        k += thumbprint.count
+                    } else {
+                        p[k] = 0xf6  // null
+                        k += 1
+                    }
+                    return body(UnsafeRawBufferPointer(start: p, count: k))
+                }
+            }
+        }
     }
 }

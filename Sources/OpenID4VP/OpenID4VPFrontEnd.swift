@@ -117,7 +117,11 @@ package struct OpenID4VPFrontEnd: DCAPIFrontEnd {
         let handover = OpenID4VPHandover(
             origin: origin.serialized, nonce: parameters.nonce, responseKey: metadata.responseKey?.key)
         if trace != nil {
-            trace!.record("OpenID4VPDCAPIHandoverInfo", handover.handoverInfo)
+            trace!.record(
+                "OpenID4VPDCAPIHandoverInfo",
+                OpenID4VPHandover.handoverInfo(
+                    origin: origin.serialized, nonce: parameters.nonce,
+                    jwkThumbprint: metadata.responseKey?.key.thumbprint))
             trace!.record("OpenID4VPDCAPIHandover", handover.handover)
             trace!.record("SessionTranscript", handover.sessionTranscript)
         }

@@ -75,17 +75,11 @@ struct AuthorizationParameters {
     }
 }
 
-/// The verifier's response encryption key and the content encryption chosen for it. Immutable, and a
-/// class: the request's details hand it on several times, and a copy of a `JWK` (or of a tuple holding
-/// one, through the runtime's generic tuple witnesses) retains and releases every one of its members.
-final class ResponseKey: Sendable {
+/// The verifier's response encryption key and the content encryption chosen for it. A copy retains
+/// one reference: the key (a `JWK` is a class).
+struct ResponseKey: Sendable {
     let key: JWK
     let encryption: JWEEncryption
-
-    init(key: JWK, encryption: JWEEncryption) {
-        self.key = key
-        self.encryption = encryption
-    }
 }
 
 /// `client_metadata` as this wallet reads it: the response encryption key and content encryption

@@ -1,3 +1,4 @@
+import CryptoCore
 import DigitalCredentials
 import Foundation
 import JOSE
@@ -99,6 +100,34 @@ struct OpenID4VPEndToEndTests {
     }
 
     @Test(
+        "explain's trace holds the handover info built from the request (origin, nonce, the key's thumbprint), the handover carrying its SHA-256, and the SessionTranscript the answer signs (both modes)",
+        arguments: OpenID4VPResponseMode.allCases)
+    func traceStructures(_ mode: OpenID4VPResponseMode) throws {
+        let world = try TestWorld()
+        let engine = try Self.engine(world)
+        let request = try OpenID4VPReader.makeRequest(
+            queries: [Self.familyAndAge], origin: TestWorld.origin, signing: .unsigned, framing: .dataObject,
+            responseMode: mode)
+        let trace = engine.explain(rawRequest: request.rawRequest, origin: TestWorld.origin.serialized).trace
+        let info = try #require(trace.structure("OpenID4VPDCAPIHandoverInfo"))
+        let handover = try #require(trace.structure("OpenID4VPDCAPIHandover"))
+        let transcript = try #require(trace.structure("SessionTranscript"))
+        let thumbprint = mode == .dcAPIJWT ? request.thumbprint : nil
+        #expect(
+            info
+                == OpenID4VPHandover.handoverInfo(
+                    origin: TestWorld.origin.serialized, nonce: request.nonce, jwkThumbprint: thumbprint))
+        #expect(Array(handover.suffix(32)) == DigestAlgorithm.sha256.hash(info))
+        #expect(transcript == [0x83, 0xf6, 0xf6] + handover)
+        #expect(
+            transcript
+                == OpenID4VPHandover(
+                    origin: TestWorld.origin.serialized, nonce: request.nonce, jwkThumbprint: thumbprint
+                )
+                .sessionTranscript)
+    }
+
+    @Test(
         "The OpenID4VPDCAPIHandover, its info and the SessionTranscript match the published example (both modes)",
         .enabled(if: SharedVectors.runnable, SharedVectors.skipNote))
     func handoverVector() throws {
@@ -107,7 +136,9 @@ struct OpenID4VPEndToEndTests {
         let nonce = try #require(v["nonce"] as? String)
         let thumbprint = try Hex.decode(try #require(v["jwkThumbprintSha256Hex"] as? String))
         let jwt = OpenID4VPHandover(origin: origin, nonce: nonce, jwkThumbprint: thumbprint)
-        #expect(Hex.encode(jwt.handoverInfo) == v["handoverInfoCborHex"] as? String)
+        #expect(
+            Hex.encode(OpenID4VPHandover.handoverInfo(origin: origin, nonce: nonce, jwkThumbprint: thumbprint))
+                == v["handoverInfoCborHex"] as? String)
         #expect(Hex.encode(jwt.handover) == v["handoverCborHex"] as? String)
         #expect(Hex.encode(jwt.sessionTranscript) == v["sessionTranscriptCborHex"] as? String)
         // From the verifier's JWK itself (the engine's path: its thumbprint computed on the stack).
@@ -119,7 +150,9 @@ struct OpenID4VPEndToEndTests {
                 == OpenID4VPHandover(origin: origin, nonce: nonce, jwkThumbprint: nil).sessionTranscript)
         let plain = try #require(v["responseModeDcApi"] as? [String: Any])
         let dcAPI = OpenID4VPHandover(origin: origin, nonce: nonce, jwkThumbprint: nil)
-        #expect(Hex.encode(dcAPI.handoverInfo) == plain["handoverInfoCborHex"] as? String)
+        #expect(
+            Hex.encode(OpenID4VPHandover.handoverInfo(origin: origin, nonce: nonce, jwkThumbprint: nil))
+                == plain["handoverInfoCborHex"] as? String)
         #expect(Hex.encode(dcAPI.sessionTranscript) == plain["sessionTranscriptCborHex"] as? String)
     }
 }
