@@ -24,23 +24,28 @@ struct AuthorizationParameters {
 
     init(_ object: RequestObject, origin: Origin) throws(PresentmentError) {
         let p = object.parameters
-        guard p["response_type"]?.string == "vp_token" else { throw PresentmentError(OpenID4VPRule.responseType) }
-        guard let modeName = p["response_mode"]?.string, let mode = OpenID4VPResponseMode(rawValue: modeName) else {
+        // The members this reads, in two walks of the parameters' keys (checked in the order below).
+        let (responseType, modeMember, nonceMember, dcql) = p.members(
+            "response_type", "response_mode", "nonce", "dcql_query")
+        let (metadata, transactionData, scope, verifierInfoMember) = p.members(
+            "client_metadata", "transaction_data", "scope", "verifier_info")
+        guard responseType?.isString("vp_token") == true else { throw PresentmentError(OpenID4VPRule.responseType) }
+        guard let modeName = modeMember?.string, let mode = OpenID4VPResponseMode(rawValue: modeName) else {
             throw PresentmentError(OpenID4VPRule.responseMode)
         }
-        guard let nonce = p["nonce"]?.string else { throw PresentmentError(OpenID4VPRule.nonceMissing) }
+        guard let nonce = nonceMember?.string else { throw PresentmentError(OpenID4VPRule.nonceMissing) }
         guard !nonce.isEmpty, nonce.utf8.count <= 512, withUTF8Bytes(nonce, { $0.allSatisfy(Self.isURLSafe) }) else {
             throw PresentmentError(OpenID4VPRule.nonce)
         }
-        if p["transaction_data"] != nil { throw PresentmentError(OpenID4VPRule.transactionData) }
-        if p["scope"] != nil { throw PresentmentError(OpenID4VPRule.scope) }
-        guard let dcql = p["dcql_query"] else { throw PresentmentError(OpenID4VPRule.dcqlMissing) }
-        if let m = p["client_metadata"], !m.isObject { throw PresentmentError(OpenID4VPRule.clientMetadataNotObject) }
+        if transactionData != nil { throw PresentmentError(OpenID4VPRule.transactionData) }
+        if scope != nil { throw PresentmentError(OpenID4VPRule.scope) }
+        guard let dcql else { throw PresentmentError(OpenID4VPRule.dcqlMissing) }
+        if let metadata, !metadata.isObject { throw PresentmentError(OpenID4VPRule.clientMetadataNotObject) }
         var verifierInfo = [JSONNode]()
         if object.form == .multisigned {
             for s in object.signers { verifierInfo += try Self.verifierInfo(s.header.protected["verifier_info"]) }
         } else {
-            verifierInfo = try Self.verifierInfo(p["verifier_info"])
+            verifierInfo = try Self.verifierInfo(verifierInfoMember)
         }
         // A signed request: expected_origins, compared with the one serialized origin (WHATWG), the
         // string the transcript and the consent model use.
@@ -55,7 +60,7 @@ struct AuthorizationParameters {
         responseMode = mode
         self.nonce = nonce
         dcqlQuery = dcql
-        clientMetadata = p["client_metadata"]
+        clientMetadata = metadata
         self.verifierInfo = verifierInfo
     }
 
