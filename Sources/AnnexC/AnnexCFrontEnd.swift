@@ -23,8 +23,9 @@ package struct AnnexCFrontEnd: DCAPIFrontEnd {
 
     package init(settings: AnnexCSettings) { self.settings = settings }
 
-    package func answers(protocolIdentifier p: String) -> Bool {
-        p == Self.protocolIdentifier || (settings.acceptLegacyProtocolAlias && p == Self.legacyAlias)
+    package func answers(_ entry: RequestEntry) -> Bool {
+        entry.names(protocol: Self.protocolIdentifier)
+            || (settings.acceptLegacyProtocolAlias && entry.names(protocol: Self.legacyAlias))
     }
 
     package static func isBareData(_ json: JSONNode) -> Bool { AnnexCRequestData.isBareData(json) }

@@ -11,16 +11,25 @@ import WebEncoding
 package struct RequestEntry: Sendable {
     /// How the whole request was framed (a front end answers in the matching framing by default).
     package let framing: RequestFraming
-    /// The entry's `protocol` member; nil for a bare `data` object.
-    package let protocolIdentifier: String?
+    /// The entry's `protocol` member as read (nil for a bare `data` object): compared in place, so no
+    /// `String` is made to route an entry.
+    private let protocolMember: JSONNode?
     /// The entry's `data` member as parsed (an object, or a string older browsers sent); nil when absent.
     package let data: JSONNode?
 
-    package init(framing: RequestFraming, protocolIdentifier: String?, data: JSONNode?) {
+    /// An entry whose `protocol` member is `protocolMember` (nil for a bare `data` object; a member that
+    /// is not a string names no protocol).
+    package init(framing: RequestFraming, protocolMember: JSONNode?, data: JSONNode?) {
         self.framing = framing
-        self.protocolIdentifier = protocolIdentifier
+        self.protocolMember = protocolMember
         self.data = data
     }
+
+    /// The entry's `protocol` (nil for a bare `data` object; `""` for a member that is not a string).
+    package var protocolIdentifier: String? { protocolMember.map { $0.string ?? "" } }
+
+    /// Whether the entry's `protocol` is `identifier` (false for a bare `data` object).
+    package func names(protocol identifier: String) -> Bool { protocolMember?.isString(identifier) ?? false }
 
     /// The `data` member, a member older browsers sent as a JSON string parsed within `limits`.
     /// Throws `FramingRule.dataMissing` or `.dataNotJSON`.

@@ -41,14 +41,14 @@ package struct RequestEnvelope: Sendable {
             guard let value, value.isArray else { throw PresentmentError(FramingRule.requestsNotArray) }
             var out = [RequestEntry]()
             value.forEachElement { item in
-                guard item.isObject, let p = item["protocol"]?.string else { return }
-                out.append(RequestEntry(framing: framing, protocolIdentifier: p, data: item["data"]))
+                guard item.isObject, let p = item["protocol"], p.isString else { return }
+                out.append(RequestEntry(framing: framing, protocolMember: p, data: item["data"]))
             }
             return out
         }
         if isBareData(json) {
             return RequestEnvelope(
-                framing: .dataObject, entries: [RequestEntry(framing: .dataObject, protocolIdentifier: nil, data: json)]
+                framing: .dataObject, entries: [RequestEntry(framing: .dataObject, protocolMember: nil, data: json)]
             )
         }
         if let digital = json["digital"] {
@@ -64,7 +64,7 @@ package struct RequestEnvelope: Sendable {
             return RequestEnvelope(
                 framing: .protocolAndData,
                 entries: [
-                    RequestEntry(framing: .protocolAndData, protocolIdentifier: p.string ?? "", data: json["data"])
+                    RequestEntry(framing: .protocolAndData, protocolMember: p, data: json["data"])
                 ])
         }
         throw PresentmentError(FramingRule.noFraming)

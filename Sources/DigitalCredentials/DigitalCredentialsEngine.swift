@@ -161,7 +161,7 @@ public final class DigitalCredentialsEngine: Sendable {
             if envelope.framing == .dataObject {
                 return bareOwner == frontEnd.presentationProtocol ? envelope.entries[0] : nil
             }
-            return envelope.entries.first { $0.protocolIdentifier.map(frontEnd.answers) ?? false }
+            return envelope.entries.first(where: frontEnd.answers)
         }
     }
 

@@ -14,7 +14,7 @@ import WebEncoding
 /// unwrapped from, `ProtocolDetails`). A class: handed around by one reference, not six closures.
 final class RegisteredFrontEnd: Sendable {
     let presentationProtocol: PresentationProtocol
-    let answers: @Sendable (String) -> Bool
+    let answers: @Sendable (RequestEntry) -> Bool
     let isBareData: @Sendable (JSONNode) -> Bool
     let accept:
         @Sendable (PresentmentEngine, RequestEntry, Origin, String?, ResponseFormat) throws(PresentmentError) -> Data
@@ -34,7 +34,7 @@ final class RegisteredFrontEnd: Sendable {
         unwrap: @escaping @Sendable (ProtocolDetails) -> F.Details?
     ) {
         presentationProtocol = p
-        answers = { frontEnd.answers(protocolIdentifier: $0) }
+        answers = { frontEnd.answers($0) }
         isBareData = { F.isBareData($0) }
         accept = { (engine, entry, origin, credentialID, format) throws(PresentmentError) in
             try engine.accept(entry, origin: origin, via: frontEnd, credentialID: credentialID, format: format)

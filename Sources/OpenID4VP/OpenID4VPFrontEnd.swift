@@ -26,8 +26,11 @@ package struct OpenID4VPFrontEnd: DCAPIFrontEnd {
     static let parameterDepth = 16
     static let parameterMembers = 256
 
-    package func answers(protocolIdentifier: String) -> Bool {
-        OpenID4VPRequestForm(protocolIdentifier: protocolIdentifier) != nil
+    package func answers(_ entry: RequestEntry) -> Bool { Self.form(of: entry) != nil }
+
+    /// The request form an entry's `protocol` names (nil for none of the three, or a bare `data`).
+    static func form(of entry: RequestEntry) -> OpenID4VPRequestForm? {
+        OpenID4VPRequestForm.allCases.first { entry.names(protocol: $0.protocolIdentifier) }
     }
 
     /// A top-level object that is an OpenID4VP `data` object on its own.
@@ -69,7 +72,7 @@ package struct OpenID4VPFrontEnd: DCAPIFrontEnd {
             maxStringBytes: limits.maxRequestBytes)
         let data = try entry.parsedData(limits: parameterLimits)
         let form =
-            entry.protocolIdentifier.flatMap(OpenID4VPRequestForm.init(protocolIdentifier:)) ?? Self.bareForm(data)
+            Self.form(of: entry) ?? Self.bareForm(data)
         let shape = data.shape
         guard shape.depth <= Self.parameterDepth, shape.widest <= Self.parameterMembers else {
             throw PresentmentError(OpenID4VPRule.dataOverBounds)

@@ -122,6 +122,23 @@ struct RequestRuleTests {
             .init(
                 name: "unknown protocol", json: "{\"protocol\":\"preview\",\"data\":\(data)}",
                 result: .failure(.unsupportedProtocol)),
+            .init(
+                name: "a protocol that is not a string", json: "{\"protocol\":5,\"data\":\(data)}",
+                result: .failure(.unsupportedProtocol)),
+            .init(
+                name: "a protocol spelled with escapes (compared decoded)",
+                json: "{\"protocol\":\"org\\u002diso\\u002Dmdoc\",\"data\":\(data)}", result: .success(.protocolAndData)
+            ),
+            .init(
+                name: "a protocol that differs in case or by a trailing byte",
+                json: "{\"requests\":[{\"protocol\":\"ORG-ISO-MDOC\",\"data\":\(data)},"
+                    + "{\"protocol\":\"org-iso-mdoc \",\"data\":\(data)},{\"protocol\":\"org-iso-md\",\"data\":\(data)}]}",
+                result: .failure(.unsupportedProtocol)),
+            .init(
+                name: "list entries whose protocol is not a string are passed over",
+                json: "{\"requests\":[{\"protocol\":[\"org-iso-mdoc\"],\"data\":\(data)},"
+                    + "{\"protocol\":null,\"data\":\(data)},{\"protocol\":\"org-iso-mdoc\",\"data\":\(data)}]}",
+                result: .success(.requestList)),
             .init(name: "empty requests", json: "{\"requests\":[]}", result: .failure(.unsupportedProtocol)),
             .init(name: "not JSON", json: "deviceRequest=1", result: .failure(.malformedRequest)),
             .init(name: "JSON array", json: "[1,2]", result: .failure(.malformedRequest)),

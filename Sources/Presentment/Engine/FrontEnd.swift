@@ -21,8 +21,9 @@
     /// What the protocol carried, kept to answer and shown to the holder (typed; never `any`).
     associatedtype Details: Sendable
 
-    /// Whether this front end answers entries under a Digital Credentials API protocol identifier.
-    func answers(protocolIdentifier: String) -> Bool
+    /// Whether this front end answers an entry: its Digital Credentials API protocol identifier is one
+    /// of this front end's.
+    func answers(_ entry: Entry) -> Bool
 
     /// Checks an entry: everything the reader controls, before any consent is asked (its framing,
     /// keys, the request and its bounds, every signature, then the holder's trust policy through
