@@ -59,13 +59,13 @@ struct DCQLQuery: Sendable {
                 throw bad(.queryID)
             }
             guard !queryIDs.contains(id) else { throw bad(.duplicateQueryID) }
-            guard let format = entry["format"]?.string else { throw bad(.formatMissing) }
+            guard let format = entry["format"], format.isString else { throw bad(.formatMissing) }
             _ = try Self.bool(entry["multiple"], default: false, .multipleNotBoolean)
             _ = try Self.bool(
                 entry["require_cryptographic_holder_binding"], default: true, .holderBindingNotBoolean)
-            guard entry["meta"]?.isObject == true else { throw bad(.metaMissing) }
+            guard let meta = entry["meta"], meta.isObject else { throw bad(.metaMissing) }
             queryIDs.append(id)
-            guard format == "mso_mdoc" else {
+            guard format.isString("mso_mdoc") else {
                 // Not an mdoc query: it never matches a credential here (its members are not ours to read).
                 queries.append(
                     DocumentQuery(
@@ -73,7 +73,7 @@ struct DCQLQuery: Sendable {
                         rules: ClaimRules(values: [], authorityKeyIDs: [])))
                 return
             }
-            guard let docType = entry["meta"]?["doctype_value"]?.string, !docType.isEmpty else {
+            guard let docType = meta["doctype_value"]?.string, !docType.isEmpty else {
                 throw bad(.doctypeValueMissing)
             }
             let (elements, values, claimSets) = try Self.claims(entry, limits: limits, bad)

@@ -30,9 +30,10 @@ struct AuthorizationParameters {
         let (metadata, transactionData, scope, verifierInfoMember) = p.members(
             "client_metadata", "transaction_data", "scope", "verifier_info")
         guard responseType?.isString("vp_token") == true else { throw PresentmentError(OpenID4VPRule.responseType) }
-        guard let modeName = modeMember?.string, let mode = OpenID4VPResponseMode(rawValue: modeName) else {
-            throw PresentmentError(OpenID4VPRule.responseMode)
-        }
+        // Compared in place with each mode's name (no `String` made).
+        guard let modeMember,
+            let mode = OpenID4VPResponseMode.allCases.first(where: { modeMember.isString($0.rawValue) })
+        else { throw PresentmentError(OpenID4VPRule.responseMode) }
         guard let nonce = nonceMember?.string else { throw PresentmentError(OpenID4VPRule.nonceMissing) }
         guard !nonce.isEmpty, nonce.utf8.count <= 512, withUTF8Bytes(nonce, { $0.allSatisfy(Self.isURLSafe) }) else {
             throw PresentmentError(OpenID4VPRule.nonce)

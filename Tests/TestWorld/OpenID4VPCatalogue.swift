@@ -238,6 +238,15 @@ public enum OpenID4VPCatalogue {
         add(
             "response_mode direct_post", unsigned(replacing(p, "response_mode", .string("direct_post"))),
             ExpectedRefusal(OpenID4VPRule.responseMode))
+        add(
+            "response_mode a number", unsigned(replacing(p, "response_mode", .number(JSONNumber(1)))),
+            ExpectedRefusal(OpenID4VPRule.responseMode))
+        add(
+            "response_mode in capitals", unsigned(replacing(p, "response_mode", .string("DC_API.JWT"))),
+            ExpectedRefusal(OpenID4VPRule.responseMode))
+        add(
+            "response_mode missing", unsigned(replacing(p, "response_mode", nil)),
+            ExpectedRefusal(OpenID4VPRule.responseMode))
         add("nonce missing", unsigned(replacing(p, "nonce", nil)), ExpectedRefusal(OpenID4VPRule.nonceMissing))
         add("nonce with a space", unsigned(replacing(p, "nonce", .string("a b"))), ExpectedRefusal(OpenID4VPRule.nonce))
         add(
@@ -331,6 +340,19 @@ public enum OpenID4VPCatalogue {
             "duplicate credential query ids", dcql(Self.dcql([query(), query()])),
             ExpectedRefusal(DCQLRule.duplicateQueryID))
         add("no credential queries", dcql(Self.dcql([])), ExpectedRefusal(DCQLRule.credentials))
+        let queryWith = { (name: String, value: JSONValue?) -> JSONValue in
+            guard case .object(let members) = query() else { return query() }
+            return .object(Self.replacing(members, name, value))
+        }
+        add(
+            "format a number", dcql(Self.dcql([queryWith("format", .number(JSONNumber(1)))])),
+            ExpectedRefusal(DCQLRule.formatMissing))
+        add(
+            "meta not an object", dcql(Self.dcql([queryWith("meta", .string("m"))])),
+            ExpectedRefusal(DCQLRule.metaMissing))
+        add(
+            "meta without doctype_value", dcql(Self.dcql([queryWith("meta", .object([]))])),
+            ExpectedRefusal(DCQLRule.doctypeValueMissing))
         add(
             "17 credential queries", dcql(Self.dcql((0..<17).map { query(id: "q\($0)") })),
             ExpectedRefusal(DCQLRule.tooManyQueries))
