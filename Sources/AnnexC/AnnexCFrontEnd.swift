@@ -87,7 +87,9 @@ package struct AnnexCFrontEnd: DCAPIFrontEnd {
             request: request, transcript: transcript, consent: environment.consent, trace: &trace)
         return CheckedRequest(
             CheckedEntry(
-                protocolIdentifier: entry.protocolIdentifier ?? Self.protocolIdentifier,
+                // The entry named this protocol, its legacy alias, or nothing (a bare data object).
+                protocolIdentifier: entry.names(protocol: Self.legacyAlias)
+                    ? Self.legacyAlias : Self.protocolIdentifier,
                 queries: DocumentQuery.prepare(request, maxSetSize: settings.maxAlternativeSetSize),
                 documentSets: DocumentSetRule.of(request), sessionTranscript: transcript.bytes,
                 authentication: authentication),

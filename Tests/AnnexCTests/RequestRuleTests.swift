@@ -184,6 +184,8 @@ struct RequestRuleTests {
             }
             #expect(r.details.annexC?.framing == f)
             #expect(r.documents.first?.docType == "org.iso.18013.5.1.mDL")
+            // The identifier the entry named (the legacy alias kept as such), or Annex C's for bare data.
+            #expect(r.protocolIdentifier == (c.name == "legacy alias" ? "org.iso.mdoc" : "org-iso-mdoc"), "\(c.name)")
         } catch {
             guard case .failure(let code) = c.result else {
                 Issue.record("\(c.name): \(error)")
