@@ -120,6 +120,11 @@ struct PKCS8FastPathTests {
 
 @Suite("CryptoCore: AEAD over a message in pieces")
 struct AEADPiecesTests {
+    static let ciphers: [AEADAlgorithm] = [.aes128gcm, .aes256gcm, .chacha20poly1305]
+
+    /// `count` random bytes.
+    static func random(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8.random(in: 0...255) } }
+
     /// `pt` cut at `cuts` and sealed piece by piece, declaring `count` bytes.
     static func sealInPieces(
         _ aead: AEADAlgorithm, key: [UInt8], nonce: [UInt8], aad: [UInt8], _ pt: [UInt8], cuts: [Int], count: Int? = nil
@@ -147,12 +152,12 @@ struct AEADPiecesTests {
     )
     func pieces() throws {
         var rng = SystemRandomNumberGenerator()
-        for aead in [AEADAlgorithm.aes128gcm, .aes256gcm, .chacha20poly1305] {
-            let key = (0..<aead.keySize).map { _ in UInt8.random(in: 0...255, using: &rng) }
-            let nonce = (0..<12).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        for aead in Self.ciphers {
+            let key = Self.random(aead.keySize)
+            let nonce = Self.random(12)
             let aad: [UInt8] = [1, 2, 3]
             for n in [0, 1, 15, 16, 17, 47, 300, 5_000] {
-                let pt = (0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) }
+                let pt = Self.random(n)
                 let whole = try aead.seal(key: key, nonce: nonce, plaintext: pt, aad: aad)
                 var cutSets: [[Int]] = [[], [0], [n], [n / 2], [n / 3, n / 3, 2 * n / 3]]
                 for _ in 0..<8 { cutSets.append((0..<5).map { _ in Int.random(in: 0...n, using: &rng) }.sorted()) }
@@ -176,13 +181,12 @@ struct AEADPiecesTests {
         "Sealing in place leaves the one-shot ciphertext where the plaintext was and the tag in its own buffer (every cipher, empty to multi-block); a tag buffer of the wrong size is invalidLength"
     )
     func inPlace() throws {
-        var rng = SystemRandomNumberGenerator()
-        for aead in [AEADAlgorithm.aes128gcm, .aes256gcm, .chacha20poly1305] {
-            let key = (0..<aead.keySize).map { _ in UInt8.random(in: 0...255, using: &rng) }
-            let nonce = (0..<12).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        for aead in Self.ciphers {
+            let key = Self.random(aead.keySize)
+            let nonce = Self.random(12)
             let aad: [UInt8] = [4, 5]
             for n in [0, 1, 16, 33, 5_000] {
-                let pt = (0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) }
+                let pt = Self.random(n)
                 let whole = try aead.seal(key: key, nonce: nonce, plaintext: pt, aad: aad)
                 var buffer = pt
                 var tag = [UInt8](repeating: 0, count: aead.tagSize)
