@@ -25,9 +25,6 @@ package struct RequestEntry: Sendable {
         self.data = data
     }
 
-    /// The entry's `protocol` (nil for a bare `data` object; `""` for a member that is not a string).
-    package var protocolIdentifier: String? { protocolMember.map { $0.string ?? "" } }
-
     /// Whether the entry's `protocol` is `identifier` (false for a bare `data` object).
     package func names(protocol identifier: String) -> Bool { protocolMember?.isString(identifier) ?? false }
 
