@@ -208,25 +208,23 @@ package enum Planner {
     /// nil when none is. (An empty set, a query with no elements, is satisfied by any credential.)
     /// `sets` nil: the one set of every position.
     static func firstSatisfied(_ sets: [[Int]]?, _ heldAt: [Int?], allows: (Int) -> Bool) -> [Int]? {
-        guard let sets else {
-            var items = [Int]()
-            items.reserveCapacity(heldAt.count)
-            for held in heldAt {
-                guard let i = held, allows(i) else { return nil }
-                items.append(i)
-            }
-            return items
-        }
+        guard let sets else { return items(of: heldAt.indices, heldAt, allows: allows) }
         for set in sets {
-            var items = [Int]()
-            items.reserveCapacity(set.count)
-            for p in set {
-                guard let i = heldAt[p], allows(i) else { break }
-                items.append(i)
-            }
-            if items.count == set.count { return items }
+            if let items = items(of: set, heldAt, allows: allows) { return items }
         }
         return nil
+    }
+
+    /// The item indices of the positions in `set`, in its order, when every one is held and allowed;
+    /// nil otherwise.
+    private static func items<S: Collection<Int>>(of set: S, _ heldAt: [Int?], allows: (Int) -> Bool) -> [Int]? {
+        var items = [Int]()
+        items.reserveCapacity(set.count)
+        for p in set {
+            guard let i = heldAt[p], allows(i) else { return nil }
+            items.append(i)
+        }
+        return items
     }
 
     /// Why each usable credential of the query's docType that the rules exclude cannot answer (DCQL
