@@ -17,10 +17,11 @@ package struct DocumentMatch: Sendable {
     var substitutions: [(substitution: Substitution, items: [Int], preference: Int)]
     /// Requested elements neither held nor replaced.
     var missing: [ElementID]
-    /// Under selection rules (DCQL): each requested element's item index when held with an
-    /// acceptable value, by request position, and the acceptable sets (nil: no claim sets, so the one
-    /// set of every requested position); `held` is then the first set the credential fully holds. Nil
-    /// for ISO/IEC 18013-5 queries.
+    /// Under selection rules (DCQL): the acceptable sets (nil: no claim sets, so the one set of every
+    /// requested position) and, with sets, each requested element's item index when held with an
+    /// acceptable value, by request position (empty without sets: every requested element is then
+    /// held, and `held` lists them in request order); `held` is the first set the credential fully
+    /// holds, `chosen` its position. Nil for ISO/IEC 18013-5 queries.
     var selection: (heldAt: [Int?], sets: [[Int]]?, chosen: Int)?
 
     /// How well the credential answers the verifier, as a key compared lexicographically (smaller is
@@ -44,11 +45,13 @@ package struct DocumentMatch: Sendable {
     /// Whether the document may be presented with no issuer-signed element: an ISO/IEC 18013-5
     /// DocRequest (its elements are all optional to the reader), or a query that asks for none (a
     /// DCQL credential query without claims). A query whose claim sets name elements never is.
-    var presentableEmpty: Bool { selection.map { $0.heldAt.isEmpty } ?? true }
+    /// (Before `release` takes `held`.)
+    var presentableEmpty: Bool { selection.map { $0.sets == nil ? held.isEmpty : $0.heldAt.isEmpty } ?? true }
 
     /// Whether the query asks for no element at all (before `release` takes `held`).
     var asksForNoElement: Bool {
-        selection.map { $0.heldAt.isEmpty } ?? (held.isEmpty && missing.isEmpty && substitutions.isEmpty)
+        selection.map { $0.sets == nil ? held.isEmpty : $0.heldAt.isEmpty }
+            ?? (held.isEmpty && missing.isEmpty && substitutions.isEmpty)
     }
 
     /// Whether this match ranks before `other` when `self` was registered first on equal rank.
@@ -172,19 +175,30 @@ package enum Planner {
     /// `match` under selection rules.
     private static func match(_ q: DocumentQuery, _ c: StoredCredential, rules: ClaimRules) -> DocumentMatch? {
         guard rules.admits(c) else { return nil }
+        let itemIndex = c.itemIndex
+        guard let sets = rules.claimSets else {
+            // No claim sets: the one set of every requested element, each held with an acceptable
+            // value, or no match (no per-position list kept: the positions are `held`'s).
+            var held = [Int]()
+            held.reserveCapacity(q.elementCount)
+            var holdsAll = true
+            q.forEachElement { ns, identifier, _ in
+                guard holdsAll else { return }
+                if let i = itemIndex.probe(identifier, ns), valueAccepted(rules, at: held.count, c, i) {
+                    held.append(i)
+                } else {
+                    holdsAll = false
+                }
+            }
+            guard holdsAll else { return nil }
+            return DocumentMatch(credential: c, held: held, substitutions: [], missing: [], selection: ([], nil, 0))
+        }
         var heldAt = [Int?]()
         heldAt.reserveCapacity(q.elementCount)
-        let itemIndex = c.itemIndex
         q.forEachElement { ns, identifier, _ in
             var i = itemIndex.probe(identifier, ns)
             if let item = i, !valueAccepted(rules, at: heldAt.count, c, item) { i = nil }
             heldAt.append(i)
-        }
-        guard let sets = rules.claimSets else {
-            // No claim sets: the one set of every requested element (no list of positions made).
-            guard heldAt.allSatisfy({ $0 != nil }) else { return nil }
-            return DocumentMatch(
-                credential: c, held: heldAt.map { $0! }, substitutions: [], missing: [], selection: (heldAt, nil, 0))
         }
         for (position, set) in sets.enumerated() where set.allSatisfy({ heldAt[$0] != nil }) {
             return DocumentMatch(
@@ -204,27 +218,19 @@ package enum Planner {
         return accepted.contains { $0.matches(value) }
     }
 
-    /// The item indices of the first set whose every position is held and allowed, in request order;
-    /// nil when none is. (An empty set, a query with no elements, is satisfied by any credential.)
-    /// `sets` nil: the one set of every position.
-    static func firstSatisfied(_ sets: [[Int]]?, _ heldAt: [Int?], allows: (Int) -> Bool) -> [Int]? {
-        guard let sets else { return items(of: heldAt.indices, heldAt, allows: allows) }
-        for set in sets {
-            if let items = items(of: set, heldAt, allows: allows) { return items }
+    /// The item indices of the first set whose every position is held and allowed, in the set's
+    /// order; nil when none is. (An empty set is satisfied by any credential.)
+    static func firstSatisfied(_ sets: [[Int]], _ heldAt: [Int?], allows: (Int) -> Bool) -> [Int]? {
+        sets: for set in sets {
+            var items = [Int]()
+            items.reserveCapacity(set.count)
+            for p in set {
+                guard let i = heldAt[p], allows(i) else { continue sets }
+                items.append(i)
+            }
+            return items
         }
         return nil
-    }
-
-    /// The item indices of the positions in `set`, in its order, when every one is held and allowed;
-    /// nil otherwise.
-    private static func items<S: Collection<Int>>(of set: S, _ heldAt: [Int?], allows: (Int) -> Bool) -> [Int]? {
-        var items = [Int]()
-        items.reserveCapacity(set.count)
-        for p in set {
-            guard let i = heldAt[p], allows(i) else { return nil }
-            items.append(i)
-        }
-        return items
     }
 
     /// Why each usable credential of the query's docType that the rules exclude cannot answer (DCQL

@@ -15,12 +15,22 @@ extension Planner {
     static func release(_ m: inout DocumentMatch, approving approval: Approval, document: Int) -> [Int] {
         if let selection = m.selection {
             // Under selection rules a set is released whole: the first acceptable set the
-            // credential holds and the approval allows entirely, or nothing.
-            let items = m.credential.orderedItems
-            var out =
-                firstSatisfied(
-                    selection.sets, selection.heldAt, allows: { approval.allows(items[$0].id, document: document) })
-                ?? []
+            // credential holds and the approval allows entirely, or nothing. `held` is the first set
+            // it holds (the one set of every requested element without claim sets): `.allRequested`
+            // allows every item, so that is the set.
+            var out = [Int]()
+            swap(&out, &m.held)
+            switch approval {
+            case .allRequested: break
+            default:
+                let items = m.credential.orderedItems
+                let allows = { (i: Int) in approval.allows(items[i].id, document: document) }
+                if let sets = selection.sets {
+                    out = firstSatisfied(sets, selection.heldAt, allows: allows) ?? []
+                } else if !out.allSatisfy(allows) {
+                    out = []
+                }
+            }
             sortIndices(&out)
             removeAdjacentDuplicates(&out)
             return out
@@ -232,15 +242,9 @@ extension Planner {
 
     /// Whether `release(&m, approving: .allRequested, ...)` releases at least one item.
     static func releasesAnything(_ m: DocumentMatch) -> Bool {
-        if let selection = m.selection {
-            // The first set the credential holds whole (every item allowed).
-            guard let sets = selection.sets else {
-                return !selection.heldAt.isEmpty && selection.heldAt.allSatisfy { $0 != nil }
-            }
-            for set in sets where set.allSatisfy({ selection.heldAt[$0] != nil }) { return !set.isEmpty }
-            return false
-        }
-        return !m.held.isEmpty || m.substitutions.contains { !$0.items.isEmpty }
+        // Under selection rules `held` is the first set the credential holds whole (every item
+        // allowed), and a match has no substitutions.
+        !m.held.isEmpty || m.substitutions.contains { !$0.items.isEmpty }
     }
 
     /// Sorts item indices ascending: insertion sort for the usual handful (already nearly in order:
