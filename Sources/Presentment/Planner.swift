@@ -69,16 +69,18 @@ package struct PlannedDocument {
         let credential: StoredCredential
         let released: [Int]
         let missing: [ElementID]
+        let proof: ZkSystemSpec?
 
         init(
             docType: String, maximumResponseSize: UInt64?, credential: StoredCredential, released: [Int],
-            missing: [ElementID]
+            missing: [ElementID], proof: ZkSystemSpec?
         ) {
             self.docType = docType
             self.maximumResponseSize = maximumResponseSize
             self.credential = credential
             self.released = released
             self.missing = missing
+            self.proof = proof
         }
     }
 
@@ -94,7 +96,7 @@ package struct PlannedDocument {
     /// Requested elements not held and not replaced (for the error policy).
     package var missing: [ElementID] { core.missing }
     /// The reader's spec this document is proven for (answered as a ZkDocument), nil for a plain one.
-    package var proof: ZkSystemSpec? = nil
+    package var proof: ZkSystemSpec? { core.proof }
 
     package init(
         index: Int, docType: String, maximumResponseSize: UInt64?, credential: StoredCredential, released: [Int],
@@ -103,8 +105,7 @@ package struct PlannedDocument {
         self.index = index
         core = Core(
             docType: docType, maximumResponseSize: maximumResponseSize, credential: credential, released: released,
-            missing: missing)
-        self.proof = proof
+            missing: missing, proof: proof)
     }
 
     /// `count` empty slots, one per DocRequest. (`Array(repeating:count:)` would allocate through
