@@ -107,21 +107,12 @@ package struct PlannedDocument {
             docType: docType, maximumResponseSize: maximumResponseSize, credential: credential, released: released,
             missing: missing, proof: proof)
     }
-
-    /// `count` empty slots, one per DocRequest. (`Array(repeating:count:)` would allocate through
-    /// the standard library's unspecialized path: a generic-metadata lookup on every call.)
-    static func slots(_ count: Int) -> [PlannedDocument?] {
-        var s = [PlannedDocument?]()
-        s.reserveCapacity(count)
-        for _ in 0..<count { s.append(nil) }
-        return s
-    }
 }
 
 /// The documents a DeviceResponse answers.
 package struct Plan {
-    /// The answered documents in request order (ascending `index`: the planner fills one slot per
-    /// DocRequest and keeps the answered ones in place), the order a DeviceResponse lists them in.
+    /// The answered documents in request order (ascending `index`: the planner keeps them so), the
+    /// order a DeviceResponse lists them in.
     package var answered: [PlannedDocument]
     /// docTypes of the DocRequests left unanswered (optional use cases), in request order.
     package var unanswered: [String]

@@ -99,16 +99,20 @@ extension Planner {
         _ queries: [DocumentQuery], documentSets: [DocumentSetRule], context: CredentialContext, now: Date,
         credentialID: String?
     ) throws(PresentmentError) -> Plan {
-        var perDoc = PlannedDocument.slots(queries.count)
+        var answered = [PlannedDocument]()
+        answered.reserveCapacity(queries.count)
         for q in queries {
             guard var m = best(q, context: context, now: now, credentialID: credentialID) else { continue }
-            perDoc[q.index] = try planDocument(
+            if let d = try planDocument(
                 index: q.index, docType: q.docType, maximumResponseSize: q.maximumResponseSize, match: &m,
                 approving: .allRequested, consented: nil, zeroKnowledge: q.zeroKnowledgeAnswer)
+            {
+                answered.append(d)
+            }
         }
         // Only consulted to word a refusal.
         return try settle(
-            perDoc, documentSets: documentSets, docTypes: { queries[$0].docType },
+            answered, count: queries.count, documentSets: documentSets, docTypes: { queries[$0].docType },
             hasCandidates: { holdsAdmitted(queries[$0], context: context, now: now) })
     }
 
@@ -126,7 +130,8 @@ extension Planner {
                 }
             }
         }
-        var perDoc = PlannedDocument.slots(documents.count)
+        var answered = [PlannedDocument]()
+        answered.reserveCapacity(documents.count)
         // Each document's fields are read in place (a RequestedDocument is copied field by field, not
         // whole: it holds a dozen arrays and strings).
         for k in documents.indices {
@@ -145,38 +150,42 @@ extension Planner {
             guard let chosen else { continue }
             var m = documents[k].candidates[chosen].match
             let docType = documents[k].docType
-            perDoc[index] = try planDocument(
+            if let d = try planDocument(
                 index: index, docType: docType, maximumResponseSize: documents[k].maximumResponseSize, match: &m,
                 approving: approving, consented: consented?.documents[docType],
                 zeroKnowledge: documents[k].zeroKnowledgeAnswer, plainFallback: plainFallback.contains(index))
+            {
+                answered.append(d)
+            }
         }
         return try settle(
-            perDoc, documentSets: documentSets, docTypes: { documents[$0].docType },
+            answered, count: documents.count, documentSets: documentSets, docTypes: { documents[$0].docType },
             hasCandidates: { i in
                 let d = documents[i]
                 return !d.candidates.isEmpty || d.excluded.contains { $0.reason != .issuerNotAccepted }
             })
     }
 
-    /// Decides which documents are answered, given each one's planned document (nil: none): with
-    /// document-set rules (1.1 useCases), the first answerable set of each rule (a mandatory rule must
-    /// have one); otherwise every document. `hasCandidates(i)` tells the two refusals apart. The unanswered
-    /// documents' docTypes come from the planned documents' queries in `docTypes`.
+    /// Decides which of `count` documents are answered, given the planned documents of those that
+    /// can be (in request order, each index once: every front end lists its queries in request
+    /// order): with document-set rules (1.1 useCases), the first answerable set of each rule (a
+    /// mandatory rule must have one); otherwise every document. `hasCandidates(i)` tells the two
+    /// refusals apart. The unanswered documents' docTypes come from their queries in `docTypes`.
     static func settle(
-        _ perDoc: [PlannedDocument?], documentSets: [DocumentSetRule], docTypes: (Int) -> String,
+        _ answered: [PlannedDocument], count: Int, documentSets: [DocumentSetRule], docTypes: (Int) -> String,
         hasCandidates: (Int) -> Bool
     ) throws(PresentmentError) -> Plan {
-        switch choose(perDoc.count, documentSets: documentSets, answered: { perDoc[$0] != nil }) {
+        switch choose(count, documentSets: documentSets, answered: { i in answered.contains { $0.index == i } }) {
         case .every:
-            return Plan(answered: perDoc.map { $0! }, unanswered: [])
+            return Plan(answered: answered, unanswered: [])
         case .unanswered(let i):
             throw PresentmentError(hasCandidates(i) ? SelectionRule.nothingReleasable : .noUsableCredential)
         case .refused(let rule):
             throw PresentmentError(rule)
         case .sets(let chosen):
-            let answer = chosen.indices.filter { chosen[$0] }
             return Plan(
-                answered: answer.map { perDoc[$0]! }, unanswered: perDoc.indices.filter { !chosen[$0] }.map(docTypes))
+                answered: answered.filter { chosen[$0.index] },
+                unanswered: (0..<count).filter { !chosen[$0] }.map(docTypes))
         }
     }
 
