@@ -249,8 +249,10 @@ package struct JWESealer: ~Copyable {
         guard case .ec(let c) = epk.kind, c == curve else { throw JOSEError(.invalidKey, "ephemeral key curve") }
         // {"alg":"ECDH-ES","enc":…,"kid":…,"epk":{"kty":"EC","crv":…,"x":…,"y":…},"apu":…,"apv":…}
         var header = JSONWriter(capacity: 512)
-        header.writeRaw("{\"alg\":\"ECDH-ES\",\"enc\":")
-        header.writeString(encryption.rawValue)
+        switch encryption {
+        case .a128gcm: header.writeRaw("{\"alg\":\"ECDH-ES\",\"enc\":\"A128GCM\"")
+        case .a256gcm: header.writeRaw("{\"alg\":\"ECDH-ES\",\"enc\":\"A256GCM\"")
+        }
         if let keyID {
             header.writeRaw(",\"kid\":")
             header.writeString(keyID)

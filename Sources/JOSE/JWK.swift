@@ -198,11 +198,14 @@ package final class JWK: Sendable {
     package static func writePublicMembers(of key: PublicKey, into w: inout JSONWriter) throws(JOSEError) {
         guard case .ec(let c) = key.kind else { throw JOSEError(.invalidKey, "not an EC key") }
         let n = c.coordinateSize
-        w.writeRaw("{\"kty\":\"EC\",\"crv\":")
-        w.writeString(JWKCurve(c).rawValue)
+        // The members before `x` are fixed per curve: written at once.
+        switch JWKCurve(c) {
+        case .p256: w.writeRaw("{\"kty\":\"EC\",\"crv\":\"P-256\",\"x\":")
+        case .p384: w.writeRaw("{\"kty\":\"EC\",\"crv\":\"P-384\",\"x\":")
+        case .p521: w.writeRaw("{\"kty\":\"EC\",\"crv\":\"P-521\",\"x\":")
+        }
         // 04 ‖ x ‖ y
         key.rawRepresentation.withUnsafeBytes { p in
-            w.writeRaw(",\"x\":")
             w.writeBase64URLString(UnsafeRawBufferPointer(rebasing: p[1..<(1 + n)]))
             w.writeRaw(",\"y\":")
             w.writeBase64URLString(UnsafeRawBufferPointer(rebasing: p[(1 + n)...]))
