@@ -14,15 +14,33 @@ package struct RequestedElementList: Sendable {
         let intentToRetain: Bool?
     }
 
-    /// The namespaces' and identifiers' bytes, back to back (a namespace equal to the previous
-    /// entry's is stored once).
+    /// The namespaces' and identifiers' bytes, back to back in the first `used` bytes (a namespace
+    /// equal to the previous entry's is stored once); the rest is room, zeroed. (Names are copied into
+    /// room made once, not appended: an append of a few bytes costs several times their copy.)
     private var bytes: [UInt8] = []
+    private var used = 0
     private var entries: [Entry] = []
 
     /// An empty list with room for `capacity` elements.
     package init(capacity: Int = 0) {
         entries.reserveCapacity(capacity)
-        bytes.reserveCapacity(capacity * 32)
+        bytes = ByteArrays.zeros(count: capacity * 32)
+    }
+
+    /// Copies `name` after the stored bytes (making room when there is not enough): its range.
+    private mutating func store(_ name: UnsafeBufferPointer<UInt8>) -> Range<Int> {
+        let start = used
+        let end = used + name.count
+        if end > bytes.count {
+            bytes.append(contentsOf: repeatElement(0, count: max(end, 2 * bytes.count) - bytes.count))
+        }
+        if let base = name.baseAddress {
+            bytes.withUnsafeMutableBufferPointer {
+                $0.baseAddress!.advanced(by: start).update(from: base, count: name.count)
+            }
+        }
+        used = end
+        return start..<end
     }
 
     /// The elements as `RequestedElement`s (the form a consent model and a test write).
@@ -67,11 +85,9 @@ package struct RequestedElementList: Sendable {
         {
             nsRange = last.nameSpace
         } else {
-            nsRange = bytes.count..<(bytes.count + nameSpace.count)
-            bytes.append(contentsOf: nameSpace)
+            nsRange = store(nameSpace)
         }
-        let idRange = bytes.count..<(bytes.count + identifier.count)
-        bytes.append(contentsOf: identifier)
+        let idRange = store(identifier)
         entries.append(
             Entry(nameSpace: nsRange, identifier: idRange, identifierHash: hash, intentToRetain: intentToRetain))
         return (entries.count - 1, true)

@@ -208,5 +208,18 @@ struct ClaimRulesTests {
                 "\(Self.ns)/family_nam/false",
             ])
         #expect(RequestedElementList(list.elements).elements == list.elements)
+        // Names past the room made at the start (none here, then 300-byte names): the room grows and
+        // every earlier name stays as it was.
+        var grown = RequestedElementList()
+        let long = String(repeating: "n", count: 300)
+        let names = [ElementID(long, "a"), ElementID(long, long + "b"), ElementID(Self.ns, long), ElementID(long, "a")]
+        for e in names {
+            let a = Array(e.nameSpace.utf8)
+            let b = Array(e.identifier.utf8)
+            _ = a.withUnsafeBytes { n in
+                b.withUnsafeBytes { i in grown.append(nameSpace: n, identifier: i, intentToRetain: nil) }
+            }
+        }
+        #expect(grown.elements.map(\.id) == Array(names.prefix(3)))
     }
 }
