@@ -47,25 +47,23 @@ package enum JWE {
             withUnsafeTemporaryAllocation(byteCount: count + 32, alignment: 1) { scratch in
                 let round = UnsafeMutableRawBufferPointer(rebasing: scratch[..<count])
                 let block = UnsafeMutableRawBufferPointer(rebasing: scratch[count...])
-                var at = 4
-                func put32(_ n: Int) {
-                    round.storeBytes(of: UInt32(truncatingIfNeeded: n).bigEndian, toByteOffset: at, as: UInt32.self)
-                    at += 4
+                // Each write returns the offset after it (no offset variable captured by the writers:
+                // a captured one is checked for exclusive access at run time on every write).
+                func put32(_ n: Int, at o: Int) -> Int {
+                    round.storeBytes(of: UInt32(truncatingIfNeeded: n).bigEndian, toByteOffset: o, as: UInt32.self)
+                    return o + 4
                 }
-                func put(_ bytes: UnsafeRawBufferPointer) {
+                func put(_ bytes: UnsafeRawBufferPointer, at o: Int) -> Int {
                     if !bytes.isEmpty {
-                        (round.baseAddress! + at).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+                        (round.baseAddress! + o).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
                     }
-                    at += bytes.count
+                    return o + bytes.count
                 }
-                put(z)
-                put32(algorithm.count)
-                put(UnsafeRawBufferPointer(algorithm))
-                put32(partyUInfo.count)
-                partyUInfo.withUnsafeBytes { put($0) }
-                put32(partyVInfo.count)
-                partyVInfo.withUnsafeBytes { put($0) }
-                put32(key.count * 8)
+                let afterZ = put(z, at: 4)
+                let afterAlgorithm = put(UnsafeRawBufferPointer(algorithm), at: put32(algorithm.count, at: afterZ))
+                let afterU = partyUInfo.withUnsafeBytes { put($0, at: put32(partyUInfo.count, at: afterAlgorithm)) }
+                let afterV = partyVInfo.withUnsafeBytes { put($0, at: put32(partyVInfo.count, at: afterU)) }
+                _ = put32(key.count * 8, at: afterV)
                 var done = 0
                 var counter = 1
                 while done < key.count {
