@@ -65,10 +65,12 @@ struct AuthorizationParameters {
         self.verifierInfo = verifierInfo
     }
 
-    /// `[A-Za-z0-9-._~]` (§5.2 `nonce`).
+    /// `[A-Za-z0-9-._~]` (§5.2 `nonce`): one bit per ASCII byte, `-` `.` `0-9` in the low word,
+    /// `A-Z` `_` `a-z` `~` in the high one.
     static func isURLSafe(_ b: UInt8) -> Bool {
-        (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || b == 0x2d || b == 0x2e
-            || b == 0x5f || b == 0x7e
+        let low: UInt64 = 0x3ff << 0x30 | 1 << 0x2d | 1 << 0x2e
+        let high: UInt64 = 0x3ff_ffff << (0x41 - 64) | 1 << (0x5f - 64) | 0x3ff_ffff << (0x61 - 64) | 1 << (0x7e - 64)
+        return b < 64 ? (low >> b) & 1 == 1 : b < 128 && (high >> (b &- 64)) & 1 == 1
     }
 
     /// `verifier_info`: a non-empty array of `{format, data, credential_ids?}` (kept to show).

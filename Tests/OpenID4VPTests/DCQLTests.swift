@@ -377,4 +377,12 @@ struct DCQLTests {
         // Both outcomes are exercised (the comparison is not vacuous).
         #expect(checked.answerable > 20 && checked.unanswerable > 20)
     }
+
+    @Test("A nonce's alphabet is exactly A-Z a-z 0-9 - . _ ~ (every byte value checked)")
+    func nonceAlphabet() {
+        let allowed = Set(Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8))
+        for b in 0...255 {
+            #expect(AuthorizationParameters.isURLSafe(UInt8(b)) == allowed.contains(UInt8(b)), "\(b)")
+        }
+    }
 }
