@@ -46,12 +46,17 @@ package struct DocumentMatch: Sendable {
     /// DocRequest (its elements are all optional to the reader), or a query that asks for none (a
     /// DCQL credential query without claims). A query whose claim sets name elements never is.
     /// (Before `release` takes `held`.)
-    var presentableEmpty: Bool { selection.map { $0.sets == nil ? held.isEmpty : $0.heldAt.isEmpty } ?? true }
+    var presentableEmpty: Bool { selectionAsksForNoElement ?? true }
 
     /// Whether the query asks for no element at all (before `release` takes `held`).
     var asksForNoElement: Bool {
+        selectionAsksForNoElement ?? (held.isEmpty && missing.isEmpty && substitutions.isEmpty)
+    }
+
+    /// Under selection rules, whether the query names no element (without claim sets every requested
+    /// element is in `held`; with them, `heldAt` has a position for each); nil for ISO/IEC 18013-5.
+    private var selectionAsksForNoElement: Bool? {
         selection.map { $0.sets == nil ? held.isEmpty : $0.heldAt.isEmpty }
-            ?? (held.isEmpty && missing.isEmpty && substitutions.isEmpty)
     }
 
     /// Whether this match ranks before `other` when `self` was registered first on equal rank.
