@@ -53,6 +53,7 @@ package enum ConsentModelJSON {
                 .object([
                     ("reason", .string($0.reason.rawValue)),
                     ("considered", .array($0.considered.map(JSONValue.string))),
+                    ("passedOverProofRequests", .array($0.passedOverProofRequests.map(JSONValue.string))),
                 ])
             } ?? .null
         return .object([

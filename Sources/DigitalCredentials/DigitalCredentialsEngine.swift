@@ -23,8 +23,6 @@ import WebEncoding
 /// under `.answerable` only, the next is considered. Any other refusal (a signature, trust, origin,
 /// parameter or policy refusal) is final, whichever entry it came from.
 public final class DigitalCredentialsEngine: Sendable {
-    /// The credential context snapshot it answers from.
-    public let context: CredentialContext
     /// The configuration, fixed at construction.
     public let configuration: Configuration
     /// The one engine every front end answers through.
@@ -34,12 +32,36 @@ public final class DigitalCredentialsEngine: Sendable {
     /// The enabled front ends, in the order the preference considers them.
     private let order: [RegisteredFrontEnd]
 
-    /// Creates an engine over a context snapshot. Its reader-trust policy is the configuration's
-    /// `readerTrust`, else the one stored in the context.
-    public init(context: CredentialContext, configuration: Configuration = Configuration()) {
-        self.context = context
+    /// Creates an engine over a context snapshot held in memory (the host owns it: a new snapshot needs
+    /// a new engine). Its reader-trust policy is the configuration's `readerTrust`, else the one stored
+    /// in the context.
+    public convenience init(context: CredentialContext, configuration: Configuration = Configuration()) {
+        self.init(source: ContextSource(context), configuration: configuration)
+    }
+
+    /// Creates an engine over a context directory (`CredentialContext.load`'s layout): every call reads
+    /// the store as it is now (a credential cancelled, removed or reinstated by any process is seen by
+    /// the next call, and a request parsed before a cancel is refused at `respond`), at the cost of one
+    /// `lstat` per call and a reload when the snapshot was replaced. The engine a long-lived wallet
+    /// backend keeps per holder.
+    /// - Parameters:
+    ///   - keyResolver: as for `CredentialContext.load` (default: key files in the directory).
+    ///   - configuration: fixed at construction; its reader-trust policy, when set, replaces the stored one.
+    /// - Throws: `context.noContext` when the directory holds no snapshot; the load's rules otherwise.
+    public convenience init(
+        contextDirectory: URL, keyResolver: (any DeviceKeyResolver)? = nil,
+        configuration: Configuration = Configuration()
+    ) throws(PresentmentError) {
+        let source = try ContextSource(
+            directory: contextDirectory,
+            keyResolver: keyResolver ?? FileKeyResolver(directory: contextDirectory, requirePrivateFiles: true))
+        self.init(source: source, configuration: configuration)
+    }
+
+    /// An engine over a context source (the C ABI's directory and snapshot engines).
+    package init(source: ContextSource, configuration: Configuration) {
         self.configuration = configuration
-        core = PresentmentEngine(context: context, configuration: configuration.shared)
+        core = PresentmentEngine(source: source, configuration: configuration.shared)
         frontEnds = RegisteredFrontEnd.all(configuration)
         let enabled = frontEnds.filter { configuration.protocols.contains($0.presentationProtocol) }
         // The preferred protocol's front end first, the others in registration order.
@@ -51,8 +73,15 @@ public final class DigitalCredentialsEngine: Sendable {
             }
     }
 
-    /// The reader-trust policy in force (the configuration's, else the context's).
-    public var readerTrust: ReaderTrustPolicy { core.readerTrust }
+    /// The credential context as the engine sees it now (a directory engine re-reads a replaced snapshot).
+    /// - Throws: as `init(contextDirectory:)` when the directory's snapshot is gone or no longer loads.
+    public func currentContext() throws(PresentmentError) -> CredentialContext { try core.source.current() }
+
+    /// The snapshot the engine was opened over (a directory engine: as first loaded).
+    public var context: CredentialContext { core.source.initial }
+
+    /// The reader-trust policy in force over `context` (the configuration's, else the context's).
+    public var readerTrust: ReaderTrustPolicy { core.readerTrust(context) }
 
     // MARK: One call
 
@@ -198,6 +227,7 @@ public final class DigitalCredentialsEngine: Sendable {
         explanation?.origin = origin.serialized
         // No entry for any enabled protocol ends below, with `FramingRule.noEntry`.
         var considered = [String]()
+        var passedOverProofs = [String]()
         var unanswerable: (request: DigitalCredentialsRequest, trace: CheckTrace?)?
         for frontEnd in order {
             guard let entry = entries.entry(for: frontEnd) else { continue }
@@ -208,17 +238,25 @@ public final class DigitalCredentialsEngine: Sendable {
                 throw error
             }
             considered.append(request.protocolIdentifier)
-            if configuration.preference == .answerable && !core.answersAllRequested(request) {
+            // `accept`'s rule: only a selection refusal passes the entry over. An entry `accept` would
+            // refuse finally (a proof that cannot be made, a plain fallback not approved) stays chosen:
+            // its consent model shows the proof asked and why it cannot be made.
+            if configuration.preference == .answerable, case .notAnswerable = core.answerability(request) {
                 if unanswerable == nil { unanswerable = (request, trace) }
+                if request.documents.contains(where: { $0.zeroKnowledge != nil }) {
+                    passedOverProofs.append(request.protocolIdentifier)
+                }
                 continue
             }
             request.protocolChoice = ProtocolChoice(
-                considered: considered, reason: unanswerable == nil ? .preferred : .preferredNotAnswerable)
+                considered: considered, reason: unanswerable == nil ? .preferred : .preferredNotAnswerable,
+                passedOverProofRequests: passedOverProofs)
             explanation?.trace = trace ?? CheckTrace()
             return request
         }
         guard var shown = unanswerable else { throw PresentmentError(FramingRule.noEntry) }
-        shown.request.protocolChoice = ProtocolChoice(considered: considered, reason: .noneAnswerable)
+        shown.request.protocolChoice = ProtocolChoice(
+            considered: considered, reason: .noneAnswerable, passedOverProofRequests: passedOverProofs)
         explanation?.trace = shown.trace ?? CheckTrace()
         return shown.request
     }

@@ -155,16 +155,22 @@ public func mdocEngineOpen(
             throw ABIFailure(
                 MDOC_ERR_INVALID_CONFIGURATION, ConfigurationError(.notApplicable, "keyDirectory").detail)
         }
-        guard
-            let context = try api({ () throws(PresentmentError) in
-                let url = URL(fileURLWithPath: path)
-                return try CredentialContext.load(
-                    from: url,
-                    keyResolver: ContextKeyResolver(directory: url, moduleDirectories: settings.moduleDirectories))
-            })
-        else { throw ABIFailure(MDOC_ERR_CONTEXT_UNAVAILABLE, "no credential context snapshot in the directory") }
+        // The engine reads the directory's snapshot on every call (reloading it when a writer replaced
+        // it), so a credential cancelled on disk is never presented by an engine opened before.
+        let source: ContextSource
+        do throws(PresentmentError) {
+            let url = URL(fileURLWithPath: path)
+            source = try ContextSource(
+                directory: url,
+                keyResolver: ContextKeyResolver(directory: url, moduleDirectories: settings.moduleDirectories))
+        } catch {
+            if error.is(ContextRule.noContext) {
+                throw ABIFailure(MDOC_ERR_CONTEXT_UNAVAILABLE, "no credential context snapshot in the directory")
+            }
+            throw ABIFailure(error)
+        }
         engine.pointee = Handles.add(
-            EngineBox(engine: try settings.engine(over: context), maxRequestBytes: settings.maxRequestBytes))
+            EngineBox(engine: try settings.engine(over: source), maxRequestBytes: settings.maxRequestBytes))
     }
 }
 
@@ -192,7 +198,8 @@ public func mdocEngineOpenSnapshot(
             try CredentialContext(encoded: bytes, keyResolver: resolver)
         }
         engine.pointee = Handles.add(
-            EngineBox(engine: try settings.engine(over: context), maxRequestBytes: settings.maxRequestBytes))
+            EngineBox(
+                engine: try settings.engine(over: ContextSource(context)), maxRequestBytes: settings.maxRequestBytes))
     }
 }
 

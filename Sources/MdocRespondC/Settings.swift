@@ -48,10 +48,12 @@ package struct ABISettings: Sendable {
     /// The largest request the engine accepts (checked before the request is read).
     package var maxRequestBytes: Int { document.configuration.limits.maxRequestBytes }
 
-    /// The engine these settings describe over `context` (the trust members narrow its stored policy).
-    package func engine(over context: CredentialContext) throws(ABIFailure) -> DigitalCredentialsEngine {
+    /// The engine these settings describe over `source` (the trust members narrow the stored policy
+    /// as first read).
+    package func engine(over source: ContextSource) throws(ABIFailure) -> DigitalCredentialsEngine {
         do {
-            return DigitalCredentialsEngine(context: context, configuration: try document.configuration(over: context))
+            return DigitalCredentialsEngine(
+                source: source, configuration: try document.configuration(over: source.initial))
         } catch { throw ABIFailure(MDOC_ERR_INVALID_CONFIGURATION, error.detail) }
     }
 }

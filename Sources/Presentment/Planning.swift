@@ -224,29 +224,49 @@ extension Planner {
         return any ? .sets(chosen) : .refused(.noUseCase)
     }
 
-    /// Whether `plan(documents, documentSets:, context:, using: [:], approving: .allRequested,
-    /// consented: nil)` answers, by the same decisions (each document's best candidate, what `release`
-    /// would release, `Approval.covers`, `choose`) without building the plan: the facade's
-    /// answerability test, run on every `parse`.
-    package static func answersAllRequested(_ documents: [RequestedDocument], documentSets: [DocumentSetRule])
-        -> Bool
+    /// What `plan(documents, documentSets:, context:, using: [:], approving: .allRequested,
+    /// consented: nil)` would do, by the same decisions (each document's best candidate, what `release`
+    /// would release, a proof request's answer, `Approval.covers`, `choose`) without building the plan:
+    /// the facade's test between protocols, run on every `parse`. A proof request whose best candidate
+    /// would release something but cannot be proven, or whose plain fallback the holder has not
+    /// approved, is `.refused` with the rule `accept` refuses it by (final for the page: it is never
+    /// passed over for another protocol's plain answer).
+    package static func answerability(_ documents: [RequestedDocument], documentSets: [DocumentSetRule])
+        -> Answerability
     {
+        // The zero-knowledge refusals first: `plan` meets them document by document before settling.
+        for d in documents {
+            guard let m = d.candidates.first?.match, releasesAnything(m) else { continue }
+            switch d.zeroKnowledgeAnswer {
+            case .plainFallback?: return .refused(PresentmentError(ZeroKnowledgeRule.fallbackNotApproved))
+            case .proof? where !(m.missing.isEmpty && m.substitutions.isEmpty):
+                return .refused(PresentmentError(ZeroKnowledgeRule.notProvable))
+            default: continue
+            }
+        }
         // A document's index is its position (as `plan` and `settle` read them).
         let answers = choose(documents.count, documentSets: documentSets) { i in
             guard let m = documents[i].candidates.first?.match else { return false }
-            // The decisions of `planDocument` for a proof request under `.allRequested` and no fallback.
-            switch documents[i].zeroKnowledgeAnswer {
-            case .plainFallback?: return false
-            case .proof?: return m.missing.isEmpty && m.substitutions.isEmpty && releasesAnything(m)
-            case nil: break
-            }
             return Approval.allRequested.covers(
                 document: i, releasing: releasesAnything(m) ? 1 : 0, asksForNothing: m.asksForNoElement,
                 presentableEmpty: m.presentableEmpty)
         }
-        if case .refused = answers { return false }
-        if case .unanswered = answers { return false }
-        return true
+        switch answers {
+        case .refused, .unanswered: return .notAnswerable
+        case .every, .sets: return .answers
+        }
+    }
+
+    /// What approving everything shown would do with a parsed request.
+    package enum Answerability: Sendable {
+        /// It is answered.
+        case answers
+        /// It cannot be answered from what is stored (a selection refusal: another protocol's entry
+        /// may be tried).
+        case notAnswerable
+        /// It is refused for a reason that is final for the page (a proof that cannot be made, a plain
+        /// fallback not approved).
+        case refused(PresentmentError)
     }
 
     /// Whether `release(&m, approving: .allRequested, ...)` releases at least one item.

@@ -252,11 +252,16 @@ public struct ProtocolChoice: Sendable, Hashable {
     public let considered: [String]
     /// Why this entry was chosen.
     public let reason: Reason
+    /// The protocol identifiers of the entries considered before this one and passed over that asked
+    /// for a zero-knowledge proof (they could not be answered from the stored credentials): a consent
+    /// screen says that the page asked for a proof and is answered without one.
+    public let passedOverProofRequests: [String]
 
     /// Creates a choice (the facade only).
-    package init(considered: [String], reason: Reason) {
+    package init(considered: [String], reason: Reason, passedOverProofRequests: [String] = []) {
         self.considered = considered
         self.reason = reason
+        self.passedOverProofRequests = passedOverProofRequests
     }
 }
 

@@ -334,6 +334,14 @@ public final class StoredCredential: Sendable {
         RegistrationInfo(credentialID: id, docType: docTypes[0], invalidationDate: validUntil)
     }
 
+    /// Whether `other` is this credential as stored (the same object, or one read from a later snapshot
+    /// with the same issuer data and device key reference).
+    package func isSameCredential(as other: StoredCredential) -> Bool {
+        self === other
+            || (id == other.id && verifiedDigest == other.verifiedDigest
+                && deviceKeyReference == other.deviceKeyReference)
+    }
+
     /// True when usable at `date`: not cancelled and within the MSO validity.
     public func isUsable(at date: Date) -> Bool { !isCancelled && date >= validFrom && date <= validUntil }
 

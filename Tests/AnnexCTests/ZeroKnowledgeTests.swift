@@ -43,8 +43,10 @@ struct ZeroKnowledgeTests {
             zkRequest: .init(specs: specs ?? [v7one.spec], required: required))
     }
 
-    static func engine(_ context: CredentialContext, prover: Bool = true) -> DigitalCredentialsEngine {
-        TestWorld.engine(context, protocols: [.annexC]) {
+    static func engine(
+        _ context: CredentialContext, prover: Bool = true, protocols: Set<PresentationProtocol> = [.annexC]
+    ) -> DigitalCredentialsEngine {
+        TestWorld.engine(context, protocols: protocols) {
             $0.zeroKnowledge = prover ? .longfellow(installation) : ZeroKnowledgeSettings()
         }
     }

@@ -11,13 +11,8 @@ import WebEncoding
 /// A page offering org-iso-mdoc and openid4vp-v1-* side by side, through the one entry point.
 @Suite("Both protocols: one entry point picks the protocol")
 struct BothProtocolsTests {
-    /// One `{"digital": {"requests": [...]}}` with the Annex C entry first, then the OpenID4VP one.
     static func combined(_ annexC: AnnexCReader.BuiltRequest, _ oid: OpenID4VPReader.BuiltRequest) throws -> Data {
-        func entries(_ raw: Data) throws -> [JSONValue] {
-            try JSONValue.parse(Array(raw))["digital"]!["requests"]!.array!
-        }
-        let all = try entries(annexC.rawRequest) + entries(oid.rawRequest)
-        return Data(JSONValue.object([("digital", .object([("requests", .array(all))]))]).serialized)
+        try TestWorld.combined(annexC, oid)
     }
 
     static func setup(

@@ -4,6 +4,7 @@ import Foundation
 import JOSE
 import MdocCBOR
 import OpenID4VP
+import AnnexCReader
 import OpenID4VPReader
 import Presentment
 import WebEncoding
@@ -580,5 +581,19 @@ public enum OpenID4VPCatalogue {
             "origin with a path", unsigned(p), ExpectedRefusal(OriginRule.path),
             origin: "https://verifier.example/path")
         return rows
+    }
+}
+
+extension TestWorld {
+    /// One `{"digital": {"requests": [...]}}` offering an Annex C entry first, then an OpenID4VP one
+    /// (a page asking in both protocols).
+    public static func combined(_ annexC: AnnexCReader.BuiltRequest, _ oid: OpenID4VPReader.BuiltRequest) throws
+        -> Data
+    {
+        func entries(_ raw: Data) throws -> [JSONValue] {
+            try JSONValue.parse(Array(raw))["digital"]!["requests"]!.array!
+        }
+        let all = try entries(annexC.rawRequest) + entries(oid.rawRequest)
+        return Data(JSONValue.object([("digital", .object([("requests", .array(all))]))]).serialized)
     }
 }

@@ -278,3 +278,60 @@ def test_zero_knowledge_consent_proof_and_fallback(context_dir, pki, now):
         with pytest.raises(MdocError) as e:
             engine.parse(raw, ORIGIN)
         assert (e.value.name, e.value.rule) == ("zkUnsupported", "zk.noCircuit")
+
+
+def test_proof_request_beside_openid4vp_is_not_answered_in_plain(context_dir):
+    """A page asking for a proof in org-iso-mdoc and the same claim in OpenID4VP: when no proof can be
+    made, parse keeps the proof request (accept's rule), never a plain OpenID4VP answer."""
+    import json
+
+    import zk_peer
+    av = zk_peer.AV
+    bogus = zk_peer.spec((7, 1, "00" * 32, 4151, 4096))
+    raw_a, state = zk_peer.build_request(av, av, ["age_over_18"], [bogus], False)
+    raw_o, _ = openid4vp_peer.build([openid4vp_peer.q("av", av, av, ["age_over_18"])])
+    entries = json.loads(raw_a)["digital"]["requests"] + json.loads(raw_o)["digital"]["requests"]
+    raw = json.dumps({"digital": {"requests": entries}}).encode()
+    with Engine(context_dir) as engine:
+        with pytest.raises(MdocError) as e:
+            engine.accept(raw, ORIGIN)
+        assert e.value.rule == "zk.fallbackNotApproved"
+        with engine.parse(raw, ORIGIN) as request:
+            consent = request.consent
+            assert consent["protocol"] == "org-iso-mdoc"
+            assert consent["documents"][0]["zeroKnowledge"]["answer"]["form"] == "plainFallback"
+            with pytest.raises(MdocError) as e:
+                request.respond()
+            assert e.value.rule == "zk.fallbackNotApproved"
+            out = request.respond(plain_fallback=[0])
+        assert len(zk_peer.open_response(out, state)["documents"]) == 1
+
+
+def test_open_engine_sees_a_cancel_on_disk(context_dir, pki, now):
+    """An engine opened before `mdoc-respond context cancel` (another process) never presents the
+    cancelled credential: a request parsed before is refused at respond, the next accept refuses, and a
+    reinstated credential answers again, all without reopening the engine."""
+    import subprocess
+
+    from conftest import ROOT
+
+    cli = os.environ.get("MDOC_RESPOND_CLI", os.path.join(ROOT, ".build", "debug", "mdoc-respond"))
+    if not os.access(cli, os.X_OK):
+        pytest.skip("needs the CLI (swift build)")
+
+    def context(*args):
+        subprocess.run([cli, "context", *args, "--context", context_dir], check=True, capture_output=True)
+
+    raw, state = annexc_request(pki, elements=("family_name",))
+    with Engine(context_dir) as engine:
+        assert annexc_peer.verify(engine.accept(raw, ORIGIN), state, pki["iaca"], now) == {MDL: [f"{MNS}/family_name"]}
+        with engine.parse(raw, ORIGIN) as request:
+            context("cancel", "mdl")
+            with pytest.raises(MdocError) as e:
+                request.respond()
+            assert (e.value.name, e.value.rule) == ("noMatchingCredential", "selection.credentialWithdrawn")
+        with pytest.raises(MdocError) as e:
+            engine.accept(raw, ORIGIN)
+        assert e.value.rule == "selection.noUsableCredential"
+        context("reinstate", "mdl")
+        assert annexc_peer.verify(engine.accept(raw, ORIGIN), state, pki["iaca"], now) == {MDL: [f"{MNS}/family_name"]}

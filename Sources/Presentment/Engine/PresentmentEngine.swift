@@ -14,17 +14,20 @@
 /// the facade's module specializes them for each registered front end (no generic dispatch at run
 /// time). An SPI (`@_spi(FrontEnd)`): a wallet backend answers through `DigitalCredentialsEngine`.
 @_spi(FrontEnd) public final class PresentmentEngine: Sendable {
-    /// The credential context snapshot it answers from.
-    package let context: CredentialContext
+    /// Where the credential context comes from: read on every call, so each answers from the store as
+    /// it is now.
+    @usableFromInline package let source: ContextSource
     /// The shared settings.
     package let configuration: EngineConfiguration
-    /// The reader-trust policy in force: the configuration's, else the context's stored one.
-    package let readerTrust: ReaderTrustPolicy
 
-    package init(context: CredentialContext, configuration: EngineConfiguration) {
-        self.context = context
+    package init(source: ContextSource, configuration: EngineConfiguration) {
+        self.source = source
         self.configuration = configuration
-        readerTrust = configuration.readerTrust ?? context.readerTrust
+    }
+
+    /// The reader-trust policy in force over `context`: the configuration's, else the context's stored one.
+    package func readerTrust(_ context: CredentialContext) -> ReaderTrustPolicy {
+        configuration.readerTrust ?? context.readerTrust
     }
 
     /// Checks, plans and answers in one call, releasing everything the consent model would show for
@@ -34,11 +37,13 @@
     @inlinable public func accept<F: PresentmentFrontEnd>(
         _ entry: F.Entry, origin: Origin, via frontEnd: F, credentialID: String?, format: ResponseFormat
     ) throws(PresentmentError) -> Data {
-        let environment = environment(consent: false)
+        let context = try source.current()
+        let environment = environment(consent: false, context)
         var trace: CheckTrace?
         let checked = try frontEnd.check(entry, origin: origin, in: environment, trace: &trace)
         let responses = try bestResponses(
-            checked.entry, in: environment, credentialID: credentialID, layout: frontEnd.responseLayout)
+            checked.entry, in: environment, context: context, credentialID: credentialID,
+            layout: frontEnd.responseLayout)
         return try frontEnd.answer(responses, details: checked.details, format: format)
     }
 
@@ -49,10 +54,12 @@
     @inlinable public func parse<F: PresentmentFrontEnd, D: Sendable>(
         _ entry: F.Entry, origin: Origin, via frontEnd: F, trace: inout CheckTrace?, details: (F.Details) -> D
     ) throws(PresentmentError) -> PresentmentRequest<D> {
-        let environment = environment(consent: true)
+        let context = try source.current()
+        let environment = environment(consent: true, context)
         let checked = try frontEnd.check(entry, origin: origin, in: environment, trace: &trace)
         return PresentmentRequest(
-            model: try consentModel(checked.entry, origin: origin, in: environment), details: details(checked.details))
+            model: try consentModel(checked.entry, origin: origin, in: environment, context: context),
+            details: details(checked.details))
     }
 
     /// Answers a parsed request under the holder's approval.
@@ -74,25 +81,27 @@
         return try frontEnd.answer(responses, details: request.details, format: format)
     }
 
-    /// Whether `respond` would answer if the holder approved everything shown (false: no credential
-    /// for a required document, nothing releasable, no answerable use case or credential set); plans
-    /// by the planner's own decisions and signs nothing.
-    @inlinable public func answersAllRequested<D>(_ request: PresentmentRequest<D>) -> Bool {
-        answersAllRequested(request.model)
+    /// What `respond` would do if the holder approved everything shown: answer, refuse for a
+    /// selection reason (no credential for a required document, nothing releasable, no answerable use
+    /// case or credential set), or refuse finally (a proof request that cannot be proven or whose
+    /// plain fallback is not approved); plans by the planner's own decisions and signs nothing.
+    package func answerability<D>(_ request: PresentmentRequest<D>) -> Planner.Answerability {
+        Planner.answerability(request.model.documents, documentSets: request.model.documentSets)
     }
 
     // MARK: The engine's own steps (not generic)
 
-    /// The environment a front end checks with, at the clock's current reading.
-    @usableFromInline func environment(consent: Bool) -> CheckEnvironment {
+    /// The environment a front end checks with over `context`, at the clock's current reading.
+    @usableFromInline func environment(consent: Bool, _ context: CredentialContext) -> CheckEnvironment {
         CheckEnvironment(
-            limits: configuration.limits, trust: ReaderTrustEvaluator(policy: readerTrust, now: configuration.clock()),
-            consent: consent)
+            limits: configuration.limits,
+            trust: ReaderTrustEvaluator(policy: readerTrust(context), now: configuration.clock()), consent: consent)
     }
 
     /// `accept`'s plan (the best candidate per document, everything it shows) as built DeviceResponses.
     @usableFromInline func bestResponses(
-        _ checked: CheckedEntry, in environment: CheckEnvironment, credentialID: String?, layout: ResponseLayout
+        _ checked: CheckedEntry, in environment: CheckEnvironment, context: CredentialContext, credentialID: String?,
+        layout: ResponseLayout
     ) throws(PresentmentError) -> [BuiltResponse] {
         if let credentialID, context.credential(id: credentialID) == nil {
             throw PresentmentError(SelectionRule.unknownCredentialID)
@@ -101,13 +110,13 @@
         let plan = try Planner.bestPlan(
             try decidingZeroKnowledge(checked.queries), documentSets: checked.documentSets, context: context,
             now: environment.now, credentialID: credentialID)
-        return try responses(plan, transcript: checked.sessionTranscript, layout: layout)
+        return try responses(plan, transcript: checked.sessionTranscript, layout: layout, current: nil)
     }
 
     /// The consent model of a checked entry.
-    @usableFromInline func consentModel(_ checked: CheckedEntry, origin: Origin, in environment: CheckEnvironment)
-        throws(PresentmentError) -> ConsentModel
-    {
+    @usableFromInline func consentModel(
+        _ checked: CheckedEntry, origin: Origin, in environment: CheckEnvironment, context: CredentialContext
+    ) throws(PresentmentError) -> ConsentModel {
         let now = environment.now
         let auth = checked.authentication
         try context.indexCandidates(checked.queries, at: now)
@@ -129,22 +138,40 @@
         _ model: ConsentModel, using: [Int: String], approving: Approval, consented: ConsentedRequest?,
         plainFallback: Set<Int>, layout: ResponseLayout
     ) throws(PresentmentError) -> [BuiltResponse] {
+        let context = try source.current()
         let plan = try Planner.plan(
             model.documents, documentSets: model.documentSets, context: context, using: using, approving: approving,
             consented: consented, plainFallback: plainFallback)
-        return try responses(plan, transcript: model.sessionTranscriptBytes, layout: layout)
+        return try responses(plan, transcript: model.sessionTranscriptBytes, layout: layout, current: context)
     }
 
-    /// `answersAllRequested` on the consent model.
-    @usableFromInline func answersAllRequested(_ model: ConsentModel) -> Bool {
-        Planner.answersAllRequested(model.documents, documentSets: model.documentSets)
+    /// Confirms, just before anything is signed, that every credential of `plan` may still be presented:
+    /// usable at the clock's current reading and, for a plan made from an earlier snapshot (`current`
+    /// given: a request parsed before), still in the store as it is now, the same credential and not
+    /// cancelled.
+    /// - Throws: `selection.credentialWithdrawn` (cancelled, removed or replaced since the request was
+    ///   parsed), `selection.credentialNotValidNow` (outside its validity period now).
+    func confirmPresentable(_ plan: Plan, current: CredentialContext?) throws(PresentmentError) {
+        let now = configuration.clock()
+        for d in plan.answered {
+            var credential = d.credential
+            if let current {
+                guard let stored = current.credential(id: credential.id), stored.isSameCredential(as: credential) else {
+                    throw PresentmentError(SelectionRule.credentialWithdrawn)
+                }
+                credential = stored
+            }
+            guard !credential.isCancelled else { throw PresentmentError(SelectionRule.credentialWithdrawn) }
+            guard credential.isUsable(at: now) else { throw PresentmentError(SelectionRule.credentialNotValidNow) }
+        }
     }
 
     /// The DeviceResponses of a plan as the front end cuts them, each within every answered document's
     /// `maximumResponseSize` and (when configured) self-checked.
-    private func responses(_ plan: Plan, transcript: [UInt8], layout: ResponseLayout) throws(PresentmentError)
-        -> [BuiltResponse]
+    private func responses(_ plan: Plan, transcript: [UInt8], layout: ResponseLayout, current: CredentialContext?)
+        throws(PresentmentError) -> [BuiltResponse]
     {
+        try confirmPresentable(plan, current: current)
         switch layout {
         case .single(let missing):
             return [try built(plan, transcript: transcript, missingElements: missing)]

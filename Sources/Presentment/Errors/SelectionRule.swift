@@ -10,6 +10,8 @@ public enum SelectionRule: String, RefusalRule {
     case notAnswered
     case requestNotShown
     case releaseNotShown
+    case credentialWithdrawn
+    case credentialNotValidNow
 
     /// The domain of these rules.
     public static let domain = "selection"
@@ -32,6 +34,13 @@ public enum SelectionRule: String, RefusalRule {
         case .requestNotShown: (.consentMismatch, "the request asks for a document or element the user was not shown")
         case .releaseNotShown:
             (.consentMismatch, "the response would release an element (a substitute) the user was not shown")
+        case .credentialWithdrawn:
+            (
+                .noMatchingCredential,
+                "the chosen credential was cancelled, removed or replaced in the store after the request was read"
+            )
+        case .credentialNotValidNow:
+            (.noMatchingCredential, "the chosen credential is outside its validity period at the time of answering")
         }
     }
 }
