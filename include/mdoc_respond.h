@@ -30,9 +30,14 @@
  * Every member is optional; unknown members are refused (MDOC_ERR_INVALID_CONFIGURATION), so typos do
  * not pass silently. A refusal's detail begins with its rule, "configuration.<rule>: <member> ...":
  * notJSON, notObject, unknownMember, notBoolean, notOneOf, notDate, outOfRange, notList, notCertificate,
- * notKeyIdentifier, emptyAllowList, notPath, widensPolicy, notApplicable (never the input's text).
+ * notKeyIdentifier, emptyAllowList, notPath, widensPolicy, notApplicable, testingOnly (never the
+ * input's text).
  *   {
- *     "clock": "2026-06-01T00:00:00Z",   fixed RFC 3339 time for validity checks (default: system time)
+ *     "clock": "2026-06-01T00:00:00Z",   FOR TESTING: a fixed RFC 3339 time for validity checks (default:
+ *                                          system time); refused (testingOnly) unless "testing": true
+ *                                          (or trust.replacePolicy) is set; the consent model shows
+ *                                          it as "fixedClock"
+ *     "testing": true,                   allows "clock" (default false)
  *     "protocols": ["annexC", "openID4VP"],   the protocols this engine answers (default: both); an
  *                                          entry of another protocol is no entry (framing.noEntry)
  *     "protocol": "answerable" | "annexC" | "openID4VP",   which protocol answers when a page offers both

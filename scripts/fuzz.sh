@@ -53,7 +53,7 @@ for i, u in enumerate([
         b"pkcs11:object=k?pin-source=file:///run/pin"]):
     put(f"{work}/seeds-FuzzPKCS11URI", f"u{i}", u)
 for i, seed in enumerate([
-        b'\x00{"clock":"2026-06-01T00:00:00Z","protocol":"answerable","missingElements":"report","selfCheck":true,"allowAppOrigins":false,"preferA256GCM":true,"limits":{"maxRequestBytes":1000,"maxDocRequests":2,"maxRequestedElements":9,"maxAlternativeSetSize":3,"maxNestingDepth":9,"maxDataItems":99,"maxCredentialQueries":2},"trust":{"anchors":[],"authorities":["0a0b"],"requireReaderAuthentication":false,"requireTrustedReader":true}}',
+        b'\x00{"testing":true,"clock":"2026-06-01T00:00:00Z","protocol":"answerable","missingElements":"report","selfCheck":true,"allowAppOrigins":false,"preferA256GCM":true,"limits":{"maxRequestBytes":1000,"maxDocRequests":2,"maxRequestedElements":9,"maxAlternativeSetSize":3,"maxNestingDepth":9,"maxDataItems":99,"maxCredentialQueries":2},"trust":{"anchors":[],"authorities":["0a0b"],"requireReaderAuthentication":false,"requireTrustedReader":true}}',
         b'\x01{"approve":["org.iso.18013.5.1/family_name"],"using":{"0":"mdl"},"consented":{"org.iso.18013.5.1.mDL":["org.iso.18013.5.1/family_name"]}}',
         b'\x01{"approve":{"0":["org.iso.18013.5.1/age_over_21"]}}',
         b'\x02https://verifier.example']):

@@ -14,7 +14,7 @@ package struct ConfigurationError: Error, Sendable, Hashable {
     /// The rules of configuration JSON; `summary` words each.
     package enum Rule: String, Sendable, Hashable, CaseIterable {
         case notJSON, notObject, unknownMember, notBoolean, notOneOf, notDate, outOfRange, notList, notCertificate
-        case notKeyIdentifier, emptyAllowList, notPath, widensPolicy, notApplicable
+        case notKeyIdentifier, emptyAllowList, notPath, widensPolicy, notApplicable, testingOnly
 
         /// What the rule requires, in words.
         package var summary: String {
@@ -33,6 +33,8 @@ package struct ConfigurationError: Error, Sendable, Hashable {
             case .notPath: "must be absolute, non-empty paths"
             case .widensPolicy: "would widen the holder's stored policy (set trust.replacePolicy to replace it)"
             case .notApplicable: "does not apply here (keyDirectory: snapshot engines only; the CLI takes --context)"
+            case .testingOnly:
+                "fixes the engine's time, which makes credentials outside their validity presentable: set \"testing\": true (or trust.replacePolicy) to allow it"
             }
         }
     }
@@ -104,6 +106,8 @@ package struct ConfigurationDocument: Sendable {
             guard let s = v.string, let t = T(rawValue: s) else { throw ConfigurationError(.notOneOf, name) }
             return t
         }
+        var fixedClock = false
+        var testing = false
         for (key, value) in root {
             switch key {
             case "clock":
@@ -111,6 +115,9 @@ package struct ConfigurationDocument: Sendable {
                     throw ConfigurationError(.notDate, key)
                 }
                 configuration.clock = { date }
+                configuration.clockFixedForTesting = true
+                fixedClock = true
+            case "testing": testing = try bool(value, key)
             case "protocol": configuration.preference = try word(value, key)
             case "protocols":
                 guard let list = value.array, !list.isEmpty else { throw ConfigurationError(.notList, key) }
@@ -142,6 +149,8 @@ package struct ConfigurationDocument: Sendable {
             default: throw ConfigurationError(.unknownMember, "configuration")
             }
         }
+        // Time is not configuration: a fixed clock only in a configuration that says it is for testing.
+        if fixedClock && !testing && !replacePolicy { throw ConfigurationError(.testingOnly, "clock") }
         configuration.zeroKnowledge = zeroKnowledge(directory: zkDirectory)
     }
 

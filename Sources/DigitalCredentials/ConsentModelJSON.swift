@@ -60,6 +60,7 @@ package enum ConsentModelJSON {
             ("schemaVersion", .number(JSONNumber(schemaVersion))),
             ("protocol", .string(r.protocolIdentifier)),
             ("protocolChoice", choice),
+            ("fixedClock", r.fixedClock.map { .string(MdocDate.formatDateTime($0)) } ?? .null),
             ("readerVerdict", verdict(r.readerVerdict)),
             ("signedByDifferentReaders", .bool(r.signedByDifferentReaders)),
             ("signers", .array(signers(r))),

@@ -194,6 +194,17 @@ public final class DigitalCredentialsEngine: Sendable {
         }
     }
 
+    /// The engine's time when the consent model must show it: a clock fixed for testing, or one further
+    /// than `clockTolerance` from the system's.
+    private func fixedClock() -> Date? {
+        let now = configuration.shared.clock()
+        let tolerance = DigitalCredentialsRequest.clockTolerance
+        guard configuration.shared.clockFixedForTesting || abs(now.timeIntervalSinceNow) > tolerance else {
+            return nil
+        }
+        return now
+    }
+
     /// Reads the envelope (the protocols' entries are then taken in `order`, with no list of them made).
     private func read(_ raw: Data) throws(PresentmentError) -> Entries {
         let limits = configuration.shared.limits
@@ -251,12 +262,14 @@ public final class DigitalCredentialsEngine: Sendable {
             request.protocolChoice = ProtocolChoice(
                 considered: considered, reason: unanswerable == nil ? .preferred : .preferredNotAnswerable,
                 passedOverProofRequests: passedOverProofs)
+            request.fixedClock = fixedClock()
             explanation?.trace = trace ?? CheckTrace()
             return request
         }
         guard var shown = unanswerable else { throw PresentmentError(FramingRule.noEntry) }
         shown.request.protocolChoice = ProtocolChoice(
             considered: considered, reason: .noneAnswerable, passedOverProofRequests: passedOverProofs)
+        shown.request.fixedClock = fixedClock()
         explanation?.trace = shown.trace ?? CheckTrace()
         return shown.request
     }

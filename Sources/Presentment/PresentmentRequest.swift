@@ -196,6 +196,11 @@ public struct PresentmentRequest<Details: Sendable>: Sendable {
     public let details: Details
     /// Why this protocol's entry is the one answered, when the page offered several.
     public package(set) var protocolChoice: ProtocolChoice?
+    /// The engine's time when it is not the system's (a clock fixed for testing, or one more than
+    /// `clockTolerance` away from the system's): credentials were judged valid or not at this time.
+    public package(set) var fixedClock: Date?
+    /// How far the engine's clock may be from the system's before the consent model shows it, in seconds.
+    public static var clockTolerance: Double { 300 }
 
     /// The requesting origin, as serialized into the SessionTranscript.
     public var origin: Origin { model.origin }

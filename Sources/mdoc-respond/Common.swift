@@ -147,6 +147,7 @@ enum BuiltIn {
         if let text = o.value("--clock") {
             let clock = parseClock(text)
             configuration.clock = { clock }
+            configuration.clockFixedForTesting = true
         }
         if let missing = o.value("--missing") {
             switch missing {

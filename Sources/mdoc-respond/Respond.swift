@@ -26,8 +26,10 @@ enum Respond {
         whichever the request offers; when it offers both, the one that can be answered (Annex C first).
 
           --protocol  auto (default), or force annexc or openid4vp (the other protocol's entries are ignored)
-          --config    the engine configuration as the C ABI takes it (include/mdoc_respond.h): clock,
-                      protocol, protocols, missingElements, selfCheck, allowAppOrigins, preferA256GCM,
+          --clock     FOR TESTING: judge validity at this fixed time instead of the system's (expired
+                      credentials become presentable; the consent model shows it as fixedClock)
+          --config    the engine configuration as the C ABI takes it (include/mdoc_respond.h): clock
+                      (with "testing": true), protocol, protocols, missingElements, selfCheck, allowAppOrigins, preferA256GCM,
                       errorDisclosure, limits, trust (narrows the context's stored policy); inline JSON or
                       @FILE. The options above are shorthands for its members and win over it
           --format    auto: Annex C raw CBOR for a data-object request, the Android envelope otherwise;

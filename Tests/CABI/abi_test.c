@@ -120,7 +120,7 @@ int main(int argc, char **argv) {
     request = read_file(argv[4], &request_len);
     uint8_t *signed_request = read_file(argv[5], &signed_len);
     origin = argv[6];
-    snprintf(config, sizeof config, "{\"clock\":\"%s\"}", clock);
+    snprintf(config, sizeof config, "{\"testing\":true,\"clock\":\"%s\"}", clock);
     mdoc_error err;
     int32_t rc;
 
@@ -146,7 +146,7 @@ int main(int argc, char **argv) {
     /* Each refused by its rule (the detail begins "configuration.<rule>: "), never echoing the input. */
     const char *bad_configs[][2] = {
         {"not json", "notJSON"}, {"[]", "notObject"}, {"{\"clokc\":\"2026-06-01T00:00:00Z\"}", "unknownMember"},
-        {"{\"clock\":\"yesterday\"}", "notDate"}, {"{\"protocol\":\"smtp\"}", "notOneOf"},
+        {"{\"clock\":\"yesterday\"}", "notDate"}, {"{\"clock\":\"2030-01-01T00:00:00Z\"}", "testingOnly"}, {"{\"protocol\":\"smtp\"}", "notOneOf"},
         {"{\"limits\":{\"maxRequestBytes\":0}}", "outOfRange"}, {"{\"limits\":{\"maxDocRequests\":1.5}}", "outOfRange"},
         {"{\"limits\":{\"bogus\":1}}", "unknownMember"}, {"{\"trust\":{\"anchors\":[\"!!\"]}}", "notCertificate"},
         {"{\"trust\":{\"anchors\":[\"AAAA\"]}}", "notCertificate"}, {"{\"trust\":{\"authorities\":[\"xyz\"]}}", "notKeyIdentifier"},
@@ -170,7 +170,7 @@ int main(int argc, char **argv) {
     /* protocols: an engine answering OpenID4VP only finds no entry in the Annex C request. */
     {
         char c2[256];
-        snprintf(c2, sizeof c2, "{\"clock\":\"%s\",\"protocols\":[\"openID4VP\"]}", clock);
+        snprintf(c2, sizeof c2, "{\"testing\":true,\"clock\":\"%s\",\"protocols\":[\"openID4VP\"]}", clock);
         mdoc_engine *only = NULL;
         EXPECT_STATUS(mdoc_engine_open(context_dir, c2, &only, &err), MDOC_OK, "open: protocols openID4VP");
         expect_accept_refused(only, request, request_len, origin, MDOC_ERR_UNSUPPORTED_PROTOCOL, "framing.noEntry",
@@ -180,10 +180,10 @@ int main(int argc, char **argv) {
     /* errorDisclosure: every credential expired at this clock; exact says so, uniform does not. */
     {
         mdoc_engine *exact = NULL, *uniform = NULL;
-        EXPECT_STATUS(mdoc_engine_open(context_dir, "{\"clock\":\"2099-01-01T00:00:00Z\"}", &exact, &err), MDOC_OK,
+        EXPECT_STATUS(mdoc_engine_open(context_dir, "{\"testing\":true,\"clock\":\"2099-01-01T00:00:00Z\"}", &exact, &err), MDOC_OK,
                       "open: late clock");
         EXPECT_STATUS(mdoc_engine_open(context_dir,
-                                       "{\"clock\":\"2099-01-01T00:00:00Z\",\"errorDisclosure\":\"uniform\"}",
+                                       "{\"testing\":true,\"clock\":\"2099-01-01T00:00:00Z\",\"errorDisclosure\":\"uniform\"}",
                                        &uniform, &err),
                       MDOC_OK, "open: late clock, uniform disclosure");
         expect_accept_refused(exact, request, request_len, origin, MDOC_ERR_NO_MATCHING_CREDENTIAL,
@@ -255,18 +255,18 @@ int main(int argc, char **argv) {
     /* Configuration knobs take effect. */
     mdoc_engine *strict = NULL;
     char strict_config[512];
-    snprintf(strict_config, sizeof strict_config, "{\"clock\":\"%s\",\"trust\":{\"requireReaderAuthentication\":true}}", clock);
+    snprintf(strict_config, sizeof strict_config, "{\"testing\":true,\"clock\":\"%s\",\"trust\":{\"requireReaderAuthentication\":true}}", clock);
     EXPECT_STATUS(mdoc_engine_open(context_dir, strict_config, &strict, &err), MDOC_OK, "open: requireReaderAuthentication");
     expect_accept_refused(strict, request, request_len, origin, MDOC_ERR_READER_AUTHENTICATION_REQUIRED,
                           "trust.signatureRequired", "trust policy from the configuration");
     mdoc_engine_release(strict);
     mdoc_engine *small = NULL;
-    EXPECT_STATUS(mdoc_engine_open(context_dir, "{\"clock\":\"2026-06-01T00:00:00Z\",\"limits\":{\"maxRequestBytes\":64}}", &small, &err),
+    EXPECT_STATUS(mdoc_engine_open(context_dir, "{\"testing\":true,\"clock\":\"2026-06-01T00:00:00Z\",\"limits\":{\"maxRequestBytes\":64}}", &small, &err),
                   MDOC_OK, "open: small limit");
     expect_accept_refused(small, request, request_len, origin, MDOC_ERR_LIMIT_EXCEEDED, NULL, "limits from the configuration");
     mdoc_engine_release(small);
     mdoc_engine *late = NULL;
-    EXPECT_STATUS(mdoc_engine_open(context_dir, "{\"clock\":\"2040-01-01T00:00:00Z\"}", &late, &err), MDOC_OK, "open: late clock");
+    EXPECT_STATUS(mdoc_engine_open(context_dir, "{\"testing\":true,\"clock\":\"2040-01-01T00:00:00Z\"}", &late, &err), MDOC_OK, "open: late clock");
     expect_accept_refused(late, request, request_len, origin, MDOC_ERR_NO_MATCHING_CREDENTIAL, "selection.noUsableCredential", "clock from the configuration");
     mdoc_engine_release(late);
 
@@ -354,7 +354,7 @@ int main(int argc, char **argv) {
     /* Snapshot engines: with the key directory they answer; without it, file keys are unavailable. */
     mdoc_engine *mem = NULL;
     char mem_config[4096];
-    snprintf(mem_config, sizeof mem_config, "{\"clock\":\"%s\",\"keyDirectory\":\"%s\"}", clock, key_dir);
+    snprintf(mem_config, sizeof mem_config, "{\"testing\":true,\"clock\":\"%s\",\"keyDirectory\":\"%s\"}", clock, key_dir);
     EXPECT_STATUS(mdoc_engine_open_snapshot(NULL, 10, config, &mem, &err), MDOC_ERR_INVALID_ARGUMENT, "snapshot: NULL");
     EXPECT_STATUS(mdoc_engine_open_snapshot(snapshot, 0, config, &mem, &err), MDOC_ERR_INVALID_ARGUMENT, "snapshot: empty");
     EXPECT_STATUS(mdoc_engine_open_snapshot(snapshot, (size_t)1 << 40, config, &mem, &err), MDOC_ERR_LIMIT_EXCEEDED,

@@ -625,7 +625,7 @@ extension ConformanceTests {
         // The same from a file; the configuration's clock is overridden by --clock (given after it).
         let file = FileManager.default.temporaryDirectory.appendingPathComponent(
             "mdoc-config-\(UUID().uuidString).json")
-        try Data(#"{"errorDisclosure":"uniform","clock":"2050-01-01T00:00:00Z"}"#.utf8).write(to: file)
+        try Data(#"{"errorDisclosure":"uniform","testing":true,"clock":"2050-01-01T00:00:00Z"}"#.utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         #expect(try run(unknownType, "@" + file.path).err.contains("selection.notAnswered:"))
         #expect(try run(plain, "@" + file.path).status == 0)

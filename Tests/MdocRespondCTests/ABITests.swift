@@ -51,7 +51,7 @@ struct ABITests {
             (#"{"preferA256GCM":false}"#, "A128GCM"),
             (#"{"limits":{"maxRequestBytes":1000,"maxDocRequests":3,"maxCredentialQueries":4}}"#, "limits"),
             (#"{"trust":{"authorities":["0A0b"],"requireTrustedReader":true}}"#, "trust"),
-            (#"{"clock":"2030-01-02T03:04:05Z"}"#, "clock"),
+            (#"{"testing":true,"clock":"2030-01-02T03:04:05Z"}"#, "clock"),
         ])
     func settings(json: String, what: String) throws {
         let d = try ABISettings(json: Array(json.utf8)).document
@@ -166,7 +166,8 @@ struct ABITests {
             Data(contentsOf: Self.vectors.appendingPathComponent("requests/mdl-dataObject-v1.0-none.json")))
         var engine: OpaquePointer?
         var error = mdoc_error()
-        try #require(mdocEngineOpen(dir.path, #"{"clock":"2027-03-01T12:00:00Z"}"#, &engine, &error) == MDOC_OK)
+        try #require(
+            mdocEngineOpen(dir.path, #"{"testing":true,"clock":"2027-03-01T12:00:00Z"}"#, &engine, &error) == MDOC_OK)
         let shared = UInt(bitPattern: engine)
         let before = Handles.liveCounts
         let failures = LockedCounter()

@@ -4,6 +4,8 @@ import MdocCBOR
 import OpenID4VPReader
 import Testing
 import TestWorld
+import WebEncoding
+import Presentment
 
 @testable import DigitalCredentials
 
@@ -20,7 +22,7 @@ struct ConfigurationTests {
     func membersMapOneToOne() throws {
         let d = try Self.document(
             #"""
-            {"clock":"2030-01-02T03:04:05Z","protocol":"openID4VP","protocols":["openID4VP","annexC"],
+            {"testing":true,"clock":"2030-01-02T03:04:05Z","protocol":"openID4VP","protocols":["openID4VP","annexC"],
              "missingElements":"report","selfCheck":true,"allowAppOrigins":true,"preferA256GCM":false,
              "errorDisclosure":"uniform",
              "limits":{"maxRequestBytes":1000,"maxDocuments":3,"maxRequestedElements":40,"maxAlternativeSetSize":5,
@@ -65,6 +67,9 @@ struct ConfigurationTests {
             (#"{"clokc":"2026-06-01T00:00:00Z"}"#, .unknownMember, "configuration"),
             (#"{"clock":"yesterday"}"#, .notDate, "clock"),
             (#"{"clock":1}"#, .notDate, "clock"),
+            (#"{"clock":"2030-01-02T03:04:05Z"}"#, .testingOnly, "clock"),
+            (#"{"clock":"2030-01-02T03:04:05Z","testing":false}"#, .testingOnly, "clock"),
+            (#"{"testing":1}"#, .notBoolean, "testing"),
             (#"{"protocol":"smtp"}"#, .notOneOf, "protocol"),
             (#"{"protocols":[]}"#, .notList, "protocols"),
             (#"{"protocols":"annexC"}"#, .notList, "protocols"),
@@ -217,5 +222,32 @@ struct ConfigurationTests {
         fromJSON.clock = { TestWorld.now }
         let engine = DigitalCredentialsEngine(context: context, configuration: fromJSON)
         expectRefusal(SelectionRule.notAnswered) { try engine.accept(rawRequest: notHeld.annexC, origin: origin) }
+    }
+
+    @Test("The consent model shows the engine's time when it is fixed for testing or far from the system's")
+    func fixedClockIsShown() throws {
+        let world = try TestWorld()
+        let context = try world.context([try world.entry(id: "mdl")], trust: world.trusted)
+        let request = try AnnexCReader.makeRequest(
+            documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin)
+        let origin = TestWorld.origin.serialized
+        // TestWorld's clock is a fixed date months away from the system's.
+        let far = try TestWorld.engine(context).parse(rawRequest: request.rawRequest, origin: origin)
+        #expect(far.fixedClock == TestWorld.now)
+        // The system's time (the credential is valid now too): nothing shown.
+        var system = DigitalCredentialsEngine.Configuration(protocols: [.annexC])
+        system.zeroKnowledge = ZeroKnowledgeSettings()
+        let near = try DigitalCredentialsEngine(context: context, configuration: system).parse(
+            rawRequest: request.rawRequest, origin: origin)
+        #expect(near.fixedClock == nil)
+        // A clock close to the system's but marked as fixed for testing: shown.
+        let fixed = Date()
+        system.clock = { fixed }
+        system.clockFixedForTesting = true
+        let marked = try DigitalCredentialsEngine(context: context, configuration: system).parse(
+            rawRequest: request.rawRequest, origin: origin)
+        #expect(marked.fixedClock == fixed)
+        let json = try JSONValue.parse(Array(ConsentModelJSON.request(far).utf8))
+        #expect(json["fixedClock"]?.string == MdocDate.formatDateTime(TestWorld.now))
     }
 }

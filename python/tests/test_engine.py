@@ -125,7 +125,10 @@ def test_configuration(context_dir, pki):
                          ({"limits": {"maxRequestBytes": -1}}, "configuration.outOfRange"),
                          ({"protocol": "x"}, "configuration.notOneOf"),
                          ({"protocols": []}, "configuration.notList"),
-                         ({"errorDisclosure": "vague"}, "configuration.notOneOf")]:
+                         ({"errorDisclosure": "vague"}, "configuration.notOneOf"),
+                         # Time is not configuration: a fixed clock needs the testing switch.
+                         ({"clock": "2040-01-01T00:00:00Z"}, "configuration.testingOnly"),
+                         ({"clock": "2027-01-01T00:00:00Z", "testing": False}, "configuration.testingOnly")]:
         with pytest.raises(MdocError) as e:
             Engine(context_dir, config=config)
         assert e.value.name == "invalidConfiguration"
@@ -134,12 +137,17 @@ def test_configuration(context_dir, pki):
         with pytest.raises(MdocError) as e:
             strict.accept(raw, ORIGIN)
         assert e.value.name == "readerAuthenticationRequired"
-    with Engine(context_dir, config={"clock": "2040-01-01T00:00:00Z"}) as late:
+    with Engine(context_dir, config={"testing": True, "clock": "2040-01-01T00:00:00Z"}) as late:
         with pytest.raises(MdocError) as e:
             late.accept(raw, ORIGIN)
         assert (e.value.name, e.value.rule) == ("noMatchingCredential", "selection.noUsableCredential")
+        with late.parse(raw, ORIGIN) as request:
+            assert request.consent["fixedClock"] == "2040-01-01T00:00:00Z"
+    with Engine(context_dir) as system_time:
+        with system_time.parse(raw, ORIGIN) as request:
+            assert request.consent["fixedClock"] is None
     # errorDisclosure uniform: the page cannot tell a credential not held (here: expired) from a decline.
-    with Engine(context_dir, config={"clock": "2040-01-01T00:00:00Z", "errorDisclosure": "uniform"}) as late:
+    with Engine(context_dir, config={"testing": True, "clock": "2040-01-01T00:00:00Z", "errorDisclosure": "uniform"}) as late:
         with pytest.raises(MdocError) as e:
             late.accept(raw, ORIGIN)
         assert (e.value.name, e.value.rule) == ("cannotSatisfyRequest", "selection.notAnswered")

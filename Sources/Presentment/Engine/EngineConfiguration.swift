@@ -10,7 +10,13 @@
 /// `DigitalCredentialsEngine.Configuration` (which adds each protocol's own few settings).
 public struct EngineConfiguration: Sendable {
     /// The clock for credential validity (MSO `validFrom`/`validUntil`) and reader certificate checks.
+    /// Anything but the system's time is for testing: set `clockFixedForTesting` with it (the consent
+    /// model then shows the engine's time; it does so anyway when the clock is more than
+    /// `PresentmentRequest.clockTolerance` away from the system's).
     public var clock: @Sendable () -> Date
+    /// Whether `clock` is a time fixed for testing (the configuration JSON's `clock`, which needs
+    /// `"testing": true`; the CLI's `--clock`): the consent model shows it (`fixedClock`).
+    public var clockFixedForTesting = false
     /// Accept `android:apk-key-hash:` app origins (Android native callers); default false.
     public var allowAppOrigins: Bool
     /// The bounds every request is held to before anything is built from it.
