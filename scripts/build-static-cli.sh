@@ -11,6 +11,10 @@ cd "$(dirname "$0")/.."
 # `respond` process. A supported frontend option (the one used for older runtimes); set here rather
 # than in Package.swift, where unsafe flags would bar the package from being a dependency.
 flags=(-Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors)
+# No RUNPATH: SwiftPM adds $ORIGIN by default, so a libcbor.so.0.8 or libzstd.so.1 dropped beside the
+# installed binary (or the library) would be loaded by it; what ships loads only the system's libraries
+# (scripts/dist-check.sh checks readelf for no RPATH/RUNPATH).
+flags+=(--disable-local-rpath)
 if [ "${1:-}" = "--product" ]; then
     # Another product (the C library's static archive) with the same code generation.
     exec swift build -c release -j 2 --scratch-path .build/dist "${flags[@]}" "$@"

@@ -5,4 +5,5 @@ cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
 scripts/zk-setup.sh >&2
 swift build -c release --product mdoc-respond -j 2 >&2
-.build/release/mdoc-respond demo "$@"
+# The built-in test data of this checkout (the binary reads no path compiled into it).
+MDOC_RESPOND_TESTVECTORS="$PWD/TestVectors" .build/release/mdoc-respond demo "$@"

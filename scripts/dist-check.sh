@@ -37,6 +37,13 @@ chmod 600 "$work/context/context.cbor" "$work/context/keys/"*
 # (No reader here stops early: under pipefail a writer killed by SIGPIPE would end the script silently.)
 hidden=""
 needed=$(readelf -d dist/mdoc-respond)
+# Nothing loaded from beside the binary: no RPATH or RUNPATH ($ORIGIN would let a library placed next
+# to it run on --help).
+if grep -qE '\((RPATH|RUNPATH)\)' <<< "$needed"; then
+    echo "dist: dist/mdoc-respond carries an RPATH/RUNPATH:" >&2
+    grep -E '\((RPATH|RUNPATH)\)' <<< "$needed" >&2
+    exit 1
+fi
 if ! grep -q 'NEEDED.*libstdc++' <<< "$needed"; then
     hidden=$(ldconfig -p | awk '/libstdc\+\+\.so\.6 .*x86-64/ && !found { print $NF; found = 1 }')
     [ -n "$hidden" ] && mount --bind /dev/null "$hidden"
@@ -49,6 +56,10 @@ echo "dist: dist/mdoc-respond demo ok from $work$([ -n "$hidden" ] && echo " (wi
 # The SDK: the README's C example, compiled through the unpacked SDK's pkg-config file.
 tar -C "$work" -xzf "dist/mdoc-respond-sdk-$version-linux-x86_64.tar.gz"
 sdk="$work/mdoc-respond-sdk-$version-linux-x86_64"
+if readelf -d "$sdk/lib/libmdocrespond.so" | grep -qE '\((RPATH|RUNPATH)\)'; then
+    echo "dist: the SDK's libmdocrespond.so carries an RPATH/RUNPATH" >&2
+    exit 1
+fi
 python3 - "$work" <<'PY'
 import re, sys
 text = open("README.md").read()

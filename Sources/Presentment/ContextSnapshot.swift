@@ -15,7 +15,7 @@ extension CredentialContext {
     ///   ? "verified": bstr .size 32, ? "keyVerified": bstr .size 32}],
     ///   "nextCredentialNumber": uint,
     ///   "readerTrust": {"anchors": [bstr], "authorities": null / [bstr], "requireReaderAuth": bool, "requireTrustedReader": bool,
-    ///   ? "signerProfile": "requestSigner"}}`
+    ///   ? "signerProfile": "requestSigner", ? "anchorPurposes": [("mdocReader" / "relyingParty" / null)]}}`
     /// (`requireTrustedReader` absent in older snapshots: false; `signerProfile` written only when it is
     /// not the default `mdocReader`; `verified`, the SHA-256 of `issuerSigned` as it passed the full
     /// check, absent in older snapshots; `keyVerified`, the SHA-256 of the device key file as it
@@ -55,7 +55,14 @@ extension CredentialContext {
                         .init(.text("requireTrustedReader"), .bool(readerTrust.requireTrustedReader)),
                     ]
                         + (readerTrust.signerProfile == .mdocReader
-                            ? [] : [.init(.text("signerProfile"), .text(readerTrust.signerProfile.rawValue))]))),
+                            ? [] : [.init(.text("signerProfile"), .text(readerTrust.signerProfile.rawValue))])
+                        + (readerTrust.anchors.purposes.allSatisfy { $0 == nil }
+                            ? []
+                            : [
+                                .init(
+                                    .text("anchorPurposes"),
+                                    .array(readerTrust.anchors.purposes.map { $0.map { .text($0.rawValue) } ?? .null }))
+                            ]))),
         ]).encoded()
     }
 
@@ -179,6 +186,25 @@ extension CredentialContext {
             }
             profile = known
         }
+        // Each anchor's purpose (absent in snapshots written before anchors had one: every anchor then
+        // follows the signer profile).
+        var purposes: [AnchorPurpose?]?
+        if let list = rt[field: "anchorPurposes"] {
+            guard list.type == .array, list.count == anchors.count else {
+                throw PresentmentError(ContextRule.anchorPurposesInvalid)
+            }
+            var out = [AnchorPurpose?]()
+            for p in list.children {
+                if p.isNull {
+                    out.append(nil)
+                } else if let name = p.stringValue, let known = AnchorPurpose(rawValue: name) {
+                    out.append(known)
+                } else {
+                    throw PresentmentError(ContextRule.anchorPurposesInvalid)
+                }
+            }
+            purposes = out
+        }
         var next: UInt64?
         if let n = root[field: "nextCredentialNumber"] {
             guard let v = n.unsignedValue else {
@@ -189,7 +215,8 @@ extension CredentialContext {
         try self.init(
             checking: creds,
             readerTrust: ReaderTrustPolicy(
-                anchors: TrustAnchors(der: anchors), authorities: authorities, requireReaderAuthentication: require,
+                anchors: TrustAnchors(der: anchors, purposes: purposes), authorities: authorities,
+                requireReaderAuthentication: require,
                 requireTrustedReader: requireTrusted, signerProfile: profile),
             nextCredentialNumber: next)
     }

@@ -21,12 +21,16 @@ package struct ReaderTrustEvaluator: Sendable {
     /// The trust verdict for a reader certificate chain (leaf first) whose signature has been verified:
     /// `.success` with trusted or signed-not-trusted (and why), or `.failure` (`untrustedReader`) when
     /// the holder's explicit authority list refuses the reader. Trusted means: the leaf's AKI passes
-    /// the authority policy, the chain reaches an anchor at `now` (X.509 strict), and the leaf has the
-    /// policy's signer profile (by default the ISO/IEC 18013-5 Annex B reader-authentication profile:
-    /// not a CA, digitalSignature, EKU 1.0.18013.5.1.6). The verdict depends on the certificate and
-    /// the policy only, never on the protocol the signature came in.
+    /// the authority policy, the chain reaches an anchor at `now` (X.509 strict on the leaf and
+    /// intermediates; the anchor itself an input, RFC 5280 §6.1), and the leaf has the signer profile
+    /// of that anchor's purpose (`AnchorPurpose`; an anchor without one follows the policy's
+    /// `signerProfile`): an mdoc reader (ISO/IEC 18013-5 Annex B: not a CA, digitalSignature, EKU
+    /// 1.0.18013.5.1.6) or a relying party's request signer (not a CA, not self-signed,
+    /// digitalSignature). When anchors of both purposes are held, the chain is judged under each
+    /// purpose whose anchors it reaches (mdoc reader first) and is trusted when one admits it. The
+    /// verdict depends on the certificate and the policy only, never on the protocol the signature
+    /// came in.
     func evaluate(_ chain: [Certificate], anchors: [Certificate]) -> Swift.Result<ReaderVerdict, PresentmentError> {
-        let profile = policy.signerProfile
         let leaf = chain[0]
         let subject = leaf.subject
         let aki = leaf.authorityKeyIdentifier
@@ -40,25 +44,46 @@ package struct ReaderTrustEvaluator: Sendable {
         }
         guard !anchors.isEmpty else { return untrusted(.noTrustAnchors) }
         guard now >= leaf.notBefore && now <= leaf.notAfter else { return untrusted(.outsideValidity) }
-        do {
-            try Certificate.validatePath(
-                leaf: leaf, intermediates: Array(chain.dropFirst()), anchors: anchors, at: now)
-        } catch {
-            return untrusted(leaf.isSelfSigned ? .selfSigned : .notChainedToAnchor)
+        let purposes = policy.anchors.purposes.map(policy.effectivePurpose)
+        // One path validation when every anchor has one purpose (the usual case); else one per purpose.
+        var first: UntrustedReason?
+        for purpose in AnchorPurpose.allCases {
+            let group: [Certificate]
+            if purposes.allSatisfy({ $0 == purpose }) {
+                group = anchors
+            } else {
+                group = zip(anchors, purposes).filter { $0.1 == purpose }.map(\.0)
+            }
+            guard !group.isEmpty else { continue }
+            do {
+                try Certificate.validatePath(
+                    leaf: leaf, intermediates: Array(chain.dropFirst()), anchors: group, at: now)
+            } catch {
+                continue
+            }
+            guard let reason = Self.profileFailure(leaf, purpose.signerProfile) else {
+                return .success(.trusted(subject: subject, authorityKeyIdentifier: aki))
+            }
+            if first == nil { first = reason }
         }
-        // The end-entity profile: 18013-5 Annex B for mdoc readers; HAIP for request signers (an
-        // end-entity certificate that is not self-signed, with digitalSignature).
-        guard !leaf.isCA else { return untrusted(.isCertificateAuthority) }
-        guard leaf.allowsDigitalSignature else { return untrusted(.lacksDigitalSignatureKeyUsage) }
+        return untrusted(first ?? (leaf.isSelfSigned ? .selfSigned : .notChainedToAnchor))
+    }
+
+    /// Why `leaf` lacks the end-entity `profile` (nil: it has it): 18013-5 Annex B for mdoc readers;
+    /// HAIP for request signers (an end-entity certificate that is not self-signed, with
+    /// digitalSignature).
+    static func profileFailure(_ leaf: Certificate, _ profile: SignerProfile) -> UntrustedReason? {
+        guard !leaf.isCA else { return .isCertificateAuthority }
+        guard leaf.allowsDigitalSignature else { return .lacksDigitalSignatureKeyUsage }
         switch profile {
         case .mdocReader:
             guard leaf.hasExtendedKeyUsage(MdocKeyUsage.readerAuthentication) else {
-                return untrusted(.lacksReaderExtendedKeyUsage)
+                return .lacksReaderExtendedKeyUsage
             }
         case .requestSigner:
-            guard !leaf.isSelfSigned else { return untrusted(.selfSigned) }
+            guard !leaf.isSelfSigned else { return .selfSigned }
         }
-        return .success(.trusted(subject: subject, authorityKeyIdentifier: aki))
+        return nil
     }
 
     /// The policy's answer for a request no signature covers: a refusal when it requires reader

@@ -46,11 +46,51 @@ public struct ReaderTrustPolicy: Sendable {
     /// 18013-5 Annex B reader certificate profile); unsigned DocRequests are still answered unless
     /// `requireReaderAuthentication` is set.
     public var requireTrustedReader: Bool
-    /// The end-entity profile a signer's certificate must have to be trusted, in every protocol: one
-    /// certificate gets one verdict whether it signs an Annex C `readerAuth` or an OpenID4VP request
-    /// object. Default: the ISO/IEC 18013-5 Annex B reader profile (EKU 1.0.18013.5.1.6), which HAIP
-    /// names for mdoc; `.requestSigner` for an ecosystem whose verifiers carry no such EKU.
+    /// The end-entity profile a signer's certificate must have to be trusted under an anchor that has
+    /// no purpose of its own (`anchorPurposes`), in every protocol: one certificate gets one verdict
+    /// whether it signs an Annex C `readerAuth` or an OpenID4VP request object. Default: the ISO/IEC
+    /// 18013-5 Annex B reader profile (EKU 1.0.18013.5.1.6), which HAIP names for mdoc;
+    /// `.requestSigner` for an ecosystem whose verifiers carry no such EKU.
     public var signerProfile: SignerProfile
+
+    /// Each anchor's purpose, in `trustAnchors` order; nil: the anchor follows `signerProfile`. The
+    /// profile a chain is judged by follows the anchor it reaches, not the protocol it came in.
+    public var anchorPurposes: [AnchorPurpose?] { anchors.purposes }
+
+    /// Adds `certificate` as an anchor for `purpose` (or sets the purpose of an anchor already there).
+    /// - Throws: `context.anchorCannotAnchor` for a certificate that can never anchor a chain (not a CA,
+    ///   or a keyUsage without keyCertSign).
+    public mutating func addAnchor(_ certificate: Certificate, purpose: AnchorPurpose) throws(PresentmentError) {
+        guard certificate.canAnchorChains else { throw PresentmentError(ContextRule.anchorCannotAnchor) }
+        var der = anchors.der
+        var purposes = anchors.purposes
+        if let i = der.firstIndex(of: certificate.der) {
+            purposes[i] = purpose
+        } else {
+            der.append(certificate.der)
+            purposes.append(purpose)
+        }
+        anchors = TrustAnchors(der: der, purposes: purposes)
+    }
+
+    /// Removes the anchor whose DER is `der`, if present; true when it was there.
+    @discardableResult public mutating func removeAnchor(der: [UInt8]) -> Bool {
+        guard let i = anchors.der.firstIndex(of: der) else { return false }
+        var list = anchors.der
+        var purposes = anchors.purposes
+        list.remove(at: i)
+        purposes.remove(at: i)
+        anchors = TrustAnchors(der: list, purposes: purposes)
+        return true
+    }
+
+    /// The CLI's spelling of the purpose an anchor is used for (its own, else the profile's).
+    public func effectivePurposeArgument(_ own: AnchorPurpose?) -> String { effectivePurpose(own).argument }
+
+    /// The purpose an anchor is used for: its own, else the one `signerProfile` implies.
+    func effectivePurpose(_ own: AnchorPurpose?) -> AnchorPurpose {
+        own ?? (signerProfile == .mdocReader ? .mdocReader : .relyingParty)
+    }
 
     /// Creates a policy.
     public init(
@@ -77,11 +117,40 @@ public struct ReaderTrustPolicy: Sendable {
     }
 }
 
-/// A policy's trust anchors: each one's DER in order, and the certificates parsed once, when first
-/// needed (immutable apart from that one-time parse, so shared between copies of a policy and threads).
+/// What the holder trusts an anchor for: which end-entity profile a signer chaining to it must have.
+public enum AnchorPurpose: String, Sendable, Hashable, CaseIterable {
+    /// An ISO/IEC 18013-5 reader CA (a RICAL entry, an IACA-style reader root): signers must be mdoc
+    /// readers (not a CA, digitalSignature, EKU 1.0.18013.5.1.6).
+    case mdocReader
+    /// A relying party's CA (OpenID4VP request signers, the EU's relying-party access certificates,
+    /// which carry no reader EKU): signers must be end-entity certificates, not self-signed, with
+    /// digitalSignature. The default for an anchor the holder adds by hand (`context trust add`).
+    case relyingParty
+
+    /// The CLI's spelling (`mdoc-reader`, `relying-party`).
+    public var argument: String { self == .mdocReader ? "mdoc-reader" : "relying-party" }
+
+    /// The purpose spelled as the CLI takes it.
+    public init?(argument: String) {
+        switch argument {
+        case "mdoc-reader": self = .mdocReader
+        case "relying-party": self = .relyingParty
+        default: return nil
+        }
+    }
+
+    /// The end-entity profile a signer under such an anchor is held to.
+    var signerProfile: SignerProfile { self == .mdocReader ? .mdocReader : .requestSigner }
+}
+
+/// A policy's trust anchors: each one's DER and purpose in order, and the certificates parsed once, when
+/// first needed (immutable apart from that one-time parse, so shared between copies of a policy and
+/// threads).
 package final class TrustAnchors: Sendable {
     /// Each anchor's DER, in order (what a snapshot stores).
     package let der: [[UInt8]]
+    /// Each anchor's purpose (nil: the policy's `signerProfile` decides), one per `der`.
+    package let purposes: [AnchorPurpose?]
     private let once = OnceReference<Parsed>()
 
     /// The anchors' certificates, and whether every anchor parsed.
@@ -94,14 +163,20 @@ package final class TrustAnchors: Sendable {
         }
     }
 
-    /// Anchors given as certificates (parsed already).
+    /// Anchors given as certificates (parsed already), without purposes of their own.
     init(_ certificates: [Certificate]) {
         der = certificates.map(\.der)
+        purposes = Array(repeating: nil, count: certificates.count)
         _ = once.storeIfNil(Parsed(certificates, complete: true))
     }
 
-    /// Anchors given as DER (a snapshot's), parsed on first use.
-    package init(der: [[UInt8]]) { self.der = der }
+    /// Anchors given as DER (a snapshot's), parsed on first use; `purposes` (default: none of their
+    /// own) has one entry per anchor.
+    package init(der: [[UInt8]], purposes: [AnchorPurpose?]? = nil) {
+        precondition(purposes == nil || purposes!.count == der.count, "one purpose per anchor")
+        self.der = der
+        self.purposes = purposes ?? Array(repeating: nil, count: der.count)
+    }
 
     /// Whether the certificates have been parsed.
     package var isParsed: Bool { once.load() != nil }

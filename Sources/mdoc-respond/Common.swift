@@ -49,17 +49,18 @@ struct Options {
     }
 }
 
-/// Where the project's generated vectors live: `$MDOC_RESPOND_TESTVECTORS`; else beside an installed
-/// or packaged binary (`<bin>/../share/mdoc-respond/test-vectors`, as the .deb lays it out, or
-/// `<bin>/mdoc-respond-data/test-vectors`, as `dist/` does); else `TestVectors/` of the checkout this
-/// binary was built from.
+/// Where the built-in test data lives: `$MDOC_RESPOND_TESTVECTORS`; else beside an installed or packaged
+/// binary (`<bin>/../share/mdoc-respond/test-vectors`, as the .deb lays it out, or
+/// `<bin>/mdoc-respond-data/test-vectors`, as `dist/` does); else nowhere: no path compiled in at build
+/// time is ever read (a binary copied elsewhere must not pick up a build checkout's files), and a
+/// command that needs a context says to pass `--context`.
 enum BuiltIn {
     /// One variable of the environment (`getenv`: building `ProcessInfo`'s dictionary of all of them
     /// costs more than a `respond` answers a request in).
     static func environment(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
 
-    /// Found once per process.
-    static let testVectors: URL = {
+    /// Found once per process; nil when there is none.
+    static let testVectorsIfPresent: URL? = {
         if let e = environment("MDOC_RESPOND_TESTVECTORS"), !e.isEmpty {
             return URL(fileURLWithPath: e)
         }
@@ -74,11 +75,19 @@ enum BuiltIn {
                 if stat(shipped + "/context/context.cbor", &st) == 0 { return URL(fileURLWithPath: shipped) }
             }
         }
-        // The checkout this binary was built from: Sources/mdoc-respond/Common.swift → TestVectors.
-        var source = #filePath
-        for _ in 0..<3 { source = String(source[..<(source.lastIndex(of: "/") ?? source.startIndex)]) }
-        return URL(fileURLWithPath: source + "/TestVectors", isDirectory: true)
+        return nil
     }()
+
+    /// The built-in test data, or a refusal naming what to pass.
+    static var testVectors: URL {
+        guard let url = testVectorsIfPresent else {
+            fail(
+                Exit.usage, "contextUnavailable",
+                "no built-in test data here: pass --context DIR (or set MDOC_RESPOND_TESTVECTORS to a test-data directory)"
+            )
+        }
+        return url
+    }
     /// Paths are joined as text (`URL.appendingPathComponent`'s first use costs a process more than
     /// reading the context).
     static var contextDirectory: URL {

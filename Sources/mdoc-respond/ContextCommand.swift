@@ -37,7 +37,14 @@ enum ContextCommand {
                                                  other authorities; --require-trusted-reader refuses signed
                                                  requests from untrusted readers; --require-reader-auth
                                                  refuses any DocRequest not signed by a trusted reader
-          trust add FILE | trust remove FILE     add or remove a reader trust anchor (PEM or DER)
+          trust add FILE [--purpose relying-party|mdoc-reader]
+                                         add a reader trust anchor (PEM or DER), or set its purpose:
+                                         relying-party (default) trusts request signers and access
+                                         certificates chaining to it without the ISO reader EKU;
+                                         mdoc-reader requires it (EKU 1.0.18013.5.1.6). A certificate
+                                         that can never anchor a chain (not a CA, or a keyUsage
+                                         without keyCertSign) is refused (context.anchorCannotAnchor)
+          trust remove FILE                      remove a reader trust anchor
 
         Every change is made under the context's writer lock (one writer at a time, across processes;
         --lock-timeout SECONDS, default 10, then error[contextBusy]), validates all credentials and
@@ -67,7 +74,7 @@ enum ContextCommand {
             ], help: help)
         o.check(allowed: [
             "--context", "--issuer-signed", "--device-key", "--id", "--doctype", "--allow-authority", "--lock-timeout",
-            "--pkcs11-module", "--pin-file", "--pin-env",
+            "--pkcs11-module", "--pin-file", "--pin-env", "--purpose",
         ])
         let dir = URL(fileURLWithPath: o.require("--context"))
         var lockTimeout = CredentialContext.defaultLockTimeout
@@ -189,6 +196,10 @@ enum ContextCommand {
                 case .any: auth = "any"
                 case .only(let l): auth = l.isEmpty ? "any" : l.map { hex($0) }.joined(separator: ",")
                 }
+                for (der, purpose) in zip(trust.anchors.der, trust.anchorPurposes) {
+                    let subject = (try? Certificate(der: der)).map { safe($0.subject) } ?? "(not a certificate)"
+                    print("anchor\t\(trust.effectivePurposeArgument(purpose))\t\(subject)")
+                }
                 print(
                     "reader trust: \(trust.anchors.der.count) anchor(s); authorities: \(auth); trusted reader required: \(trust.requireTrustedReader); reader authentication required: \(trust.requireReaderAuthentication)"
                 )
@@ -226,14 +237,17 @@ enum ContextCommand {
             guard o.positionals.count == 2 else { fail(Exit.usage, "usage", "trust add|remove FILE") }
             let cert = Input.certificate(Input.read(o.positionals[1]))
             if o.positionals[0] == "add" {
-                change("trust anchor added: \(safe(cert.subject))") { tx in
-                    let stored = tx.readerTrust.anchors.der
-                    if !stored.contains(cert.der) { tx.readerTrust.anchors = TrustAnchors(der: stored + [cert.der]) }
+                // A hand-added anchor is a relying party's CA unless the holder says it is a reader CA.
+                let text = o.value("--purpose") ?? AnchorPurpose.relyingParty.argument
+                guard let purpose = AnchorPurpose(argument: text) else {
+                    fail(Exit.usage, "usage", "--purpose must be relying-party or mdoc-reader")
+                }
+                change("trust anchor added (\(purpose.argument)): \(safe(cert.subject))") {
+                    tx throws(PresentmentError) in
+                    try tx.readerTrust.addAnchor(cert, purpose: purpose)
                 }
             } else if o.positionals[0] == "remove" {
-                change("trust anchor removed") { tx in
-                    tx.readerTrust.anchors = TrustAnchors(der: tx.readerTrust.anchors.der.filter { $0 != cert.der })
-                }
+                change("trust anchor removed") { tx in tx.readerTrust.removeAnchor(der: cert.der) }
             } else {
                 fail(Exit.usage, "usage", "trust add|remove FILE")
             }

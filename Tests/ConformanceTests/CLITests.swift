@@ -75,6 +75,46 @@ extension ConformanceTests {
     }
 
     @Test(
+        "CLI: context trust add stores a purpose (relying-party by default), refuses a certificate that cannot anchor, and list shows it",
+        .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
+    func cliTrustAnchorPurpose() throws {
+        let world = try TestWorld()
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-anchor-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        #expect(try #require(try Self.runCLI(["context", "init", "--context", dir.path])).status == 0)
+        let root = dir.appendingPathComponent("root.der")
+        let leaf = dir.appendingPathComponent("leaf.der")
+        try Data(world.readerRoot.der).write(to: root)
+        try Data(world.readerCert.der).write(to: leaf)
+        let refused = try #require(try Self.runCLI(["context", "trust", "add", leaf.path, "--context", dir.path]))
+        #expect(refused.status != 0 && refused.err.contains("error[contextCorrupt]"), "\(refused.err)")
+        let added = try #require(try Self.runCLI(["context", "trust", "add", root.path, "--context", dir.path]))
+        #expect(added.status == 0 && String(decoding: added.out, as: UTF8.self).contains("(relying-party)"))
+        let reader = try #require(
+            try Self.runCLI(["context", "trust", "add", root.path, "--purpose", "mdoc-reader", "--context", dir.path]))
+        #expect(reader.status == 0)
+        let list = try #require(try Self.runCLI(["context", "list", "--context", dir.path]))
+        #expect(String(decoding: list.out, as: UTF8.self).contains("anchor\tmdoc-reader\t"))
+        let bad = try #require(
+            try Self.runCLI(["context", "trust", "add", root.path, "--purpose", "reader", "--context", dir.path]))
+        #expect(bad.status == 2)
+    }
+
+    @Test(
+        "CLI: no context is read from a path compiled in at build time: without --context or test data it says to pass one",
+        .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
+    func cliNoCompiledInContext() throws {
+        let request = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-req-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: request) }
+        try Data("{}".utf8).write(to: request)
+        for args in [["demo"], ["respond", "--request", request.path, "--origin", "https://verifier.example"]] {
+            let r = try #require(try Self.runCLI(args, builtInData: false))
+            #expect(r.status == 2 && r.out.isEmpty, "\(args)")
+            #expect(r.err.contains("error[contextUnavailable]") && r.err.contains("--context"), "\(args): \(r.err)")
+        }
+    }
+
+    @Test(
         "CLI: inspect shows each substitution (text and --json); respond --approve of the requested elements releases no substitute",
         .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
     func cliSubstitutes() throws {
@@ -266,7 +306,8 @@ extension ConformanceTests {
     /// one, the binary finds no zero-knowledge prover (whether one is installed on this machine must not
     /// change what a test expects).
     static func runCLI(
-        _ arguments: [String], zkDirectory: String = "/nonexistent/mdoc-zk", input: CLIInput? = nil
+        _ arguments: [String], zkDirectory: String = "/nonexistent/mdoc-zk", input: CLIInput? = nil,
+        builtInData: Bool = true
     ) throws -> (status: Int32, out: Data, err: String)? {
         guard let binary = cliBinary else { return nil }
         let p = Process()
@@ -274,6 +315,12 @@ extension ConformanceTests {
         p.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["MDOC_ZK_DIR"] = zkDirectory
+        // The built-in test data: this checkout's, unless the caller named another (or none).
+        if !builtInData {
+            environment["MDOC_RESPOND_TESTVECTORS"] = nil
+        } else if environment["MDOC_RESPOND_TESTVECTORS"] == nil {
+            environment["MDOC_RESPOND_TESTVECTORS"] = repo.appendingPathComponent("TestVectors").path
+        }
         p.environment = environment
         let out = Pipe()
         let err = Pipe()

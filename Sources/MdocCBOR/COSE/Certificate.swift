@@ -47,6 +47,10 @@ public struct Certificate: Sendable {
     public var authorityKeyIdentifier: [UInt8]? { facts.authorityKeyIdentifier }
     /// True when basicConstraints says CA.
     public var isCA: Bool { facts.isCA }
+    /// True when the certificate can anchor a chain: a CA whose keyUsage, when present, allows keyCertSign.
+    public var canAnchorChains: Bool {
+        isCA && (cert.keyUsage.map { $0 & X509Certificate.keyUsageCertSign != 0 } ?? true)
+    }
     /// True when the key usage extension is present and asserts digitalSignature (RFC 5280 §4.2.1.3).
     public var allowsDigitalSignature: Bool { facts.allowsDigitalSignature }
     /// True when the certificate is self-signed (issuer equals subject and it verifies under its own key).

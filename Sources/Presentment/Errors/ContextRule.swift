@@ -40,6 +40,8 @@ public enum ContextRule: String, RefusalRule {
     case authoritiesNotArray
     case authorityNotBytes
     case signerProfileUnknown
+    case anchorPurposesInvalid
+    case anchorCannotAnchor
     case nextCredentialNumber
     case validityMismatch
     case duplicateID
@@ -102,6 +104,16 @@ public enum ContextRule: String, RefusalRule {
         case .authoritiesNotArray: (.contextCorrupt, "readerTrust.authorities is not an array")
         case .authorityNotBytes: (.contextCorrupt, "authority key identifier is not a byte string")
         case .signerProfileUnknown: (.contextCorrupt, "readerTrust.signerProfile is not a known profile")
+        case .anchorPurposesInvalid:
+            (
+                .contextCorrupt,
+                "readerTrust.anchorPurposes must list, per anchor, mdocReader, relyingParty or null"
+            )
+        case .anchorCannotAnchor:
+            (
+                .contextCorrupt,
+                "a trust anchor must be a CA certificate (basicConstraints cA) whose keyUsage, when present, allows keyCertSign"
+            )
         case .nextCredentialNumber: (.contextCorrupt, "nextCredentialNumber is not an unsigned integer")
         case .validityMismatch: (.contextCorrupt, "stored validity does not match the credential's MSO")
         case .duplicateID: (.contextCorrupt, "duplicate credential id")
