@@ -65,6 +65,13 @@ package enum ConsentModelJSON {
             ("signedByDifferentReaders", .bool(r.signedByDifferentReaders)),
             ("signers", .array(signers(r))),
             (
+                "droppedSignatures",
+                .array(
+                    (r.details.openID4VP?.droppedSignatures ?? []).map {
+                        .object([("label", .string($0.label)), ("rule", .string($0.rule.description))])
+                    })
+            ),
+            (
                 "credentialQueryIDs",
                 r.details.openID4VP.map { .array($0.credentialQueryIDs.map(JSONValue.string)) } ?? .null
             ),

@@ -3,6 +3,14 @@ import JOSE
 import Presentment
 import WebEncoding
 
+/// A signature of a multisigned request that did not verify: which one and the rule that refused it.
+public struct DroppedSignature: Sendable, Hashable {
+    /// Which signature (`signatures[1]`).
+    public let label: String
+    /// Why it was dropped (`openid4vp.signatureInvalid`, `openid4vp.clientIDMismatch`, ...).
+    public let rule: PresentmentError.Rule
+}
+
 /// What an OpenID4VP request carried, for display and for answering it: the form and framing, the
 /// response mode, the nonce, the credential query ids, `verifier_info`, the response encryption key
 /// and the handover. Holds no element values or keys of the wallet. Immutable; a class, so a parsed
@@ -28,8 +36,11 @@ public final class OpenID4VPDetails: Sendable {
     public let nonce: String
     /// The credential query ids, by document position.
     public let credentialQueryIDs: [String]
-    /// `verifier_info` entries as JSON text (informational; never trusted).
+    /// `verifier_info` entries as JSON text (informational; never trusted), from verified signatures only.
     public let verifierInfo: [String]
+    /// The signatures of a multisigned request that did not verify and were dropped (the request was
+    /// answered through the others); their `client_id` and `verifier_info` are never shown.
+    public let droppedSignatures: [DroppedSignature]
     /// The CBOR `OpenID4VPDCAPIHandoverInfo`, handover and SessionTranscript.
     package let handover: OpenID4VPHandover
     /// The verifier's encryption key and content encryption (`dc_api.jwt` only).
@@ -37,9 +48,10 @@ public final class OpenID4VPDetails: Sendable {
 
     init(
         form: OpenID4VPRequestForm, framing: RequestFraming, responseMode: OpenID4VPResponseMode, nonce: String,
-        credentialQueryIDs: [String], verifierInfo: [String], handover: OpenID4VPHandover,
-        responseKey: ResponseKey?
+        credentialQueryIDs: [String], verifierInfo: [String], droppedSignatures: [DroppedSignature] = [],
+        handover: OpenID4VPHandover, responseKey: ResponseKey?
     ) {
+        self.droppedSignatures = droppedSignatures
         self.form = form
         self.framing = framing
         self.responseMode = responseMode

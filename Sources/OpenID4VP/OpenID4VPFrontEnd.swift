@@ -136,7 +136,7 @@ package struct OpenID4VPFrontEnd: DCAPIFrontEnd {
                 form: form, framing: entry.framing, responseMode: parameters.responseMode, nonce: parameters.nonce,
                 credentialQueryIDs: dcql.ids,
                 verifierInfo: parameters.verifierInfo.map { String(decoding: $0.text, as: UTF8.self) },
-                handover: handover, responseKey: metadata.responseKey))
+                droppedSignatures: object.dropped, handover: handover, responseKey: metadata.responseKey))
     }
 
     /// One DeviceResponse per answered credential query.

@@ -27,6 +27,10 @@ struct RequestObject {
 
     /// The verified signatures.
     let signers: [Signer]
+    /// The signatures of a multisigned request that did not verify, each with the rule that refused
+    /// it: dropped (the payload is shared, so one verified signature authenticates every parameter),
+    /// never shown as an identity.
+    let dropped: [DroppedSignature]
 
     static let requestObjectType = "oauth-authz-req+jwt"
 
@@ -45,6 +49,7 @@ struct RequestObject {
             }
             parameters = data
             signers = []
+            dropped = []
         case .signed:
             guard let compact = data["request"]?.string else {
                 throw PresentmentError(OpenID4VPRule.requestNotCompactJWS)
@@ -63,6 +68,7 @@ struct RequestObject {
                     label: "request", clientID: clientID, chain: chain, header: jws.signatures[0].header,
                     signingInput: jws.signatures[0].signingInput)
             ]
+            dropped = []
         case .multisigned:
             let object: JSONNode
             if data["payload"] != nil || data["signatures"] != nil {
@@ -82,29 +88,47 @@ struct RequestObject {
             }
             let jws: JWS
             do { jws = try JWS(json: object, limits: limits) } catch { throw Self.refusal(error, "request") }
-            // Every signature first (each with the client_id of its own protected header), then the payload.
+            // Every signature first (each with the client_id of its own protected header), then the
+            // payload. A signature that fails is dropped with its rule (RFC 7515 §7.2 leaves this to the
+            // application): the payload is shared, so one verified signature authenticates every
+            // parameter; none verifying refuses with the first failure.
             var signers = [Signer]()
+            var dropped = [DroppedSignature]()
+            var firstFailure: PresentmentError?
             for (i, s) in jws.signatures.enumerated() {
                 let label = "signatures[\(i)]"
-                guard let clientID = s.header.protectedString("client_id") else {
-                    throw PresentmentError(OpenID4VPRule.signatureLacksClientID, at: label)
+                do {
+                    signers.append(try Self.verifiedSigner(s, label: label, limits: limits))
+                } catch {
+                    if firstFailure == nil { firstFailure = error }
+                    dropped.append(DroppedSignature(label: label, rule: error.rule))
                 }
-                if s.header.unprotected?["client_id"] != nil || s.header.unprotected?["verifier_info"] != nil {
-                    throw PresentmentError(OpenID4VPRule.unprotectedClientID, at: label)
-                }
-                let identifier = try ClientIdentifier(clientID)
-                let chain = try Self.verify(s, label: label, limits: limits)
-                try identifier.check(leaf: chain[0], label: label)
-                signers.append(
-                    Signer(
-                        label: label, clientID: clientID, chain: chain, header: s.header, signingInput: s.signingInput))
             }
+            if signers.isEmpty, let firstFailure { throw firstFailure }
             self.signers = signers
+            self.dropped = dropped
             parameters = try Self.payload(jws, parameterLimits)
             for name: StaticString in ["client_id", "verifier_info"] where parameters[name] != nil {
                 throw PresentmentError(OpenID4VPRule.payloadClientID, at: name.description)
             }
         }
+    }
+
+    /// One signature of a multisigned request, verified: its protected `client_id` (never an
+    /// unprotected one or `verifier_info`), its chain and signature, and the `client_id` against the leaf.
+    private static func verifiedSigner(_ s: JWS.Signature, label: String, limits: JOSELimits)
+        throws(PresentmentError) -> Signer
+    {
+        guard let clientID = s.header.protectedString("client_id") else {
+            throw PresentmentError(OpenID4VPRule.signatureLacksClientID, at: label)
+        }
+        if s.header.unprotected?["client_id"] != nil || s.header.unprotected?["verifier_info"] != nil {
+            throw PresentmentError(OpenID4VPRule.unprotectedClientID, at: label)
+        }
+        let identifier = try ClientIdentifier(clientID)
+        let chain = try Self.verify(s, label: label, limits: limits)
+        try identifier.check(leaf: chain[0], label: label)
+        return Signer(label: label, clientID: clientID, chain: chain, header: s.header, signingInput: s.signingInput)
     }
 
     /// The JWS payload as the parameters object.

@@ -149,6 +149,13 @@ enum Inspect {
             ("responseMode", o.map { .string($0.responseMode.rawValue) } ?? .null),
             ("encryption", encryption),
             ("verifierInfo", .array((o?.verifierInfo ?? []).map(JSONValue.string))),
+            (
+                "droppedSignatures",
+                .array(
+                    (o?.droppedSignatures ?? []).map {
+                        .object([("label", .string($0.label)), ("rule", .string($0.rule.description))])
+                    })
+            ),
             ("readerVerdict", r.map { ConsentModelJSON.verdict($0.readerVerdict) } ?? .null),
             ("readers", .array((r?.readers ?? []).map(ConsentModelJSON.verdict))),
             ("selection", .array(e.selection.map(JSONValue.string))),
@@ -189,6 +196,9 @@ enum Inspect {
                     + (c.signature.clientID.map { "; client_id \(safe($0))" } ?? "")
                     + "; chain: \(c.signature.certificateSubjects.map(safe).joined(separator: " <- "))")
             print("                    trust: \(c.refusal.map { "refused by \($0)" } ?? verdict(c.signature.verdict))")
+        }
+        for d in r?.details.openID4VP?.droppedSignatures ?? [] {
+            print("signature \(safe(d.label)): dropped, did not verify (\(d.rule)); not an identity")
         }
         if let r {
             print("reader verdict:     \(verdict(r.readerVerdict))")

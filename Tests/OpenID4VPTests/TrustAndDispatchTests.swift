@@ -8,6 +8,8 @@ import Presentment
 import Testing
 import TestSupport
 import TestWorld
+import WebEncoding
+import OpenID4VP
 
 /// The third review's trust findings: a multisigned request is trusted through any signature the
 /// policy trusts; one certificate gets one verdict in both protocols (the signer profile is the
@@ -294,5 +296,28 @@ struct TrustAndDispatchTests {
             let again = try CredentialContext(encoded: corrupt.encoded(), keyResolver: world.resolver)
             #expect(again.readerTrust.anchors.der == der)
         }
+    }
+}
+
+extension TrustAndDispatchTests {
+    @Test("Multisigned with one bad signature of two: the bad one is dropped and shown by rule, never as an identity")
+    func multisignedOneBad() throws {
+        let world = try TestWorld()
+        let raw = try OpenID4VPCatalogue.multisignedOneBadOfTwo(world: world)
+        let engine = try Self.engine(world, ReaderTrustPolicy(trustAnchors: [world.readerRoot]))
+        let origin = TestWorld.origin.serialized
+        #expect(try !engine.accept(rawRequest: raw, origin: origin).isEmpty)
+        let parsed = try engine.parse(rawRequest: raw, origin: origin)
+        #expect(parsed.signatures.map(\.label) == ["signatures[0]"])
+        let details = try #require(parsed.details.openID4VP)
+        #expect(details.droppedSignatures.map(\.label) == ["signatures[1]"])
+        #expect(details.droppedSignatures.first?.rule == PresentmentError.Rule(OpenID4VPRule.signatureInvalid))
+        let json = try JSONValue.parse(Array(ConsentModelJSON.request(parsed).utf8))
+        #expect(json["signers"]?.array?.count == 1)
+        #expect(json["droppedSignatures"]?.array?.first?["rule"]?.string == "openID4VP.signatureInvalid")
+        // Under a policy requiring a trusted reader, the verified signer carries the request.
+        let strict = try Self.engine(
+            world, ReaderTrustPolicy(trustAnchors: [world.readerRoot], requireTrustedReader: true))
+        #expect(try !strict.accept(rawRequest: raw, origin: origin).isEmpty)
     }
 }

@@ -98,6 +98,20 @@ public enum OpenID4VPCatalogue {
         return input + "." + Base64URL.encode(signature(input))
     }
 
+    /// A multisigned request (the spec's top-level form) whose first signature verifies and whose second,
+    /// over the same payload with the same header, is made with another key.
+    public static func multisignedOneBadOfTwo(world: TestWorld) throws -> Data {
+        let p = try parameters(world)
+        let payload = Base64URL.encode(
+            JSONValue.object(p + [("expected_origins", .array([.string(origin)]))]).serialized)
+        let header = standardHeader(world) + [("client_id", .string("x509_san_dns:verifier.example"))]
+        let good = try JWS.signatureEntry(payloadEncoded: payload, header: header, key: world.verifierKey.privateKey)
+        let bad = try JWS.signatureEntry(
+            payloadEncoded: payload, header: header, key: try PrivateKey.generate(.ec(.p256)))
+        return frame(
+            "openid4vp-v1-multisigned", .object([("payload", .string(payload)), ("signatures", .array([good, bad]))]))
+    }
+
     public static func rows(world: TestWorld) throws -> [Row] {
         var rows = [Row]()
         func add(_ name: String, _ raw: Data, _ expected: ExpectedRefusal, origin: String = origin) {
@@ -540,20 +554,22 @@ public enum OpenID4VPCatalogue {
             ExpectedRefusal(OpenID4VPRule.payloadClientID, at: "client_id"))
         let cleanPayload = Base64URL.encode(
             JSONValue.object(p + [("expected_origins", .array([.string(origin)]))]).serialized)
-        let good1 = try JWS.signatureEntry(
-            payloadEncoded: cleanPayload,
-            header: standardHeader(world) + [("client_id", .string(dnsSigner.clientIDString))],
-            key: world.verifierKey.privateKey)
         let bad2 = try JWS.signatureEntry(
             payloadEncoded: cleanPayload,
             header: standardHeader(world) + [("client_id", .string(dnsSigner.clientIDString))],
             key: stranger)
+        // One bad signature of two is dropped and the request answered through the other (see
+        // TrustAndDispatchTests); none verifying refuses with the first failure.
+        let bad1 = try JWS.signatureEntry(
+            payloadEncoded: cleanPayload,
+            header: standardHeader(world) + [("client_id", .string(dnsSigner.clientIDString))],
+            key: stranger)
         add(
-            "multisigned with one bad signature of two",
+            "multisigned with no good signature of two",
             frame(
                 "openid4vp-v1-multisigned",
-                .object([("payload", .string(cleanPayload)), ("signatures", .array([good1, bad2]))])),
-            ExpectedRefusal(OpenID4VPRule.signatureInvalid, at: "signatures[1]", lower: "jose.signatureInvalid"))
+                .object([("payload", .string(cleanPayload)), ("signatures", .array([bad1, bad2]))])),
+            ExpectedRefusal(OpenID4VPRule.signatureInvalid, at: "signatures[0]", lower: "jose.signatureInvalid"))
         let noClient = try JWS.signatureEntry(
             payloadEncoded: cleanPayload, header: standardHeader(world), key: world.verifierKey.privateKey)
         add(
