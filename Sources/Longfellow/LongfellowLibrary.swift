@@ -7,6 +7,7 @@
     import Glibc
 #endif
 import CLongfellowABI
+internal import CryptoCore
 
 /// The ISRG Longfellow library (`libzk_cred_longfellow.so`, abetterinternet/zk-cred-longfellow, MPL-2.0)
 /// behind one door: every call into it is in this file. It is loaded with `dlopen` from a file the
@@ -20,6 +21,10 @@ import CLongfellowABI
 final class LongfellowLibrary: @unchecked Sendable {
     // @unchecked: immutable after init; the library's functions are thread-safe (uniffi objects are
     // `Send + Sync`), and the handle is never closed (its objects may outlive any one owner).
+
+    /// The SHA-256 of the pinned library release (pylongfellow 0.7.0's `libzk_cred_longfellow.so`, the
+    /// file `scripts/zk-setup.sh` installs; a test checks the two agree). Nothing else is loaded.
+    static let pinnedSHA256 = "70a4d58949d75593249738bced4cdac938335bea800af170dbcb5ef6cb7c4cff"
 
     /// The uniffi contract version of the bindings this file follows.
     static let contractVersion: UInt32 = 30
@@ -64,9 +69,11 @@ final class LongfellowLibrary: @unchecked Sendable {
     private let freeVerifier: mdoc_lf_free_fn
     private let freeError: mdoc_lf_free_fn
 
-    /// Loads the library at `path` (an absolute path to a regular file) and checks its contract.
-    init(path: String) throws(Failure) {
-        guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL) else { throw .unloadable }
+    /// Loads the library open on `descriptor` (whose content was checked) and checks its contract.
+    init(descriptor: Int32) throws(Failure) {
+        guard let handle = DescriptorLoading.open(descriptor: descriptor, flags: RTLD_NOW | RTLD_LOCAL) else {
+            throw .unloadable
+        }
         func symbol<T>(_ name: String, as: T.Type) throws(Failure) -> T {
             guard let p = dlsym(handle, name) else { throw .missingSymbol }
             return unsafeBitCast(p, to: T.self)

@@ -8,6 +8,7 @@
 #endif
 import Dispatch
 internal import CryptoCore
+import MdocCBOR
 import Presentment
 
 /// Where the Longfellow library and circuits live: `lib/libzk_cred_longfellow.so` and
@@ -15,12 +16,28 @@ import Presentment
 public struct LongfellowInstallation: Sendable, Hashable {
     /// The directory.
     public let directory: String
+    /// The SHA-256 digests (lower-case hex) a library file must have to be loaded: the pinned release's
+    /// (`LongfellowLibrary.pinnedSHA256`, which `scripts/zk-setup.sh` installs), or, for tests of the
+    /// prover's failure paths, a stand-in's.
+    package let acceptedLibraryDigests: [String]
 
     /// The file name of the library inside `lib/`.
     public static let libraryName = "libzk_cred_longfellow.so"
+    /// The SHA-256 (lower-case hex) of the one library release loaded by default.
+    package static var pinnedLibrarySHA256: String { LongfellowLibrary.pinnedSHA256 }
 
-    /// An installation at `directory` (an absolute path).
-    public init(directory: String) { self.directory = directory }
+    /// An installation at `directory` (an absolute path); its library must be the pinned release.
+    public init(directory: String) {
+        self.directory = directory
+        acceptedLibraryDigests = [LongfellowLibrary.pinnedSHA256]
+    }
+
+    /// An installation whose library may also be one of `digests` (tests of the prover's failure
+    /// paths load stand-in libraries).
+    package init(directory: String, acceptingLibraryDigestsForTesting digests: [String]) {
+        self.directory = directory
+        acceptedLibraryDigests = [LongfellowLibrary.pinnedSHA256] + digests
+    }
 
     /// The default location: `$MDOC_ZK_DIR` when set, else `$XDG_DATA_HOME/mdoc-respond/zk`, else
     /// `~/.local/share/mdoc-respond/zk`; the environment is read once per process (reading it costs
@@ -46,17 +63,47 @@ public struct LongfellowInstallation: Sendable, Hashable {
         LongfellowCircuit.table.filter { access(circuitDirectory + "/" + $0.circuitHash, R_OK) == 0 }
     }
 
-    /// Loads and checks the library: a regular file owned by root or this user and writable by
-    /// nobody else, in a directory likewise, with the pinned contract.
+    /// The largest library file read (the pinned release is 1.7 MB).
+    static let maxLibraryBytes = 64 << 20
+
+    /// Loads and checks the library by what it is, not where it lies: the file is opened once
+    /// (`O_NOFOLLOW`), and on that descriptor checked to be a regular file owned by root or this user
+    /// and writable by nobody else (its `lib/` directory likewise), read, and its SHA-256 compared with
+    /// the pinned one; only then is that same descriptor loaded (`/proc/self/fd/N`), so a library
+    /// swapped in after the check is never the one loaded, and an unpinned library's code (its
+    /// constructors included) never runs. Its uniffi contract is checked after.
+    /// - Throws: `LongfellowRule.libraryMissing`, `.libraryInsecure`, `.libraryDigest`,
+    ///   `.libraryUnloadable`, `.libraryContract`.
     func loadLibrary() throws(PresentmentError) -> LongfellowLibrary {
         guard hasLibrary else { throw PresentmentError(LongfellowRule.libraryMissing) }
-        for path in [directory + "/lib", libraryPath] {
-            var st = stat()
-            guard lstat(path, &st) == 0, st.st_uid == 0 || st.st_uid == geteuid(), st.st_mode & 0o022 == 0,
-                st.st_mode & S_IFMT == (path == libraryPath ? S_IFREG : S_IFDIR)
-            else { throw PresentmentError(LongfellowRule.libraryInsecure) }
+        var dst = stat()
+        guard lstat(directory + "/lib", &dst) == 0, dst.st_mode & S_IFMT == S_IFDIR,
+            dst.st_uid == 0 || dst.st_uid == geteuid(), dst.st_mode & 0o022 == 0
+        else { throw PresentmentError(LongfellowRule.libraryInsecure) }
+        let fd = open(libraryPath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else {
+            throw PresentmentError(errno == ELOOP ? LongfellowRule.libraryInsecure : LongfellowRule.libraryMissing)
         }
-        do { return try LongfellowLibrary(path: libraryPath) } catch {
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_uid == 0 || st.st_uid == geteuid(),
+            st.st_mode & 0o022 == 0
+        else { throw PresentmentError(LongfellowRule.libraryInsecure) }
+        guard st.st_size > 0, Int(st.st_size) <= Self.maxLibraryBytes else {
+            throw PresentmentError(LongfellowRule.libraryDigest)
+        }
+        var bytes = [UInt8](repeating: 0, count: Int(st.st_size))
+        var off = 0
+        while off < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + off, $0.count - off, off_t(off)) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { throw PresentmentError(LongfellowRule.libraryUnloadable) }
+            off += n
+        }
+        guard acceptedLibraryDigests.contains(hexString(DigestAlgorithm.sha256.hash(bytes))) else {
+            throw PresentmentError(LongfellowRule.libraryDigest)
+        }
+        do { return try LongfellowLibrary(descriptor: fd) } catch {
             switch error {
             case .contractVersion, .checksum, .missingSymbol: throw PresentmentError(LongfellowRule.libraryContract)
             default: throw PresentmentError(LongfellowRule.libraryUnloadable)
@@ -97,7 +144,7 @@ public final class LongfellowProver: ZeroKnowledgeProver, @unchecked Sendable {
         installation: LongfellowInstallation, maxConcurrentProofs: Int = 1, timeLimit: Double = 60
     ) -> LongfellowProver {
         let key = SharedKey(
-            directory: installation.directory, maxConcurrentProofs: max(1, maxConcurrentProofs),
+            installation: installation, maxConcurrentProofs: max(1, maxConcurrentProofs),
             timeLimit: max(1, timeLimit))
         return sharedProvers.withLock { all in
             if let p = all[key] { return p }
@@ -109,7 +156,7 @@ public final class LongfellowProver: ZeroKnowledgeProver, @unchecked Sendable {
     }
 
     private struct SharedKey: Hashable {
-        let directory: String
+        let installation: LongfellowInstallation
         let maxConcurrentProofs: Int
         let timeLimit: Double
     }

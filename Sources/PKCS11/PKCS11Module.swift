@@ -80,10 +80,9 @@ package final class PKCS11Module: @unchecked Sendable {
             throw PKCS11Error(
                 .moduleUnavailable, "the module file is writable by group or others, or owned by another user")
         }
-        // Loaded by its resolved path: the directory and the file were checked above and only root
-        // or this user can change either, so the file loaded is the file checked (a module finds its
-        // own name through dladdr, which a /proc/self/fd path would hide).
-        guard let handle = dlopen(real, RTLD_NOW | RTLD_LOCAL) else {
+        // Loaded through the descriptor checked above, not by path: a file swapped in at the path after
+        // the check (by whoever can write the directory) is never the one loaded.
+        guard let handle = DescriptorLoading.open(descriptor: fd, flags: RTLD_NOW | RTLD_LOCAL) else {
             throw PKCS11Error(.moduleUnavailable, "the module file is not a loadable library")
         }
         guard let entry = dlsym(handle, "C_GetFunctionList") else {

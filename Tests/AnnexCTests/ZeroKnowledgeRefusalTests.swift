@@ -139,9 +139,9 @@ struct ZeroKnowledgeRefusalTests {
     /// A stand-in for libzk_cred_longfellow.so exporting its uniffi symbols: `contract` and `checksum`
     /// (of prove) as given, and a prove that `mode` decides: "error" (an error object), "panic", or
     /// "sleep" (3 s, then an error).
-    static func standIn(contract: Int = 30, proveChecksum: Int = 14354, mode: String = "error") throws
-        -> LongfellowInstallation
-    {
+    static func standIn(
+        contract: Int = 30, proveChecksum: Int = 14354, mode: String = "error", extraSource: String = ""
+    ) throws -> LongfellowInstallation {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-zk-\(UUID().uuidString)")
         try FileManager.default.createDirectory(
             at: dir.appendingPathComponent("lib"), withIntermediateDirectories: true,
@@ -192,6 +192,7 @@ struct ZeroKnowledgeRefusalTests {
             void uniffi_zk_cred_longfellow_fn_free_mdoczkprover(uint64_t h, St *s) { (void)h; (void)s; }
             void uniffi_zk_cred_longfellow_fn_free_mdoczkverifier(uint64_t h, St *s) { (void)h; (void)s; }
             void uniffi_zk_cred_longfellow_fn_free_mdoczkerror(uint64_t h, St *s) { (void)h; (void)s; }
+            \(extraSource)
             """
         let c = dir.appendingPathComponent("standin.c")
         try source.write(to: c, atomically: true, encoding: .utf8)
@@ -201,14 +202,48 @@ struct ZeroKnowledgeRefusalTests {
         try p.run()
         p.waitUntilExit()
         #expect(p.terminationStatus == 0, "the stand-in library did not compile")
-        return LongfellowInstallation(directory: dir.path)
+        let library = try Data(
+            contentsOf: URL(fileURLWithPath: dir.path + "/lib/" + LongfellowInstallation.libraryName))
+        return LongfellowInstallation(
+            directory: dir.path, acceptingLibraryDigestsForTesting: [hexString(MdocDigest.sha256(library))])
+    }
+
+    @Test(
+        "An unpinned prover library is refused by its digest before any of its code runs (its constructor never fires)",
+        .enabled(if: Z.runnable, Z.skipNote))
+    func unpinnedLibraryNeverRuns() throws {
+        let marker = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-ctor-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: marker) }
+        // A stand-in whose constructor writes the marker; its circuits are the real ones, so a proof is
+        // decided on and the prover loads its library.
+        let constructor = """
+            #include <stdio.h>
+            __attribute__((constructor)) static void ran(void) {
+                FILE *f = fopen("\(marker.path)", "w"); if (f) { fputs("ran", f); fclose(f); } }
+            """
+        let standIn = try Self.standIn(extraSource: constructor)
+        let pinnedOnly = LongfellowInstallation(directory: standIn.directory)
+        try Self.proverRefusal(pinnedOnly, LongfellowRule.libraryDigest, keepDirectory: true)
+        #expect(!FileManager.default.fileExists(atPath: marker.path), "the unpinned library's constructor ran")
+        // The same file accepted by its digest (as the stand-in tests do) is loaded and its constructor
+        // runs: the marker is a real witness.
+        try Self.proverRefusal(standIn, LongfellowRule.proverFailed)
+        #expect(FileManager.default.fileExists(atPath: marker.path))
+    }
+
+    @Test("The library digest the engine pins is the one scripts/zk-setup.sh installs")
+    func pinnedDigestMatchesSetup() throws {
+        let script = try String(
+            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+                "../../scripts/zk-setup.sh"), encoding: .utf8)
+        #expect(script.contains("lib_sha=" + LongfellowInstallation.pinnedLibrarySHA256 + "\n"))
     }
 
     static func proverRefusal<R: RefusalRule>(
-        _ installation: LongfellowInstallation, _ rule: R, timeLimit: Double = 60,
+        _ installation: LongfellowInstallation, _ rule: R, timeLimit: Double = 60, keepDirectory: Bool = false,
         sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
-        defer { try? FileManager.default.removeItem(atPath: installation.directory) }
+        defer { if !keepDirectory { try? FileManager.default.removeItem(atPath: installation.directory) } }
         let (_, context) = try Z.fixture()
         let engine = TestWorld.engine(context, protocols: [.annexC]) {
             $0.zeroKnowledge = .longfellow(installation, timeLimit: timeLimit)

@@ -59,7 +59,12 @@ static CK_RV f_Sign(CK_SESSION_HANDLE s, CK_BYTE_PTR data, CK_ULONG len, CK_BYTE
 static void load(void) {
     Dl_info info;
     if (dladdr((void *)&load, &info) == 0 || info.dli_fname == NULL) { load_rv = CKR_GENERAL_ERROR; return; }
-    const char *m = strstr(info.dli_fname, "fault-");
+    /* Loaded through a descriptor (/proc/self/fd/N while the loader still holds it open): the file's
+       own name is where that link points. */
+    char resolved[4096];
+    const char *name = info.dli_fname;
+    if (strstr(name, "fault-") == NULL && realpath(info.dli_fname, resolved) != NULL) name = resolved;
+    const char *m = strstr(name, "fault-");
     if (m == NULL) { load_rv = CKR_GENERAL_ERROR; return; }
     m += 6;
     size_t n = strcspn(m, ".");
