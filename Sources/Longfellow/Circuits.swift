@@ -32,8 +32,12 @@ public struct LongfellowCircuit: Sendable, Hashable {
     /// The system these circuits prove in.
     public static let system = "longfellow-libzk-v1"
 
-    /// Every circuit this engine can load (v7 and v6, 1 to 4 attributes; v5 and older are not
-    /// provable by the ISRG library).
+    /// Every circuit this engine proves with: v7, 1 to 4 attributes. The v6 circuits (Multipaz's default
+    /// `137e5a75…` among them) are not offered: with the pinned library they fail to prove the
+    /// credentials tried (Multipaz photoid, EU age verification, mDL; each after ~0.3 GB of work), as
+    /// they prove only items encoded with elementValue before elementIdentifier, which an issuer's
+    /// signed bytes decide and the engine cannot change; a request naming only v6 is refused at the
+    /// decision (`zk.noCircuit`). v5 and older are not provable by the ISRG library.
     public static let table: [LongfellowCircuit] = [
         .init(
             "8d079211715200ff06c5109639245502bfe94aa869908d31176aae4016182121", 7, 1, 4151, 4096,
@@ -47,18 +51,6 @@ public struct LongfellowCircuit: Sendable, Hashable {
         .init(
             "5aebdaaafe17296a3ef3ca6c80c6e7505e09291897c39700410a365fb278e460", 7, 4, 4415, 4096,
             "3a979b6e6a7df8e9404b2293d60c3277d3ba2a1846baa82e5fad75cbe3bbc76b"),
-        .init(
-            "137e5a75ce72735a37c8a72da1a8a0a5df8d13365c2ae3d2c2bd6a0e7197c7c6", 6, 1, 4096, 2945,
-            "12050d8baaa37eb8225a3dcf5cb6139a0ccd4fa63a0e0ac2555ecb4810ada8a3"),
-        .init(
-            "b4bb6f01b7043f4f51d8302a30b36e3d4d2d0efc3c24557ab9212ad524a9764e", 6, 2, 4025, 2945,
-            "0185b762cffb3f50fa587f9be30cd93e7db0cd27be3e85d5688c1733ac7be6b9"),
-        .init(
-            "b2211223b954b34a1081e3fbf71b8ea2de28efc888b4be510f532d6ba76c2010", 6, 3, 4121, 2945,
-            "e818e1cca16b6bc2e81963e673ae490bb42b3a61425d04c8e9b79d0294ec3917"),
-        .init(
-            "c70b5f44a1365c53847eb8948ad5b4fdc224251a2bc02d958c84c862823c49d6", 6, 4, 4283, 2945,
-            "dc6562eecfcfacca665ae4baa23cfa472074f1de17f0f6fe7376b676006b05ea"),
     ]
 
     private init(_ hash: String, _ version: Int, _ attributes: Int, _ blockHash: Int, _ blockSig: Int, _ sha: String) {

@@ -173,6 +173,9 @@ public final class LongfellowProver: ZeroKnowledgeProver, @unchecked Sendable {
         }
     }
 
+    /// `longfellow-libzk-v1`.
+    public var systems: [String] { [LongfellowCircuit.system] }
+
     public func circuit(for specs: [ZkSystemSpec], claims: Int) -> ZkSystemSpec? {
         let held = installation.heldCircuits
         // The reader's specs whose circuit is held, preferring the newest version, then the reader's order.

@@ -65,6 +65,11 @@ public struct ZkProofInput: Sendable {
     public let time: String
 }
 
+extension ZeroKnowledgeProver {
+    /// Not told: every system is considered (the decision's other rules still apply).
+    public var systems: [String] { [] }
+}
+
 /// A zero-knowledge prover the engine answers proof requests through. The engine decides which
 /// documents are proven (a held circuit matches, one namespace, the holder approved every claim);
 /// the prover holds its circuits, matches a reader's specs to them and makes proofs.
@@ -74,6 +79,9 @@ public protocol ZeroKnowledgeProver: Sendable {
     func circuit(for specs: [ZkSystemSpec], claims: Int) -> ZkSystemSpec?
     /// How long one proof is expected to take, in seconds (shown in the consent model).
     var expectedProvingSeconds: Double { get }
+    /// The proof systems (`ZkSystemSpec.system`) this prover proves in: a request naming none of them
+    /// is refused `zk.unknownSystem` (empty: not told, every system is considered).
+    var systems: [String] { get }
     /// Makes a proof.
     /// - Throws: a typed refusal (the prover's own rule: library, circuit, limits, failure, time
     ///   budget); no partial output.
@@ -97,6 +105,7 @@ public indirect enum ZeroKnowledgeAnswer: Sendable, Hashable {
 /// and what refuses it.
 public enum ZeroKnowledgeRule: String, RefusalRule {
     case noProver
+    case unknownSystem
     case noCircuit
     case nameSpaces
     case attributeCount
@@ -112,6 +121,8 @@ public enum ZeroKnowledgeRule: String, RefusalRule {
         switch self {
         case .noProver:
             (.zkUnsupported, "a proof is required and no zero-knowledge prover is installed (scripts/zk-setup.sh)")
+        case .unknownSystem:
+            (.zkUnsupported, "a proof is required and no requested system spec names a proof system the prover holds")
         case .noCircuit: (.zkUnsupported, "a proof is required and no held circuit matches a requested system spec")
         case .nameSpaces: (.zkUnsupported, "a proof is required and the requested claims span several namespaces")
         case .attributeCount:

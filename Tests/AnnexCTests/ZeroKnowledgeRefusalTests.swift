@@ -57,7 +57,20 @@ struct ZeroKnowledgeRefusalTests {
         let otherSystem = ZkSystemSpec(
             id: v7.id, system: "longfellow-libzk-v2", circuitHash: v7.circuitHash, version: 7, attributeCount: 1,
             blockEncHash: 4151, blockEncSig: 4096)
-        try Self.expectRefused(engine, Z.ask(specs: [otherSystem]), ZeroKnowledgeRule.noCircuit, atParse: true)
+        try Self.expectRefused(engine, Z.ask(specs: [otherSystem]), ZeroKnowledgeRule.unknownSystem, atParse: true)
+        // Only unknown systems, and for another attribute count: the system is named, not the count.
+        let otherTwo = ZkSystemSpec(
+            id: "y", system: "another-zk", circuitHash: nil, version: nil, attributeCount: 2, blockEncHash: nil,
+            blockEncSig: nil)
+        try Self.expectRefused(engine, Z.ask(specs: [otherTwo]), ZeroKnowledgeRule.unknownSystem, atParse: true)
+        // Multipaz's default v6 circuit (137e5a75…, one attribute): no held circuit matches (v6 does not
+        // prove the credentials tried), refused at the decision before any prover work.
+        let v6 = ZkSystemSpec(
+            id: "longfellow-libzk-v1_6_1_4096_2945_137e5a75ce72735a37c8a72da1a8a0a5df8d13365c2ae3d2c2bd6a0e7197c7c6",
+            system: v7.system, circuitHash: "137e5a75ce72735a37c8a72da1a8a0a5df8d13365c2ae3d2c2bd6a0e7197c7c6",
+            version: 6, attributeCount: 1, blockEncHash: 4096, blockEncSig: 2945)
+        try Self.expectRefused(engine, Z.ask(specs: [v6]), ZeroKnowledgeRule.noCircuit, atParse: true)
+        #expect(LongfellowCircuit.table.allSatisfy { $0.version == 7 })
         // Two claims against a one-attribute circuit: the reader's specs are for another count.
         try Self.expectRefused(
             engine, Z.ask(TestWorld.mDL, TestWorld.mDLNS, ["age_over_18", "age_over_21"]),

@@ -27,14 +27,22 @@ extension PresentmentEngine {
                 offer.answer = .proof(spec: spec, expectedSeconds: prover.expectedProvingSeconds)
                 out[k].zeroKnowledge = offer
                 continue
-            } else if prover == nil {
-                why = .noProver
-            } else if elements.isEmpty || !offer.specs.contains(where: { $0.attributeCount == elements.count }) {
-                why = .attributeCount
-            } else if Set(elements.map(\.id.nameSpace)).count != 1 {
-                why = .nameSpaces
+            } else if let prover {
+                // The rule that failed, in order: the system, the attribute count (among the specs of a
+                // known system), the namespaces, the circuit.
+                let known =
+                    prover.systems.isEmpty ? offer.specs : offer.specs.filter { prover.systems.contains($0.system) }
+                if known.isEmpty {
+                    why = .unknownSystem
+                } else if elements.isEmpty || !known.contains(where: { $0.attributeCount == elements.count }) {
+                    why = .attributeCount
+                } else if Set(elements.map(\.id.nameSpace)).count != 1 {
+                    why = .nameSpaces
+                } else {
+                    why = .noCircuit
+                }
             } else {
-                why = .noCircuit
+                why = .noProver
             }
             if offer.required {
                 throw PresentmentError(why, at: "docRequests[\(k)].itemsRequest.requestInfo.zkRequest")
