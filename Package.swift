@@ -98,7 +98,7 @@ let package = Package(
             name: "DigitalCredentials",
             dependencies: [
                 "AnnexC", "OpenID4VP", "DCAPIFraming", "Presentment", "MdocCBOR", "HPKE", "PKCS11", "WebEncoding",
-                "Longfellow",
+                "Longfellow", "CryptoCore",
             ]),
         // The verifier's side of OpenID4VP, beside AnnexCReader (whose document verification it shares).
         .target(

@@ -3,6 +3,7 @@
 #else
     import Foundation
 #endif
+import CryptoCore
 import DCAPIFraming
 @_spi(FrontEnd) import Presentment
 import WebEncoding
@@ -100,19 +101,28 @@ public final class DigitalCredentialsEngine: Sendable {
         rawRequest: Data, origin: String, credentialID: String? = nil, format: ResponseFormat = .automatic
     ) throws(PresentmentError) -> Data {
         do throws(PresentmentError) {
-            let entries = try read(rawRequest)
-            let origin = try Origin(origin, allowAppOrigins: configuration.shared.allowAppOrigins)
-            var refusal: PresentmentError?
-            for frontEnd in order {
-                guard let entry = entries.entry(for: frontEnd) else { continue }
-                do { return try frontEnd.accept(core, entry, origin, credentialID, format) } catch {
-                    guard Self.isSelectionRefusal(error) else { throw error }
-                    if refusal == nil { refusal = error }
-                    if configuration.preference != .answerable { throw error }
-                }
+            return try ForkGuard.around { () throws(PresentmentError) in
+                try answer(rawRequest, origin: origin, credentialID: credentialID, format: format)
             }
-            throw refusal ?? PresentmentError(FramingRule.noEntry)
         } catch { throw configuration.errorDisclosure.disclose(error) }
+    }
+
+    /// `accept`'s rule between the entries.
+    private func answer(_ rawRequest: Data, origin: String, credentialID: String?, format: ResponseFormat)
+        throws(PresentmentError) -> Data
+    {
+        let entries = try read(rawRequest)
+        let origin = try Origin(origin, allowAppOrigins: configuration.shared.allowAppOrigins)
+        var refusal: PresentmentError?
+        for frontEnd in order {
+            guard let entry = entries.entry(for: frontEnd) else { continue }
+            do { return try frontEnd.accept(core, entry, origin, credentialID, format) } catch {
+                guard Self.isSelectionRefusal(error) else { throw error }
+                if refusal == nil { refusal = error }
+                if configuration.preference != .answerable { throw error }
+            }
+        }
+        throw refusal ?? PresentmentError(FramingRule.noEntry)
     }
 
     // MARK: Two phases
@@ -125,7 +135,11 @@ public final class DigitalCredentialsEngine: Sendable {
     /// `protocolChoice` says which entry and why.
     public func parse(rawRequest: Data, origin: String) throws(PresentmentError) -> DigitalCredentialsRequest {
         var none: Explanation?
-        do { return try parse(rawRequest, origin: origin, explanation: &none) } catch {
+        do {
+            return try ForkGuard.around { () throws(PresentmentError) in
+                try parse(rawRequest, origin: origin, explanation: &none)
+            }
+        } catch {
             throw configuration.errorDisclosure.disclose(error)
         }
     }
@@ -150,12 +164,15 @@ public final class DigitalCredentialsEngine: Sendable {
         consented: ConsentedRequest? = nil, plainFallback: Set<Int> = [], format: ResponseFormat = .automatic
     ) throws(PresentmentError) -> Data {
         do throws(PresentmentError) {
-            for frontEnd in frontEnds {
-                if let out = try frontEnd.respond(core, request, using, approving, consented, plainFallback, format) {
-                    return out
+            return try ForkGuard.around { () throws(PresentmentError) in
+                for frontEnd in frontEnds {
+                    if let out = try frontEnd.respond(core, request, using, approving, consented, plainFallback, format)
+                    {
+                        return out
+                    }
                 }
+                throw PresentmentError(FramingRule.noEntry)  // no registered front end holds these details
             }
-            throw PresentmentError(FramingRule.noEntry)  // no registered front end holds these details
         } catch { throw configuration.errorDisclosure.disclose(error) }
     }
 
@@ -164,8 +181,12 @@ public final class DigitalCredentialsEngine: Sendable {
     /// refusal is recorded in `error`, with everything checked before it.
     public func explain(rawRequest: Data, origin: String) -> Explanation {
         var explanation: Explanation? = Explanation()
-        do { explanation!.request = try parse(rawRequest, origin: origin, explanation: &explanation) } catch {
-            explanation!.error = error
+        ForkGuard.around { () -> Void in
+            do throws(PresentmentError) {
+                explanation!.request = try parse(rawRequest, origin: origin, explanation: &explanation)
+            } catch {
+                explanation!.error = error
+            }
         }
         return explanation!
     }

@@ -9,6 +9,7 @@
     import Darwin
 #endif
 import CMdocRespondABI
+import CryptoCore
 import DigitalCredentials
 import PKCS11
 import Presentment
@@ -40,8 +41,9 @@ private func fill(_ error: UnsafeMutablePointer<mdoc_error>?, _ code: Int32, _ d
 
 /// Runs one call's body and reports its outcome.
 private func run(_ error: UnsafeMutablePointer<mdoc_error>?, _ body: () throws(ABIFailure) -> Void) -> Int32 {
-    do {
-        try body()
+    do throws(ABIFailure) {
+        // No fork lands inside a call (a forked child would inherit the locks it holds).
+        try ForkGuard.around(body)
         fill(error, MDOC_OK, "")
         return MDOC_OK
     } catch let failure {

@@ -22,6 +22,9 @@ package final class PKCS11Module: @unchecked Sendable {
     private let serial: CriticalSection?
     /// Whether this process's `C_Initialize` call is the one that initialised the module.
     package let initialisedHere: Bool
+    /// The process generation (`ForkGuard.generation`) it was initialised in: a forked child loads and
+    /// initialises the module again, never using its parent's state.
+    package let generation: UInt64
 
     /// The modules loaded so far, by resolved path.
     private static let loaded = LockedValue<[String: PKCS11Module]>([:])
@@ -54,7 +57,7 @@ package final class PKCS11Module: @unchecked Sendable {
             throw PKCS11Error(.moduleUnavailable, "the module is not in a configured PKCS#11 module directory")
         }
         return try loaded.withLock { (modules) throws(PKCS11Error) -> PKCS11Module in
-            if let m = modules[real] { return m }
+            if let m = modules[real], m.generation == ForkGuard.generation { return m }
             let m = try PKCS11Module(resolvedPath: real, directory: parent)
             modules[real] = m
             return m
@@ -107,15 +110,18 @@ package final class PKCS11Module: @unchecked Sendable {
         }
         functions = list
         path = real
+        generation = ForkGuard.generation
         // The module does its own locking with the operating system's primitives.
         var args = CK_C_INITIALIZE_ARGS(
             CreateMutex: nil, DestroyMutex: nil, LockMutex: nil, UnlockMutex: nil, flags: CK_FLAGS(CKF_OS_LOCKING_OK),
             pReserved: nil)
-        var init_rv = withUnsafeMutablePointer(to: &args) { f.C_Initialize!(UnsafeMutableRawPointer($0)) }
+        var init_rv = ForkGuard.around {
+            withUnsafeMutablePointer(to: &args) { f.C_Initialize!(UnsafeMutableRawPointer($0)) }
+        }
         var serialized = false
         if init_rv == CKR_CANT_LOCK {
             // The module cannot lock: initialise it single-threaded and serialize every call here.
-            init_rv = f.C_Initialize!(nil)
+            init_rv = ForkGuard.around { f.C_Initialize!(nil) }
             serialized = true
         }
         switch init_rv {
@@ -126,11 +132,14 @@ package final class PKCS11Module: @unchecked Sendable {
         serial = serialized ? CriticalSection() : nil
     }
 
-    /// Runs one Cryptoki call, serialized when the module needs it.
+    /// Runs one Cryptoki call, serialized when the module needs it, with no fork in between
+    /// (`ForkGuard`).
     @inline(__always)
     private func call(_ body: (CK_FUNCTION_LIST) -> CK_RV) -> CK_RV {
-        if let serial { return serial.run { body(functions.pointee) } }
-        return body(functions.pointee)
+        ForkGuard.around {
+            if let serial { return serial.run { body(functions.pointee) } }
+            return body(functions.pointee)
+        }
     }
 
     // MARK: Library and slots
@@ -512,6 +521,11 @@ package final class PKCS11Module: @unchecked Sendable {
             return PKCS11Error(.tokenAbsent, step, returnValue: rv)
         case CKR_PIN_LOCKED, CKR_PIN_EXPIRED:
             return PKCS11Error(.pinLocked, step, returnValue: rv)
+        case CKR_CRYPTOKI_NOT_INITIALIZED:
+            // Not transient: the module holds no state for this process (a forked child whose module
+            // refuses the parent's initialisation and was not initialised again).
+            return PKCS11Error(
+                .moduleFailed, step + ": the module is not initialised in this process", returnValue: rv)
         default:
             return PKCS11Error(.tokenFailed, step, returnValue: rv)
         }

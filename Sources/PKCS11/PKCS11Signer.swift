@@ -19,22 +19,31 @@ public final class PKCS11Signer: COSESigner {
     public let publicKey: COSEKey
     /// The URI the key was found by (its PIN source is re-read for each login).
     public let uri: PKCS11URI
-    private let sessions: TokenSessions
-    private let keyHandle: Atomic<UInt>
+    /// Where the module may be loaded from (again, in a forked child).
+    private let moduleDirectories: [String]
+    /// The token's session pool and the key's handle in this process: a forked child finds its own
+    /// (`ForkGuard.generation`), never using its parent's sessions or handles.
+    private let binding: LockedValue<Binding>
     private let digest: DigestAlgorithm
     private let coordinateSize: Int
+
+    private struct Binding {
+        var generation: UInt64
+        var sessions: TokenSessions
+        var keyHandle: UInt
+    }
 
     /// Finds the key `uri` names and checks it (see the type's description).
     /// - Parameter moduleDirectories: the directories the URI's `module-path` may lie in (default:
     ///   `PKCS11ModuleDirectories.system`); a module elsewhere is refused (`moduleUnavailable`).
     public init(uri: PKCS11URI, moduleDirectories: [String] = PKCS11ModuleDirectories.system) throws(PKCS11Error) {
         self.uri = uri
+        self.moduleDirectories = moduleDirectories
         let sessions = try TokenSessions.forURI(uri, moduleDirectories: moduleDirectories)
-        self.sessions = sessions
         let (handle, curve, key) = try sessions.withSession(pin: uri.pinSource) { (s) throws(PKCS11Error) in
             try Self.findKey(uri, sessions.module, s)
         }
-        keyHandle = Atomic(handle)
+        binding = LockedValue(Binding(generation: sessions.module.generation, sessions: sessions, keyHandle: handle))
         publicKey = key
         coordinateSize = curve.coordinateSize
         switch curve {
@@ -68,7 +77,7 @@ public final class PKCS11Signer: COSESigner {
         hashed.withUnsafeMutableBytes { digest.hash(message, into: $0) }
         for attempt in 0..<2 {
             do {
-                let handle = keyHandle.load(ordering: .acquiring)
+                let (sessions, handle) = try current()
                 let signature = try sessions.withSession(pin: uri.pinSource) { (s) throws(PKCS11Error) in
                     try hashed.withPKCS11Bytes { (d) throws(PKCS11Error) in
                         try sessions.module.signECDSA(s, key: handle, digest: d)
@@ -81,12 +90,13 @@ public final class PKCS11Signer: COSESigner {
             } catch let e as PKCS11Error {
                 if attempt == 0 && PKCS11Module.isStale(e) {
                     // The token forgot our sessions or handles: start over with fresh ones.
-                    sessions.drain()
                     do {
+                        let (sessions, _) = try current()
+                        sessions.drain()
                         let handle = try sessions.withSession(pin: uri.pinSource) { (s) throws(PKCS11Error) in
                             try Self.findKey(uri, sessions.module, s).handle
                         }
-                        keyHandle.store(handle, ordering: .releasing)
+                        binding.withLock { if $0.sessions === sessions { $0.keyHandle = handle } }
                     } catch {
                         throw Self.coseError(error)
                     }
@@ -100,6 +110,20 @@ public final class PKCS11Signer: COSESigner {
             }
         }
         throw COSEError(.signingFailed, "PKCS#11: the token kept refusing the session")
+    }
+
+    /// This process's session pool and key handle: the ones found at resolution, or, in a forked child
+    /// (the first call after a fork), the module initialised again, a new pool and the key found anew.
+    private func current() throws(PKCS11Error) -> (TokenSessions, UInt) {
+        let generation = ForkGuard.generation
+        let known = binding.withLock { b in b.generation == generation ? (b.sessions, b.keyHandle) : nil }
+        if let known { return known }
+        let sessions = try TokenSessions.forURI(uri, moduleDirectories: moduleDirectories)
+        let handle = try sessions.withSession(pin: uri.pinSource) { (s) throws(PKCS11Error) in
+            try Self.findKey(uri, sessions.module, s).handle
+        }
+        binding.withLock { $0 = Binding(generation: generation, sessions: sessions, keyHandle: handle) }
+        return (sessions, handle)
     }
 
     /// The COSE error for a token error: an absent token or a login that fails is `keyUnavailable`,

@@ -130,7 +130,8 @@ package final class TokenSessions: Sendable {
         }
         guard t.initialised else { throw PKCS11Error(.tokenAbsent, "the token is not initialised") }
         guard !t.userPINLocked else { throw PKCS11Error(.pinLocked, "the token's user PIN is locked") }
-        let key = "\(module.path)\u{0}\(slot.id)\u{0}\(t.serial)\u{0}\(t.label)"
+        // One pool per process generation: a forked child opens and logs in its own sessions.
+        let key = "\(module.generation)\u{0}\(module.path)\u{0}\(slot.id)\u{0}\(t.serial)\u{0}\(t.label)"
         return shared.withLock { pools in
             if let p = pools[key] { return p }
             let p = TokenSessions(module: module, slot: slot, capacity: defaultCapacity)

@@ -47,7 +47,8 @@ extension ConformanceTests {
         .enabled(if: TokenContext.runnable, TokenContext.skipNote))
     func tokenFailuresThroughTheEngine() throws {
         guard let afterOne = try TokenContext.faultModule("sign-error-after-1", user: "engine"),
-            let removed = try TokenContext.faultModule("sign-removed", user: "engine")
+            let removed = try TokenContext.faultModule("sign-removed", user: "engine"),
+            let uninitialised = try TokenContext.faultModule("sign-not-initialized-after-1", user: "engine")
         else {
             #expect(!Prerequisites.required, "the fault module was not built beside the tests")
             return
@@ -61,6 +62,8 @@ extension ConformanceTests {
         for (module, code, detail) in [
             (afterOne, PresentmentError.Code.signingFailed, "CKR_DEVICE_ERROR"),
             (removed, PresentmentError.Code.keyUnavailable, "CKR_DEVICE_REMOVED"),
+            // Not transient (a forked child's module refusing its parent's initialisation): named so.
+            (uninitialised, PresentmentError.Code.keyUnavailable, "not initialised in this process"),
         ] {
             var faulty = uri
             faulty.modulePath = module

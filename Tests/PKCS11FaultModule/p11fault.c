@@ -49,6 +49,8 @@ static CK_RV f_Sign(CK_SESSION_HANDLE s, CK_BYTE_PTR data, CK_ULONG len, CK_BYTE
     int n = atomic_fetch_add(&sign_calls, 1) + 1;
     if (strcmp(mode, "sign-error") == 0) return CKR_DEVICE_ERROR;
     if (strcmp(mode, "sign-removed") == 0) return CKR_DEVICE_REMOVED;
+    /* What a module enforcing PKCS#11's fork rule answers a child that did not initialise it. */
+    if (strcmp(mode, "sign-not-initialized-after-1") == 0 && n > 1) return CKR_CRYPTOKI_NOT_INITIALIZED;
     if (strcmp(mode, "sign-error-after-1") == 0 && n > 1) return CKR_DEVICE_ERROR;
     if (strcmp(mode, "sign-stale-once") == 0 && n == 2) return CKR_SESSION_HANDLE_INVALID;
     CK_RV rv = real->C_Sign(s, data, len, sig, siglen);

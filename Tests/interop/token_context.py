@@ -27,11 +27,16 @@ def run(args):
     return p.stdout
 
 
-def build(cli, vectors):
-    """Returns (context directory, temporary root to remove). Sets SOFTHSM2_CONF for child processes."""
-    module = next((m for m in MODULES if os.path.exists(m)), None)
-    if module is None:
+def build(cli, vectors, module=None, also=()):
+    """Returns (context directory, temporary root to remove). Sets SOFTHSM2_CONF for child processes.
+    `module`: the module path the credentials' URIs name (default SoftHSM2's own). `also`: more module
+    paths (e.g. p11-kit's proxy, which loads SoftHSM2 through its module configuration), each given a
+    context of its own over the same token at `<root>/ctx-<basename>` (SoftHSM2 reads its configuration
+    once per process, so every context a process uses must share one token directory)."""
+    softhsm = next((m for m in MODULES if os.path.exists(m)), None)
+    if softhsm is None:
         raise RuntimeError("SoftHSM2 is not installed")
+    module = module or softhsm
     root = tempfile.mkdtemp(prefix="mdoc-peer-hsm-")
     os.makedirs(os.path.join(root, "tokens"))
     conf = os.path.join(root, "softhsm2.conf")
@@ -46,25 +51,28 @@ def build(cli, vectors):
     run(["softhsm2-util", "--init-token", "--free", "--label", token, "--pin", pin, "--so-pin", so])
     builtin = private_copy(os.path.join(vectors, "context"), os.path.join(root, "builtin"))
     listing = json.loads(run([cli, "context", "list", "--context", builtin, "--json"]))
-    ctx = os.path.join(root, "ctx")
-    run([cli, "context", "init", "--context", ctx])
-    run([cli, "context", "trust", "add", os.path.join(vectors, "pki", "reader-root.der"), "--context", ctx])
     for i, c in enumerate(listing):
         key = os.path.join(builtin, c["deviceKey"])
         run(["softhsm2-util", "--import", key, "--token", token, "--label", c["id"], "--id", f"{i + 1:04x}", "--pin", pin])
-        args = [cli, "context", "import", "--context", ctx, "--id", c["id"],
-                "--issuer-signed", os.path.join(vectors, "credentials", f"{c['id']}.issuer-signed.cbor"),
-                "--device-key", f"pkcs11:token={token};object={c['id']};type=private",
-                "--pkcs11-module", module, "--pin-file", pin_file]
-        for d in c["docTypes"]:
-            args += ["--doctype", d]
-        run(args)
-        if c["cancelled"]:
-            run([cli, "context", "cancel", c["id"], "--context", ctx])
-    mine = json.loads(run([cli, "context", "list", "--context", ctx, "--json"]))
-    assert [c["id"] for c in mine] == [c["id"] for c in listing], "the token context holds the built-in credentials"
-    assert all(c["deviceKey"].startswith("pkcs11:") and pin_file not in c["deviceKey"] for c in mine)
-    return ctx, root
+    contexts = [(module, os.path.join(root, "ctx"))] + [(m, os.path.join(root, "ctx-" + os.path.basename(m)))
+                                                         for m in also]
+    for mod, ctx in contexts:
+        run([cli, "context", "init", "--context", ctx])
+        run([cli, "context", "trust", "add", os.path.join(vectors, "pki", "reader-root.der"), "--context", ctx])
+        for c in listing:
+            args = [cli, "context", "import", "--context", ctx, "--id", c["id"],
+                    "--issuer-signed", os.path.join(vectors, "credentials", f"{c['id']}.issuer-signed.cbor"),
+                    "--device-key", f"pkcs11:token={token};object={c['id']};type=private",
+                    "--pkcs11-module", mod, "--pin-file", pin_file]
+            for d in c["docTypes"]:
+                args += ["--doctype", d]
+            run(args)
+            if c["cancelled"]:
+                run([cli, "context", "cancel", c["id"], "--context", ctx])
+        mine = json.loads(run([cli, "context", "list", "--context", ctx, "--json"]))
+        assert [c["id"] for c in mine] == [c["id"] for c in listing], "the token context holds the built-in credentials"
+        assert all(c["deviceKey"].startswith("pkcs11:") and pin_file not in c["deviceKey"] for c in mine)
+    return contexts[0][1], root
 
 
 def cleanup(root):

@@ -36,3 +36,36 @@ def pki():
 @pytest.fixture(scope="session")
 def now():
     return datetime.datetime.now(datetime.timezone.utc)
+
+
+PROXY_DIR = "/usr/lib/x86_64-linux-gnu"
+PROXY = os.path.join(PROXY_DIR, "p11-kit-proxy.so")
+
+
+@pytest.fixture(scope="session")
+def token_contexts():
+    """Contexts whose device keys live only in one SoftHSM2 token (built through the CLI by
+    Tests/interop/token_context.py): {"softhsm2": dir} and, when p11-kit's proxy is installed,
+    {"p11-kit-proxy": dir} naming the proxy as the module. One token for the whole session: SoftHSM2 reads
+    its configuration once per process."""
+    import token_context
+
+    cli = os.environ.get("MDOC_RESPOND_CLI", os.path.join(ROOT, ".build", "debug", "mdoc-respond"))
+    if not os.access(cli, os.X_OK) or not any(os.path.exists(m) for m in token_context.MODULES):
+        pytest.skip("needs the CLI (swift build) and SoftHSM2")
+    proxy = os.path.exists(PROXY)
+    saved = os.environ.get("MDOC_PKCS11_MODULE_DIRS")
+    if proxy:
+        os.environ["MDOC_PKCS11_MODULE_DIRS"] = PROXY_DIR + ":/usr/lib/softhsm:/usr/lib/x86_64-linux-gnu/softhsm"
+    try:
+        ctx, root = token_context.build(cli, VECTORS, also=[PROXY] if proxy else [])
+    finally:
+        if saved is None:
+            os.environ.pop("MDOC_PKCS11_MODULE_DIRS", None)
+        else:
+            os.environ["MDOC_PKCS11_MODULE_DIRS"] = saved
+    out = {"softhsm2": ctx}
+    if proxy:
+        out["p11-kit-proxy"] = os.path.join(root, "ctx-" + os.path.basename(PROXY))
+    yield out
+    token_context.cleanup(root)

@@ -224,27 +224,18 @@ def test_two_threads_share_one_engine(context_dir, pki, now):
     assert len(done) == 200
 
 
-def test_device_keys_in_a_softhsm2_token(pki, now):
+def test_device_keys_in_a_softhsm2_token(pki, now, token_contexts):
     """A context whose device keys live only in a SoftHSM2 token (built by Tests/interop/token_context.py
     through softhsm2-util and the CLI): answered through a directory engine and through a snapshot
     engine, which needs no key directory for pkcs11: references."""
-    import token_context
-    from conftest import ROOT, VECTORS
-
-    cli = os.environ.get("MDOC_RESPOND_CLI", os.path.join(ROOT, ".build", "debug", "mdoc-respond"))
-    if not os.access(cli, os.X_OK) or not any(os.path.exists(m) for m in token_context.MODULES):
-        pytest.skip("needs the CLI (swift build) and SoftHSM2")
-    ctx, root = token_context.build(cli, VECTORS)
-    try:
-        raw, state = annexc_request(pki, elements=("family_name", "age_over_18"))
-        expected = {MDL: [f"{MNS}/age_over_18", f"{MNS}/family_name"]}
-        with Engine(ctx) as engine:
-            assert annexc_peer.verify(engine.accept(raw, ORIGIN), state, pki["iaca"], now) == expected
-        snapshot = open(os.path.join(ctx, "context.cbor"), "rb").read()
-        with Engine.from_snapshot(snapshot) as engine:
-            assert annexc_peer.verify(engine.accept(raw, ORIGIN), state, pki["iaca"], now) == expected
-    finally:
-        token_context.cleanup(root)
+    ctx = token_contexts["softhsm2"]
+    raw, state = annexc_request(pki, elements=("family_name", "age_over_18"))
+    expected = {MDL: [f"{MNS}/age_over_18", f"{MNS}/family_name"]}
+    with Engine(ctx) as engine:
+        assert annexc_peer.verify(engine.accept(raw, ORIGIN), state, pki["iaca"], now) == expected
+    snapshot = open(os.path.join(ctx, "context.cbor"), "rb").read()
+    with Engine.from_snapshot(snapshot) as engine:
+        assert annexc_peer.verify(engine.accept(raw, ORIGIN), state, pki["iaca"], now) == expected
 
 
 ZK_DIR = os.environ.get("MDOC_ZK_DIR") or os.path.join(
