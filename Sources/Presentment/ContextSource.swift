@@ -21,7 +21,8 @@ internal import CryptoCore
 @usableFromInline package final class ContextSource: Sendable {
     private enum Origin: Sendable {
         case fixed(CredentialContext)
-        case directory(URL, keyResolver: any DeviceKeyResolver, requirePrivateFiles: Bool)
+        /// The directory, its snapshot's path (made once), how keys resolve and whether modes are checked.
+        case directory(URL, snapshot: String, keyResolver: any DeviceKeyResolver, requirePrivateFiles: Bool)
     }
 
     /// What identifies one version of the snapshot file.
@@ -53,7 +54,9 @@ internal import CryptoCore
     package init(directory: URL, keyResolver: any DeviceKeyResolver, requirePrivateFiles: Bool = true)
         throws(PresentmentError)
     {
-        origin = .directory(directory, keyResolver: keyResolver, requirePrivateFiles: requirePrivateFiles)
+        origin = .directory(
+            directory, snapshot: pathPrefix(directory) + CredentialContext.fileName, keyResolver: keyResolver,
+            requirePrivateFiles: requirePrivateFiles)
         loaded = LockedValue(nil)
         _ = try current()
     }
@@ -73,8 +76,7 @@ internal import CryptoCore
         switch origin {
         case .fixed(let context):
             return context
-        case .directory(let directory, let keyResolver, let requirePrivateFiles):
-            let path = pathPrefix(directory) + CredentialContext.fileName
+        case .directory(let directory, let path, let keyResolver, let requirePrivateFiles):
             guard let generation = Self.generation(path) else { throw PresentmentError(ContextRule.noContext) }
             if let context = loaded.withLock({ $0?.generation == generation ? $0!.context : nil }) { return context }
             // Reloaded outside the lock (a load parses the snapshot); concurrent callers may both load,

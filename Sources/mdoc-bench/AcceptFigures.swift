@@ -67,6 +67,10 @@ func acceptFigures() {
         case "facade_accept":
             let facade = DigitalCredentialsEngine.facade(context, clock: { now })
             body = { blackHole(try! facade.accept(rawRequest: plain.rawRequest, origin: origin.serialized)) }
+        // The same over a context directory: each call also checks the snapshot's generation.
+        case "facade_accept_store":
+            let store = DigitalCredentialsEngine.facadeOverStore(context, keys: w.keys, clock: { now })
+            body = { blackHole(try! store.accept(rawRequest: plain.rawRequest, origin: origin.serialized)) }
         case "respond": body = { blackHole(try! engine.respond(to: parsedOnce)) }
         default: unknownOperation(op)
         }
@@ -103,6 +107,15 @@ func acceptFigures() {
     figures.append(measureParse("annexc.stage.parse_reader_auth", engine, signed.rawRequest, origin))
     let parsed = try! engine.parse(rawRequest: plain.rawRequest, origin: origin.serialized)
     figures.append(measure("annexc.stage.respond", bytes: responseSize) { blackHole(try! engine.respond(to: parsed)) })
+    // The store check of a directory engine (an lstat of the snapshot per call), against the same
+    // engine over the snapshot in memory.
+    let facade = DigitalCredentialsEngine.facade(context, clock: { now })
+    let store = DigitalCredentialsEngine.facadeOverStore(context, keys: w.keys, clock: { now })
+    let (s1, s2) = measurePair(
+        "annexc.stage.accept_store", "annexc.stage.accept_snapshot", bytes: responseSize,
+        { blackHole(try! store.accept(rawRequest: plain.rawRequest, origin: origin.serialized)) },
+        { blackHole(try! facade.accept(rawRequest: plain.rawRequest, origin: origin.serialized)) })
+    figures += [s1, s2]
     figures.append(
         measure("annexc.stage.chain_check") {
             try! Certificate.validatePath(leaf: readerCert, anchors: [root], at: now)

@@ -13,6 +13,8 @@ struct BenchWorld {
     let ns: String
     let elements: [MdocIssuer.Element]
     let context: CredentialContext
+    /// The device key, as the context resolves it.
+    let keys: InMemoryKeyResolver
     let root: Certificate
     let rootKey: SoftwareSigner
     let readerKey: SoftwareSigner
@@ -61,9 +63,11 @@ struct BenchWorld {
             issuerKey: rootKey,
             serial: 4,
             notBefore: now - day, notAfter: now + 900 * day, profile: .readerAuthentication)
+        let keys = InMemoryKeyResolver(["k": device])
         let context = try! CredentialContext(
             entries: [.init(id: "mdl", issuerSigned: issued, deviceKeyReference: "k")],
-            readerTrust: ReaderTrustPolicy(trustAnchors: [root]), keyResolver: InMemoryKeyResolver(["k": device]))
+            readerTrust: ReaderTrustPolicy(trustAnchors: [root]), keyResolver: keys)
+        self.keys = keys
         verifierKey = try! SoftwareSigner.generate()
         verifierCert = try! Certificate.issue(
             subject: .init(commonName: "Bench Verifier"), publicKey: verifierKey.publicKey, issuer: root,
@@ -105,6 +109,24 @@ extension DigitalCredentialsEngine {
         var c = Configuration()
         c.clock = clock
         return DigitalCredentialsEngine(context: context, configuration: c)
+    }
+
+    /// The default-configuration engine over a context directory holding `context`'s snapshot (in a
+    /// fresh temporary directory, its keys resolved in memory): every call checks the snapshot file
+    /// for a new generation, as a long-lived wallet backend's engine does.
+    static func facadeOverStore(
+        _ context: CredentialContext, keys: InMemoryKeyResolver, clock: @escaping @Sendable () -> Date
+    ) -> DigitalCredentialsEngine {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-bench-\(getpid())")
+        try? FileManager.default.removeItem(at: dir)
+        try! FileManager.default.createDirectory(
+            at: dir.appendingPathComponent("keys"), withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
+        chmod(dir.path, 0o700)
+        try! context.write(to: dir)
+        var c = Configuration()
+        c.clock = clock
+        return try! DigitalCredentialsEngine(contextDirectory: dir, keyResolver: keys, configuration: c)
     }
 }
 

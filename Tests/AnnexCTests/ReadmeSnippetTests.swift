@@ -45,10 +45,11 @@ struct ReadmeSnippetTests {
         let userChoice: Set<ElementID> = [asked[1]]
 
         // README snippet: begin
-        // The host app's snapshot: credentials (IssuerSigned as issued + device key reference) and the
-        // holder's reader-trust policy. Loaded once; device keys resolved through a DeviceKeyResolver.
-        let context = try CredentialContext.load(from: contextDirectory)!
-        let engine = DigitalCredentialsEngine(context: context)
+        // The host app's credential context (credentials as issued, device key references, the holder's
+        // reader-trust policy). A long-lived engine over its directory sees every change the store makes
+        // (a credential cancelled by another process is never presented); device keys are resolved
+        // through a DeviceKeyResolver.
+        let engine = try DigitalCredentialsEngine(contextDirectory: contextDirectory)
 
         // One call: the raw request (any framing) and the requesting origin in, the platform's bytes out.
         let response = try engine.accept(rawRequest: requestJSON, origin: "https://verifier.example")
