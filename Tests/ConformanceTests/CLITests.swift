@@ -9,6 +9,7 @@ import TestWorld
 @testable import Presentment
 import HPKE
 import MdocCBOR
+import OpenID4VPReader
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -643,6 +644,25 @@ extension ConformanceTests {
         let approved = try #require(
             try Self.runCLI(["respond", "--approve-plain-fallback", "0"] + fallback, zkDirectory: zkDir))
         #expect(approved.status == 0 && !approved.out.isEmpty, "\(approved.err)")
+        // The same proof request beside an OpenID4VP entry for the same claim: still decided once (the
+        // proof request stays chosen; never a plain OpenID4VP answer in its place).
+        let (annexC, _) = try request([unknown], required: false)
+        let oid = try OpenID4VPReader.makeRequest(
+            queries: [.init(id: "av", docType: av, claims: [.init(ElementID(av, "age_over_18"))])],
+            origin: try Origin("https://verifier.example"))
+        let page = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-zk-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: page) }
+        try TestWorld.combined(annexC, oid).write(to: page)
+        let both = ["--request", page.path, "--origin", "https://verifier.example"]
+        let bothRefused = try #require(try Self.runCLI(["respond"] + both, zkDirectory: zkDir))
+        #expect(
+            bothRefused.status == 1 && bothRefused.out.isEmpty && bothRefused.err.contains("zk.fallbackNotApproved"))
+        let bothApproved = try #require(
+            try Self.runCLI(["respond", "--approve-plain-fallback", "0"] + both, zkDirectory: zkDir))
+        #expect(bothApproved.status == 0, "\(bothApproved.err)")
+        let framed = try JSONSerialization.jsonObject(with: bothApproved.out) as? [String: Any]
+        #expect(
+            framed?["protocol"] as? String == "org-iso-mdoc", "\(String(decoding: bothApproved.out, as: UTF8.self))")
     }
 
     @Test(
