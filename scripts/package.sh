@@ -72,6 +72,7 @@ sdk="mdoc-respond-sdk-$version-linux-x86_64"
 mkdir -p "$work/$sdk/include" "$work/$sdk/lib/pkgconfig"
 install -m 0644 include/mdoc_respond.h include/mdoc_consent_model.schema.json "$work/$sdk/include/"
 install -m 0755 "$work/libmdocrespond.so" "$work/$sdk/lib/"
+install -m 0644 LICENSE NOTICE "$work/$sdk/"
 pkgconfig 'prefix=${pcfiledir}/../..' > "$work/$sdk/lib/pkgconfig/mdocrespond.pc"
 cat > "$work/$sdk/README.txt" <<TXT
 mdoc-respond $version, the C ABI (include/mdoc_respond.h documents every function and JSON document).
@@ -102,6 +103,9 @@ for extra, deps in project.get("optional-dependencies", {}).items():
     meta.append(f"Provides-Extra: {extra}")
     meta += [f'Requires-Dist: {d}; extra == "{extra}"' for d in deps]
 files[f"{info}/METADATA"] = ("\n".join(meta) + "\n").encode()
+# The licence text and the notice of what the library links and loads, in the wheel's metadata.
+files[f"{info}/LICENSE"] = open("LICENSE", "rb").read()
+files[f"{info}/NOTICE"] = open("NOTICE", "rb").read()
 files[f"{info}/WHEEL"] = (f"Wheel-Version: 1.0\nGenerator: mdoc-respond scripts/package.sh\n"
                           f"Root-Is-Purelib: false\nTag: {tag}\n").encode()
 record = []
@@ -139,11 +143,33 @@ cp -r TestVectors "$deb/usr/share/mdoc-respond/test-vectors"
     echo ".SH FILES"
     echo "/usr/share/mdoc-respond/test-vectors: the built-in test context, PKI and requests (test keys, published on purpose)."
 } | gzip -9n > "$deb/usr/share/man/man1/mdoc-respond.1.gz"
+# DEP-5 (machine-readable) copyright: the project's files, then what is linked in.
 cat > "$deb/usr/share/doc/mdoc-respond/copyright" <<TXT
-mdoc-respond $version. The test keys under /usr/share/mdoc-respond/test-vectors are published on purpose
-and protect nothing. Zero-knowledge proofs load the ISRG Longfellow library (MPL-2.0) and circuits
-(Apache-2.0) at run time when installed with scripts/zk-setup.sh; they are not part of this package.
+Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+Upstream-Name: mdoc-respond
+Comment: The test keys under /usr/share/mdoc-respond/test-vectors are published on purpose and protect
+ nothing. Loaded from the system at run time, not shipped: OpenSSL 3 (Apache-2.0), libcbor (MIT),
+ libzstd (BSD-3-Clause), glibc, a PKCS#11 module the holder configures. Installed separately by
+ scripts/zk-setup.sh and loaded when present: the ISRG Longfellow prover (MPL-2.0) and the Longfellow
+ circuits (Apache-2.0); not part of this package.
+
+Files: *
+Copyright: 2026 the mdoc-respond developers
+License: Apache-2.0
+
+Files: usr/bin/mdoc-respond usr/lib/x86_64-linux-gnu/libmdocrespond.so
+Copyright: 2026 the mdoc-respond developers
+ Apple Inc. and the Swift project authors (the Swift runtime, linked in)
+ Free Software Foundation, Inc. (libstdc++, linked into the CLI)
+License: Apache-2.0 and Apache-2.0 with the Swift Runtime Library Exception and GPL-3+ with GCC-exception-3.1
+Comment: The Swift runtime's exception and the GCC Runtime Library Exception permit linking these
+ libraries into a program under any licence.
+
+License: Apache-2.0
+ On Debian systems, the full text of the Apache License, Version 2.0 can be found in
+ /usr/share/common-licenses/Apache-2.0.
 TXT
+install -m 0644 NOTICE "$deb/usr/share/doc/mdoc-respond/NOTICE"
 size=$(du -sk "$deb/usr" | cut -f1)
 cat > "$deb/DEBIAN/control" <<CTL
 Package: mdoc-respond

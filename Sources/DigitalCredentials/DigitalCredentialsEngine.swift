@@ -24,6 +24,10 @@ import WebEncoding
 /// under `.answerable` only, the next is considered. Any other refusal (a signature, trust, origin,
 /// parameter or policy refusal) is final, whichever entry it came from.
 public final class DigitalCredentialsEngine: Sendable {
+    /// This release's version (the repository's `VERSION`; the CLI's `--version`, the C ABI's
+    /// `mdoc_version()` and Python's `mdoc_respond.__version__` say the same, and a test holds them equal).
+    public static let version = "0.20.0"
+
     /// The configuration, fixed at construction.
     public let configuration: Configuration
     /// The one engine every front end answers through.

@@ -8,6 +8,7 @@
 #if canImport(Glibc)
     import Glibc
 #endif
+import DigitalCredentials
 import MdocCBOR
 import Presentment
 
@@ -38,7 +39,7 @@ let usageText = """
       reader     a verifier for testing wallets: 'reader request' builds one, 'reader open' verifies an answer
       demo       the whole flow on the built-in test data, with a readable summary
 
-    run 'mdoc-respond <command> --help' for a command's options.
+    run 'mdoc-respond <command> --help' for a command's options; 'mdoc-respond --version' prints the version.
     exit codes: 0 ok, 1 invalid or refused input, 2 usage, 3 I/O problem
     """
 
@@ -52,6 +53,8 @@ args.removeFirst()
 switch command {
 case "-h", "--help", "help":
     print(usageText)
+case "--version", "version":
+    print("mdoc-respond \(DigitalCredentialsEngine.version)")
 case "respond":
     Respond.run(args)
 case "inspect":

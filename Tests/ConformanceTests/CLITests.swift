@@ -102,6 +102,16 @@ extension ConformanceTests {
     }
 
     @Test(
+        "CLI: --version prints the repository's VERSION",
+        .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
+    func cliVersion() throws {
+        let version = try String(contentsOf: Self.repo.appendingPathComponent("VERSION"), encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let r = try #require(try Self.runCLI(["--version"]))
+        #expect(r.status == 0 && String(decoding: r.out, as: UTF8.self) == "mdoc-respond \(version)\n")
+    }
+
+    @Test(
         "CLI: no context is read from a path compiled in at build time: without --context or test data it says to pass one",
         .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
     func cliNoCompiledInContext() throws {

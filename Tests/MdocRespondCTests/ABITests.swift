@@ -14,7 +14,9 @@ struct ABITests {
     static let vectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("TestVectors")
 
-    @Test("One version: the library's mdoc_version and the Python package's are the repository's VERSION file")
+    @Test(
+        "One version: the library's mdoc_version, the Swift API's (the CLI's --version) and the Python package's are the repository's VERSION file"
+    )
     func oneVersion() throws {
         let root = Self.vectors.deletingLastPathComponent()
         let version = try String(contentsOf: root.appendingPathComponent("VERSION"), encoding: .utf8)
@@ -22,6 +24,10 @@ struct ABITests {
         #expect(String(cString: mdocVersion()) == version)
         let pyproject = try String(contentsOf: root.appendingPathComponent("python/pyproject.toml"), encoding: .utf8)
         #expect(pyproject.contains("version = \"\(version)\""))
+        let binding = try String(
+            contentsOf: root.appendingPathComponent("python/mdoc_respond/__init__.py"), encoding: .utf8)
+        #expect(binding.contains("__version__ = \"\(version)\""))
+        #expect(DigitalCredentialsEngine.version == version)
     }
 
     @Test("Every Swift error code has its own number 1-31 and its own name; misuse codes are 100-103")

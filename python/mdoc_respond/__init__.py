@@ -28,7 +28,10 @@ import re
 import threading
 from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, TypeVar, Union
 
-__all__ = ["ABI_VERSION", "Engine", "MdocError", "Request", "load_library", "status_name"]
+__all__ = ["ABI_VERSION", "Engine", "MdocError", "Request", "__version__", "load_library", "status_name"]
+
+#: This release's version (the repository's VERSION; the library's mdoc_version() says the same).
+__version__ = "0.20.0"
 
 #: The ABI version this binding was written for (MDOC_RESPOND_ABI_VERSION).
 ABI_VERSION = 1

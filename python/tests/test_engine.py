@@ -28,6 +28,10 @@ def test_library_and_status_names():
     assert status_name(22) == "keyUnavailable"
     assert status_name(101) == "invalidHandle"
     assert status_name(9999) == "unknown"
+    # One version: the package's, the library's and the repository's VERSION.
+    import mdoc_respond
+    from conftest import ROOT
+    assert mdoc_respond.__version__ == lib.mdoc_version().decode() == open(os.path.join(ROOT, "VERSION")).read().strip()
 
 
 @pytest.mark.parametrize("framing", ["data", "protocol", "requests", "digital"])
