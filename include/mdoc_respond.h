@@ -30,8 +30,9 @@
  * Every member is optional; unknown members are refused (MDOC_ERR_INVALID_CONFIGURATION), so typos do
  * not pass silently. A refusal's detail begins with its rule, "configuration.<rule>: <member> ...":
  * notJSON, notObject, unknownMember, notBoolean, notOneOf, notDate, outOfRange, notList, notCertificate,
- * notKeyIdentifier, emptyAllowList, notPath, widensPolicy, notApplicable, testingOnly (never the
- * input's text).
+ * notKeyIdentifier, emptyAllowList, notPath, widensPolicy, notApplicable, testingOnly (an unknown
+ * member is named, e.g. "trust.requireTrustedReadr", when its name is a plain identifier; no value is
+ * ever echoed).
  *   {
  *     "clock": "2026-06-01T00:00:00Z",   FOR TESTING: a fixed RFC 3339 time for validity checks (default:
  *                                          system time); refused (testingOnly) unless "testing": true

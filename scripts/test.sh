@@ -4,7 +4,8 @@
 #   SoftHSM2 token), the C ABI's C test (ASan + UBSan), the Python binding's pytest suite and the README's
 #   C and Python examples, the suite again on optimized (-O) code,
 #   the suite under AddressSanitizer and the concurrency tests under ThreadSanitizer, each fuzz target
-#   for 30 s, and the benchmark harness in quick mode (which asserts nothing about time).
+#   for 30 s, the benchmark harness in quick mode (which asserts nothing about time), and the
+#   performance gate (instruction counts against benchmarks/instructions-baseline.json, 3% tolerance).
 #
 #   scripts/test.sh --quick    the day-to-day loop: format lint, the debug suite and the Python peers;
 #                              no optimized build, no sanitizers, no fuzzing, no benchmark (~2 minutes)
@@ -249,6 +250,16 @@ if [ "$quick" -eq 0 ]; then
     # The Python binding's benchmark harness, likewise in quick mode (asserts nothing about time).
     swift build -c release -j 2 --product mdocrespond
     MDOC_RESPOND_LIBRARY="$PWD/.build/release/libmdocrespond.so" "$venv/bin/python" python/bench.py --quick
+
+    # The performance gate: instructions per call (callgrind: the same count for the same build whatever
+    # else the machine does) of every benchmarked operation against benchmarks/instructions-baseline.json;
+    # a figure more than 3% above its baseline fails the run (MDOC_PERF_TOLERANCE overrides).
+    set +e
+    scripts/instructions.sh --check 10 2>&1 | tee "$logs/perf.log"
+    perf=${PIPESTATUS[0]}
+    set -e
+    perf_line=$(grep -E '^performance gate:' "$logs/perf.log" | tail -1 || true)
+    [ "$perf" -eq 0 ] || failures+=("performance gate")
 fi
 
 read -r debug_run debug_skipped < <(counts "$logs/debug.log")
@@ -262,7 +273,7 @@ fi
 total=$((debug_passed + ${peer_passed:-0} + ${oid_peer_passed:-0} + ${zk_peer_passed:-0} + ${zav_passed:-0} + ${dist_passed:-0} + ${p11_passed:-0} + ${abi_passed:-0} + ${py_passed:-0} + ${ex_passed:-0} + opt_passed + asan_passed + ${abi_asan_passed:-0} + tsan_passed))
 mode=$([ "$quick" -eq 1 ] && echo "quick" || echo "full")
 echo "tests ($mode): $total passed, $failed_total failed, $debug_skipped skipped — debug $debug_passed, annexc interop ${peer_passed:-0}, openid4vp interop ${oid_peer_passed:-0}, zk interop ${zk_peer_passed:-0}, zk-age-verifier e2e ${zav_passed:-0}, interop with token keys ${p11_passed:-0}, C ABI checks ${abi_passed:-0}, Python binding ${py_passed:-0}, README examples ${ex_passed:-0}$(
-    [ "$quick" -eq 0 ] && echo ", release artifacts without the toolchain ${dist_passed:-0}, optimized $opt_passed, address sanitizer $asan_passed (+ C ABI ${abi_asan_passed:-0}), thread sanitizer $tsan_passed, fuzz targets $fuzz_targets clean"
+    [ "$quick" -eq 0 ] && echo ", release artifacts without the toolchain ${dist_passed:-0}, optimized $opt_passed, address sanitizer $asan_passed (+ C ABI ${abi_asan_passed:-0}), thread sanitizer $tsan_passed, fuzz targets $fuzz_targets clean, ${perf_line:-performance gate not run}"
 ); format lint $lint"
 if [ ${#failures[@]} -gt 0 ]; then
     failed_tests "$logs/debug.log" debug

@@ -21,7 +21,7 @@ package struct ConfigurationError: Error, Sendable, Hashable {
             switch self {
             case .notJSON: "must be valid JSON within the size, depth and member bounds"
             case .notObject: "must be a JSON object"
-            case .unknownMember: "has a member this version does not know (see mdoc_respond.h)"
+            case .unknownMember: "is not a member this version knows (see mdoc_respond.h)"
             case .notBoolean: "must be true or false"
             case .notOneOf: "must be one of the words mdoc_respond.h lists"
             case .notDate: "must be an RFC 3339 date-time like 2026-06-01T00:00:00Z"
@@ -41,7 +41,8 @@ package struct ConfigurationError: Error, Sendable, Hashable {
 
     /// The rule broken.
     package let rule: Rule
-    /// The member, by its fixed name (the enclosing object's for an unknown member).
+    /// The member, by its fixed name; an unknown member by the name given when it is a plain
+    /// identifier (`trust.requireTrustedReadr`), else its enclosing object's and a placeholder.
     package let member: String
 
     /// The document: `configuration`, or `approval` for the C ABI's approval JSON (read by the same
@@ -90,6 +91,20 @@ package struct ConfigurationDocument: Sendable {
     package var zkTimeLimit = 60.0
 
     package init() { configuration.zeroKnowledge = zeroKnowledge(directory: nil) }
+
+    /// An unknown member as an error names it: `parent.name` when the name is a plain identifier (1 to
+    /// 64 of `[A-Za-z0-9_-]`: the operator's own typo, shown so it can be fixed), else the parent and
+    /// a placeholder (text that could be anything is never echoed).
+    static func unknown(_ key: String, in parent: String?) -> String {
+        let plain =
+            (1...64).contains(key.utf8.count)
+            && key.utf8.allSatisfy { b in
+                (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || b == 0x5f
+                    || b == 0x2d
+            }
+        let name = plain ? key : "(a member whose name is not a plain identifier)"
+        return parent.map { $0 + "." + name } ?? name
+    }
 
     /// Reads configuration JSON; nil means the defaults.
     package init(json: [UInt8]?) throws(ConfigurationError) {
@@ -146,7 +161,7 @@ package struct ConfigurationDocument: Sendable {
                     throw ConfigurationError(.notPath, key)
                 }
                 keyDirectory = s
-            default: throw ConfigurationError(.unknownMember, "configuration")
+            default: throw ConfigurationError(.unknownMember, Self.unknown(key, in: nil))
             }
         }
         // Time is not configuration: a fixed clock only in a configuration that says it is for testing.
@@ -187,7 +202,7 @@ package struct ConfigurationDocument: Sendable {
             case "maxConcurrentProofs": zkMaxConcurrentProofs = try count(key, max: 64)
             case "maxProofsPerResponse": configuration.zeroKnowledge.maxProofsPerResponse = try count(key, max: 16)
             case "proofTimeLimit": zkTimeLimit = Double(try count(key, max: 3600))
-            default: throw ConfigurationError(.unknownMember, "zeroKnowledge")
+            default: throw ConfigurationError(.unknownMember, Self.unknown(key, in: "zeroKnowledge"))
             }
         }
     }
@@ -211,7 +226,9 @@ package struct ConfigurationDocument: Sendable {
     private mutating func readLimits(_ value: JSONValue) throws(ConfigurationError) {
         guard let members = value.object else { throw ConfigurationError(.notObject, "limits") }
         for (key, v) in members {
-            guard Self.limitNames.contains(key) else { throw ConfigurationError(.unknownMember, "limits") }
+            guard Self.limitNames.contains(key) else {
+                throw ConfigurationError(.unknownMember, Self.unknown(key, in: "limits"))
+            }
             guard case .number(let number) = v, let n = number.int64, n >= 1, n <= 1 << 30 else {
                 throw ConfigurationError(.outOfRange, "limits." + key)
             }
@@ -224,7 +241,7 @@ package struct ConfigurationDocument: Sendable {
             case "maxAlternativeSetSize": configuration.annexC.maxAlternativeSetSize = i
             case "maxNestingDepth": configuration.annexC.maxNestingDepth = i
             case "maxDataItems": configuration.annexC.maxDataItems = i
-            default: throw ConfigurationError(.unknownMember, "limits")
+            default: throw ConfigurationError(.unknownMember, Self.unknown(key, in: "limits"))
             }
         }
     }
@@ -271,7 +288,7 @@ package struct ConfigurationDocument: Sendable {
             case "replacePolicy":
                 guard let b = v.bool else { throw ConfigurationError(.notBoolean, "trust.replacePolicy") }
                 replacePolicy = b
-            default: throw ConfigurationError(.unknownMember, "trust")
+            default: throw ConfigurationError(.unknownMember, Self.unknown(key, in: "trust"))
             }
         }
     }

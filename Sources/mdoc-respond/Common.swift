@@ -24,7 +24,12 @@ struct Options {
                 print(help)
                 exit(Exit.ok)
             }
-            if a.hasPrefix("--") {
+            if a.hasPrefix("--"), let eq = a.firstIndex(of: "=") {
+                // --option=value (GNU style): the value is everything after the first '='.
+                let name = String(a[..<eq])
+                guard !known.contains(name) else { fail(Exit.usage, "usage", "\(name) takes no value; see --help") }
+                values[name, default: []].append(String(a[a.index(after: eq)...]))
+            } else if a.hasPrefix("--") {
                 if known.contains(a) {
                     flags.insert(a)
                 } else {

@@ -38,7 +38,7 @@ enum Inspect {
         """
 
     static func run(_ args: [String]) {
-        if args.contains("--request") {
+        if args.contains(where: { $0 == "--request" || $0.hasPrefix("--request=") }) {
             explain(args)
             return
         }
@@ -60,6 +60,13 @@ enum Inspect {
                     fail(Exit.usage, "usage", "--indent needs a number 0-8")
                 }
                 indent = n
+            case let a where a.hasPrefix("--indent="):
+                guard let n = Int(a.dropFirst("--indent=".count)), n >= 0, n <= 8 else {
+                    fail(Exit.usage, "usage", "--indent needs a number 0-8")
+                }
+                indent = n
+            case let a where a.hasPrefix("--") && a.contains("="):
+                fail(Exit.usage, "usage", "unknown option \(a.prefix { $0 != "=" }); see --help")
             default:
                 guard path == nil else { fail(Exit.usage, "usage", "more than one input given") }
                 path = args[i]
