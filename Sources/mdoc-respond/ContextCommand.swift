@@ -15,7 +15,9 @@ enum ContextCommand {
     static let help = """
         usage: mdoc-respond context <action> --context DIR [options]
 
-          init                                   create an empty context in DIR
+          init [--test-data]                     create an empty context in DIR; --test-data: a private,
+                                                 writable copy of the built-in test context instead
+                                                 (test credentials and test keys, for trying things out)
           import --issuer-signed FILE --device-key FILE [--id ID] [--doctype D]...
                                                  add a credential; the key is copied to DIR/keys/ (0600)
           import --issuer-signed FILE --device-key 'pkcs11:URI' --pkcs11-module PATH
@@ -69,7 +71,7 @@ enum ContextCommand {
         let o = Options(
             Array(args.dropFirst()),
             flags: [
-                "--json", "--any", "--require-reader-auth", "--no-require-reader-auth",
+                "--json", "--any", "--require-reader-auth", "--no-require-reader-auth", "--test-data",
                 "--require-trusted-reader", "--no-require-trusted-reader",
             ], help: help)
         o.check(allowed: [
@@ -111,10 +113,30 @@ enum ContextCommand {
             if (try? CredentialContext.load(from: dir)) != nil {
                 fail(Exit.refused, "contextExists", "a context already exists in that directory")
             }
-            change("initialized an empty context", create: true) { tx throws(PresentmentError) in
-                guard tx.entries.isEmpty else {
-                    throw PresentmentError(ContextRule.contextExists)
+            guard o.flags.contains("--test-data") else {
+                change("initialized an empty context", create: true) { tx throws(PresentmentError) in
+                    guard tx.entries.isEmpty else {
+                        throw PresentmentError(ContextRule.contextExists)
+                    }
                 }
+                return
+            }
+            // A private, writable copy of the built-in test context (test credentials and test keys,
+            // published on purpose): each key written 0600 from its first byte, as an import does.
+            let builtIn = BuiltIn.context(nil)
+            let keys = BuiltIn.contextDirectory.path + "/"
+            change("initialized a copy of the built-in test context (test keys only)", create: true) {
+                tx throws(PresentmentError) in
+                guard tx.entries.isEmpty else { throw PresentmentError(ContextRule.contextExists) }
+                for var entry in builtIn.entries {
+                    guard
+                        var pem = FileManager.default.contents(atPath: keys + entry.deviceKeyReference).map(Array.init)
+                    else { throw PresentmentError(KeyRule.fileMissing) }
+                    defer { for i in pem.indices { pem[i] = 0 } }
+                    entry.deviceKeyReference = try tx.storeDeviceKey(pem, name: entry.id)
+                    tx.entries.append(entry)
+                }
+                tx.readerTrust = builtIn.readerTrust
             }
         case "import":
             let issuerSigned = Input.read(o.require("--issuer-signed"))

@@ -102,6 +102,36 @@ extension ConformanceTests {
     }
 
     @Test(
+        "CLI: context init --test-data makes a private, writable copy of the test context that answers, and refuses an existing context",
+        .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
+    func cliInitTestData() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-init-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let ctx = dir.appendingPathComponent("ctx").path
+        let made = try #require(try Self.runCLI(["context", "init", "--test-data", "--context", ctx]))
+        #expect(made.status == 0, "\(made.err)")
+        var st = stat()
+        #expect(stat(ctx, &st) == 0 && st.st_mode & 0o777 == 0o700)
+        #expect(stat(ctx + "/keys/mdl.pem", &st) == 0 && st.st_mode & 0o777 == 0o600)
+        // The copy loads with the private-file checks on, holds the built-in credentials, and answers.
+        let copy = try #require(try CredentialContext.load(from: URL(fileURLWithPath: ctx)))
+        let builtIn = try #require(
+            try CredentialContext.load(
+                from: Self.vectors.appendingPathComponent("context"), requirePrivateFiles: false))
+        #expect(copy.credentials.map(\.id) == builtIn.credentials.map(\.id))
+        #expect(copy.credentials.map(\.isCancelled) == builtIn.credentials.map(\.isCancelled))
+        let c = try #require(try Self.manifest().first { $0.id == "mdl-dataObject-v1.0-none" })
+        let answered = try #require(
+            try Self.runCLI([
+                "respond", "--request", Self.vectors.appendingPathComponent(c.file).path, "--origin", c.origin,
+                "--context", ctx, "--out", dir.appendingPathComponent("out").path,
+            ]))
+        #expect(answered.status == 0, "\(answered.err)")
+        let again = try #require(try Self.runCLI(["context", "init", "--test-data", "--context", ctx]))
+        #expect(again.status != 0 && again.err.contains("contextExists"))
+    }
+
+    @Test(
         "CLI: --option=value is the same as --option value; a flag given a value is refused",
         .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
     func cliOptionEquals() throws {
