@@ -230,13 +230,21 @@ package enum Planner {
         return nil
     }
 
-    /// Why each usable credential of the query's docType that the rules exclude cannot answer (DCQL
-    /// only: an ISO/IEC 18013-5 query matches every usable credential of its docType), in registration
-    /// order: for the consent model, so a probe that does not match is shown, not refused.
+    /// Why each credential of the query's docType that is not a candidate cannot answer, in
+    /// registration order, for the consent model (the holder's own screen; never sent): one cancelled,
+    /// expired or not yet valid at `now`, and (DCQL only: an ISO/IEC 18013-5 query matches every usable
+    /// credential of its docType) one the query's rules exclude, so a probe that does not match is
+    /// shown, not refused.
     package static func excluded(_ q: DocumentQuery, context: CredentialContext, now: Date) -> [ExcludedCredential] {
-        guard let rules = q.rules else { return [] }
         var out = [ExcludedCredential]()
-        for c in context.credentials where isCandidate(c, docType: q.docType, now: now) && match(q, c) == nil {
+        for c in context.credentials where c.docTypes.contains(q.docType) {
+            guard c.isUsable(at: now) else {
+                let reason: ExcludedCredential.Reason =
+                    c.isCancelled ? .cancelled : now < c.validFrom ? .notYetValid : .expired
+                out.append(ExcludedCredential(credentialID: c.id, reason: reason))
+                continue
+            }
+            guard let rules = q.rules, c.isIndexable, match(q, c) == nil else { continue }
             guard rules.admits(c) else {
                 out.append(ExcludedCredential(credentialID: c.id, reason: .issuerNotAccepted))
                 continue

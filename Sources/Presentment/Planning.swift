@@ -162,7 +162,7 @@ extension Planner {
             answered, count: documents.count, documentSets: documentSets, docTypes: { documents[$0].docType },
             hasCandidates: { i in
                 let d = documents[i]
-                return !d.candidates.isEmpty || d.excluded.contains { $0.reason != .issuerNotAccepted }
+                return !d.candidates.isEmpty || d.excluded.contains { $0.reason.byQueryRules }
             })
     }
 

@@ -81,6 +81,15 @@ public struct ExcludedCredential: Sendable, Hashable {
         case valueNotAccepted
         /// It does not hold every claim of any acceptable claim set.
         case claimsNotHeld
+        /// The holder cancelled it (revoked or removed by the host app): never presented.
+        case cancelled
+        /// Its validity (MSO `validUntil`) ended before the engine's time.
+        case expired
+        /// Its validity (MSO `validFrom`) starts after the engine's time.
+        case notYetValid
+
+        /// Whether the verifier's query rules excluded it (the others are the credential's own state).
+        package var byQueryRules: Bool { self == .valueNotAccepted || self == .claimsNotHeld }
     }
     /// The credential's identifier in the context.
     public let credentialID: String

@@ -269,6 +269,9 @@ enum Inspect {
             }
         }
         if d.candidates.isEmpty { print("  no usable credential") }
+        for x in d.excluded {
+            print("  excluded:         \(safe(x.credentialID)) (\(x.reason.rawValue))")
+        }
         for c in d.candidates {
             print("  candidate \(safe(c.credentialID)): would release \(c.shownElements.count): \(list(c.releasable))")
             for p in c.provenClaims {

@@ -163,8 +163,12 @@ int main(int argc, char **argv) {
         snprintf(want, sizeof want, "configuration.%s: ", bad_configs[i][1]);
         CHECK(strncmp(err.detail, want, strlen(want)) == 0, "%s: refused by %s (detail: %s)", bad_configs[i][0], want,
               err.detail);
-        CHECK(strstr(err.detail, "clokc") == NULL && strstr(err.detail, "smtp") == NULL, "%s: no input echoed",
+        /* No value is echoed; an unknown member is named (the operator's typo, to be fixed). */
+        CHECK(strstr(err.detail, "smtp") == NULL && strstr(err.detail, "yesterday") == NULL, "%s: no value echoed",
               bad_configs[i][0]);
+        if (strcmp(bad_configs[i][1], "unknownMember") == 0)
+            CHECK(strstr(err.detail, "clokc") != NULL || strstr(err.detail, "bogus") != NULL,
+                  "%s: the unknown member named", bad_configs[i][0]);
     }
 
     /* protocols: an engine answering OpenID4VP only finds no entry in the Annex C request. */

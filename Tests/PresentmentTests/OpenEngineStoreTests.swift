@@ -141,3 +141,31 @@ final class TestClock: @unchecked Sendable {
         set { lock.withLock { value = newValue } }
     }
 }
+
+extension OpenEngineStoreTests {
+    @Test("The consent model says why each held credential of a requested docType is not usable; errors name none")
+    func unusableCredentialsShown() throws {
+        let world = try TestWorld()
+        let context = try world.context([
+            try world.entry(id: "cancelled", cancelled: true),
+            try world.entry(id: "expired", validUntil: TestWorld.now.addingTimeInterval(-60)),
+            try world.entry(id: "future", validFrom: TestWorld.now.addingTimeInterval(60)),
+        ])
+        let engine = TestWorld.engine(context, protocols: [.annexC])
+        let request = try AnnexCReader.makeRequest(
+            documents: [TestWorld.ask(TestWorld.mDL, ["family_name"], nameSpace: TestWorld.mDLNS)],
+            origin: TestWorld.origin)
+        let parsed = try engine.parse(rawRequest: request.rawRequest, origin: Self.origin)
+        let excluded = parsed.documents[0].excluded
+        #expect(excluded.map(\.credentialID) == ["cancelled", "expired", "future"])
+        #expect(excluded.map(\.reason) == [.cancelled, .expired, .notYetValid])
+        #expect(parsed.documents[0].candidates.isEmpty)
+        do {
+            _ = try engine.accept(rawRequest: request.rawRequest, origin: Self.origin)
+            Issue.record("answered with no usable credential")
+        } catch {
+            #expect(error.is(SelectionRule.noUsableCredential))
+            for id in ["cancelled", "expired", "future"] { #expect(!error.detail.contains(id)) }
+        }
+    }
+}

@@ -87,7 +87,12 @@ def test_consent_shows_retention_values_and_signers(context_dir, pki):
         consent = request.consent
         validate(consent)
         assert consent["documents"][0]["candidates"] == []
-        assert consent["documents"][0]["excluded"] == [{"credential": "mdl", "reason": "valueNotAccepted"}]
+        # The holder's other mDLs are shown with why they cannot answer (their own state), in order.
+        assert consent["documents"][0]["excluded"] == [
+            {"credential": "mdl", "reason": "valueNotAccepted"},
+            {"credential": "mdl-expired", "reason": "expired"},
+            {"credential": "mdl-not-yet-valid", "reason": "notYetValid"},
+            {"credential": "mdl-cancelled", "reason": "cancelled"}]
         with pytest.raises(MdocError) as e:
             request.respond()
         assert e.value.name == "cannotSatisfyRequest"
