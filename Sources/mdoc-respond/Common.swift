@@ -280,9 +280,19 @@ func padded(_ s: String, _ width: Int) -> String {
 /// file replaced all or nothing, 0600 from its first byte (`CredentialContext.replaceFile`). A path
 /// that is a symbolic link is refused (it is not followed, and replacing it would surprise whoever
 /// made it), as is a directory or socket. Exits with `Exit.io` on any failure, the destination as it was.
+///
+/// Binary output is not written to a terminal by default (it would scramble it): with no path and a
+/// terminal on standard output, the command stops with a usage error saying how to get it; `--out -`
+/// asks for it there anyway.
 func writeOutput<B: Collection<UInt8>>(_ data: B, to path: String?, what: String = "output") {
     let bytes = Array(data)
     guard let path, path != "-" else {
+        if path == nil, isatty(1) == 1, !isText(bytes) {
+            fail(
+                Exit.usage, "usage",
+                "the \(what) is binary (\(bytes.count) bytes) and standard output is a terminal: pass --out FILE, redirect it, or --out - to write it here anyway"
+            )
+        }
         writeStdout(bytes)
         return
     }
@@ -342,3 +352,10 @@ func safe(_ s: String) -> String {
 
 /// A JSON string literal.
 func jsonString(_ s: String) -> String { CBORDiagnostic.quoted(s) }
+
+/// Whether `bytes` are text a terminal shows as such: UTF-8 without control characters other than tab,
+/// line feed and carriage return.
+func isText(_ bytes: [UInt8]) -> Bool {
+    guard String(validating: bytes, as: UTF8.self) != nil else { return false }
+    return !bytes.contains { $0 < 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D || $0 == 0x7F }
+}

@@ -132,6 +132,42 @@ extension ConformanceTests {
     }
 
     @Test(
+        "CLI: binary output is not written to a terminal unless asked for (--out -); JSON output is",
+        .enabled(
+            if: ConformanceTests.cliRunnable && FileManager.default.isExecutableFile(atPath: "/usr/bin/script"),
+            "the CLI binary and util-linux's script (a pseudo-terminal) are needed"))
+    func cliBinaryToTerminal() throws {
+        let binary = try #require(Self.cliBinary)
+        let c = try #require(try Self.manifest().first { $0.id == "mdl-dataObject-v1.0-none" })
+        let file = Self.vectors.appendingPathComponent(c.file).path
+        /// The CLI run on a pseudo-terminal (util-linux script): its exit status and what the terminal showed.
+        func onTerminal(_ args: [String]) throws -> (status: Int32, shown: String) {
+            let command = ([binary.path] + args).map { "'" + $0 + "'" }.joined(separator: " ")
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+            p.arguments = ["-qec", command, "/dev/null"]
+            var environment = ProcessInfo.processInfo.environment
+            environment["MDOC_RESPOND_TESTVECTORS"] = Self.vectors.path
+            environment["MDOC_ZK_DIR"] = "/nonexistent/mdoc-zk"
+            p.environment = environment
+            let out = Pipe()
+            p.standardOutput = out
+            p.standardInput = FileHandle.nullDevice
+            try p.run()
+            let shown = out.fileHandleForReading.readDataToEndOfFile()
+            p.waitUntilExit()
+            return (p.terminationStatus, String(decoding: shown, as: UTF8.self))
+        }
+        let base = ["respond", "--request", file, "--origin", c.origin]
+        let refused = try onTerminal(base)
+        #expect(refused.status == 2 && refused.shown.contains("error[usage]") && refused.shown.contains("--out -"))
+        let forced = try onTerminal(base + ["--out", "-"])
+        #expect(forced.status == 0 && forced.shown.utf8.count > 1000)
+        let json = try onTerminal(base + ["--format", "json"])
+        #expect(json.status == 0 && json.shown.contains("\"response\""))
+    }
+
+    @Test(
         "CLI: --option=value is the same as --option value; a flag given a value is refused",
         .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
     func cliOptionEquals() throws {
