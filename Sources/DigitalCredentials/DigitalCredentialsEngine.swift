@@ -187,7 +187,10 @@ public final class DigitalCredentialsEngine: Sendable {
         var explanation: Explanation? = Explanation()
         ForkGuard.around { () -> Void in
             do throws(PresentmentError) {
-                explanation!.request = try parse(rawRequest, origin: origin, explanation: &explanation)
+                let request = try parse(rawRequest, origin: origin, explanation: &explanation)
+                explanation!.request = request
+                explanation!.respondWouldRefuse = core.planningRefusal(request).map(
+                    configuration.errorDisclosure.disclose)
             } catch {
                 explanation!.error = error
             }

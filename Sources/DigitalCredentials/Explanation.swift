@@ -16,6 +16,11 @@ public struct Explanation: Sendable {
     public var request: DigitalCredentialsRequest?
     /// The refusal that stopped processing, if any.
     public var error: PresentmentError?
+    /// When the request parsed: the refusal `respond` would give approving everything shown (a
+    /// selection or proof refusal: nothing to release, no usable credential, a proof that cannot be
+    /// made, a fallback not approved), found by planning alone (nothing is signed or proven); nil when
+    /// it would answer.
+    public var respondWouldRefuse: PresentmentError?
 
     init() { trace = CheckTrace() }
 

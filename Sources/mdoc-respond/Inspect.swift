@@ -105,7 +105,8 @@ enum Inspect {
         let e = DigitalCredentialsEngine(context: context, configuration: configuration).explain(
             rawRequest: raw, origin: origin)
         if o.flags.contains("--json") { print(json(e)) } else { printText(e) }
-        if e.error != nil { exit(Exit.refused) }
+        // Non-zero where respond (approving everything shown) would refuse, as respond exits.
+        if e.error != nil || e.respondWouldRefuse != nil { exit(Exit.refused) }
     }
 
     /// The explanation as one JSON object (the JSON writer's; request-controlled strings escaped).
@@ -138,13 +139,15 @@ enum Inspect {
                     ("thumbprint", .string(hex($0.thumbprint))),
                 ])
             } ?? .null
-        let error: JSONValue =
-            e.error.map {
+        func refusal(_ r: PresentmentError?) -> JSONValue {
+            r.map {
                 .object([
                     ("code", .string($0.code.rawValue)), ("rule", .string($0.rule.description)),
                     ("detail", .string($0.detail)),
                 ])
             } ?? .null
+        }
+        let error = refusal(e.error)
         let value = JSONValue.object([
             ("protocol", r.map { .string($0.protocolIdentifier) } ?? .null),
             ("framing", e.framing.map { .string($0.rawValue) } ?? .null),
@@ -170,6 +173,7 @@ enum Inspect {
             // The consent model (the schema the C ABI and Python share), when the request parses.
             ("consent", r.map(ConsentModelJSON.value) ?? .null),
             ("error", error),
+            ("respondWouldRefuse", refusal(e.respondWouldRefuse)),
         ])
         return ConsentModelJSON.text(value)
     }
@@ -223,6 +227,9 @@ enum Inspect {
         }
         if let err = e.error {
             print("refused:            \(err.code.rawValue) [\(err.rule)]: \(safe(err.detail))")
+        }
+        if let err = e.respondWouldRefuse {
+            print("respond would refuse: \(err.code.rawValue) [\(err.rule)]: \(safe(err.detail))")
         }
     }
 

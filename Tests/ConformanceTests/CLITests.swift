@@ -132,6 +132,27 @@ extension ConformanceTests {
     }
 
     @Test(
+        "CLI: inspect exits non-zero where respond would refuse, and says why (text and --json)",
+        .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
+    func cliInspectAgreesWithRespond() throws {
+        let cases = try Self.manifest()
+        for (id, refused) in [("mdl-dataObject-v1.0-none", false), ("unknown-doctype", true)] {
+            let c = try #require(cases.first { $0.id == id })
+            let args = ["--request", Self.vectors.appendingPathComponent(c.file).path, "--origin", c.origin]
+            let respond = try #require(try Self.runCLI(["respond"] + args + ["--out", "/dev/null"]))
+            let text = try #require(try Self.runCLI(["inspect"] + args))
+            let json = try #require(try Self.runCLI(["inspect", "--json"] + args))
+            #expect(
+                (respond.status != 0) == refused && (text.status != 0) == refused && json.status == text.status, "\(id)"
+            )
+            let root = try JSONSerialization.jsonObject(with: json.out) as? [String: Any]
+            let would = root?["respondWouldRefuse"] as? [String: Any]
+            #expect((would?["rule"] as? String == "selection.noUsableCredential") == refused, "\(id)")
+            #expect(String(decoding: text.out, as: UTF8.self).contains("respond would refuse:") == refused, "\(id)")
+        }
+    }
+
+    @Test(
         "CLI: binary output is not written to a terminal unless asked for (--out -); JSON output is",
         .enabled(
             if: ConformanceTests.cliRunnable && FileManager.default.isExecutableFile(atPath: "/usr/bin/script"),

@@ -89,6 +89,18 @@
         Planner.answerability(request.model.documents, documentSets: request.model.documentSets)
     }
 
+    /// Plans a parsed request as `respond` approving everything shown would, without building,
+    /// signing or proving anything: the refusal `respond` would give, or nil when it would answer.
+    package func planningRefusal<D>(_ request: PresentmentRequest<D>) -> PresentmentError? {
+        do throws(PresentmentError) {
+            let plan = try Planner.plan(
+                request.model.documents, documentSets: request.model.documentSets, context: try source.current(),
+                using: [:], approving: .allRequested, consented: nil)
+            try confirmPresentable(plan, current: try source.current())
+            return nil
+        } catch { return error }
+    }
+
     // MARK: The engine's own steps (not generic)
 
     /// The environment a front end checks with over `context`, at the clock's current reading.
