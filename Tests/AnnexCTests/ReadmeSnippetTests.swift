@@ -8,8 +8,8 @@ import AnnexCReader
 import DigitalCredentials
 import OpenID4VPReader
 
-/// The README's Swift snippets, compiled and run here. `readmeSnippetsAreHere` fails when a README
-/// snippet is edited without this file (each ```swift block must appear verbatim between the
+/// The Swift snippets of the README and the guides in docs/, compiled and run here.
+/// `readmeSnippetsAreHere` fails when a snippet is edited without this file (each ```swift block must appear verbatim between the
 /// `README snippet` markers below), so the README never shows code that does not build.
 @Suite("README: every Swift snippet compiles and runs")
 struct ReadmeSnippetTests {
@@ -129,11 +129,16 @@ struct ReadmeSnippetTests {
                 == m0)
     }
 
-    @Test("every ```swift block of the README appears verbatim between snippet markers in this file")
+    @Test(
+        "every ```swift block of the README and the guides in docs/ appears verbatim between snippet markers in this file"
+    )
     func readmeSnippetsAreHere() throws {
-        let readme = try String(contentsOf: Self.repo.appendingPathComponent("README.md"), encoding: .utf8)
-        // The README's blocks start with their imports, which live at the top of this file.
-        let blocks = Self.blocks(readme, open: "```swift", close: "```").map { block in
+        let docs = Self.repo.appendingPathComponent("docs")
+        let guides = try FileManager.default.contentsOfDirectory(atPath: docs.path).filter { $0.hasSuffix(".md") }
+        var text = try String(contentsOf: Self.repo.appendingPathComponent("README.md"), encoding: .utf8)
+        for g in guides { text += "\n" + (try String(contentsOf: docs.appendingPathComponent(g), encoding: .utf8)) }
+        // The blocks start with their imports, which live at the top of this file.
+        let blocks = Self.blocks(text, open: "```swift", close: "```").map { block in
             Array(block.filter { !$0.hasPrefix("import ") }.drop(while: \.isEmpty))
         }
         #expect(blocks.count >= 2)
