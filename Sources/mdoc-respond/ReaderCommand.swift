@@ -12,6 +12,7 @@ import OpenID4VPReader
 #endif
 import HPKE
 import MdocCBOR
+import WebEncoding
 
 /// `mdoc-respond reader`: a verifier for testing wallets.
 enum ReaderCommand {
@@ -244,7 +245,7 @@ enum ReaderCommand {
                         "JWE or clear payload, issuer signature\(roots.isEmpty ? "" : " and chain"), digests, validity, device signature over the OpenID4VP transcript, exactly the selected claims"
                 )
             } catch {
-                fail(Exit.refused, error)
+                refuse(error, json: o.flags.contains("--json"))
             }
             return
         }
@@ -258,8 +259,66 @@ enum ReaderCommand {
                     "HPKE, issuer signature\(roots.isEmpty ? "" : " and chain"), digests, validity, device signature, only requested elements"
             )
         } catch {
-            fail(Exit.refused, error)
+            refuse(error, json: o.flags.contains("--json"))
         }
+    }
+
+    /// A response that does not verify: with `--json`, `{"verified": false, "error": {code, rule,
+    /// detail}}` on standard output as well (a caller parsing the output gets an answer either way);
+    /// exit 1.
+    static func refuse(_ error: PresentmentError, json: Bool) -> Never {
+        if json {
+            print(
+                ConsentModelJSON.text(
+                    .object([
+                        ("verified", .bool(false)),
+                        (
+                            "error",
+                            .object([
+                                ("code", .string(error.code.rawValue)), ("rule", .string(error.rule.description)),
+                                ("detail", .string(error.detail)),
+                            ])
+                        ),
+                    ])))
+        }
+        fail(Exit.refused, error)
+    }
+
+    /// An element value as JSON, written once (no diagnostic text inside a JSON string): text,
+    /// integers, booleans and null as themselves; a byte string as `{"base64url": …}`; a full-date
+    /// or date-time tag (1004, 0) as its text; an array or a map (text keys; others as diagnostic
+    /// notation) recursively; anything else (a float, another tag) as `{"diagnostic": …}`.
+    static func jsonValue(_ v: CBORItem) -> JSONValue {
+        switch v.type {
+        case .unsignedInt, .negativeInt:
+            if let i = v.int64Value { return .number(JSONNumber(i)) }
+        case .textString:
+            if let s = v.stringValue { return .string(s) }
+        case .byteString:
+            if let b = v.byteStringSlice { return .object([("base64url", .string(Base64URL.encode(b)))]) }
+        case .array:
+            return .array(v.children.map(jsonValue))
+        case .map:
+            var members = [(String, JSONValue)]()
+            var key: CBORItem?
+            for c in v.children {
+                if let k = key {
+                    members.append((k.stringValue ?? CBORDiagnostic.describe(k), jsonValue(c)))
+                    key = nil
+                } else {
+                    key = c
+                }
+            }
+            return .object(members)
+        case .tag:
+            if v.tagNumber == 1004 || v.tagNumber == 0, let s = v.children.first(where: { _ in true })?.stringValue {
+                return .string(s)
+            }
+        default:
+            if let b = v.boolValue { return .bool(b) }
+            if v.isNull { return .null }
+        }
+        return .object([("diagnostic", .string(CBORDiagnostic.describe(v)))])
     }
 
     /// Prints verified documents (values as diagnostic notation; byte strings by length).
@@ -267,15 +326,18 @@ enum ReaderCommand {
         _ documents: [AnnexCReader.VerifiedDocument], roots: [Certificate], json: Bool, what: String
     ) {
         if json {
-            let docs = documents.map { d in
-                "{\"docType\":\(jsonString(d.docType)),\"documentSigner\":\(jsonString(d.documentSigner)),\"elements\":{"
-                    + d.elements.map {
-                        "\(jsonString($0.element.description)):\(jsonString(CBORDiagnostic.describe($0.value)))"
-                    }.joined(separator: ",") + "}}"
+            let docs: [JSONValue] = documents.map { d in
+                .object([
+                    ("docType", .string(d.docType)), ("documentSigner", .string(d.documentSigner)),
+                    ("elements", .object(d.elements.map { ($0.element.description, jsonValue($0.value)) })),
+                ])
             }
             print(
-                "{\"verified\":true,\"issuerChainChecked\":\(!roots.isEmpty),\"documents\":[\(docs.joined(separator: ","))]}"
-            )
+                ConsentModelJSON.text(
+                    .object([
+                        ("verified", .bool(true)), ("issuerChainChecked", .bool(!roots.isEmpty)),
+                        ("documents", .array(docs)),
+                    ])))
         } else {
             print("response verified (\(what))")
             for d in documents {

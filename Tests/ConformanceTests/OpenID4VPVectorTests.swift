@@ -180,8 +180,24 @@ extension ConformanceTests {
                         "2027-03-01T12:00:00Z", "--json",
                     ]))
                 #expect(opened.status == 0, "\(signing) \(mode): \(opened.err)")
-                #expect(String(decoding: opened.out, as: UTF8.self).contains("family_name"))
+                // Each value written once as JSON: the name as a JSON string, not diagnostic notation inside one.
+                let root = try JSONSerialization.jsonObject(with: opened.out) as? [String: Any]
+                let doc = (root?["documents"] as? [[String: Any]])?.first
+                let name = (doc?["elements"] as? [String: Any])?["org.iso.18013.5.1/family_name"] as? String
+                #expect(name != nil && !(name ?? "\"").contains("\""), "\(signing) \(mode): \(name ?? "-")")
             }
         }
+        // An answer that does not verify (opened with another request's state): with --json the failure
+        // is reported on standard output too, and the exit status is 1.
+        let other = dir.appendingPathComponent("unsigned-dc_api.state").path
+        let response = dir.appendingPathComponent("signed-dns-dc_api.jwt.response").path
+        let refused = try #require(
+            try Self.runCLI([
+                "reader", "open", "--response", response, "--state", other, "--builtin-iaca", "--clock",
+                "2027-03-01T12:00:00Z", "--json",
+            ]))
+        let failure = try JSONSerialization.jsonObject(with: refused.out) as? [String: Any]
+        #expect(refused.status == 1 && failure?["verified"] as? Bool == false)
+        #expect((failure?["error"] as? [String: Any])?["rule"] is String)
     }
 }
