@@ -203,6 +203,19 @@ const char *mdoc_status_name(int32_t code);
  * files must be the user's own, mode 0600). Device keys are resolved when first used. */
 int32_t mdoc_engine_open(const char *context_dir, const char *config_json, mdoc_engine **engine,
                          mdoc_error *error);
+/* An observer: called after every mdoc_accept, mdoc_parse and mdoc_respond of an engine opened with
+ * it (and after every refusal), on the calling thread before the call returns, with `context` as given
+ * and one JSON object valid during the call:
+ *   {"operation": "accept"|"parse"|"respond", "protocol": "annexC"|"openID4VP"|null,
+ *    "code": null | an error name, "rule": null | "domain.rule",
+ *    "readerVerdict": null | "notAuthenticated"|"trusted"|"signedNotTrusted", "seconds": 0.000123}
+ * Counts and timings only: never request content, element values, origins, credentials or keys. Keep it
+ * quick (the caller waits) and callable from every thread that calls the engine. */
+typedef void (*mdoc_observer_fn)(void *context, const char *event_json);
+/* mdoc_engine_open with an observer (MDOC_ERR_INVALID_ARGUMENT when `observer` is NULL). Without one the
+ * engine measures nothing. */
+int32_t mdoc_engine_open_observed(const char *context_dir, const char *config_json, mdoc_observer_fn observer,
+                                  void *observer_context, mdoc_engine **engine, mdoc_error *error);
 /* Opens a context from snapshot bytes (the contents of context.cbor) held in memory. Key files are
  * found under the configuration's "keyDirectory"; pkcs11: key references need none. The snapshot is
  * trusted input: it names key files and PKCS#11 modules (a module is loaded only from the

@@ -44,6 +44,9 @@ extension DigitalCredentialsEngine {
         public var annexC: AnnexCSettings
         /// OpenID4VP's own settings (preferred content encryption).
         public var openID4VP: OpenID4VPSettings
+        /// Receives counts and timings of every call, never content (`EngineObserver`); nil (the default):
+        /// nothing is measured.
+        public var observer: (any EngineObserver)?
 
         /// A configuration; every argument has a safe default. By default zero-knowledge proofs are made
         /// with the Longfellow prover installed at `LongfellowInstallation.default` (`scripts/zk-setup.sh`),

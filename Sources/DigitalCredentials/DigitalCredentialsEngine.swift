@@ -104,23 +104,53 @@ public final class DigitalCredentialsEngine: Sendable {
     public func accept(
         rawRequest: Data, origin: String, credentialID: String? = nil, format: ResponseFormat = .automatic
     ) throws(PresentmentError) -> Data {
+        let start = configuration.observer == nil ? 0 : monotonicSeconds()
         do throws(PresentmentError) {
-            return try ForkGuard.around { () throws(PresentmentError) in
+            let (out, answered) = try ForkGuard.around { () throws(PresentmentError) in
                 try answer(rawRequest, origin: origin, credentialID: credentialID, format: format)
             }
-        } catch { throw configuration.errorDisclosure.disclose(error) }
+            configuration.observer?.observe(
+                EngineEvent(
+                    operation: .accept, presentationProtocol: answered, code: nil, rule: nil, readerStatus: nil,
+                    seconds: monotonicSeconds() - start))
+            return out
+        } catch {
+            let disclosed = configuration.errorDisclosure.disclose(error)
+            observeRefusal(.accept, disclosed, since: start)
+            throw disclosed
+        }
+    }
+
+    /// Tells the observer, if any, that a call was refused.
+    private func observeRefusal(_ operation: EngineEvent.Operation, _ error: PresentmentError, since start: Double) {
+        configuration.observer?.observe(
+            EngineEvent(
+                operation: operation, presentationProtocol: nil, code: error.code, rule: error.rule, readerStatus: nil,
+                seconds: monotonicSeconds() - start))
+    }
+
+    /// Tells the observer, if any, that a call on `request` succeeded.
+    private func observeSuccess(
+        _ operation: EngineEvent.Operation, _ request: DigitalCredentialsRequest, since start: Double
+    ) {
+        configuration.observer?.observe(
+            EngineEvent(
+                operation: operation, presentationProtocol: request.details.presentationProtocol, code: nil, rule: nil,
+                readerStatus: EngineEvent.ReaderStatus(request.readerVerdict), seconds: monotonicSeconds() - start))
     }
 
     /// `accept`'s rule between the entries.
     private func answer(_ rawRequest: Data, origin: String, credentialID: String?, format: ResponseFormat)
-        throws(PresentmentError) -> Data
+        throws(PresentmentError) -> (Data, PresentationProtocol)
     {
         let entries = try read(rawRequest)
         let origin = try Origin(origin, allowAppOrigins: configuration.shared.allowAppOrigins)
         var refusal: PresentmentError?
         for frontEnd in order {
             guard let entry = entries.entry(for: frontEnd) else { continue }
-            do { return try frontEnd.accept(core, entry, origin, credentialID, format) } catch {
+            do {
+                return (try frontEnd.accept(core, entry, origin, credentialID, format), frontEnd.presentationProtocol)
+            } catch {
                 guard Self.isSelectionRefusal(error) else { throw error }
                 if refusal == nil { refusal = error }
                 if configuration.preference != .answerable { throw error }
@@ -139,12 +169,17 @@ public final class DigitalCredentialsEngine: Sendable {
     /// `protocolChoice` says which entry and why.
     public func parse(rawRequest: Data, origin: String) throws(PresentmentError) -> DigitalCredentialsRequest {
         var none: Explanation?
+        let start = configuration.observer == nil ? 0 : monotonicSeconds()
         do {
-            return try ForkGuard.around { () throws(PresentmentError) in
+            let request = try ForkGuard.around { () throws(PresentmentError) in
                 try parse(rawRequest, origin: origin, explanation: &none)
             }
+            observeSuccess(.parse, request, since: start)
+            return request
         } catch {
-            throw configuration.errorDisclosure.disclose(error)
+            let disclosed = configuration.errorDisclosure.disclose(error)
+            observeRefusal(.parse, disclosed, since: start)
+            throw disclosed
         }
     }
 
@@ -167,8 +202,9 @@ public final class DigitalCredentialsEngine: Sendable {
         to request: DigitalCredentialsRequest, using: [Int: String] = [:], approving: Approval = .allRequested,
         consented: ConsentedRequest? = nil, plainFallback: Set<Int> = [], format: ResponseFormat = .automatic
     ) throws(PresentmentError) -> Data {
+        let start = configuration.observer == nil ? 0 : monotonicSeconds()
         do throws(PresentmentError) {
-            return try ForkGuard.around { () throws(PresentmentError) in
+            let out = try ForkGuard.around { () throws(PresentmentError) in
                 for frontEnd in frontEnds {
                     if let out = try frontEnd.respond(core, request, using, approving, consented, plainFallback, format)
                     {
@@ -177,7 +213,13 @@ public final class DigitalCredentialsEngine: Sendable {
                 }
                 throw PresentmentError(FramingRule.noEntry)  // no registered front end holds these details
             }
-        } catch { throw configuration.errorDisclosure.disclose(error) }
+            observeSuccess(.respond, request, since: start)
+            return out
+        } catch {
+            let disclosed = configuration.errorDisclosure.disclose(error)
+            observeRefusal(.respond, disclosed, since: start)
+            throw disclosed
+        }
     }
 
     /// Explains what the engine does with a request (framing, origin, the protocol's structures and

@@ -145,6 +145,41 @@ public func mdocEngineOpen(
     _ directory: UnsafePointer<CChar>?, _ config: UnsafePointer<CChar>?,
     _ engine: UnsafeMutablePointer<OpaquePointer?>?, _ error: UnsafeMutablePointer<mdoc_error>?
 ) -> Int32 {
+    openDirectoryEngine(directory, config, observer: nil, engine, error)
+}
+
+/// `mdoc_engine_open_observed`: `mdoc_engine_open` with an observer called after every call.
+@_cdecl("mdoc_engine_open_observed")
+public func mdocEngineOpenObserved(
+    _ directory: UnsafePointer<CChar>?, _ config: UnsafePointer<CChar>?,
+    _ observer: (@convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?) -> Void)?,
+    _ observerContext: UnsafeMutableRawPointer?, _ engine: UnsafeMutablePointer<OpaquePointer?>?,
+    _ error: UnsafeMutablePointer<mdoc_error>?
+) -> Int32 {
+    guard let observer else {
+        engine?.pointee = nil
+        return run(error) { () throws(ABIFailure) in throw ABIFailure(MDOC_ERR_INVALID_ARGUMENT, "observer is NULL") }
+    }
+    return openDirectoryEngine(
+        directory, config, observer: ABIObserver(callback: observer, context: observerContext), engine, error)
+}
+
+/// An observer at the C boundary: the event as JSON to the host's callback, with its context pointer.
+struct ABIObserver: EngineObserver, @unchecked Sendable {
+    // @unchecked: the context pointer is the host's, handed back untouched; the host's callback must be
+    // callable from any thread that calls the engine (mdoc_respond.h says so).
+    let callback: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?) -> Void
+    let context: UnsafeMutableRawPointer?
+
+    func observe(_ event: EngineEvent) {
+        event.json.withCString { callback(context, $0) }
+    }
+}
+
+private func openDirectoryEngine(
+    _ directory: UnsafePointer<CChar>?, _ config: UnsafePointer<CChar>?, observer: ABIObserver?,
+    _ engine: UnsafeMutablePointer<OpaquePointer?>?, _ error: UnsafeMutablePointer<mdoc_error>?
+) -> Int32 {
     engine?.pointee = nil
     return run(error) { () throws(ABIFailure) in
         guard let engine else { throw ABIFailure(MDOC_ERR_INVALID_ARGUMENT, "engine output pointer is NULL") }
@@ -172,7 +207,9 @@ public func mdocEngineOpen(
             throw ABIFailure(error)
         }
         engine.pointee = Handles.add(
-            EngineBox(engine: try settings.engine(over: source), maxRequestBytes: settings.maxRequestBytes))
+            EngineBox(
+                engine: try settings.engine(over: source, observer: observer), maxRequestBytes: settings.maxRequestBytes
+            ))
     }
 }
 

@@ -50,10 +50,13 @@ package struct ABISettings: Sendable {
 
     /// The engine these settings describe over `source` (the trust members narrow the stored policy
     /// as first read).
-    package func engine(over source: ContextSource) throws(ABIFailure) -> DigitalCredentialsEngine {
+    package func engine(over source: ContextSource, observer: (any EngineObserver)? = nil) throws(ABIFailure)
+        -> DigitalCredentialsEngine
+    {
         do {
-            return DigitalCredentialsEngine(
-                source: source, configuration: try document.configuration(over: source.initial))
+            var configuration = try document.configuration(over: source.initial)
+            configuration.observer = observer
+            return DigitalCredentialsEngine(source: source, configuration: configuration)
         } catch { throw ABIFailure(MDOC_ERR_INVALID_CONFIGURATION, error.detail) }
     }
 }

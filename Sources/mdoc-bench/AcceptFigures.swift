@@ -67,6 +67,13 @@ func acceptFigures() {
         case "facade_accept":
             let facade = DigitalCredentialsEngine.facade(context, clock: { now })
             body = { blackHole(try! facade.accept(rawRequest: plain.rawRequest, origin: origin.serialized)) }
+        // The same with an observer installed (one event per call: two clock readings and the event).
+        case "facade_accept_observed":
+            var c = DigitalCredentialsEngine.Configuration()
+            c.clock = { now }
+            c.observer = DiscardingObserver()
+            let observed = DigitalCredentialsEngine(context: context, configuration: c)
+            body = { blackHole(try! observed.accept(rawRequest: plain.rawRequest, origin: origin.serialized)) }
         // The same over a context directory: each call also checks the snapshot's generation.
         case "facade_accept_store":
             let store = DigitalCredentialsEngine.facadeOverStore(context, keys: w.keys, clock: { now })
@@ -120,4 +127,9 @@ func acceptFigures() {
         measure("annexc.stage.chain_check") {
             try! Certificate.validatePath(leaf: readerCert, anchors: [root], at: now)
         })
+}
+
+/// An observer that keeps nothing (the benchmark of the observer's own cost).
+struct DiscardingObserver: EngineObserver {
+    func observe(_ event: EngineEvent) { blackHole(event.seconds) }
 }

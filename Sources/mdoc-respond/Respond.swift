@@ -1,4 +1,5 @@
 import DigitalCredentials
+import Synchronization
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -78,7 +79,11 @@ enum Respond {
                 refuse(PresentmentError(FramingRule.tooLarge))
             })
         let origin = o.require("--origin")
-        let engine = DigitalCredentialsEngine(context: context, configuration: configuration)
+        // --report: the engine's observer gives each call's duration (counts and timings, no content).
+        let timings = ReportTimings()
+        var observed = configuration
+        if report { observed.observer = timings }
+        let engine = DigitalCredentialsEngine(context: context, configuration: observed)
         let format: ResponseFormat
         switch o.value("--format") ?? "auto" {
         case "auto": format = .automatic
@@ -169,11 +174,26 @@ enum Respond {
                     case .signedNotTrusted(_, let reason): "signed, not trusted (\(reason.rawValue))"
                     }
                 writeStderr(
-                    "mdoc-respond: answered (\(request.protocolIdentifier)): \(docs); reader \(reader); \(out.count) bytes\(peakMemoryNote())\n"
+                    "mdoc-respond: answered (\(request.protocolIdentifier)): \(docs); reader \(reader); \(out.count) bytes; \(timings.summary)\(peakMemoryNote())\n"
                 )
             }
         } catch {
             refuse(error)
         }
+    }
+}
+
+/// The durations of the engine's calls, from its observer, for `--report` (the last of each operation).
+final class ReportTimings: EngineObserver {
+    private let last = Mutex<[EngineEvent.Operation: Double]>([:])
+
+    func observe(_ event: EngineEvent) { last.withLock { $0[event.operation] = event.seconds } }
+
+    /// `parse 123 µs, respond 456 µs`.
+    var summary: String {
+        let seen = last.withLock { $0 }
+        return EngineEvent.Operation.allCases.compactMap { op in
+            seen[op].map { "\(op.rawValue) \(Int(($0 * 1e6).rounded())) µs" }
+        }.joined(separator: ", ")
     }
 }

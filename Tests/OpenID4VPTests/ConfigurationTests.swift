@@ -252,3 +252,43 @@ struct ConfigurationTests {
         #expect(json["fixedClock"]?.string == MdocDate.formatDateTime(TestWorld.now))
     }
 }
+
+/// Collects events (a test observer).
+final class CollectingObserver: EngineObserver, @unchecked Sendable {
+    // @unchecked: `events` is guarded by `lock`.
+    private let lock = NSLock()
+    private var collected = [EngineEvent]()
+    var events: [EngineEvent] { lock.withLock { collected } }
+    func observe(_ event: EngineEvent) { lock.withLock { collected.append(event) } }
+}
+
+extension ConfigurationTests {
+    @Test("An observer gets one event per call, both protocols, with the outcome and no content")
+    func observerEvents() throws {
+        let world = try TestWorld()
+        let context = try world.context([try world.entry(id: "mdl")], trust: world.trusted)
+        let observer = CollectingObserver()
+        let engine = TestWorld.engine(context) { $0.observer = observer }
+        let origin = TestWorld.origin.serialized
+        let annexC = try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin)
+        let oid = try OpenID4VPReader.makeRequest(
+            queries: [
+                .init(id: "m", docType: TestWorld.mDL, claims: [.init(ElementID(TestWorld.mDLNS, "family_name"))])
+            ],
+            origin: TestWorld.origin)
+        _ = try engine.accept(rawRequest: annexC.rawRequest, origin: origin)
+        let parsed = try engine.parse(rawRequest: oid.rawRequest, origin: origin)
+        _ = try engine.respond(to: parsed)
+        expectRefusal(FramingRule.noFraming) { try engine.accept(rawRequest: Data("{}".utf8), origin: origin) }
+        let events = observer.events
+        #expect(events.map(\.operation) == [.accept, .parse, .respond, .accept])
+        #expect(events.map(\.presentationProtocol) == [.annexC, .openID4VP, .openID4VP, nil])
+        #expect(events.prefix(3).allSatisfy { $0.code == nil && $0.rule == nil })
+        #expect(events[3].rule == PresentmentError.Rule(FramingRule.noFraming))
+        #expect(events[1].readerStatus == .notAuthenticated && events[0].readerStatus == nil)
+        #expect(events.allSatisfy { $0.seconds >= 0 && $0.seconds < 10 })
+        for e in events {
+            #expect(!e.json.contains("verifier.example") && !e.json.contains("family_name") && !e.json.contains("mdl"))
+        }
+    }
+}

@@ -26,7 +26,7 @@ import json
 import os
 import re
 import threading
-from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, TypeVar, Union
+from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Sequence, TypeVar, Union
 
 __all__ = ["ABI_VERSION", "Engine", "MdocError", "Request", "__version__", "load_library", "status_name"]
 
@@ -111,6 +111,10 @@ def load_library(path: Optional[str] = None) -> ctypes.CDLL:
         return lib
 
 
+#: The C observer callback: (context, event JSON).
+_OBSERVER_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p)
+
+
 def _declare(lib: ctypes.CDLL) -> None:
     vp, sz, i32 = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int32
     out_bytes = ctypes.POINTER(ctypes.c_void_p)
@@ -121,6 +125,8 @@ def _declare(lib: ctypes.CDLL) -> None:
         "mdoc_status_name": (ctypes.c_char_p, [i32]),
         "mdoc_engine_open": (i32, [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(vp), err]),
         "mdoc_engine_open_snapshot": (i32, [ctypes.c_char_p, sz, ctypes.c_char_p, ctypes.POINTER(vp), err]),
+        "mdoc_engine_open_observed": (i32, [ctypes.c_char_p, ctypes.c_char_p, _OBSERVER_FN, vp, ctypes.POINTER(vp),
+                                            err]),
         "mdoc_engine_release": (i32, [vp]),
         "mdoc_accept": (i32, [vp, ctypes.c_char_p, sz, ctypes.c_char_p, out_bytes, ctypes.POINTER(sz), err]),
         "mdoc_parse": (i32, [vp, ctypes.c_char_p, sz, ctypes.c_char_p, ctypes.POINTER(vp), err]),
@@ -222,11 +228,28 @@ class Engine(_Handle):
     _release = "mdoc_engine_release"
 
     def __init__(self, context_dir: Union[str, "os.PathLike[str]"], *, config: Optional[Mapping[str, Any]] = None,
-                 library: Optional[str] = None) -> None:
+                 library: Optional[str] = None,
+                 observer: Optional[Callable[[Dict[str, Any]], None]] = None) -> None:
+        """`observer`, when given, is called after every accept, parse and respond (and refusal) with a
+        dict of counts and timings, never content: {"operation", "protocol", "code", "rule",
+        "readerVerdict", "seconds"} (mdoc_respond.h, mdoc_observer_fn). It runs on the calling thread;
+        an exception it raises is not propagated."""
         self._lib = load_library(library)
         handle = ctypes.c_void_p()
         err = _Error()
-        rc = self._lib.mdoc_engine_open(_path(context_dir, "context_dir"), _json(config), ctypes.byref(handle), ctypes.byref(err))
+        path = _path(context_dir, "context_dir")
+        if observer is None:
+            rc = self._lib.mdoc_engine_open(path, _json(config), ctypes.byref(handle), ctypes.byref(err))
+        else:
+            def forward(_context: Optional[int], event: Optional[bytes]) -> None:
+                try:
+                    observer(json.loads(event or b"{}"))
+                except Exception:  # noqa: BLE001 - an observer's failure must not break the call
+                    pass
+            # Kept alive as long as the engine: the library calls it after every call.
+            self._observer = _OBSERVER_FN(forward)
+            rc = self._lib.mdoc_engine_open_observed(path, _json(config), self._observer, None, ctypes.byref(handle),
+                                                     ctypes.byref(err))
         if rc != 0:
             _raise(rc, err)
         self._handle: Optional[int] = handle.value

@@ -1,6 +1,7 @@
 """The Python binding end to end: requests built and responses verified by the independent peers of
 Tests/interop (annexc_peer, openid4vp_peer), two-phase consent with narrower approvals, every error
 class surfacing as MdocError with the engine's code, and two threads sharing one engine."""
+import json
 import os
 import threading
 
@@ -338,3 +339,25 @@ def test_open_engine_sees_a_cancel_on_disk(context_dir, pki, now):
         assert e.value.rule == "selection.noUsableCredential"
         context("reinstate", "mdl")
         assert annexc_peer.verify(engine.accept(raw, ORIGIN), state, pki["iaca"], now) == {MDL: [f"{MNS}/family_name"]}
+
+
+def test_observer_receives_counts_and_timings_never_content(context_dir, pki, now):
+    """An observer gets one event per call (accept, parse, respond, and refusals) with the operation,
+    protocol, outcome, reader verdict kind and duration; no request content, value, origin or id."""
+    events = []
+    raw, state = annexc_request(pki, elements=("family_name",))
+    with Engine(context_dir, observer=events.append) as engine:
+        annexc_peer.verify(engine.accept(raw, ORIGIN), state, pki["iaca"], now)
+        with engine.parse(raw, ORIGIN) as request:
+            request.respond()
+        with pytest.raises(MdocError):
+            engine.accept(b"{}", ORIGIN)
+    assert [e["operation"] for e in events] == ["accept", "parse", "respond", "accept"]
+    assert [e["protocol"] for e in events] == ["annexC", "annexC", "annexC", None]
+    assert [e["code"] for e in events[:3]] == [None, None, None] and [e["rule"] for e in events[:3]] == [None] * 3
+    assert events[3]["code"] is not None and events[3]["rule"].startswith("framing.")
+    assert events[1]["readerVerdict"] == "notAuthenticated" and events[0]["readerVerdict"] is None
+    assert all(isinstance(e["seconds"], float) and 0 <= e["seconds"] < 10 for e in events)
+    text = json.dumps(events)
+    for secret in (ORIGIN, "family_name", "mdl", "verifier.example"):
+        assert secret not in text
