@@ -68,12 +68,12 @@ def main():
             for f in files:
                 os.chmod(os.path.join(d, f), 0o600)
         raw = open(os.path.join(ROOT, "TestVectors", "requests", "mdl-dataObject-v1.0-readerAuth.json"), "rb").read()
-        with Engine(ctx, config={"clock": CLOCK}) as engine:
+        with Engine(ctx, config={"testing": True, "clock": CLOCK}) as engine:
             median, p90 = measure(lambda: engine.accept(raw, ORIGIN), quick)
         snapshot = open(os.path.join(ctx, "context.cbor"), "rb").read()
 
         def cold():
-            with Engine.from_snapshot(snapshot, config={"clock": CLOCK, "keyDirectory": ctx}) as fresh:
+            with Engine.from_snapshot(snapshot, config={"testing": True, "clock": CLOCK, "keyDirectory": ctx}) as fresh:
                 fresh.accept(raw, ORIGIN)
 
         cold_median, cold_p90 = measure(cold, quick)

@@ -21,6 +21,8 @@ swift build -c release -j 2 --product mdoc-respond >/dev/null
 scripts/build-static-cli.sh >/dev/null 2>&1
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 vectors=$PWD/TestVectors
+# The CLI answers from this checkout's test data (it reads no path compiled into it).
+export MDOC_RESPOND_TESTVECTORS="${MDOC_RESPOND_TESTVECTORS:-$vectors}"
 objects() {   # callgrind file → "total libcrypto libc loader rest" (rest: the binary, libstdc++, libcbor, ...)
     python3 - "$1" <<'PY'
 import re, sys

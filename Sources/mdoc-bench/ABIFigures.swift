@@ -49,7 +49,7 @@ func abiFigures() {
     let swiftEngine = DigitalCredentialsEngine(context: context, configuration: configuration)
     var engine: OpaquePointer?
     var error = mdoc_error()
-    guard mdocEngineOpen(dir.path, "{\"clock\":\"\(clock)\"}", &engine, &error) == MDOC_OK else {
+    guard mdocEngineOpen(dir.path, "{\"testing\":true,\"clock\":\"\(clock)\"}", &engine, &error) == MDOC_OK else {
         print("NOTICE: mdoc_engine_open failed; the C ABI figures are skipped")
         return
     }

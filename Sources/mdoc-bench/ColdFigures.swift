@@ -122,7 +122,7 @@ func coldFigures() {
             blackHole(try! resolver.recordedSigner(for: "keys/mdl.pem", recorded: keyRecord))
             blackHole(MdocDigest.sha256(selectedBytes))
         }
-        let config = "{\"clock\":\"\(clock)\",\"keyDirectory\":\"\(holder.directory.path)\"}"
+        let config = "{\"testing\":true,\"clock\":\"\(clock)\",\"keyDirectory\":\"\(holder.directory.path)\"}"
         var error = mdoc_error()
         let coldABI = {
             var engine: OpaquePointer?

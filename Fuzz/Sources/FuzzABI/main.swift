@@ -31,7 +31,8 @@ nonisolated(unsafe) let fixture: (engine: OpaquePointer, parsed: OpaquePointer, 
     }
     var engine: OpaquePointer?
     var error = mdoc_error()
-    precondition(mdocEngineOpen(dir.path, "{\"clock\":\"2026-06-01T00:00:00Z\"}", &engine, &error) == MDOC_OK)
+    precondition(
+        mdocEngineOpen(dir.path, "{\"testing\":true,\"clock\":\"2026-06-01T00:00:00Z\"}", &engine, &error) == MDOC_OK)
     let request = [UInt8](
         fm.contents(atPath: vectors.appendingPathComponent("requests/mdl-dataObject-v1.1-none.json").path)!)
     var parsed: OpaquePointer?
