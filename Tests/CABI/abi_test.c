@@ -71,6 +71,14 @@ static size_t accept_ok(mdoc_engine *engine, const char *what) {
     return rc == MDOC_OK ? out_len : 0;
 }
 
+/* An observer that counts events and keeps the last one's JSON. */
+struct observed { int events; char last[512]; };
+static void observe(void *context, const char *event_json) {
+    struct observed *o = context;
+    o->events += 1;
+    snprintf(o->last, sizeof o->last, "%s", event_json ? event_json : "");
+}
+
 /* A refusal: the code, a non-empty detail that does not echo the origin, and no output. `rule` is the
  * engine rule the detail must begin with ("domain.rule: "), or NULL for the ABI's own refusals (whose
  * detail carries no rule). */
@@ -169,6 +177,23 @@ int main(int argc, char **argv) {
         if (strcmp(bad_configs[i][1], "unknownMember") == 0)
             CHECK(strstr(err.detail, "clokc") != NULL || strstr(err.detail, "bogus") != NULL,
                   "%s: the unknown member named", bad_configs[i][0]);
+    }
+
+    /* An observer: one event per call with the operation and outcome, none of the request's content. */
+    {
+        mdoc_engine *observed = NULL;
+        struct observed seen = {0, ""};
+        EXPECT_STATUS(mdoc_engine_open_observed(context_dir, config, NULL, &seen, &observed, &err),
+                      MDOC_ERR_INVALID_ARGUMENT, "open observed: NULL observer");
+        CHECK(observed == NULL, "open observed: NULL observer gives no engine");
+        EXPECT_STATUS(mdoc_engine_open_observed(context_dir, config, observe, &seen, &observed, &err), MDOC_OK,
+                      "open observed");
+        accept_ok(observed, "accept through an observed engine");
+        CHECK(seen.events == 1 && strstr(seen.last, "\"operation\":\"accept\"") != NULL
+                  && strstr(seen.last, "\"code\":null") != NULL,
+              "observer: one accept event (%d: %s)", seen.events, seen.last);
+        CHECK(strstr(seen.last, origin) == NULL, "observer: the origin is not in the event");
+        mdoc_engine_release(observed);
     }
 
     /* protocols: an engine answering OpenID4VP only finds no entry in the Annex C request. */
