@@ -16,11 +16,13 @@ enum Input {
     /// input is refused as soon as it shows itself (`tooLarge`, or an I/O error by default), so a
     /// huge or endless input costs bounded memory.
     static func read(_ path: String, limit: Int = maxBytes, tooLarge: (() -> Never)? = nil) -> [UInt8] {
+        // Errors name the operator's own file and the system's reason (never the content).
+        let name = path == "-" ? "standard input" : safe(path)
         let fd = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { fail(Exit.io, "io", "cannot read input file") }
+        guard fd >= 0 else { fail(Exit.io, "io", "cannot open \(name): \(String(cString: strerror(errno)))") }
         defer { if fd != 0 { close(fd) } }
         var st = stat()
-        if fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFDIR { fail(Exit.io, "io", "input is a directory") }
+        if fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFDIR { fail(Exit.io, "io", "\(name) is a directory") }
         var bytes = [UInt8]()
         // Read straight into uninitialized chunks: a regular file in one chunk of its size (plus the
         // byte that shows it grew), a pipe in 16 KiB ones. (A zero-filled 64 KiB buffer cost a process
@@ -37,14 +39,14 @@ enum Input {
             }
             if n < 0 {
                 if errno == EINTR { continue }
-                fail(Exit.io, "io", path == "-" ? "cannot read standard input" : "cannot read input file")
+                fail(Exit.io, "io", "cannot read \(name): \(String(cString: strerror(errno)))")
             }
             if n == 0 { break }
             if bytes.isEmpty { bytes = part } else { bytes.append(contentsOf: part) }
             chunk = 16384
             if bytes.count > limit {
                 if let tooLarge { tooLarge() }
-                fail(Exit.io, "io", "input larger than \(limit) bytes")
+                fail(Exit.io, "io", "\(name) is larger than \(limit) bytes")
             }
         }
         return bytes

@@ -205,6 +205,18 @@ extension ConformanceTests {
     }
 
     @Test(
+        "CLI: an input file that cannot be read is named, with the system's reason",
+        .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
+    func cliNamesUnreadableInput() throws {
+        let missing = "/nonexistent/mdoc-input-\(UUID().uuidString).json"
+        let r = try #require(
+            try Self.runCLI(["respond", "--request", missing, "--origin", "https://verifier.example"]))
+        #expect(r.status == 3 && r.err.contains("cannot open \(missing): No such file or directory"), "\(r.err)")
+        let dir = try #require(try Self.runCLI(["inspect", FileManager.default.temporaryDirectory.path]))
+        #expect(dir.status == 3 && dir.err.contains("is a directory"), "\(dir.err)")
+    }
+
+    @Test(
         "CLI: --version prints the repository's VERSION",
         .enabled(if: ConformanceTests.cliRunnable, ConformanceTests.cliSkipNote))
     func cliVersion() throws {
