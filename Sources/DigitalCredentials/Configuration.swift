@@ -64,6 +64,17 @@ extension DigitalCredentialsEngine {
             self.openID4VP = openID4VP
         }
 
+        /// The reader-trust policy an engine with this configuration holds over `context`: the fixed
+        /// replacement, else the stored policy as the configuration narrows it; nil when neither applies
+        /// (the stored policy as it is).
+        /// - Throws: `context.configurationWidensStore` when the narrowing would widen it.
+        package func readerTrustInForce(over context: CredentialContext) throws(PresentmentError) -> ReaderTrustPolicy?
+        {
+            if let fixed = shared.readerTrust { return fixed }
+            guard let narrow = shared.readerTrustOverStore else { return nil }
+            return try narrow(context.readerTrust)
+        }
+
         /// A shared setting (`clock`, `allowAppOrigins`, `limits`, `selfCheck`, `readerTrust`,
         /// `errorDisclosure`), read and written as if it were the configuration's own.
         public subscript<T>(dynamicMember key: WritableKeyPath<EngineConfiguration, T>) -> T {

@@ -295,8 +295,11 @@ package struct ConfigurationDocument: Sendable {
 
     /// The configuration for an engine over `context`: the trust members applied to the context's
     /// stored policy (unchanged when the JSON names none). Without `replacePolicy` they may only narrow
-    /// it: anchors a subset of the stored anchors, authorities a subset of a stored allow-list, a stored
-    /// requirement kept, the signer profile unchanged; anything else is refused.
+    /// it: anchors a subset of the stored anchors (each keeping its stored purpose), authorities a
+    /// subset of a stored allow-list, a stored requirement kept, the signer profile unchanged; anything
+    /// else is refused. Narrowing is applied again to the store's policy as it is at each call
+    /// (`EngineConfiguration.readerTrustOverStore`): an engine over a directory never trusts more than
+    /// the store does now, and refuses every call while its members would widen it.
     package func configuration(over context: CredentialContext) throws(ConfigurationError)
         -> DigitalCredentialsEngine.Configuration
     {
@@ -304,7 +307,23 @@ package struct ConfigurationDocument: Sendable {
             anchors != nil || authorities != nil || requireReaderAuthentication != nil || requireTrustedReader != nil
                 || signerProfile != nil
         else { return configuration }
-        let stored = configuration.readerTrust ?? context.readerTrust
+        var out = configuration
+        if replacePolicy || configuration.readerTrust != nil {
+            out.readerTrust = try policy(over: configuration.readerTrust ?? context.readerTrust)
+            return out
+        }
+        _ = try policy(over: context.readerTrust)  // refused now when it widens the policy as stored now
+        let members = self
+        out.shared.readerTrustOverStore = { (stored) throws(PresentmentError) -> ReaderTrustPolicy in
+            do { return try members.policy(over: stored) } catch {
+                throw PresentmentError(ContextRule.configurationWidensStore)
+            }
+        }
+        return out
+    }
+
+    /// The trust members applied to `stored` (checked to narrow it unless `replacePolicy`).
+    func policy(over stored: ReaderTrustPolicy) throws(ConfigurationError) -> ReaderTrustPolicy {
         if !replacePolicy {
             func widens(_ what: String) -> ConfigurationError { ConfigurationError(.widensPolicy, "trust." + what) }
             if let anchors {
@@ -321,14 +340,18 @@ package struct ConfigurationDocument: Sendable {
             if let signerProfile, signerProfile != stored.signerProfile { throw widens("signerProfile") }
         }
         var policy = stored
-        if let anchors { policy.trustAnchors = anchors }
+        if let anchors {
+            // Each named anchor keeps the purpose the holder stored with it (a narrowing never widens what
+            // a signer under it must be).
+            let der = anchors.map(\.der)
+            let purposes = der.map { d in stored.anchors.der.firstIndex(of: d).flatMap { stored.anchors.purposes[$0] } }
+            policy.anchors = TrustAnchors(der: der, purposes: purposes)
+        }
         if let authorities { policy.authorities = .only(authorities) }
         if let requireReaderAuthentication { policy.requireReaderAuthentication = requireReaderAuthentication }
         if let requireTrustedReader { policy.requireTrustedReader = requireTrustedReader }
         if let signerProfile { policy.signerProfile = signerProfile }
-        var out = configuration
-        out.readerTrust = policy
-        return out
+        return policy
     }
 
     /// A JSON object of at most 1 MiB, 8 deep.

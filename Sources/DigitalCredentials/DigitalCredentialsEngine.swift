@@ -86,7 +86,11 @@ public final class DigitalCredentialsEngine: Sendable {
     public var context: CredentialContext { core.source.initial }
 
     /// The reader-trust policy in force over `context` (the configuration's, else the context's).
-    public var readerTrust: ReaderTrustPolicy { core.readerTrust(context) }
+    /// While the configuration's narrowing would widen the store's policy (every call is then refused),
+    /// a policy that trusts no one and requires reader authentication.
+    public var readerTrust: ReaderTrustPolicy {
+        (try? core.readerTrust(context)) ?? ReaderTrustPolicy(requireReaderAuthentication: true)
+    }
 
     // MARK: One call
 

@@ -122,7 +122,7 @@ struct ABITests {
         // Narrowing: a requirement turned on, an allow-list where the stored policy allows any.
         let narrowed = try #require(
             try settings(#"{"trust":{"requireTrustedReader":true,"authorities":["0a0b"]}}"#)
-                .configuration(over: stored).readerTrust)
+                .configuration(over: stored).readerTrustInForce(over: stored))
         #expect(narrowed.requireTrustedReader && narrowed.authorities == .only([[0x0a, 0x0b]]))
         // Widening: a new anchor, a requirement turned off, another signer profile, or an authority
         // outside a stored allow-list; each passes only with replacePolicy.

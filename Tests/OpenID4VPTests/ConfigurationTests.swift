@@ -142,17 +142,18 @@ struct ConfigurationTests {
         }
         // Narrowing passes and applies; the stored requirement is kept.
         let narrowed = try Self.document(#"{"trust":{"requireTrustedReader":true}}"#).configuration(over: context)
-        #expect(narrowed.readerTrust?.requireTrustedReader == true)
-        #expect(narrowed.readerTrust?.requireReaderAuthentication == true)
-        #expect(narrowed.readerTrust?.trustAnchors.map(\.der) == [world.readerRoot.der])
+        let inForce = try narrowed.readerTrustInForce(over: context)
+        #expect(inForce?.requireTrustedReader == true)
+        #expect(inForce?.requireReaderAuthentication == true)
+        #expect(inForce?.trustAnchors.map(\.der) == [world.readerRoot.der])
         // replacePolicy lets the members replace it.
         let replaced = try Self.document(
             #"{"trust":{"anchors":\#(anchors([other.readerRoot])),"requireReaderAuthentication":false,"replacePolicy":true}}"#
         ).configuration(over: context)
-        #expect(replaced.readerTrust?.trustAnchors.map(\.der) == [other.readerRoot.der])
-        #expect(replaced.readerTrust?.requireReaderAuthentication == false)
+        #expect(try replaced.readerTrustInForce(over: context)?.trustAnchors.map(\.der) == [other.readerRoot.der])
+        #expect(try replaced.readerTrustInForce(over: context)?.requireReaderAuthentication == false)
         // No trust member: the engine reads the context's policy.
-        #expect(try Self.document("{}").configuration(over: context).readerTrust == nil)
+        #expect(try Self.document("{}").configuration(over: context).readerTrustInForce(over: context) == nil)
     }
 
     /// An Annex C request and an OpenID4VP request for the mDL's family name.
@@ -289,6 +290,54 @@ extension ConfigurationTests {
         #expect(events.allSatisfy { $0.seconds >= 0 && $0.seconds < 10 })
         for e in events {
             #expect(!e.json.contains("verifier.example") && !e.json.contains("family_name") && !e.json.contains("mdl"))
+        }
+    }
+}
+
+extension ConfigurationTests {
+    @Test(
+        "Trust members narrow the store's policy as it is at each call: a named anchor keeps its stored purpose, and an anchor removed from the store refuses every call"
+    )
+    func narrowingFollowsTheStore() throws {
+        let world = try TestWorld()
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-narrow-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let entry = try world.entry(id: "mdl")
+        var pem = Array(try world.deviceKeys[entry.deviceKeyReference]!.pkcs8PEM().utf8)
+        defer { for i in pem.indices { pem[i] = 0 } }
+        // The store: the reader root as an mdoc-reader anchor under a request-signer profile.
+        try CredentialContext.update(at: dir, create: true) { tx throws(PresentmentError) in
+            let reference = try tx.storeDeviceKey(pem, name: "mdl")
+            tx.entries.append(.init(id: "mdl", issuerSigned: entry.issuerSigned, deviceKeyReference: reference))
+            tx.readerTrust.signerProfile = .requestSigner
+            try tx.readerTrust.addAnchor(world.readerRoot, purpose: .mdocReader)
+        }
+        let initial = try #require(try CredentialContext.load(from: dir))
+        let json = #"{"trust":{"anchors":["\#(Data(world.readerRoot.der).base64EncodedString())"]}}"#
+        var configuration = try ConfigurationDocument(json: Array(json.utf8)).configuration(over: initial)
+        configuration.clock = { TestWorld.now }
+        configuration.zeroKnowledge = ZeroKnowledgeSettings()
+        let engine = try DigitalCredentialsEngine(contextDirectory: dir, configuration: configuration)
+        // A signer without the reader EKU under that root: the anchor's stored purpose (mdoc reader) holds.
+        let key = try SoftwareSigner.generate()
+        let cert = try Certificate.issue(
+            subject: .init(commonName: "No EKU Verifier"), publicKey: key.publicKey, issuer: world.readerRoot,
+            issuerKey: world.readerRootKey, serial: 91, notBefore: TestWorld.now - 86400,
+            notAfter: TestWorld.now + 86400, profile: .requestSignerWithoutReaderEKU(dnsNames: ["verifier.example"]))
+        let request = try AnnexCReader.makeRequest(
+            documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin,
+            signing: .perDocument(signer: key, chain: [cert]))
+        let origin = TestWorld.origin.serialized
+        let parsed = try engine.parse(rawRequest: request.rawRequest, origin: origin)
+        #expect(parsed.readerVerdict == .signedNotTrusted(subject: cert.subject, reason: .lacksReaderExtendedKeyUsage))
+        // The holder removes the anchor: the configuration's anchor would now widen the store's policy.
+        try CredentialContext.update(at: dir) { tx in tx.readerTrust.removeAnchor(der: world.readerRoot.der) }
+        expectRefusal(ContextRule.configurationWidensStore) {
+            try engine.accept(rawRequest: request.rawRequest, origin: origin)
+        }
+        let plain = try AnnexCReader.makeRequest(documents: [TestWorld.ask(["family_name"])], origin: TestWorld.origin)
+        expectRefusal(ContextRule.configurationWidensStore) {
+            try engine.parse(rawRequest: plain.rawRequest, origin: origin)
         }
     }
 }

@@ -31,6 +31,10 @@ public struct EngineConfiguration: Sendable {
     public var readerTrust: ReaderTrustPolicy?
     /// What a refusal says about the holder's credentials (default `.exact`).
     public var errorDisclosure: ErrorDisclosure
+    /// Narrows the policy stored in the context, applied to it as it is at each call (the
+    /// configuration JSON's trust members without `replacePolicy`); throws while it would widen it.
+    /// Ignored when `readerTrust` is set.
+    package var readerTrustOverStore: (@Sendable (ReaderTrustPolicy) throws(PresentmentError) -> ReaderTrustPolicy)?
     /// Zero-knowledge answers: the prover (none by default: a required proof is then refused) and
     /// how many proofs one response may carry.
     public var zeroKnowledge: ZeroKnowledgeSettings

@@ -3,6 +3,7 @@
 #else
     import Foundation
 #endif
+internal import CryptoCore
 
 /// The one engine: accept, parse and respond for every protocol, each protocol's wire format left to
 /// its front end (`PresentmentFrontEnd`). It owns what every protocol shares: the credential checks,
@@ -20,14 +21,26 @@
     /// The shared settings.
     package let configuration: EngineConfiguration
 
+    /// The last stored policy narrowed by `readerTrustOverStore`, with the anchors object it was made
+    /// from (a reloaded snapshot brings a new one).
+    private let narrowed = LockedValue<(from: TrustAnchors, policy: ReaderTrustPolicy)?>(nil)
+
     package init(source: ContextSource, configuration: EngineConfiguration) {
         self.source = source
         self.configuration = configuration
     }
 
-    /// The reader-trust policy in force over `context`: the configuration's, else the context's stored one.
-    package func readerTrust(_ context: CredentialContext) -> ReaderTrustPolicy {
-        configuration.readerTrust ?? context.readerTrust
+    /// The reader-trust policy in force over `context`: the configuration's, else the context's stored
+    /// one as the configuration narrows it.
+    /// - Throws: `context.configurationWidensStore` while the narrowing would widen the stored policy.
+    package func readerTrust(_ context: CredentialContext) throws(PresentmentError) -> ReaderTrustPolicy {
+        if let fixed = configuration.readerTrust { return fixed }
+        guard let narrow = configuration.readerTrustOverStore else { return context.readerTrust }
+        let stored = context.readerTrust
+        if let hit = narrowed.withLock({ $0?.from === stored.anchors ? $0!.policy : nil }) { return hit }
+        let policy = try narrow(stored)
+        narrowed.withLock { $0 = (stored.anchors, policy) }
+        return policy
     }
 
     /// Checks, plans and answers in one call, releasing everything the consent model would show for
@@ -38,7 +51,7 @@
         _ entry: F.Entry, origin: Origin, via frontEnd: F, credentialID: String?, format: ResponseFormat
     ) throws(PresentmentError) -> Data {
         let context = try source.current()
-        let environment = environment(consent: false, context)
+        let environment = try environment(consent: false, context)
         var trace: CheckTrace?
         let checked = try frontEnd.check(entry, origin: origin, in: environment, trace: &trace)
         let responses = try bestResponses(
@@ -55,7 +68,7 @@
         _ entry: F.Entry, origin: Origin, via frontEnd: F, trace: inout CheckTrace?, details: (F.Details) -> D
     ) throws(PresentmentError) -> PresentmentRequest<D> {
         let context = try source.current()
-        let environment = environment(consent: true, context)
+        let environment = try environment(consent: true, context)
         let checked = try frontEnd.check(entry, origin: origin, in: environment, trace: &trace)
         return PresentmentRequest(
             model: try consentModel(checked.entry, origin: origin, in: environment, context: context),
@@ -104,10 +117,13 @@
     // MARK: The engine's own steps (not generic)
 
     /// The environment a front end checks with over `context`, at the clock's current reading.
-    @usableFromInline func environment(consent: Bool, _ context: CredentialContext) -> CheckEnvironment {
+    @usableFromInline func environment(consent: Bool, _ context: CredentialContext) throws(PresentmentError)
+        -> CheckEnvironment
+    {
         CheckEnvironment(
             limits: configuration.limits,
-            trust: ReaderTrustEvaluator(policy: readerTrust(context), now: configuration.clock()), consent: consent)
+            trust: ReaderTrustEvaluator(policy: try readerTrust(context), now: configuration.clock()),
+            consent: consent)
     }
 
     /// `accept`'s plan (the best candidate per document, everything it shows) as built DeviceResponses.

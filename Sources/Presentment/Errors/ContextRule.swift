@@ -42,6 +42,7 @@ public enum ContextRule: String, RefusalRule {
     case signerProfileUnknown
     case anchorPurposesInvalid
     case anchorCannotAnchor
+    case configurationWidensStore
     case nextCredentialNumber
     case validityMismatch
     case duplicateID
@@ -108,6 +109,11 @@ public enum ContextRule: String, RefusalRule {
             (
                 .contextCorrupt,
                 "readerTrust.anchorPurposes must list, per anchor, mdocReader, relyingParty or null"
+            )
+        case .configurationWidensStore:
+            (
+                .contextCorrupt,
+                "the engine's configuration narrows the stored reader-trust policy and would now widen it (an anchor, authority or requirement it names changed in the store): reopen the engine with a configuration that fits"
             )
         case .anchorCannotAnchor:
             (
