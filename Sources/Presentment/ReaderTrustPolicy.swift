@@ -85,7 +85,7 @@ public struct ReaderTrustPolicy: Sendable {
     }
 
     /// The CLI's spelling of the purpose an anchor is used for (its own, else the profile's).
-    public func effectivePurposeArgument(_ own: AnchorPurpose?) -> String { effectivePurpose(own).argument }
+    package func effectivePurposeArgument(_ own: AnchorPurpose?) -> String { effectivePurpose(own).argument }
 
     /// The purpose an anchor is used for: its own, else the one `signerProfile` implies.
     func effectivePurpose(_ own: AnchorPurpose?) -> AnchorPurpose {
