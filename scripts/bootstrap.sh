@@ -2,7 +2,7 @@
 # Installs the Debian packages the build needs, if any are missing. Idempotent; needs root (or sudo).
 set -euo pipefail
 missing=()
-for pkg in libcbor-dev libssl-dev pkg-config libp11-kit-dev softhsm2 p11-kit-modules libzstd-dev valgrind; do
+for pkg in libcbor-dev libssl-dev pkg-config libp11-kit-dev softhsm2 p11-kit-modules libzstd-dev valgrind lintian; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
 if ((${#missing[@]})); then

@@ -63,11 +63,8 @@ if swift format lint --strict -r Sources Tests Fuzz/Sources Package.swift > "$lo
 # Pinned independent peers from PyPI (pyhpke, cryptography, cbor2, pymdoccbor, jwcrypto, pylongfellow) for the
 # interop tests.
 venv=.build/interop-venv
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import pyhpke, cbor2, pymdoccbor, cryptography, jwcrypto, pytest, mypy, jsonschema, pylongfellow" 2>/dev/null; then
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check -r Tests/interop/requirements.txt
-fi
-export MDOC_INTEROP_PYTHON="$PWD/$venv/bin/python"
+MDOC_INTEROP_PYTHON=$(scripts/interop-venv.sh)
+export MDOC_INTEROP_PYTHON
 
 # The debug suite. Every zero-knowledge answer it makes is written to the spool, for the other
 # Longfellow implementation to verify below.
@@ -245,6 +242,14 @@ if [ "$quick" -eq 0 ]; then
 
     swift build -c release -j 2 --product mdoc-bench
     swift build -c release -j 2 --product mdoc-respond
+    # Every command block of the README, as written, from a fresh HOME (scripts/demo.sh included, so a
+    # first zero-knowledge installation too); the examples ran above.
+    set +e
+    "$venv/bin/python" Tests/readme_blocks.py --cli .build/release/mdoc-respond 2>&1 | tee "$logs/readme.log"
+    readme=${PIPESTATUS[0]}
+    set -e
+    readme_ran=$(sed -nE 's/^readme blocks: ([0-9]+) commands ran, 0 failed/\1/p' "$logs/readme.log" | tail -1)
+    [ "$readme" -eq 0 ] || failures+=("README command blocks")
     scripts/process-floor.sh --build   # the CLI process's floor, which mdoc-bench times beside it
     .build/release/mdoc-bench --quick
     # The Python binding's benchmark harness, likewise in quick mode (asserts nothing about time).
@@ -270,10 +275,10 @@ failed_total=$(failed_of "$logs/debug.log")
 if [ "$quick" -eq 0 ]; then
     failed_total=$((failed_total + $(failed_of "$logs/release.log") + $(failed_of "$logs/asan.log") + $(failed_of "$logs/tsan.log")))
 fi
-total=$((debug_passed + ${peer_passed:-0} + ${oid_peer_passed:-0} + ${zk_peer_passed:-0} + ${zav_passed:-0} + ${dist_passed:-0} + ${p11_passed:-0} + ${abi_passed:-0} + ${py_passed:-0} + ${ex_passed:-0} + opt_passed + asan_passed + ${abi_asan_passed:-0} + tsan_passed))
+total=$((debug_passed + ${peer_passed:-0} + ${oid_peer_passed:-0} + ${zk_peer_passed:-0} + ${zav_passed:-0} + ${dist_passed:-0} + ${p11_passed:-0} + ${abi_passed:-0} + ${py_passed:-0} + ${ex_passed:-0} + ${readme_ran:-0} + opt_passed + asan_passed + ${abi_asan_passed:-0} + tsan_passed))
 mode=$([ "$quick" -eq 1 ] && echo "quick" || echo "full")
 echo "tests ($mode): $total passed, $failed_total failed, $debug_skipped skipped — debug $debug_passed, annexc interop ${peer_passed:-0}, openid4vp interop ${oid_peer_passed:-0}, zk interop ${zk_peer_passed:-0}, zk-age-verifier e2e ${zav_passed:-0}, interop with token keys ${p11_passed:-0}, C ABI checks ${abi_passed:-0}, Python binding ${py_passed:-0}, README examples ${ex_passed:-0}$(
-    [ "$quick" -eq 0 ] && echo ", release artifacts without the toolchain ${dist_passed:-0}, optimized $opt_passed, address sanitizer $asan_passed (+ C ABI ${abi_asan_passed:-0}), thread sanitizer $tsan_passed, fuzz targets $fuzz_targets clean, ${perf_line:-performance gate not run}"
+    [ "$quick" -eq 0 ] && echo ", README command blocks ${readme_ran:-0}, release artifacts without the toolchain ${dist_passed:-0}, optimized $opt_passed, address sanitizer $asan_passed (+ C ABI ${abi_asan_passed:-0}), thread sanitizer $tsan_passed, fuzz targets $fuzz_targets clean, ${perf_line:-performance gate not run}"
 ); format lint $lint"
 if [ ${#failures[@]} -gt 0 ]; then
     failed_tests "$logs/debug.log" debug

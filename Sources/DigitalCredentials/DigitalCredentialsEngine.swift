@@ -108,52 +108,60 @@ public final class DigitalCredentialsEngine: Sendable {
     public func accept(
         rawRequest: Data, origin: String, credentialID: String? = nil, format: ResponseFormat = .automatic
     ) throws(PresentmentError) -> Data {
-        let start = configuration.observer == nil ? 0 : monotonicSeconds()
+        let stages = configuration.observer == nil ? nil : StageClock()
         do throws(PresentmentError) {
             let (out, answered) = try ForkGuard.around { () throws(PresentmentError) in
-                try answer(rawRequest, origin: origin, credentialID: credentialID, format: format)
+                try answer(rawRequest, origin: origin, credentialID: credentialID, format: format, stages: stages)
             }
-            configuration.observer?.observe(
-                EngineEvent(
-                    operation: .accept, presentationProtocol: answered, code: nil, rule: nil, readerStatus: nil,
-                    seconds: monotonicSeconds() - start))
+            if let stages {
+                configuration.observer?.observe(
+                    EngineEvent(
+                        operation: .accept, presentationProtocol: answered, code: nil, rule: nil, readerStatus: nil,
+                        clock: stages))
+            }
             return out
         } catch {
             let disclosed = configuration.errorDisclosure.disclose(error)
-            observeRefusal(.accept, disclosed, since: start)
+            observeRefusal(.accept, disclosed, stages)
             throw disclosed
         }
     }
 
     /// Tells the observer, if any, that a call was refused.
-    private func observeRefusal(_ operation: EngineEvent.Operation, _ error: PresentmentError, since start: Double) {
+    private func observeRefusal(_ operation: EngineEvent.Operation, _ error: PresentmentError, _ stages: StageClock?) {
+        guard let stages else { return }
         configuration.observer?.observe(
             EngineEvent(
                 operation: operation, presentationProtocol: nil, code: error.code, rule: error.rule, readerStatus: nil,
-                seconds: monotonicSeconds() - start))
+                clock: stages))
     }
 
     /// Tells the observer, if any, that a call on `request` succeeded.
     private func observeSuccess(
-        _ operation: EngineEvent.Operation, _ request: DigitalCredentialsRequest, since start: Double
+        _ operation: EngineEvent.Operation, _ request: DigitalCredentialsRequest, _ stages: StageClock?
     ) {
+        guard let stages else { return }
         configuration.observer?.observe(
             EngineEvent(
                 operation: operation, presentationProtocol: request.details.presentationProtocol, code: nil, rule: nil,
-                readerStatus: EngineEvent.ReaderStatus(request.readerVerdict), seconds: monotonicSeconds() - start))
+                readerStatus: EngineEvent.ReaderStatus(request.readerVerdict), clock: stages))
     }
 
     /// `accept`'s rule between the entries.
-    private func answer(_ rawRequest: Data, origin: String, credentialID: String?, format: ResponseFormat)
-        throws(PresentmentError) -> (Data, PresentationProtocol)
-    {
+    private func answer(
+        _ rawRequest: Data, origin: String, credentialID: String?, format: ResponseFormat, stages: StageClock?
+    ) throws(PresentmentError) -> (Data, PresentationProtocol) {
         let entries = try read(rawRequest)
         let origin = try Origin(origin, allowAppOrigins: configuration.shared.allowAppOrigins)
+        stages?.mark(.read)
         var refusal: PresentmentError?
         for frontEnd in order {
             guard let entry = entries.entry(for: frontEnd) else { continue }
             do {
-                return (try frontEnd.accept(core, entry, origin, credentialID, format), frontEnd.presentationProtocol)
+                return (
+                    try frontEnd.accept(core, entry, origin, credentialID, format, stages),
+                    frontEnd.presentationProtocol
+                )
             } catch {
                 guard Self.isSelectionRefusal(error) else { throw error }
                 if refusal == nil { refusal = error }
@@ -173,16 +181,16 @@ public final class DigitalCredentialsEngine: Sendable {
     /// `protocolChoice` says which entry and why.
     public func parse(rawRequest: Data, origin: String) throws(PresentmentError) -> DigitalCredentialsRequest {
         var none: Explanation?
-        let start = configuration.observer == nil ? 0 : monotonicSeconds()
+        let stages = configuration.observer == nil ? nil : StageClock()
         do {
             let request = try ForkGuard.around { () throws(PresentmentError) in
-                try parse(rawRequest, origin: origin, explanation: &none)
+                try parse(rawRequest, origin: origin, explanation: &none, stages: stages)
             }
-            observeSuccess(.parse, request, since: start)
+            observeSuccess(.parse, request, stages)
             return request
         } catch {
             let disclosed = configuration.errorDisclosure.disclose(error)
-            observeRefusal(.parse, disclosed, since: start)
+            observeRefusal(.parse, disclosed, stages)
             throw disclosed
         }
     }
@@ -206,22 +214,23 @@ public final class DigitalCredentialsEngine: Sendable {
         to request: DigitalCredentialsRequest, using: [Int: String] = [:], approving: Approval = .allRequested,
         consented: ConsentedRequest? = nil, plainFallback: Set<Int> = [], format: ResponseFormat = .automatic
     ) throws(PresentmentError) -> Data {
-        let start = configuration.observer == nil ? 0 : monotonicSeconds()
+        let stages = configuration.observer == nil ? nil : StageClock()
         do throws(PresentmentError) {
             let out = try ForkGuard.around { () throws(PresentmentError) in
                 for frontEnd in frontEnds {
-                    if let out = try frontEnd.respond(core, request, using, approving, consented, plainFallback, format)
+                    if let out = try frontEnd.respond(
+                        core, request, using, approving, consented, plainFallback, format, stages)
                     {
                         return out
                     }
                 }
                 throw PresentmentError(FramingRule.noEntry)  // no registered front end holds these details
             }
-            observeSuccess(.respond, request, since: start)
+            observeSuccess(.respond, request, stages)
             return out
         } catch {
             let disclosed = configuration.errorDisclosure.disclose(error)
-            observeRefusal(.respond, disclosed, since: start)
+            observeRefusal(.respond, disclosed, stages)
             throw disclosed
         }
     }
@@ -303,13 +312,14 @@ public final class DigitalCredentialsEngine: Sendable {
     }
 
     /// `parse` by the rule, recording into `explanation` when one is given.
-    private func parse(_ raw: Data, origin originText: String, explanation: inout Explanation?)
-        throws(PresentmentError) -> DigitalCredentialsRequest
-    {
+    private func parse(
+        _ raw: Data, origin originText: String, explanation: inout Explanation?, stages: StageClock? = nil
+    ) throws(PresentmentError) -> DigitalCredentialsRequest {
         let entries = try read(raw)
         explanation?.framing = entries.envelope.framing
         let origin = try Origin(originText, allowAppOrigins: configuration.shared.allowAppOrigins)
         explanation?.origin = origin.serialized
+        stages?.mark(.read)
         // No entry for any enabled protocol ends below, with `FramingRule.noEntry`.
         var considered = [String]()
         var passedOverProofs = [String]()
@@ -318,7 +328,7 @@ public final class DigitalCredentialsEngine: Sendable {
             guard let entry = entries.entry(for: frontEnd) else { continue }
             var trace: CheckTrace? = explanation == nil ? nil : CheckTrace()
             var request: DigitalCredentialsRequest
-            do { request = try frontEnd.parse(core, entry, origin, &trace) } catch {
+            do { request = try frontEnd.parse(core, entry, origin, &trace, stages) } catch {
                 explanation?.trace = trace ?? CheckTrace()
                 throw error
             }

@@ -17,15 +17,16 @@ final class RegisteredFrontEnd: Sendable {
     let answers: @Sendable (RequestEntry) -> Bool
     let isBareData: @Sendable (JSONNode) -> Bool
     let accept:
-        @Sendable (PresentmentEngine, RequestEntry, Origin, String?, ResponseFormat) throws(PresentmentError) -> Data
+        @Sendable (PresentmentEngine, RequestEntry, Origin, String?, ResponseFormat, StageClock?)
+            throws(PresentmentError) -> Data
     let parse:
-        @Sendable (PresentmentEngine, RequestEntry, Origin, inout CheckTrace?) throws(PresentmentError) ->
-            DigitalCredentialsRequest
+        @Sendable (PresentmentEngine, RequestEntry, Origin, inout CheckTrace?, StageClock?) throws(PresentmentError)
+            -> DigitalCredentialsRequest
     /// Answers a request whose details are this front end's; nil for another front end's request.
     let respond:
         @Sendable (
             PresentmentEngine, DigitalCredentialsRequest, [Int: String], Approval, ConsentedRequest?, Set<Int>,
-            ResponseFormat
+            ResponseFormat, StageClock?
         )
             throws(PresentmentError) -> Data?
 
@@ -36,17 +37,19 @@ final class RegisteredFrontEnd: Sendable {
         presentationProtocol = p
         answers = { frontEnd.answers($0) }
         isBareData = { F.isBareData($0) }
-        accept = { (engine, entry, origin, credentialID, format) throws(PresentmentError) in
-            try engine.accept(entry, origin: origin, via: frontEnd, credentialID: credentialID, format: format)
+        accept = { (engine, entry, origin, credentialID, format, stages) throws(PresentmentError) in
+            try engine.accept(
+                entry, origin: origin, via: frontEnd, credentialID: credentialID, format: format, stages: stages)
         }
-        parse = { (engine, entry, origin, trace) throws(PresentmentError) in
-            try engine.parse(entry, origin: origin, via: frontEnd, trace: &trace, details: wrap)
+        parse = { (engine, entry, origin, trace, stages) throws(PresentmentError) in
+            try engine.parse(entry, origin: origin, via: frontEnd, trace: &trace, details: wrap, stages: stages)
         }
-        respond = { (engine, request, using, approving, consented, plainFallback, format) throws(PresentmentError) in
+        respond = {
+            (engine, request, using, approving, consented, plainFallback, format, stages) throws(PresentmentError) in
             guard let details = unwrap(request.details) else { return nil }
             return try engine.respond(
                 to: request.withDetails(details), via: frontEnd, using: using, approving: approving,
-                consented: consented, plainFallback: plainFallback, format: format)
+                consented: consented, plainFallback: plainFallback, format: format, stages: stages)
         }
     }
 

@@ -8,12 +8,13 @@ import HPKE
 import CryptoCore
 import DigitalCredentials
 import AnnexCReader
+import LibCBORPeer
 
 @MainActor
 func cborFigures(_ label: String, _ bytes: [UInt8]) {
     let (ours, base) = measurePair(
         "cbor.decode.\(label)", "libcbor.cbor_load.\(label)", bytes: bytes.count,
-        { blackHole(try! CBORDocument(decoding: bytes)) }, { blackHole(LibCBORBaseline.loadAndFree(bytes)) })
+        { blackHole(try! CBORDocument(decoding: bytes)) }, { blackHole(LibCBORPeer.loadAndFree(bytes)) })
     figures.append(ours)
     figures.append(base)
     let value = CBORValue(try! CBORDocument(decoding: bytes).root)

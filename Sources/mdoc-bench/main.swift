@@ -11,6 +11,7 @@ import HPKE
 import CryptoCore
 import DigitalCredentials
 import AnnexCReader
+import LibCBORPeer
 
 let arguments = CommandLine.arguments.dropFirst()
 if arguments.contains("--help") || arguments.contains("-h") {
@@ -221,7 +222,7 @@ func fmt(_ ns: Double) -> String {
 }
 
 if !jsonOnly {
-    print("mdoc-bench\(quick ? " (quick)" : "")  libcbor \(LibCBORBaseline.version)  samples \(samples)")
+    print("mdoc-bench\(quick ? " (quick)" : "")  libcbor \(LibCBORPeer.version)  samples \(samples)")
     print(
         "bench".padding(toLength: 44, withPad: " ", startingAt: 0)
             + "median".padding(toLength: 12, withPad: " ", startingAt: 0)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Extracts the README's C and Python examples (the ```c block starting "/* example.c" and the ```python
 # block starting "# example.py") exactly as printed, compiles the C one against the library as
-# scripts/build-c.sh lays it out (through its pkg-config file), and runs both on a private copy of the
-# built-in test context.
+# scripts/build-c.sh lays it out (through its pkg-config file), installs the Python binding as the
+# README says (pip install ./python, leaving the tree as it was), and runs both on a private copy of
+# the built-in test context.
 #   usage: Tests/CABI/examples.sh            (prints "example ok: NAME" per example)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -30,8 +31,16 @@ dist=$(scripts/build-c.sh --debug "$work/dist" 2> "$work/build.log") || { cat "$
 "$work/example" "$work/context" "$request" "$origin" > "$work/c.out" 2> "$work/c.err" || { cat "$work/c.err" >&2; exit 1; }
 grep -q '"org.iso.18013.5.1/family_name"' "$work/c.err" && [ -s "$work/c.out" ]
 echo "example ok: README C example ($(wc -c < "$work/c.out") response bytes)"
-python=${MDOC_INTEROP_PYTHON:-python3}
-MDOC_RESPOND_LIBRARY="$dist/lib/libmdocrespond.so" PYTHONPATH=python \
-    "$python" "$work/example.py" "$work/context" "$request" "$origin" > "$work/py.out" 2> "$work/py.err" || { cat "$work/py.err" >&2; exit 1; }
+# The Python one as the README installs it: `pip install ./python` into a fresh venv (offline: the
+# in-tree backend needs nothing from PyPI; it takes the library just built), which must leave the
+# source tree as it was.
+before=$(git status --porcelain --ignored python 2>/dev/null || true)
+python3 -m venv "$work/venv"
+MDOC_RESPOND_LIBRARY="$dist/lib/libmdocrespond.so" "$work/venv/bin/pip" install -q --no-index \
+    --disable-pip-version-check ./python > "$work/pip.log" 2>&1 || { cat "$work/pip.log" >&2; exit 1; }
+after=$(git status --porcelain --ignored python 2>/dev/null || true)
+[ "$before" = "$after" ] || { echo "pip install ./python changed the tree: $after" >&2; exit 1; }
+(cd "$work" && "$work/venv/bin/python" "$work/example.py" "$work/context" "$OLDPWD/$request" "$origin") \
+    > "$work/py.out" 2> "$work/py.err" || { cat "$work/py.err" >&2; exit 1; }
 grep -q 'org.iso.18013.5.1.mDL asks for' "$work/py.err" && [ -s "$work/py.out" ]
 echo "example ok: README Python example ($(wc -c < "$work/py.out") response bytes)"

@@ -652,6 +652,8 @@ extension ConformanceTests {
         let report = try #require(
             try Self.runCLI(["respond", "--report", "--request", file, "--origin", c.origin] + clock))
         #expect(report.status == 0 && !report.err.isEmpty)
+        // The observer's stage durations: parse's read, check and plan; respond's plan, build and seal.
+        #expect(report.err.contains("(read ") && report.err.contains(", plan ") && report.err.contains(", seal "))
         scan("respond --report", report.err)
         // Refusals from a marker origin: the wrong origin for the reader's signature, a path, userinfo.
         for origin in [

@@ -288,6 +288,16 @@ extension ConfigurationTests {
         #expect(events[3].rule == PresentmentError.Rule(FramingRule.noFraming))
         #expect(events[1].readerStatus == .notAuthenticated && events[0].readerStatus == nil)
         #expect(events.allSatisfy { $0.seconds >= 0 && $0.seconds < 10 })
+        // Stage durations: the stages each call ran, in order, adding up to at most the call's time.
+        #expect(
+            events.map { $0.stages.map(\.stage) } == [
+                [.read, .check, .plan, .build, .seal], [.read, .check, .plan], [.plan, .build, .seal], [],
+            ])
+        #expect(
+            events.allSatisfy { e in
+                e.stages.allSatisfy { $0.seconds >= 0 } && e.stages.map(\.seconds).reduce(0, +) <= e.seconds
+            })
+        #expect(events[0].json.contains(#""stages":{"read":"#) && events[3].json.hasSuffix(#""stages":{}}"#))
         for e in events {
             #expect(!e.json.contains("verifier.example") && !e.json.contains("family_name") && !e.json.contains("mdl"))
         }

@@ -358,6 +358,10 @@ def test_observer_receives_counts_and_timings_never_content(context_dir, pki, no
     assert events[3]["code"] is not None and events[3]["rule"].startswith("framing.")
     assert events[1]["readerVerdict"] == "notAuthenticated" and events[0]["readerVerdict"] is None
     assert all(isinstance(e["seconds"], float) and 0 <= e["seconds"] < 10 for e in events)
+    # Stage durations, in the order the stages ran.
+    assert [list(e["stages"]) for e in events] == [
+        ["read", "check", "plan", "build", "seal"], ["read", "check", "plan"], ["plan", "build", "seal"], []]
+    assert all(0 <= sum(e["stages"].values()) <= e["seconds"] for e in events)
     text = json.dumps(events)
     for secret in (ORIGIN, "family_name", "mdl", "verifier.example"):
         assert secret not in text

@@ -28,8 +28,6 @@ struct CBORValidator {
     /// One past the last byte of the item being read.
     private var end: Int
     private let options: CBORDecodingOptions
-    /// The tokenizer's callback table, fetched once per document.
-    private let callbacks: Tokenizer.Callbacks
     /// The tape: `count` entries at `nodes`, room for `capacity`; heap-allocated when `onHeap`.
     private(set) var nodes: UnsafeMutablePointer<Node>
     private(set) var count = 0
@@ -110,7 +108,6 @@ struct CBORValidator {
         self.base = base
         self.end = end
         self.options = options
-        callbacks = Tokenizer.callbacks
         self.nodes = nodes.baseAddress!
         capacity = nodes.count
         self.estimatedItems = estimatedItems
@@ -190,7 +187,7 @@ struct CBORValidator {
         let strict = options.requirePreferredEncoding
         while true {
             if offset >= end { throw CBORError(.truncated, at: offset) }
-            let t = Tokenizer.next(base, offset: offset, end: end, callbacks: callbacks)
+            let t = Tokenizer.next(base, offset: offset, end: end)
             if t.truncated { throw CBORError(.truncated, at: offset) }
             if t.kind == .error {
                 let b = base[offset]

@@ -47,17 +47,23 @@ internal import CryptoCore
     /// the best candidate of each document: the same decisions as `respond(to: parse(…))` approving
     /// everything, without building the consent model.
     /// - Parameter credentialID: answer with this credential only.
+    /// - Parameter stages: measures the stages when given (an observer is installed).
     @inlinable public func accept<F: PresentmentFrontEnd>(
-        _ entry: F.Entry, origin: Origin, via frontEnd: F, credentialID: String?, format: ResponseFormat
+        _ entry: F.Entry, origin: Origin, via frontEnd: F, credentialID: String?, format: ResponseFormat,
+        stages: StageClock? = nil
     ) throws(PresentmentError) -> Data {
         let context = try source.current()
         let environment = try environment(consent: false, context)
         var trace: CheckTrace?
         let checked = try frontEnd.check(entry, origin: origin, in: environment, trace: &trace)
+        stages?.mark(.check)
         let responses = try bestResponses(
             checked.entry, in: environment, context: context, credentialID: credentialID,
-            layout: frontEnd.responseLayout)
-        return try frontEnd.answer(responses, details: checked.details, format: format)
+            layout: frontEnd.responseLayout, stages: stages)
+        stages?.mark(.build)
+        let out = try frontEnd.answer(responses, details: checked.details, format: format)
+        stages?.mark(.seal)
+        return out
     }
 
     /// Checks an entry and builds the consent model: who asks, and per requested document every
@@ -65,14 +71,18 @@ internal import CryptoCore
     /// - Parameter details: how the request carries the front end's details (the facade wraps them in
     ///   its enum of every protocol's).
     @inlinable public func parse<F: PresentmentFrontEnd, D: Sendable>(
-        _ entry: F.Entry, origin: Origin, via frontEnd: F, trace: inout CheckTrace?, details: (F.Details) -> D
+        _ entry: F.Entry, origin: Origin, via frontEnd: F, trace: inout CheckTrace?, details: (F.Details) -> D,
+        stages: StageClock? = nil
     ) throws(PresentmentError) -> PresentmentRequest<D> {
         let context = try source.current()
         let environment = try environment(consent: true, context)
         let checked = try frontEnd.check(entry, origin: origin, in: environment, trace: &trace)
-        return PresentmentRequest(
+        stages?.mark(.check)
+        let request = PresentmentRequest(
             model: try consentModel(checked.entry, origin: origin, in: environment, context: context),
             details: details(checked.details))
+        stages?.mark(.plan)
+        return request
     }
 
     /// Answers a parsed request under the holder's approval.
@@ -86,12 +96,15 @@ internal import CryptoCore
     ///     (`ZeroKnowledgeAnswer.plainFallback`, approved by the holder as a separate choice).
     @inlinable public func respond<F: PresentmentFrontEnd>(
         to request: PresentmentRequest<F.Details>, via frontEnd: F, using: [Int: String], approving: Approval,
-        consented: ConsentedRequest?, plainFallback: Set<Int> = [], format: ResponseFormat
+        consented: ConsentedRequest?, plainFallback: Set<Int> = [], format: ResponseFormat, stages: StageClock? = nil
     ) throws(PresentmentError) -> Data {
         let responses = try plannedResponses(
             request.model, using: using, approving: approving, consented: consented, plainFallback: plainFallback,
-            layout: frontEnd.responseLayout)
-        return try frontEnd.answer(responses, details: request.details, format: format)
+            layout: frontEnd.responseLayout, stages: stages)
+        stages?.mark(.build)
+        let out = try frontEnd.answer(responses, details: request.details, format: format)
+        stages?.mark(.seal)
+        return out
     }
 
     /// What `respond` would do if the holder approved everything shown: answer, refuse for a
@@ -129,7 +142,7 @@ internal import CryptoCore
     /// `accept`'s plan (the best candidate per document, everything it shows) as built DeviceResponses.
     @usableFromInline func bestResponses(
         _ checked: CheckedEntry, in environment: CheckEnvironment, context: CredentialContext, credentialID: String?,
-        layout: ResponseLayout
+        layout: ResponseLayout, stages: StageClock?
     ) throws(PresentmentError) -> [BuiltResponse] {
         if let credentialID, context.credential(id: credentialID) == nil {
             throw PresentmentError(SelectionRule.unknownCredentialID)
@@ -138,6 +151,7 @@ internal import CryptoCore
         let plan = try Planner.bestPlan(
             try decidingZeroKnowledge(checked.queries), documentSets: checked.documentSets, context: context,
             now: environment.now, credentialID: credentialID)
+        stages?.mark(.plan)
         return try responses(plan, transcript: checked.sessionTranscript, layout: layout, current: nil)
     }
 
@@ -164,12 +178,13 @@ internal import CryptoCore
     /// `respond`'s plan (the chosen candidates under the approval) as built DeviceResponses.
     @usableFromInline func plannedResponses(
         _ model: ConsentModel, using: [Int: String], approving: Approval, consented: ConsentedRequest?,
-        plainFallback: Set<Int>, layout: ResponseLayout
+        plainFallback: Set<Int>, layout: ResponseLayout, stages: StageClock?
     ) throws(PresentmentError) -> [BuiltResponse] {
         let context = try source.current()
         let plan = try Planner.plan(
             model.documents, documentSets: model.documentSets, context: context, using: using, approving: approving,
             consented: consented, plainFallback: plainFallback)
+        stages?.mark(.plan)
         return try responses(plan, transcript: model.sessionTranscriptBytes, layout: layout, current: context)
     }
 

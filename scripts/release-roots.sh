@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Release-time check (not CI: it needs root, debootstrap and a few minutes per root): the dist/ artifacts
+# (scripts/package.sh) installed the way a stranger would, in minimal Debian 12 (bookworm) and Debian 13
+# (trixie) roots made with debootstrap from the configured Debian mirror, with no Swift toolchain and no
+# -dev package of any dependency:
+#   - the three .debs installed with apt (which resolves their dependencies from the mirror);
+#   - `mdoc-respond --version`, `context init --test-data` (a private copy of the test context) and the
+#     demo (Annex C, OpenID4VP; the zero-knowledge leg reports the prover missing);
+#   - the wheel installed with pip into a venv, and the README's Python example;
+#   - the README's C example compiled against libmdocrespond-dev, in the root, with the root's cc;
+#   - answers of the installed CLI, the wheel and the C example verified by the independent peer
+#     (Tests/interop/dist_peer.py, run outside the root with the pinned peers).
+# Prints a transcript; exits non-zero at the first failure.
+#   usage: scripts/release-roots.sh [--keep] [SUITE...]     (default suites: bookworm trixie; the roots
+#                                                             live in /var/tmp/mdoc-roots/SUITE; --keep
+#                                                             reuses a root made before)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+keep=0
+if [ "${1:-}" = "--keep" ]; then keep=1; shift; fi
+suites=("$@")
+[ ${#suites[@]} -gt 0 ] || suites=(bookworm trixie)
+[ "$(id -u)" -eq 0 ] || { echo "release-roots: needs root (debootstrap, chroot)" >&2; exit 3; }
+command -v debootstrap > /dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap > /dev/null
+mirror=$(sed -nE 's/^URIs: (http[^ ]*debian)$/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -1)
+[ -n "$mirror" ] || mirror=$(awk '$1 == "deb" { print $2; exit }' /etc/apt/sources.list 2>/dev/null)
+[ -n "$mirror" ] || mirror=http://deb.debian.org/debian
+version=$(tr -d '[:space:]' < VERSION)
+wheel=(dist/mdoc_respond-"$version"-py3-none-manylinux_*_x86_64.whl)
+for f in dist/mdoc-respond_"$version"_amd64.deb dist/libmdocrespond*_"$version"_amd64.deb "${wheel[0]}"; do
+    [ -f "$f" ] || { echo "release-roots: $f is missing (scripts/package.sh)" >&2; exit 1; }
+done
+python=$(scripts/interop-venv.sh)
+python3 - /tmp/mdoc-release-examples <<'PY'
+import os, re, sys
+os.makedirs(sys.argv[1], exist_ok=True)
+text = open("README.md").read()
+for lang, first, name in (("c", "/* example.c", "example.c"), ("python", "# example.py", "example.py")):
+    (block,) = [b for b in re.findall(r"```" + lang + r"\n(.*?)```", text, re.S) if b.startswith(first)]
+    open(f"{sys.argv[1]}/{name}", "w").write(block)
+PY
+
+step() { printf '\n[%s] $ %s\n' "$suite" "$*"; }
+for suite in "${suites[@]}"; do
+    root=/var/tmp/mdoc-roots/$suite
+    if [ $keep -eq 0 ] || [ ! -x "$root/usr/bin/apt-get" ]; then
+        rm -rf "$root"
+        mkdir -p "$root"
+        step debootstrap --variant=minbase "$suite" "$root" "$mirror"
+        debootstrap --variant=minbase "$suite" "$root" "$mirror" > "/var/tmp/mdoc-roots/$suite.debootstrap.log" 2>&1 \
+            || { tail -20 "/var/tmp/mdoc-roots/$suite.debootstrap.log" >&2; exit 1; }
+    fi
+    mountpoint -q "$root/proc" || mount -t proc proc "$root/proc"
+    mountpoint -q "$root/dev" || mount --bind /dev "$root/dev"
+    trap 'umount "$root/proc" "$root/dev" 2>/dev/null || true' EXIT
+    in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"; }
+    rm -rf "$root/tmp/mdoc"
+    mkdir -p "$root/tmp/mdoc"
+    cp dist/*.deb "${wheel[0]}" /tmp/mdoc-release-examples/* "$root/tmp/mdoc/"
+    step "cat /etc/debian_version"
+    in_root cat /etc/debian_version
+    step "apt-get install ./mdoc-respond_${version}_amd64.deb ./libmdocrespond*.deb python3-venv gcc libc6-dev"
+    in_root sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq /tmp/mdoc/*.deb python3-venv gcc libc6-dev' \
+        > "/var/tmp/mdoc-roots/$suite.apt.log" 2>&1 || { tail -30 "/var/tmp/mdoc-roots/$suite.apt.log" >&2; exit 1; }
+    in_root dpkg-query -W -f '${Package} ${Version}\n' mdoc-respond 'libmdocrespond*' 'libssl3*' libzstd1 python3
+    step "dpkg -l '*-dev' (only libc6-dev for the C example, and ours); command -v swift"
+    in_root dpkg-query -W -f '${Package}\n' '*-dev' | tr '\n' ' '
+    echo
+    if in_root sh -c 'command -v swift swiftc' ; then echo "release-roots: a Swift toolchain is in the root" >&2; exit 1; fi
+    echo "(no swift, no swiftc)"
+    step "mdoc-respond --version"
+    in_root mdoc-respond --version
+    step "mdoc-respond context init --test-data --context /tmp/ctx"
+    rm -rf "$root/tmp/ctx"
+    in_root mdoc-respond context init --test-data --context /tmp/ctx
+    step "mdoc-respond demo"
+    in_root sh -c 'cd /tmp && mdoc-respond demo' > "/var/tmp/mdoc-roots/$suite.demo.log" 2>&1 \
+        || { cat "/var/tmp/mdoc-roots/$suite.demo.log" >&2; exit 1; }
+    grep -E "verified|skipped|age_over_18" "/var/tmp/mdoc-roots/$suite.demo.log" | head -12
+    step "python3 -m venv /tmp/venv && /tmp/venv/bin/pip install --no-index /tmp/mdoc/$(basename "${wheel[0]}")"
+    in_root sh -c "rm -rf /tmp/venv && python3 -m venv /tmp/venv && /tmp/venv/bin/pip install -q --no-index /tmp/mdoc/$(basename "${wheel[0]}") && /tmp/venv/bin/python -c 'import mdoc_respond; print(\"mdoc_respond\", mdoc_respond.__version__)'"
+    step "cc example.c \$(pkg-config --cflags --libs mdocrespond) (pkg-config from the root, or the flags it would give)"
+    in_root sh -c 'cd /tmp/mdoc && cc -std=c11 -Wall -Wextra -Werror example.c -lmdocrespond -o example && ls -l example'
+    step "dist_peer.py: answers from the installed CLI, the wheel and the C example, verified outside the root"
+    req="$root/tmp/mdoc/request.json"
+    "$python" Tests/interop/dist_peer.py --vectors TestVectors \
+        "deb-cli=sh -c 'cp \"\$0\" $req && exec chroot $root /usr/bin/mdoc-respond respond --context /tmp/ctx --request /tmp/mdoc/request.json --origin \"\$1\"'" \
+        "wheel-example=sh -c 'cp \"\$0\" $req && exec chroot $root /tmp/venv/bin/python /tmp/mdoc/example.py /tmp/ctx /tmp/mdoc/request.json \"\$1\"'" \
+        "deb-c-example=sh -c 'cp \"\$0\" $req && exec chroot $root /tmp/mdoc/example /tmp/ctx /tmp/mdoc/request.json \"\$1\"'"
+    umount "$root/proc" "$root/dev"
+    trap - EXIT
+done
