@@ -208,7 +208,11 @@ int32_t mdoc_engine_open(const char *context_dir, const char *config_json, mdoc_
  * and one JSON object valid during the call:
  *   {"operation": "accept"|"parse"|"respond", "protocol": "annexC"|"openID4VP"|null,
  *    "code": null | an error name, "rule": null | "domain.rule",
- *    "readerVerdict": null | "notAuthenticated"|"trusted"|"signedNotTrusted", "seconds": 0.000123}
+ *    "readerVerdict": null | "notAuthenticated"|"trusted"|"signedNotTrusted", "seconds": 0.000123,
+ *    "stages": {"read": s, "check": s, "plan": s, "build": s, "seal": s}}
+ * `stages` holds, in that order, the seconds of the stages the call ran: read (the framing and the
+ * origin), check (the request, its signatures, the trust policy), plan (selection; parse: the consent
+ * model), build (the DeviceResponses, signatures, proofs), seal (encryption and framing).
  * Counts and timings only: never request content, element values, origins, credentials or keys. Keep it
  * quick (the caller waits) and callable from every thread that calls the engine. */
 typedef void (*mdoc_observer_fn)(void *context, const char *event_json);

@@ -158,6 +158,10 @@ mkdir -p "$cli/usr/bin" "$cli/usr/share/mdoc-respond" "$cli/usr/share/man/man1"
 install -m 0755 "$dist/mdoc-respond" "$cli/usr/bin/"
 cp -r TestVectors "$cli/usr/share/mdoc-respond/test-vectors"
 find "$cli/usr/share/mdoc-respond" -type f -exec chmod 0644 {} +
+# The zero-knowledge installer the CLI's advice names, with the engine's circuit table beside it.
+install -m 0755 scripts/zk-setup.sh "$cli/usr/share/mdoc-respond/zk-setup.sh"
+scripts/zk-setup.sh --table > "$cli/usr/share/mdoc-respond/zk-circuits.txt"
+chmod 0644 "$cli/usr/share/mdoc-respond/zk-circuits.txt"
 scripts/manpage.sh "$dist/mdoc-respond" "$version" "$stamp" | gzip -9n > "$cli/usr/share/man/man1/mdoc-respond.1.gz"
 docs "$cli" mdoc-respond "$runtime_stanza"
 install -m 0644 NOTICE "$cli/usr/share/doc/mdoc-respond/NOTICE"

@@ -62,9 +62,10 @@ for suite in "${suites[@]}"; do
     step "apt-get install ./mdoc-respond_${version}_amd64.deb ./libmdocrespond*.deb python3-venv gcc libc6-dev"
     in_root sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq /tmp/mdoc/*.deb python3-venv gcc libc6-dev' \
         > "/var/tmp/mdoc-roots/$suite.apt.log" 2>&1 || { tail -30 "/var/tmp/mdoc-roots/$suite.apt.log" >&2; exit 1; }
-    in_root dpkg-query -W -f '${Package} ${Version}\n' mdoc-respond 'libmdocrespond*' 'libssl3*' libzstd1 python3
+    in_root dpkg-query -W -f '${db:Status-Abbrev} ${Package} ${Version}\n' mdoc-respond 'libmdocrespond*' 'libssl3*' \
+        libzstd1 python3 | awk '$1 == "ii" { print $2, $3 }'
     step "dpkg -l '*-dev' (only libc6-dev for the C example, and ours); command -v swift"
-    in_root dpkg-query -W -f '${Package}\n' '*-dev' | tr '\n' ' '
+    in_root dpkg-query -W -f '${db:Status-Abbrev} ${Package}\n' '*-dev' | awk '$1 == "ii" { printf "%s ", $2 }'
     echo
     if in_root sh -c 'command -v swift swiftc' ; then echo "release-roots: a Swift toolchain is in the root" >&2; exit 1; fi
     echo "(no swift, no swiftc)"
@@ -73,12 +74,14 @@ for suite in "${suites[@]}"; do
     step "mdoc-respond context init --test-data --context /tmp/ctx"
     rm -rf "$root/tmp/ctx"
     in_root mdoc-respond context init --test-data --context /tmp/ctx
+    step "/usr/share/mdoc-respond/zk-setup.sh (the installer the CLI's advice names; pip from the venv below)"
+    in_root sh -c 'rm -rf /tmp/venv && python3 -m venv /tmp/venv && PATH=/tmp/venv/bin:$PATH /usr/share/mdoc-respond/zk-setup.sh'
     step "mdoc-respond demo"
     in_root sh -c 'cd /tmp && mdoc-respond demo' > "/var/tmp/mdoc-roots/$suite.demo.log" 2>&1 \
         || { cat "/var/tmp/mdoc-roots/$suite.demo.log" >&2; exit 1; }
     grep -E "verified|skipped|age_over_18" "/var/tmp/mdoc-roots/$suite.demo.log" | head -12
-    step "python3 -m venv /tmp/venv && /tmp/venv/bin/pip install --no-index /tmp/mdoc/$(basename "${wheel[0]}")"
-    in_root sh -c "rm -rf /tmp/venv && python3 -m venv /tmp/venv && /tmp/venv/bin/pip install -q --no-index /tmp/mdoc/$(basename "${wheel[0]}") && /tmp/venv/bin/python -c 'import mdoc_respond; print(\"mdoc_respond\", mdoc_respond.__version__)'"
+    step "/tmp/venv/bin/pip install --no-index /tmp/mdoc/$(basename "${wheel[0]}")"
+    in_root sh -c "/tmp/venv/bin/pip install -q --no-index /tmp/mdoc/$(basename "${wheel[0]}") && /tmp/venv/bin/python -c 'import mdoc_respond; print(\"mdoc_respond\", mdoc_respond.__version__)'"
     step "cc example.c \$(pkg-config --cflags --libs mdocrespond) (pkg-config from the root, or the flags it would give)"
     in_root sh -c 'cd /tmp/mdoc && cc -std=c11 -Wall -Wextra -Werror example.c -lmdocrespond -o example && ls -l example'
     step "dist_peer.py: answers from the installed CLI, the wheel and the C example, verified outside the root"

@@ -60,6 +60,9 @@ failed_tests() {   # log label
 # Formatting (the checked-in .swift-format, 120 columns).
 if swift format lint --strict -r Sources Tests Fuzz/Sources Package.swift > "$logs/lint.log" 2>&1; then lint=ok; else lint=FAILED; failures+=("format lint"); cat "$logs/lint.log" >&2; fi
 
+# The API reference (DocC from the symbol graphs): every public declaration documented, no warning.
+if scripts/api-docs.sh > "$logs/api-docs.log" 2>&1; then api_docs=ok; else api_docs=FAILED; failures+=("API reference"); tail -30 "$logs/api-docs.log" >&2; fi
+
 # Pinned independent peers from PyPI (pyhpke, cryptography, cbor2, pymdoccbor, jwcrypto, pylongfellow) for the
 # interop tests.
 venv=.build/interop-venv
@@ -279,7 +282,7 @@ total=$((debug_passed + ${peer_passed:-0} + ${oid_peer_passed:-0} + ${zk_peer_pa
 mode=$([ "$quick" -eq 1 ] && echo "quick" || echo "full")
 echo "tests ($mode): $total passed, $failed_total failed, $debug_skipped skipped — debug $debug_passed, annexc interop ${peer_passed:-0}, openid4vp interop ${oid_peer_passed:-0}, zk interop ${zk_peer_passed:-0}, zk-age-verifier e2e ${zav_passed:-0}, interop with token keys ${p11_passed:-0}, C ABI checks ${abi_passed:-0}, Python binding ${py_passed:-0}, README examples ${ex_passed:-0}$(
     [ "$quick" -eq 0 ] && echo ", README command blocks ${readme_ran:-0}, release artifacts without the toolchain ${dist_passed:-0}, optimized $opt_passed, address sanitizer $asan_passed (+ C ABI ${abi_asan_passed:-0}), thread sanitizer $tsan_passed, fuzz targets $fuzz_targets clean, ${perf_line:-performance gate not run}"
-); format lint $lint"
+); format lint $lint, API reference $api_docs"
 if [ ${#failures[@]} -gt 0 ]; then
     failed_tests "$logs/debug.log" debug
     [ "$quick" -eq 0 ] && { failed_tests "$logs/release.log" optimized; failed_tests "$logs/asan.log" "address sanitizer"; failed_tests "$logs/tsan.log" "thread sanitizer"; }

@@ -8,14 +8,24 @@
 #   $MDOC_ZK_DIR, else ${XDG_DATA_HOME:-~/.local/share}/mdoc-respond/zk
 #     lib/libzk_cred_longfellow.so   circuits/<circuit_hash>   SOURCES.txt
 # Idempotent: a complete installation is left as it is. Usage: scripts/zk-setup.sh [DIR]
+# Installed by the mdoc-respond .deb as /usr/share/mdoc-respond/zk-setup.sh, with the engine's circuit
+# table beside it (zk-circuits.txt: circuit hash and SHA-256 per line), as it is read here from a checkout.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+here=$(cd "$(dirname "$0")" && pwd)
+lib_sha=70a4d58949d75593249738bced4cdac938335bea800af170dbcb5ef6cb7c4cff
+# The circuits the engine pins: "circuit-hash sha256" lines from Sources/Longfellow/Circuits.swift's
+# table in a checkout, else from zk-circuits.txt beside this script (the .deb's copy).
+if [ -f "$here/../Sources/Longfellow/Circuits.swift" ]; then
+    table=$(tr -d '\n' < "$here/../Sources/Longfellow/Circuits.swift" \
+        | grep -oE '"[0-9a-f]{64}", [0-9], [0-9], [0-9]+, [0-9]+, *"[0-9a-f]{64}"' | tr -d '"' | awk -F', *' '{ print $1, $6 }')
+else
+    table=$(grep -E '^[0-9a-f]{64} [0-9a-f]{64}$' "$here/zk-circuits.txt" 2>/dev/null || true)
+fi
+[ -n "$table" ] || { echo "zk-setup: the engine's circuit table was not found" >&2; exit 1; }
+if [ "${1:-}" = "--table" ]; then echo "$table"; exit 0; fi   # for packaging: zk-circuits.txt
+pinned=$(cut -d' ' -f1 <<< "$table")
 dir=${1:-${MDOC_ZK_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/mdoc-respond/zk}}
 case "$dir" in /*) ;; *) echo "zk-setup: the directory must be an absolute path" >&2; exit 2 ;; esac
-lib_sha=70a4d58949d75593249738bced4cdac938335bea800af170dbcb5ef6cb7c4cff
-# The circuits the engine pins (Sources/Longfellow/Circuits.swift's table: circuit hash, then SHA-256).
-pinned=$(grep -oE '"[0-9a-f]{64}", [0-9], [0-9], [0-9]+, [0-9]+,' Sources/Longfellow/Circuits.swift | cut -c2-65)
-[ -n "$pinned" ] || { echo "zk-setup: the circuit table in Sources/Longfellow/Circuits.swift was not read" >&2; exit 1; }
 complete=1
 [ -f "$dir/SOURCES.txt" ] && [ -f "$dir/lib/libzk_cred_longfellow.so" ] \
     && [ "$(sha256sum "$dir/lib/libzk_cred_longfellow.so" | cut -c1-64)" = "$lib_sha" ] || complete=0
@@ -36,12 +46,11 @@ python3 -m pip download --quiet --no-deps --require-hashes --only-binary=:all: -
     --platform manylinux_2_28_x86_64 --implementation cp -r "$work/requirements.txt" -d "$work/wheels"
 umask 022
 mkdir -p "$dir/lib" "$dir/circuits"
-python3 - "$work/wheels" "$dir" "$lib_sha" <<'PY'
+python3 - "$work/wheels" "$dir" "$lib_sha" "$table" <<'PY'
 import glob, hashlib, json, os, re, sys, zipfile
-wheels, dest, lib_sha = sys.argv[1:4]
-swift = open("Sources/Longfellow/Circuits.swift").read()
-pinned = dict((h, s) for h, s in re.findall(r'"([0-9a-f]{64})", \d, \d, \d+, \d+,\s*"([0-9a-f]{64})"', swift))
-assert pinned, "the circuit table in Sources/Longfellow/Circuits.swift was not read"
+wheels, dest, lib_sha, table = sys.argv[1:5]
+pinned = dict(line.split() for line in table.splitlines())
+assert pinned, "the engine's circuit table was not read"
 def put(path, data, mode):
     tmp = path + ".tmp"
     with open(tmp, "wb") as f:

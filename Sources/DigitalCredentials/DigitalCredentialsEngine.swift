@@ -50,6 +50,7 @@ public final class DigitalCredentialsEngine: Sendable {
     /// `lstat` per call and a reload when the snapshot was replaced. The engine a long-lived wallet
     /// backend keeps per holder.
     /// - Parameters:
+    ///   - contextDirectory: the context's directory.
     ///   - keyResolver: as for `CredentialContext.load` (default: key files in the directory).
     ///   - configuration: fixed at construction; its reader-trust policy, when set, replaces the stored one.
     /// - Throws: `context.noContext` when the directory holds no snapshot; the load's rules otherwise.

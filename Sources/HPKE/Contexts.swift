@@ -28,7 +28,7 @@ extension HPKE {
         ///   - recipient: the recipient's public key (pkR).
         ///   - info: application info bound into the key schedule.
         ///   - options: psk and psk_id for the psk modes.
-        ///   - authenticatedBy: the sender's private key (skS) for the auth modes.
+        ///   - sender: (`authenticatedBy`) the sender's private key (skS) for the auth modes.
         public init(
             suite: Ciphersuite, recipient: PublicKey, info: [UInt8], options: SetupOptions = SetupOptions(),
             authenticatedBy sender: PrivateKey? = nil
@@ -152,7 +152,7 @@ extension HPKE {
         ///   - encapsulatedKey: `enc` from the sender.
         ///   - info: the same info the sender used.
         ///   - options: psk and psk_id for the psk modes.
-        ///   - authenticatedBy: the sender's public key (pkS) for the auth modes.
+        ///   - sender: (`authenticatedBy`) the sender's public key (pkS) for the auth modes.
         /// - Throws: `invalidEncapsulatedKey` for a bad `enc`, `invalidPSKInputs`, `kemMismatch`.
         public init(
             suite: Ciphersuite, privateKey: PrivateKey, encapsulatedKey: [UInt8], info: [UInt8],

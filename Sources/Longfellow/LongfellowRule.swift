@@ -26,7 +26,7 @@ public enum LongfellowRule: String, RefusalRule {
             (.zkUnsupported, "the prover library or its directory is writable by group or others, or another user's")
         case .libraryUnloadable: (.zkUnsupported, "the prover library cannot be loaded")
         case .libraryDigest:
-            (.zkUnsupported, "the prover library file's SHA-256 is not the pinned release's (scripts/zk-setup.sh)")
+            (.zkUnsupported, "the prover library file's SHA-256 is not the pinned release's (zk-setup.sh installs it)")
         case .libraryContract:
             (.zkUnsupported, "the prover library's uniffi contract version or API checksums are not the pinned ones")
         case .circuitMissing: (.zkUnsupported, "the circuit file is missing or unreadable")

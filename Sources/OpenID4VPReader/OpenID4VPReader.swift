@@ -161,14 +161,18 @@ public enum OpenID4VPReader {
 
     /// Builds a request.
     /// - Parameters:
-    ///   - queries / credentialSets: the DCQL query.
+    ///   - queries: the DCQL query's credential queries.
+    ///   - credentialSets: the DCQL query's credential sets (empty: none).
     ///   - origin: the page's origin.
+    ///   - signing: unsigned, or the verifier's key and certificate chain for the signed forms.
+    ///   - framing: how the request is framed for the Digital Credentials API.
     ///   - expectedOrigins: `expected_origins` for signed forms (default: the origin).
     ///   - responseMode: `dc_api.jwt` (default) or `dc_api`.
     ///   - encryptions: `encrypted_response_enc_values_supported` (nil: absent, meaning A128GCM).
     ///   - formats: `vp_formats_supported.mso_mdoc` algorithm lists (nil: the member is absent).
     ///   - extra: further request parameters, added after the standard ones (e.g. `transaction_data`).
     ///   - nonce: the nonce (random by default).
+    ///   - encryptionKey: the verifier's response encryption key (a fresh P-256 key by default).
     public static func makeRequest(
         queries: [CredentialQuery], credentialSets: [CredentialSet] = [], origin: Origin,
         signing: Signing = .unsigned, framing: Framing = .digitalRequestList,

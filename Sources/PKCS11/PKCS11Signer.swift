@@ -34,7 +34,9 @@ public final class PKCS11Signer: COSESigner {
     }
 
     /// Finds the key `uri` names and checks it (see the type's description).
-    /// - Parameter moduleDirectories: the directories the URI's `module-path` may lie in (default:
+    /// - Parameters:
+    ///   - uri: the RFC 7512 URI of the private key (its module, token and object).
+    ///   - moduleDirectories: the directories the URI's `module-path` may lie in (default:
     ///   `PKCS11ModuleDirectories.system`); a module elsewhere is refused (`moduleUnavailable`).
     public init(uri: PKCS11URI, moduleDirectories: [String] = PKCS11ModuleDirectories.system) throws(PKCS11Error) {
         self.uri = uri

@@ -36,6 +36,7 @@ extension CredentialContext {
     /// directory is not the user's own or is writable by group or others. Device keys are not read
     /// here: each is resolved when its credential first signs.
     /// - Parameters:
+    ///   - directory: the context's directory.
     ///   - keyResolver: defaults to `FileKeyResolver(directory:)` (key files); pass `ContextKeyResolver`
     ///     (DigitalCredentials) for a context whose keys may also be `pkcs11:` URIs.
     ///   - requirePrivateFiles: apply the ownership and mode checks (default true; false only for the
@@ -169,10 +170,13 @@ extension CredentialContext {
     /// or nothing, and removes key files no snapshot references. If anything fails, the snapshot on
     /// disk is untouched and the key files `body` stored are removed.
     /// - Parameters:
+    ///   - directory: the context's directory.
     ///   - create: start from an empty context (creating the directory with mode 0700) when there is
     ///     none; otherwise a missing snapshot is `contextUnavailable`.
     ///   - keyResolver: how the new context's device keys are checked (default: the directory's key
     ///     files, `FileKeyResolver`; pass `ContextKeyResolver` when keys may be `pkcs11:` URIs).
+    ///   - lockTimeout: how long to wait for the writer lock, in seconds.
+    ///   - body: the change, made to the transaction's copy of the context.
     /// - Returns: the context as written.
     @discardableResult
     public static func update(

@@ -120,7 +120,7 @@ public enum ZeroKnowledgeRule: String, RefusalRule {
     public var definition: (code: PresentmentError.Code, summary: String) {
         switch self {
         case .noProver:
-            (.zkUnsupported, "a proof is required and no zero-knowledge prover is installed (scripts/zk-setup.sh)")
+            (.zkUnsupported, "a proof is required and no zero-knowledge prover is installed (zk-setup.sh)")
         case .unknownSystem:
             (.zkUnsupported, "a proof is required and no requested system spec names a proof system the prover holds")
         case .noCircuit: (.zkUnsupported, "a proof is required and no held circuit matches a requested system spec")

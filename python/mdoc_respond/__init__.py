@@ -232,7 +232,8 @@ class Engine(_Handle):
                  observer: Optional[Callable[[Dict[str, Any]], None]] = None) -> None:
         """`observer`, when given, is called after every accept, parse and respond (and refusal) with a
         dict of counts and timings, never content: {"operation", "protocol", "code", "rule",
-        "readerVerdict", "seconds"} (mdoc_respond.h, mdoc_observer_fn). It runs on the calling thread;
+        "readerVerdict", "seconds", "stages"} (mdoc_respond.h, mdoc_observer_fn; "stages" maps each stage
+        the call ran, of read, check, plan, build and seal, to its seconds). It runs on the calling thread;
         an exception it raises is not propagated."""
         self._lib = load_library(library)
         handle = ctypes.c_void_p()

@@ -28,7 +28,9 @@ public struct SoftwareSigner: COSESigner {
     public let publicKey: COSEKey
 
     /// Loads a PKCS#8 (or SEC1) private key from DER bytes or PEM text.
-    /// - Parameter algorithm: override the default algorithm (e.g. `.esp256`); must match the curve.
+    /// - Parameters:
+    ///   - bytes: the key, DER or PEM.
+    ///   - algorithm: override the default algorithm (e.g. `.esp256`); must match the curve.
     public init(encodedPrivateKey bytes: [UInt8], algorithm: COSEAlgorithm? = nil) throws(COSEError) {
         try self.init(encodedPrivateKey: bytes, algorithm: algorithm, publicPointChecked: false)
     }

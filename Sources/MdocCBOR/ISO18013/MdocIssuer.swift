@@ -37,7 +37,9 @@ public struct MdocIssuer: Sendable {
     ///   - docType: the document type.
     ///   - nameSpaces: elements per namespace, in order.
     ///   - deviceKey: the holder's device public key (goes into deviceKeyInfo).
-    ///   - signed: the MSO signing time; `validFrom`/`validUntil`: its validity.
+    ///   - signed: the MSO signing time.
+    ///   - validFrom: the start of the MSO's validity.
+    ///   - validUntil: the end of the MSO's validity.
     ///   - random: source of the per-item salts (16 bytes each); random by default, seedable for
     ///     reproducible vectors.
     /// - Returns: the encoded IssuerSigned (`{"nameSpaces", "issuerAuth"}`).
