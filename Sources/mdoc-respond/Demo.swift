@@ -283,7 +283,9 @@ enum Demo {
         let installation = LongfellowInstallation.default
         print("mdoc-respond demo: a zero-knowledge age check (ISO/IEC 18013-7 Annex C with zkRequest, Longfellow)")
         guard installation.hasLibrary else {
-            print("  skipped             the Longfellow prover is not installed: run zk-setup.sh (scripts/ in the source, /usr/share/mdoc-respond/ from the .deb)")
+            print(
+                "  skipped             the Longfellow prover is not installed: run zk-setup.sh "
+                    + "(scripts/ in the source, /usr/share/mdoc-respond/ from the .deb)")
             return
         }
         let engine = DigitalCredentialsEngine(context: context)
