@@ -62,6 +62,8 @@ if swift format lint --strict -r Sources Tests Fuzz/Sources Package.swift > "$lo
 
 # The API reference (DocC from the symbol graphs): every public declaration documented, no warning.
 if scripts/api-docs.sh > "$logs/api-docs.log" 2>&1; then api_docs=ok; else api_docs=FAILED; failures+=("API reference"); tail -30 "$logs/api-docs.log" >&2; fi
+# The generated references (docs/configuration.md, docs/consent-model.md) match their sources.
+python3 scripts/reference-docs.py --check || { api_docs=FAILED; failures+=("generated references"); }
 
 # Pinned independent peers from PyPI (pyhpke, cryptography, cbor2, pymdoccbor, jwcrypto, pylongfellow) for the
 # interop tests.
