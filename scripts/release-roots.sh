@@ -7,8 +7,11 @@
 #   - `mdoc-respond --version`, `context init --test-data` (a private copy of the test context) and the
 #     demo (Annex C, OpenID4VP; the zero-knowledge leg reports the prover missing);
 #   - the wheel installed with pip into a venv, and the README's Python example;
-#   - the README's C example compiled against libmdocrespond-dev, in the root, with the root's cc;
-#   - answers of the installed CLI, the wheel and the C example verified by the independent peer
+#   - the README's C example compiled against libmdocrespond-dev through pkg-config, in the root, with
+#     the root's cc; and against the unpacked SDK through its pkg-config file (no RUNPATH written);
+#   - the standalone CLI (dist/mdoc-respond and its data) from /opt;
+#   - answers of the installed CLI, the standalone CLI, the wheel and both C builds verified by the
+#     independent peer
 #     (Tests/interop/dist_peer.py, run outside the root with the pinned peers).
 # Prints a transcript; exits non-zero at the first failure.
 #   usage: scripts/release-roots.sh [--keep] [SUITE...]     (default suites: bookworm trixie; the roots
@@ -27,7 +30,9 @@ mirror=$(sed -nE 's/^URIs: (http[^ ]*debian)$/\1/p' /etc/apt/sources.list.d/*.so
 [ -n "$mirror" ] || mirror=http://deb.debian.org/debian
 version=$(tr -d '[:space:]' < VERSION)
 wheel=(dist/mdoc_respond-"$version"-py3-none-manylinux_*_x86_64.whl)
-for f in dist/mdoc-respond_"$version"_amd64.deb dist/libmdocrespond*_"$version"_amd64.deb "${wheel[0]}"; do
+sdk=mdoc-respond-sdk-$version-linux-x86_64
+for f in dist/mdoc-respond_"$version"_amd64.deb dist/libmdocrespond*_"$version"_amd64.deb "${wheel[0]}" \
+    "dist/$sdk.tar.gz" dist/mdoc-respond; do
     [ -f "$f" ] || { echo "release-roots: $f is missing (scripts/package.sh)" >&2; exit 1; }
 done
 python=$(scripts/interop-venv.sh)
@@ -56,12 +61,21 @@ for suite in "${suites[@]}"; do
     in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"; }
     rm -rf "$root/tmp/mdoc"
     mkdir -p "$root/tmp/mdoc"
-    cp dist/*.deb "${wheel[0]}" /tmp/mdoc-release-examples/* "$root/tmp/mdoc/"
+    cp dist/*.deb "${wheel[0]}" "dist/$sdk.tar.gz" /tmp/mdoc-release-examples/* "$root/tmp/mdoc/"
+    rm -rf "$root/opt/mdoc-respond"
+    mkdir -p "$root/opt/mdoc-respond"
+    cp -r dist/mdoc-respond dist/mdoc-respond-data "$root/opt/mdoc-respond/"
     step "cat /etc/debian_version"
     in_root cat /etc/debian_version
-    step "apt-get install ./mdoc-respond_${version}_amd64.deb ./libmdocrespond*.deb python3-venv gcc libc6-dev"
-    in_root sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq /tmp/mdoc/*.deb python3-venv gcc libc6-dev' \
+    step "apt-get install ./mdoc-respond_${version}_amd64.deb ./libmdocrespond*.deb python3-venv gcc libc6-dev pkg-config ca-certificates"
+    in_root sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq /tmp/mdoc/*.deb python3-venv gcc libc6-dev pkg-config ca-certificates' \
         > "/var/tmp/mdoc-roots/$suite.apt.log" 2>&1 || { tail -30 "/var/tmp/mdoc-roots/$suite.apt.log" >&2; exit 1; }
+    # The host's local certificate authorities (e.g. a TLS-inspecting egress), so the root reaches PyPI
+    # as the host does; nothing else of the host goes in.
+    if ls /usr/local/share/ca-certificates/*.crt > /dev/null 2>&1; then
+        cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+        in_root update-ca-certificates > /dev/null 2>&1
+    fi
     in_root dpkg-query -W -f '${db:Status-Abbrev} ${Package} ${Version}\n' mdoc-respond 'libmdocrespond*' 'libssl3*' \
         libzstd1 python3 | awk '$1 == "ii" { print $2, $3 }'
     step "dpkg -l '*-dev' (only libc6-dev for the C example, and ours); command -v swift"
@@ -82,14 +96,23 @@ for suite in "${suites[@]}"; do
     grep -E "verified|skipped|age_over_18" "/var/tmp/mdoc-roots/$suite.demo.log" | head -12
     step "/tmp/venv/bin/pip install --no-index /tmp/mdoc/$(basename "${wheel[0]}")"
     in_root sh -c "/tmp/venv/bin/pip install -q --no-index /tmp/mdoc/$(basename "${wheel[0]}") && /tmp/venv/bin/python -c 'import mdoc_respond; print(\"mdoc_respond\", mdoc_respond.__version__)'"
-    step "cc example.c \$(pkg-config --cflags --libs mdocrespond) (pkg-config from the root, or the flags it would give)"
-    in_root sh -c 'cd /tmp/mdoc && cc -std=c11 -Wall -Wextra -Werror example.c -lmdocrespond -o example && ls -l example'
+    step "cc example.c \$(pkg-config --cflags --libs mdocrespond)   (libmdocrespond-dev)"
+    in_root sh -c 'cd /tmp/mdoc && cc -std=c11 -Wall -Wextra -Werror example.c $(pkg-config --cflags --libs mdocrespond) -o example && ls -l example'
+    step "tar xzf $sdk.tar.gz; cc example.c \$(PKG_CONFIG_PATH=SDK/lib/pkgconfig pkg-config --cflags --libs mdocrespond)"
+    in_root sh -c "cd /tmp/mdoc && rm -rf $sdk && tar xzf $sdk.tar.gz && cc -std=c11 -Wall -Wextra -Werror example.c \
+        \$(PKG_CONFIG_PATH=$sdk/lib/pkgconfig pkg-config --cflags --libs mdocrespond) -o sdk-example \
+        && if readelf -d sdk-example 2>/dev/null | grep -E 'RPATH|RUNPATH'; then exit 1; fi && echo 'no RUNPATH' \
+        && LD_LIBRARY_PATH=$sdk/lib ldd sdk-example | grep mdocrespond"
+    step "/opt/mdoc-respond/mdoc-respond --version   (the standalone CLI)"
+    in_root /opt/mdoc-respond/mdoc-respond --version
     step "dist_peer.py: answers from the installed CLI, the wheel and the C example, verified outside the root"
     req="$root/tmp/mdoc/request.json"
     "$python" Tests/interop/dist_peer.py --vectors TestVectors \
         "deb-cli=sh -c 'cp \"\$0\" $req && exec chroot $root /usr/bin/mdoc-respond respond --context /tmp/ctx --request /tmp/mdoc/request.json --origin \"\$1\"'" \
         "wheel-example=sh -c 'cp \"\$0\" $req && exec chroot $root /tmp/venv/bin/python /tmp/mdoc/example.py /tmp/ctx /tmp/mdoc/request.json \"\$1\"'" \
-        "deb-c-example=sh -c 'cp \"\$0\" $req && exec chroot $root /tmp/mdoc/example /tmp/ctx /tmp/mdoc/request.json \"\$1\"'"
+        "deb-c-example=sh -c 'cp \"\$0\" $req && exec chroot $root /tmp/mdoc/example /tmp/ctx /tmp/mdoc/request.json \"\$1\"'" \
+        "sdk-example=sh -c 'cp \"\$0\" $req && exec chroot $root /usr/bin/env LD_LIBRARY_PATH=/tmp/mdoc/$sdk/lib /tmp/mdoc/sdk-example /tmp/ctx /tmp/mdoc/request.json \"\$1\"'" \
+        "standalone-cli=sh -c 'cp \"\$0\" $req && exec chroot $root /opt/mdoc-respond/mdoc-respond respond --context /tmp/ctx --request /tmp/mdoc/request.json --origin \"\$1\"'"
     umount "$root/proc" "$root/dev"
     trap - EXIT
 done

@@ -34,6 +34,8 @@ if [ $complete -eq 1 ]; then
     echo "zk-setup: $dir is complete"
     exit 0
 fi
+python3 -m pip --version > /dev/null 2>&1 \
+    || { echo "zk-setup: needs python3 with pip (Debian: apt-get install python3-pip) and access to PyPI" >&2; exit 3; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cat > "$work/requirements.txt" <<'REQ'
