@@ -105,7 +105,7 @@ for suite in "${suites[@]}"; do
         && LD_LIBRARY_PATH=$sdk/lib ldd sdk-example | grep mdocrespond"
     step "/opt/mdoc-respond/mdoc-respond --version   (the standalone CLI)"
     in_root /opt/mdoc-respond/mdoc-respond --version
-    step "dist_peer.py: answers from the installed CLI, the wheel and the C example, verified outside the root"
+    step "dist_peer.py: answers of the .deb CLI, the wheel, both C builds and the standalone CLI, verified outside the root"
     req="$root/tmp/mdoc/request.json"
     "$python" Tests/interop/dist_peer.py --vectors TestVectors \
         "deb-cli=sh -c 'cp \"\$0\" $req && exec chroot $root /usr/bin/mdoc-respond respond --context /tmp/ctx --request /tmp/mdoc/request.json --origin \"\$1\"'" \
