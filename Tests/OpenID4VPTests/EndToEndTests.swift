@@ -141,7 +141,7 @@ struct OpenID4VPEndToEndTests {
                 == v["handoverInfoCborHex"] as? String)
         #expect(Hex.encode(jwt.handover) == v["handoverCborHex"] as? String)
         #expect(Hex.encode(jwt.sessionTranscript) == v["sessionTranscriptCborHex"] as? String)
-        // From the verifier's JWK itself (the engine's path: its thumbprint computed on the stack).
+        // From the verifier's JWK itself (the engine's path).
         let document = try JSONValue.parse(Array(try SharedVectors.data("openid4vp/dcapi-session-transcript.json")))
         let key = try JWK(try #require(document["verifierEncryptionJwk"]))
         #expect(OpenID4VPHandover(origin: origin, nonce: nonce, responseKey: key) == jwt)

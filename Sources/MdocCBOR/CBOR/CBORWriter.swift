@@ -118,6 +118,13 @@ public struct CBORWriter: Sendable {
         }
     }
 
+    /// Writes a definite text string from its UTF-8 bytes, as they are (a string someone else sent,
+    /// kept byte for byte).
+    package mutating func writeText(utf8: UnsafeRawBufferPointer) {
+        writeHead(major: 3, argument: UInt64(utf8.count))
+        bytes.append(contentsOf: utf8)
+    }
+
     /// Writes a definite text string given as a literal (a map key or a fixed value): its bytes are
     /// copied from the literal, with no `String` made or inspected.
     @usableFromInline package mutating func writeText(_ s: StaticString) {
