@@ -18,7 +18,9 @@ extension AnnexCFrontEnd {
     /// Length of the EncryptedResponse head: `["dcapi", {"enc": bstr, "cipherText":` and the
     /// cipherText's bstr head.
     static func encryptedHeadLength(enc: Int, cipherText: Int) -> Int {
-        1 + 6 + 1 + 4 + CBORWriter.headLength(UInt64(enc)) + enc + 11 + CBORWriter.headLength(UInt64(cipherText))
+        func text(_ t: StaticString) -> Int { CBORWriter.headLength(UInt64(t.utf8CodeUnitCount)) + t.utf8CodeUnitCount }
+        return CBORWriter.headLength(2) + text("dcapi") + CBORWriter.headLength(2) + text("enc")
+            + CBORWriter.headLength(UInt64(enc)) + enc + text("cipherText") + CBORWriter.headLength(UInt64(cipherText))
     }
 
     /// Writes the EncryptedResponse CBOR to `out` — the head (`["dcapi", {"enc": enc, "cipherText":`
@@ -35,11 +37,9 @@ extension AnnexCFrontEnd {
         func text(_ t: StaticString) {
             n += CBORWriter.writeText(UnsafeBufferPointer(start: t.utf8Start, count: t.utf8CodeUnitCount), at: p + n)
         }
-        p[n] = 0x82
-        n += 1
+        n += CBORWriter.writeHead(major: 4, argument: 2, at: p + n)  // ["dcapi", {...}]
         text("dcapi")
-        p[n] = 0xa2
-        n += 1
+        n += CBORWriter.writeHead(major: 5, argument: 2, at: p + n)  // {"enc": ..., "cipherText": ...}
         text("enc")
         n += CBORWriter.writeHead(major: 2, argument: UInt64(enc.count), at: p + n)
         enc.withUnsafeBufferPointer { (p + n).update(from: $0.baseAddress!, count: $0.count) }
