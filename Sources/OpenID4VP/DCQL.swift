@@ -7,6 +7,9 @@ import WebEncoding
 /// member this wallet acts on is checked, and anything that is not what §6 and §7 allow refuses the
 /// request (`invalidRequest`) with the rule it breaks.
 struct DCQLQuery: Sendable {
+    /// A claim's members, found in one walk of its keys.
+    private static let claimMembers: [StaticString] = ["path", "intent_to_retain", "values", "id"]
+
     /// The credential queries' ids, in order (`format` and `multiple` are checked while reading; only
     /// the id is used after: it names the query's entry in `vp_token`).
     let ids: [String]
@@ -172,13 +175,24 @@ struct DCQLQuery: Sendable {
         try raw.forEachElement { claim throws(PresentmentError) in
             guard claim.isObject else { throw bad(.claimNotObject) }
             // One walk of the claim's members (the parser refused duplicate keys).
-            let (pathMember, retainMember, valuesMember, idMember) = claim.members(
-                "path", "intent_to_retain", "values", "id")
+            var pathMember: JSONNode?
+            var retainMember: JSONNode?
+            var valuesMember: JSONNode?
+            var idMember: JSONNode?
+            claim.members(named: Self.claimMembers) { i, value in
+                switch i {
+                case 0: pathMember = value
+                case 1: retainMember = value
+                case 2: valuesMember = value
+                default: idMember = value
+                }
+            }
             // The path: two strings, neither empty nor past the bound (decoded lengths), listed as read
             // (a refusal below refuses the whole query, so nothing listed here is used then; a claim
             // breaking the path rule and intent_to_retain's is refused for its path).
             var listed: (position: Int, added: Bool)?
-            _ = pathMember?.withStringPairBytes { ns, name in
+            _ = pathMember?.withStringElements(count: 2) { path in
+                let (ns, name) = (path[0], path[1])
                 guard !ns.isEmpty, !name.isEmpty, ns.count <= maxBytes, name.count <= maxBytes else { return }
                 listed = elements.append(nameSpace: ns, identifier: name, intentToRetain: retainMember?.bool)
             }

@@ -22,13 +22,35 @@ struct AuthorizationParameters {
     /// `verifier_info` entries (kept to show; never trusted).
     let verifierInfo: [JSONNode]
 
+    /// The parameters this reads, found in one walk of the request's keys.
+    private static let members: [StaticString] = [
+        "response_type", "response_mode", "nonce", "dcql_query", "client_metadata", "transaction_data", "scope",
+        "verifier_info",
+    ]
+
     init(_ object: RequestObject, origin: Origin) throws(PresentmentError) {
         let p = object.parameters
-        // The members this reads, in two walks of the parameters' keys (checked in the order below).
-        let (responseType, modeMember, nonceMember, dcql) = p.members(
-            "response_type", "response_mode", "nonce", "dcql_query")
-        let (metadata, transactionData, scope, verifierInfoMember) = p.members(
-            "client_metadata", "transaction_data", "scope", "verifier_info")
+        // The members this reads, in one walk of the parameters' keys (checked in the order below).
+        var responseType: JSONNode?
+        var modeMember: JSONNode?
+        var nonceMember: JSONNode?
+        var dcql: JSONNode?
+        var metadata: JSONNode?
+        var transactionData: JSONNode?
+        var scope: JSONNode?
+        var verifierInfoMember: JSONNode?
+        p.members(named: Self.members) { i, value in
+            switch i {
+            case 0: responseType = value
+            case 1: modeMember = value
+            case 2: nonceMember = value
+            case 3: dcql = value
+            case 4: metadata = value
+            case 5: transactionData = value
+            case 6: scope = value
+            default: verifierInfoMember = value
+            }
+        }
         guard responseType?.isString("vp_token") == true else { throw PresentmentError(OpenID4VPRule.responseType) }
         // Compared in place with each mode's name (no `String` made).
         guard let modeMember,

@@ -197,63 +197,85 @@ package struct JSONNode: Sendable {
         }
     }
 
-    /// Calls `body` with the decoded UTF-8 bytes of both strings of an array of exactly two strings (a
-    /// DCQL claim path) and returns true; false, without calling `body`, for anything else. In place
-    /// when neither string has an escape (no node or array made for the pair).
-    package func withStringPairBytes(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void) -> Bool {
-        let n = node
-        guard n.kind == .array, n.count == 2 else { return false }
-        let nodes = storage.nodes
-        let a = nodes[index + 1]
-        let b = nodes[Int(a.next)]
-        guard a.kind == .string, b.kind == .string else { return false }
-        let ra = Int(a.start)..<Int(a.end)
-        let rb = Int(b.start)..<Int(b.end)
-        if !a.escaped && !b.escaped {
-            let bytes = UnsafeRawBufferPointer(storage.bytes)
-            body(UnsafeRawBufferPointer(rebasing: bytes[ra]), UnsafeRawBufferPointer(rebasing: bytes[rb]))
-        } else {
-            let bytes = storage.bytes
-            let x = a.escaped ? JSONDocument.unescape(bytes, ra) : Array(bytes[ra])
-            let y = b.escaped ? JSONDocument.unescape(bytes, rb) : Array(bytes[rb])
-            x.withUnsafeBytes { x in y.withUnsafeBytes { y in body(x, y) } }
-        }
-        return true
-    }
-
-    /// The values of the members named `a`, `b`, `c` and `d` (nil for one that is absent; all nil for a
-    /// non-object), found in one walk of the object's keys: each key is compared with the names in
-    /// turn (by length first) until one matches, and a node is made only for a member found.
-    package func members(_ a: StaticString, _ b: StaticString, _ c: StaticString, _ d: StaticString)
-        -> (JSONNode?, JSONNode?, JSONNode?, JSONNode?)
+    /// Calls `body` with the decoded UTF-8 bytes of each string of an array of exactly `count` strings
+    /// and returns true; false, without calling `body`, for anything else. In place when no string has
+    /// an escape (no node, array or `String` made); escaped strings are unescaped into one buffer first.
+    package func withStringElements(count: Int, _ body: (UnsafeBufferPointer<UnsafeRawBufferPointer>) -> Void)
+        -> Bool
     {
         let n = node
-        guard n.kind == .object else { return (nil, nil, nil, nil) }
-        var found = (-1, -1, -1, -1)
+        guard n.kind == .array, Int(n.count) == count else { return false }
         let nodes = storage.nodes
         var k = index + 1
-        for _ in 0..<n.count {
-            let key = nodes[k]
-            let v = Int(key.next)
-            @inline(__always) func spells(_ s: StaticString) -> Bool {
-                JSONDocument.key(
-                    key, at: k, in: storage, spells: UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount)
-                )
-            }
-            // The parser refused repeated keys, so each name matches at most one key.
-            if spells(a) {
-                found.0 = v
-            } else if spells(b) {
-                found.1 = v
-            } else if spells(c) {
-                found.2 = v
-            } else if spells(d) {
-                found.3 = v
-            }
-            k = Int(nodes[v].next)
+        var escaped = false
+        for _ in 0..<count {
+            let e = nodes[k]
+            guard e.kind == .string else { return false }
+            escaped = escaped || e.escaped
+            k = Int(e.next)
         }
-        func made(_ i: Int) -> JSONNode? { i < 0 ? nil : JSONNode(storage: storage, index: i) }
-        return (made(found.0), made(found.1), made(found.2), made(found.3))
+        return withUnsafeTemporaryAllocation(of: UnsafeRawBufferPointer.self, capacity: count) { views in
+            let bytes = storage.bytes
+            func each(_ visit: (Int, Range<Int>, Bool) -> Void) {
+                var k = index + 1
+                for i in 0..<count {
+                    let e = nodes[k]
+                    visit(i, Int(e.start)..<Int(e.end), e.escaped)
+                    k = Int(e.next)
+                }
+            }
+            if !escaped {
+                bytes.withUnsafeBytes { all in
+                    each { i, range, _ in
+                        views.initializeElement(at: i, to: UnsafeRawBufferPointer(rebasing: all[range]))
+                    }
+                    body(UnsafeBufferPointer(views))
+                }
+            } else {
+                var joined = [UInt8]()
+                var ranges = [Range<Int>]()
+                each { _, range, escaped in
+                    let start = joined.count
+                    joined += escaped ? JSONDocument.unescape(bytes, range) : Array(bytes[range])
+                    ranges.append(start..<joined.count)
+                }
+                joined.withUnsafeBytes { all in
+                    for (i, range) in ranges.enumerated() {
+                        views.initializeElement(at: i, to: UnsafeRawBufferPointer(rebasing: all[range]))
+                    }
+                    body(UnsafeBufferPointer(views))
+                }
+            }
+            return true
+        }
+    }
+
+    /// Finds the members named in `names` in one walk of the object's keys (nothing for a non-object)
+    /// and calls `found` with each one's position in `names` and its value, in the object's order:
+    /// each key is compared with the names in turn (by length first) until one matches, and a node is
+    /// made only for a member found. For reading several members of one object, where each look-up
+    /// would walk them all; `names` is best a constant (a `static let`), so no array is made per call.
+    package func members(named names: [StaticString], _ found: (_ position: Int, _ value: JSONNode) -> Void) {
+        let n = node
+        guard n.kind == .object else { return }
+        let nodes = storage.nodes
+        var k = index + 1
+        names.withUnsafeBufferPointer { names in
+            for _ in 0..<n.count {
+                let key = nodes[k]
+                let v = Int(key.next)
+                // The parser refused repeated keys, so each name matches at most one key.
+                for (i, name) in names.enumerated()
+                where JSONDocument.key(
+                    key, at: k, in: storage,
+                    spells: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+                {
+                    found(i, JSONNode(storage: storage, index: v))
+                    break
+                }
+                k = Int(nodes[v].next)
+            }
+        }
     }
 
     /// Calls `body` with each member's key node and value, in order (objects only).

@@ -412,29 +412,42 @@ struct JSONTests {
         #expect(throws: JSONValue.ParseError(.tooDeep)) { try JSONDocument([], limits: .init(maxDepth: 0)) }
     }
 
-    @Test("A reader's few members in one walk, and a two-string array's bytes in place")
-    func membersAndStringPairs() throws {
+    @Test("Several members in one walk, and the strings of an array of strings in place")
+    func membersAndStringElements() throws {
         let doc = try JSONDocument(Array(#"{"id":"c1","p\u0061th":["ns","n\u0061me"],"values":[1],"x":{"id":2}}"#.utf8))
         let root = doc.root
-        let (id, path, values, absent) = root.members("id", "path", "values", "intent_to_retain")
-        #expect(id?.string == "c1" && path?.count == 2 && values?.count == 1 && absent == nil)
-        // Names given in another order, a name matching no key, and not an object.
-        let (x, none, firstID, _) = root.members("x", "nope", "id", "id")
-        #expect(x?["id"]?.number == JSONNumber("2") && none == nil && firstID?.string == "c1")
-        let (a, b, c, d) = root["values"]!.members("id", "path", "values", "x")
-        #expect(a == nil && b == nil && c == nil && d == nil)
-        // The pair: decoded (an escape in either string), or refused for anything but two strings.
+        func look(_ node: JSONNode, _ names: [StaticString]) -> [JSONNode?] {
+            var found = [JSONNode?](repeating: nil, count: names.count)
+            node.members(named: names) { found[$0] = $1 }
+            return found
+        }
+        let m = look(root, ["id", "path", "values", "intent_to_retain"])
+        #expect(m[0]?.string == "c1" && m[1]?.count == 2 && m[2]?.count == 1 && m[3] == nil)
+        // Names given in another order, a name matching no key, a name twice (the first takes it), and
+        // not an object.
+        let n = look(root, ["x", "nope", "id", "id"])
+        #expect(n[0]?["id"]?.number == JSONNumber("2") && n[1] == nil && n[2]?.string == "c1" && n[3] == nil)
+        #expect(look(root["values"]!, ["id", "path", "values", "x"]).allSatisfy { $0 == nil })
+        // Found in the object's order, each once.
+        var seen = [Int]()
+        root.members(named: ["x", "values", "id"]) { i, _ in seen.append(i) }
+        #expect(seen == [2, 1, 0])
+        // An array of exactly `count` strings: decoded (an escape in any string), else refused.
         var got = [[UInt8]]()
-        #expect(path!.withStringPairBytes { got = [Array($0), Array($1)] })
+        #expect(m[1]!.withStringElements(count: 2) { got = $0.map { Array($0) } })
         #expect(got == [Array("ns".utf8), Array("name".utf8)])
         let plain = try JSONDocument(
             Array(#"[["a","bc"],["\u0041",""],["a"],["a","b","c"],["a",1],[1,"a"],{"a":"b"},"ab"]"#.utf8))
         var pairs = [[[UInt8]]]()
         let answers = plain.root.elements!.map { node in
-            node.withStringPairBytes { pairs.append([Array($0), Array($1)]) }
+            node.withStringElements(count: 2) { pairs.append($0.map { Array($0) }) }
         }
         #expect(answers == [true, true, false, false, false, false, false, false])
         #expect(pairs == [[[0x61], [0x62, 0x63]], [[0x41], []]])
+        var triple = [[UInt8]]()
+        #expect(plain.root.elements![3].withStringElements(count: 3) { triple = $0.map { Array($0) } })
+        #expect(triple == [[0x61], [0x62], [0x63]])
+        #expect(plain.root.elements![2].withStringElements(count: 1) { _ in })
     }
 
     @Test("A node's shape (depth and widest container of its subtree) matches a recursive count, for every node")
