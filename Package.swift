@@ -162,6 +162,12 @@ let package = Package(
                 "MdocRespondC", "CMdocRespondABI", "DigitalCredentials", "Presentment", "MdocCBOR", "TestSupport",
             ]),
         .testTarget(name: "WebEncodingTests", dependencies: ["WebEncoding", "TestSupport"]),
+        .testTarget(
+            name: "DCAPIFramingTests", dependencies: ["DCAPIFraming", "Presentment", "WebEncoding", "TestWorld"]),
+        .testTarget(
+            name: "DigitalCredentialsTests",
+            dependencies: ["DigitalCredentials", "AnnexC", "OpenID4VP", "DCAPIFraming", "Presentment"]),
+        .testTarget(name: "LongfellowTests", dependencies: ["Longfellow", "Presentment"]),
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "WebEncoding", "CryptoCore", "TestSupport"]),
         .testTarget(
             name: "PresentmentTests",

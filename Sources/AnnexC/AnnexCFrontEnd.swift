@@ -23,9 +23,8 @@ package struct AnnexCFrontEnd: DCAPIFrontEnd {
 
     package init(settings: AnnexCSettings) { self.settings = settings }
 
-    package func answers(_ entry: RequestEntry) -> Bool {
-        entry.names(protocol: Self.protocolIdentifier)
-            || (settings.acceptLegacyProtocolAlias && entry.names(protocol: Self.legacyAlias))
+    package var protocolIdentifiers: [String] {
+        settings.acceptLegacyProtocolAlias ? [Self.protocolIdentifier, Self.legacyAlias] : [Self.protocolIdentifier]
     }
 
     package static func isBareData(_ json: JSONNode) -> Bool { AnnexCRequestData.isBareData(json) }

@@ -52,6 +52,11 @@ package struct RequestEntry: Sendable {
 /// A front end for a protocol of the Digital Credentials API: its entries arrive in the API's JSON
 /// framings (`RequestEnvelope`, read once by the facade).
 package protocol DCAPIFrontEnd: PresentmentFrontEnd where Entry == RequestEntry {
+    /// The Digital Credentials API protocol identifiers this front end answers, with its settings (an
+    /// entry whose `protocol` is one of them, byte for byte, is routed to it). The facade's registry
+    /// refuses two front ends claiming one identifier.
+    var protocolIdentifiers: [String] { get }
+
     /// Whether a top-level object without a framing member is this protocol's bare `data` object (iOS
     /// `requestData`), recognised by members only this protocol's data has.
     static func isBareData(_ json: JSONNode) -> Bool

@@ -68,7 +68,7 @@ public final class DigitalCredentialsEngine: Sendable {
     package init(source: ContextSource, configuration: Configuration) {
         self.configuration = configuration
         core = PresentmentEngine(source: source, configuration: configuration.shared)
-        frontEnds = RegisteredFrontEnd.all(configuration)
+        frontEnds = FrontEndRegistry.builtIn(configuration).frontEnds
         let enabled = frontEnds.filter { configuration.protocols.contains($0.presentationProtocol) }
         // The preferred protocol's front end first, the others in registration order.
         let preferred = configuration.preference.preferred

@@ -26,7 +26,8 @@ package struct OpenID4VPFrontEnd: DCAPIFrontEnd {
     static let parameterDepth = 16
     static let parameterMembers = 256
 
-    package func answers(_ entry: RequestEntry) -> Bool { Self.form(of: entry) != nil }
+    /// One identifier per request form (unsigned, signed, multisigned).
+    package var protocolIdentifiers: [String] { OpenID4VPRequestForm.allCases.map(\.protocolIdentifier) }
 
     /// The request form an entry's `protocol` names (nil for none of the three, or a bare `data`).
     static func form(of entry: RequestEntry) -> OpenID4VPRequestForm? {

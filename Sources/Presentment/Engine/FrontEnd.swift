@@ -11,7 +11,8 @@
 /// and consent) is `PresentmentEngine`'s, the same for every protocol.
 ///
 /// Adding a protocol means writing one type conforming to this (in its own module) and registering
-/// it with the facade (`DigitalCredentials`).
+/// it with the facade (`DigitalCredentials`), which routes entries to it by the identifiers it
+/// declares (`DCAPIFrontEnd.protocolIdentifiers`).
 ///
 /// An SPI for front-end authors (`@_spi(FrontEnd)`), not API for wallet backends: public only so that
 /// the engine's generic entry points can be specialized for each front end in the facade's module.
@@ -20,10 +21,6 @@
     associatedtype Entry
     /// What the protocol carried, kept to answer and shown to the holder (typed; never `any`).
     associatedtype Details: Sendable
-
-    /// Whether this front end answers an entry: its Digital Credentials API protocol identifier is one
-    /// of this front end's.
-    func answers(_ entry: Entry) -> Bool
 
     /// Checks an entry: everything the reader controls, before any consent is asked (its framing,
     /// keys, the request and its bounds, every signature, then the holder's trust policy through
