@@ -62,11 +62,12 @@ let package = Package(
         // Device keys in a PKCS#11 token (an HSM, SoftHSM2 in tests): RFC 7512 URIs, the module loaded
         // once, a pool of logged-in sessions, a COSESigner over CKM_ECDSA. Every Cryptoki call lives here.
         .target(name: "PKCS11", dependencies: ["CPKCS11", "MdocCBOR", "CryptoCore"]),
-        // base64url's vector steps (AVX2, chosen at run time; a header-only module), behind WebEncoding.
-        .systemLibrary(name: "CBase64"),
+        // WebEncoding's x86-64 vector steps (SSE/AVX2/AVX-512, chosen at run time; a header-only module):
+        // base64url coding and the JSON reader's scans of plain strings. Only WebEncoding imports it.
+        .systemLibrary(name: "CWebEncodingSIMD"),
         // Strict bounded JSON (parser and deterministic writer) and base64url: the web encodings both
         // Digital Credentials API front ends and JOSE read and write.
-        .target(name: "WebEncoding", dependencies: ["CryptoCore", "CBase64"]),
+        .target(name: "WebEncoding", dependencies: ["CryptoCore", "CWebEncodingSIMD"]),
         // JOSE over CryptoCore: EC JWKs and RFC 7638 thumbprints, JWS (ES256/384/512) verify and sign,
         // JWE ECDH-ES with A128GCM / A256GCM and the Concat KDF.
         .target(name: "JOSE", dependencies: ["CryptoCore", "WebEncoding"]),

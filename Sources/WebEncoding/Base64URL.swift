@@ -1,5 +1,5 @@
 internal import CryptoCore
-internal import CBase64
+internal import CWebEncodingSIMD
 
 /// base64url (RFC 4648 §5) without padding. Decoding accepts only the URL-safe alphabet and refuses
 /// any `=` padding, as the platform and JOSE do. Both directions

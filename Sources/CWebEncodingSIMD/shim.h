@@ -1,4 +1,4 @@
-// base64url encoding and decoding with x86-64 vector instructions, behind WebEncoding's Base64URL (its
+// WebEncoding's x86-64 vector steps: base64url encoding and decoding behind Base64URL (its
 // only user), and the JSON reader's scan of long plain strings (mdoc_json_plain_ascii, at the end).
 // A header-only module (static inline functions compiled into WebEncoding): a C target of its own
 // would be compiled with DWARF 5, which valgrind 3.19 (scripts/instructions.sh) cannot read.
@@ -18,8 +18,8 @@
 //  3. each index gets the offset of its alphabet range, looked up with a byte shuffle by its class
 //     (index - 51 saturated, plus one above 25): 0..25 'A', 26..51 'a' - 26, 52..61 '0' - 52,
 //     62 '-' - 62, 63 '_' - 63.
-#ifndef MDOC_CBASE64_SHIM_H
-#define MDOC_CBASE64_SHIM_H
+#ifndef MDOC_CWEBENCODINGSIMD_SHIM_H
+#define MDOC_CWEBENCODINGSIMD_SHIM_H
 #include <stddef.h>
 #include <stdint.h>
 
