@@ -79,7 +79,11 @@ def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
     return _dist_info(project)
 
 
-def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+def write_wheel(wheel_directory, library, licenses=(), generator="python/build_backend.py"):
+    """Writes the wheel (tag py3-none-linux_x86_64) with `library` as mdoc_respond/libmdocrespond.so, the
+    project's LICENSE and NOTICE, and `licenses` ((name, path) pairs: more licence texts, under
+    dist-info/licenses/) into `wheel_directory`; returns its file name. scripts/package.sh writes the
+    release wheel with it too (before auditwheel)."""
     project = _project()
     info = _dist_info(project)
     package = os.path.join(HERE, "mdoc_respond")
@@ -87,13 +91,16 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     for name in ("__init__.py", "py.typed"):
         with open(os.path.join(package, name), "rb") as f:
             files[f"mdoc_respond/{name}"] = f.read()
-    with open(_library(), "rb") as f:
+    with open(library, "rb") as f:
         files["mdoc_respond/libmdocrespond.so"] = f.read()
     for name in ("LICENSE", "NOTICE"):
         with open(os.path.join(ROOT, name), "rb") as f:
             files[f"{info}/{name}"] = f.read()
+    for name, path in licenses:
+        with open(path, "rb") as f:
+            files[f"{info}/licenses/{name}"] = f.read()
     files[f"{info}/METADATA"] = _metadata(project)
-    files[f"{info}/WHEEL"] = (f"Wheel-Version: 1.0\nGenerator: mdoc-respond python/build_backend.py\n"
+    files[f"{info}/WHEEL"] = (f"Wheel-Version: 1.0\nGenerator: mdoc-respond {generator}\n"
                               f"Root-Is-Purelib: false\nTag: {TAG}\n").encode()
     record = []
     for path, data in files.items():
@@ -109,3 +116,7 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
             zi.compress_type = zipfile.ZIP_DEFLATED
             z.writestr(zi, files[path])
     return name
+
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    return write_wheel(wheel_directory, _library())

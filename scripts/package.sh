@@ -107,46 +107,17 @@ tar -C "$work" --owner=0 --group=0 --sort=name -czf "$dist/$sdk.tar.gz" "$sdk"
 # then `auditwheel repair` copies the libraries it needs outside the manylinux set (libcrypto, libzstd)
 # into mdoc_respond.libs/ under private names and tags it manylinux.
 python3 - "$work" "$soname" "$version" <<'PY'
-import base64, hashlib, os, sys, tomllib, zipfile
+import sys
+sys.dont_write_bytecode = True
+sys.path.insert(0, "python")
+import build_backend
 work, soname, version = sys.argv[1:4]
-project = tomllib.load(open("python/pyproject.toml", "rb"))["project"]
-assert project["version"] == version, "python/pyproject.toml's version is not VERSION's"
-tag = "py3-none-linux_x86_64"
-name = f"mdoc_respond-{version}"
-info = f"{name}.dist-info"
-files = {
-    "mdoc_respond/__init__.py": open("python/mdoc_respond/__init__.py", "rb").read(),
-    "mdoc_respond/py.typed": open("python/mdoc_respond/py.typed", "rb").read(),
-    "mdoc_respond/libmdocrespond.so": open(f"{work}/{soname}", "rb").read(),
-}
-meta = [f"Metadata-Version: 2.1", f"Name: {project['name']}", f"Version: {version}",
-        f"Summary: {project['description']}", f"Requires-Python: {project['requires-python']}",
-        "License: Apache-2.0"]
-for extra, deps in project.get("optional-dependencies", {}).items():
-    meta.append(f"Provides-Extra: {extra}")
-    meta += [f'Requires-Dist: {d}; extra == "{extra}"' for d in deps]
-files[f"{info}/METADATA"] = ("\n".join(meta) + "\n").encode()
-# The licence text, the notice of what the library links and loads, and the licences of the copies of
-# OpenSSL and Zstandard that auditwheel puts into the wheel (Debian's copyright files of the packages
-# they come from).
-files[f"{info}/LICENSE"] = open("LICENSE", "rb").read()
-files[f"{info}/NOTICE"] = open("NOTICE", "rb").read()
-for package in ("libssl3", "libzstd1"):
-    files[f"{info}/licenses/{package}.copyright"] = open(f"/usr/share/doc/{package}/copyright", "rb").read()
-files[f"{info}/WHEEL"] = (f"Wheel-Version: 1.0\nGenerator: mdoc-respond scripts/package.sh\n"
-                          f"Root-Is-Purelib: false\nTag: {tag}\n").encode()
-record = []
-for path, data in files.items():
-    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-    record.append(f"{path},sha256={digest},{len(data)}")
-record.append(f"{info}/RECORD,,")
-files[f"{info}/RECORD"] = ("\n".join(record) + "\n").encode()
-with zipfile.ZipFile(f"{work}/{name}-{tag}.whl", "w", zipfile.ZIP_DEFLATED) as z:
-    for path in sorted(files):
-        zi = zipfile.ZipInfo(path, date_time=(2026, 1, 1, 0, 0, 0))
-        zi.external_attr = (0o755 if path.endswith(".so") else 0o644) << 16
-        zi.compress_type = zipfile.ZIP_DEFLATED
-        z.writestr(zi, files[path])
+assert build_backend._project()["version"] == version, "python/pyproject.toml's version is not VERSION's"
+# With the licences of the copies of OpenSSL and Zstandard auditwheel puts into the wheel (Debian's
+# copyright files of the packages they come from).
+build_backend.write_wheel(
+    work, f"{work}/{soname}", generator="scripts/package.sh",
+    licenses=[(f"{p}.copyright", f"/usr/share/doc/{p}/copyright") for p in ("libssl3", "libzstd1")])
 PY
 PATH="$PWD/$tools/bin:$PATH" "$tools/bin/auditwheel" repair -w "$dist" \
     "$work/mdoc_respond-$version-py3-none-linux_x86_64.whl" > "$work/auditwheel.log" 2>&1 \
