@@ -11,6 +11,7 @@ package struct EncryptionInfo: Sendable {
     package let recipientPublicKey: COSEKey
 
     /// Parses the base64url text exactly as received, given as its UTF-8 bytes.
+    // unsafe: the text as a view of the request's bytes, decoded in place (no copy of the string).
     init(base64url text: UnsafeRawBufferPointer) throws(PresentmentError) {
         guard text.count <= 4096 else {
             throw PresentmentError(AnnexCRule.encryptionInfoTooLong)

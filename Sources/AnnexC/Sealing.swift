@@ -28,6 +28,7 @@ extension AnnexCFrontEnd {
     /// which holds exactly `encryptedHeadLength + deviceResponse.count + Nt` bytes. Keys in bytewise
     /// order: "enc" < "cipherText".
     static func writeEncrypted(
+        // unsafe: the response buffer written once, in place (ResponseEnvelope allocates it at its exact size).
         _ out: UnsafeMutableRawBufferPointer, deviceResponse: DeviceResponseBytes, sender: inout HPKE.Sender
     ) throws(PresentmentError) {
         let enc = sender.encapsulatedKey
@@ -35,6 +36,7 @@ extension AnnexCFrontEnd {
         let p = out.baseAddress!.assumingMemoryBound(to: UInt8.self)
         var n = 0
         func text(_ t: StaticString) {
+            // unsafe: a literal's bytes, written by the writer's in-place text function.
             n += CBORWriter.writeText(UnsafeBufferPointer(start: t.utf8Start, count: t.utf8CodeUnitCount), at: p + n)
         }
         n += CBORWriter.writeHead(major: 4, argument: 2, at: p + n)  // ["dcapi", {...}]
@@ -42,12 +44,14 @@ extension AnnexCFrontEnd {
         n += CBORWriter.writeHead(major: 5, argument: 2, at: p + n)  // {"enc": ..., "cipherText": ...}
         text("enc")
         n += CBORWriter.writeHead(major: 2, argument: UInt64(enc.count), at: p + n)
+        // unsafe: the encapsulated key copied into its place in the buffer.
         enc.withUnsafeBufferPointer { (p + n).update(from: $0.baseAddress!, count: $0.count) }
         n += enc.count
         text("cipherText")
         n += CBORWriter.writeHead(major: 2, argument: UInt64(ctLen), at: p + n)
         do {
             try sender.seal(
+                // unsafe: HPKE seals straight into the buffer after the head.
                 count: deviceResponse.count, into: UnsafeMutableRawBufferPointer(rebasing: out[n...]),
                 pieces: { deviceResponse.forEachPiece($0) })
         } catch { throw PresentmentError(AnnexCRule.sealing) }
@@ -91,6 +95,7 @@ extension AnnexCFrontEnd {
                 try Self.writeEncrypted(out, deviceResponse: deviceResponse, sender: &sender)
             }
         case .dataObject, .protocolAndData:
+            // unsafe: one scratch buffer for the CBOR before base64url writes it into the response; freed on every path.
             let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: cborLen, alignment: 1)
             defer { scratch.deallocate() }
             try Self.writeEncrypted(scratch, deviceResponse: deviceResponse, sender: &sender)
@@ -99,6 +104,7 @@ extension AnnexCFrontEnd {
                 textLength: Base64URL.encodedLength(cborLen)
             ) { text in
                 Base64URL.encode(
+                    // unsafe: base64url encodes the scratch buffer into the response text in place.
                     UnsafeRawBufferPointer(scratch), into: text.baseAddress!.assumingMemoryBound(to: UInt8.self))
             }
         }

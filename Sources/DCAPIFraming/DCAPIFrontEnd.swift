@@ -83,6 +83,7 @@ package enum ResponseEnvelope {
     /// and the allocation is freed. An identifier with no byte JSON must escape (every registered one)
     /// is copied between the opening's two fixed pieces; any other is written by `prefix`.
     package static func response<E: Error>(
+        // unsafe: the body written in place into the one allocation that becomes the returned Data.
         protocolIdentifier: String?, bodyLength: Int, _ writeBody: (UnsafeMutableRawBufferPointer) throws(E) -> Void
     ) throws(E) -> Data {
         guard var id = protocolIdentifier else {
@@ -95,6 +96,7 @@ package enum ResponseEnvelope {
             let prefix = self.prefix(protocolIdentifier: id)
             return try assemble(
                 prefixLength: prefix.count, closing: true, bodyLength: bodyLength,
+                // unsafe: the envelope's opening copied into place.
                 { p in prefix.withUnsafeBytes { p.copyMemory(from: $0.baseAddress!, byteCount: $0.count) } }, writeBody
             )
         }
@@ -118,13 +120,16 @@ package enum ResponseEnvelope {
     /// Allocates the response, has `writePrefix` fill its first `prefixLength` bytes and `writeBody` the
     /// next `bodyLength`, closes the envelope when `closing`, and hands the allocation to `Data`.
     private static func assemble<E: Error>(
+        // unsafe: the one allocation, handed out as views of its pieces; freed on a throw.
         prefixLength: Int, closing: Bool, bodyLength: Int, _ writePrefix: (UnsafeMutableRawPointer) -> Void,
         _ writeBody: (UnsafeMutableRawBufferPointer) throws(E) -> Void
     ) throws(E) -> Data {
         let total = prefixLength + bodyLength + (closing ? 1 : 0)
+        // unsafe: allocated at its exact size and given to Data without a copy.
         let out = UnsafeMutableRawBufferPointer.allocate(byteCount: total, alignment: 1)
         writePrefix(out.baseAddress!)
         do {
+            // unsafe: the body's part of the allocation.
             try writeBody(UnsafeMutableRawBufferPointer(rebasing: out[prefixLength..<prefixLength + bodyLength]))
         } catch {
             out.deallocate()
@@ -138,12 +143,14 @@ package enum ResponseEnvelope {
     /// `{"response":"<text>"}` (Annex C's base64url EncryptedResponse, OpenID4VP's JWE): `writeText`
     /// writes the `textLength` bytes of the string's content, which need no escaping.
     package static func responseString<E: Error>(
+        // unsafe: the text written in place into the response.
         protocolIdentifier: String?, textLength: Int, _ writeText: (UnsafeMutableRawBufferPointer) throws(E) -> Void
     ) throws(E) -> Data {
         let open: StaticString = "{\"response\":\""
         let n = open.utf8CodeUnitCount
         return try response(protocolIdentifier: protocolIdentifier, bodyLength: n + textLength + 2) {
             body throws(E) in
+            // unsafe: a literal's bytes copied into place.
             body.copyMemory(from: UnsafeRawBufferPointer(start: open.utf8Start, count: n))
             try writeText(UnsafeMutableRawBufferPointer(rebasing: body[n..<n + textLength]))
             body[n + textLength] = UInt8(ascii: "\"")

@@ -24,6 +24,7 @@ package struct RequestEnvelope: Sendable {
     ///   data object (e.g. it has Annex C's `deviceRequest`).
     /// - Throws: a `FramingRule` refusal.
     package static func parse(
+        // unsafe: the caller's buffer read in place (no copy of the request).
         _ raw: UnsafeBufferPointer<UInt8>, maxBytes: Int, isBareData: (JSONNode) -> Bool
     ) throws(PresentmentError) -> RequestEnvelope {
         let json: JSONNode

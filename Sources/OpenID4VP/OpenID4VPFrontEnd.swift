@@ -188,6 +188,7 @@ package struct OpenID4VPFrontEnd: DCAPIFrontEnd {
         let envelope = wrap ? details.form.protocolIdentifier : nil
         guard let enc = details.responseKey else {
             return ResponseEnvelope.response(protocolIdentifier: envelope, bodyLength: payload.bytes.count) { body in
+                // unsafe: the vp_token copied once into the response buffer returned.
                 payload.bytes.withUnsafeBytes { body.copyMemory(from: $0) }
             }
         }
@@ -199,6 +200,7 @@ package struct OpenID4VPFrontEnd: DCAPIFrontEnd {
         return try ResponseEnvelope.responseString(
             protocolIdentifier: envelope, textLength: sealer.compactLength(plaintextCount: text.count)
         ) { jwe throws(PresentmentError) in
+            // unsafe: the plaintext encrypted in place and cleansed after (JWE writes straight into the response).
             let result: Result<Void, JOSEError> = text.withUnsafeMutableBytes { pt in
                 Result { () throws(JOSEError) in try sealer.seal(inPlace: pt, into: jwe) }
             }
@@ -210,6 +212,7 @@ package struct OpenID4VPFrontEnd: DCAPIFrontEnd {
     private struct ResponsePieces: PiecewiseBytes {
         let response: DeviceResponseBytes
         var count: Int { response.count }
+        // unsafe: the DeviceResponse's pieces as views, fed to the cipher without joining them.
         func forEachPiece(_ body: (UnsafeRawBufferPointer) -> Void) { response.forEachPiece(body) }
     }
 

@@ -107,6 +107,7 @@ extension CredentialContext {
         // The mode is 0600 whatever the umask (it can only remove bits), but make sure.
         var ok = fchmod(fd, 0o600) == 0
         if ok {
+            // unsafe: write(2) takes a pointer to the snapshot's bytes.
             ok = bytes.withUnsafeBytes { buf -> Bool in
                 var off = 0
                 while off < buf.count {
@@ -197,6 +198,7 @@ extension CredentialContext {
         }
         var chosen = [String]()
         while let entry = readdir(d) {
+            // unsafe: readdir(3) gives the name as a fixed C array in the dirent.
             let file = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
@@ -255,6 +257,7 @@ func readBounded(_ fd: Int32, maxBytes: Int, size: Int) -> [UInt8]? {
     var out = [UInt8](repeating: 0, count: size)
     var off = 0
     while off < out.count {
+        // unsafe: read(2) fills the array in place.
         let n = out.withUnsafeMutableBytes { read(fd, $0.baseAddress! + off, $0.count - off) }
         if n < 0 {
             if errno == EINTR { continue }

@@ -6,6 +6,10 @@ import MdocCBOR
 /// the cipher (Annex C) or the base64url encoder (OpenID4VP), so a large element is read once, by the
 /// step that transforms it, instead of being copied into the response first; `contiguous` joins them
 /// where one buffer is needed (the self-check, the prover's input).
+///
+/// Fast code (unsafe: the pieces are handed out as views of the builder's bytes and the issuer's kept
+/// bytes, valid only during the call that receives them; DeviceResponseBytesTests checks the pieces'
+/// order and count, and every front end's answer is opened and verified by the peers).
 package struct DeviceResponseBytes: Sendable {
     /// Verbatim pieces of at least this many bytes are referred to rather than copied.
     package static let referenceThreshold = 4096

@@ -179,6 +179,7 @@ package struct DocumentQuery: Sendable {
     /// in request order.
     @inline(__always)
     func forEachElement(
+        // unsafe: the element names as views of the request's own bytes, valid during `body` only (no String per element).
         _ body: (_ nameSpace: UnsafeBufferPointer<UInt8>, _ identifier: UnsafeBufferPointer<UInt8>, _ intent: Bool)
             -> Void
     ) {

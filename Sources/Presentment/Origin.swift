@@ -32,6 +32,8 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
         serialized = try result.get() ?? text
     }
 
+    // unsafe (every parse function below): the origin's UTF-8 bytes as views, read byte by byte with no
+    // String operations; every index is checked against the view's count before it is read.
     private static func lower(_ c: UInt8) -> UInt8 { c >= 0x41 && c <= 0x5a ? c | 0x20 : c }
 
     /// The byte-level parser behind `init`, no Foundation string operations. Returns nil when the input

@@ -283,6 +283,7 @@ extension Planner {
             a.sort()
             return
         }
+        // unsafe: a handful of swaps without a uniqueness check per store (RequestRuleTests holds it to the standard sort).
         a.withUnsafeMutableBufferPointer { b in
             for i in b.indices.dropFirst() {
                 let v = b[i]

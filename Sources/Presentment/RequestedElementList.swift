@@ -4,6 +4,10 @@ internal import CryptoCore
 /// the way an ItemsRequest is read in place: the planner matches them against a credential's element
 /// index by bytes, and a `String` is made per element only when the consent model shows them
 /// (`elements`). Equal elements (same namespace and identifier bytes) are listed once.
+///
+/// Fast code (unsafe: the one byte buffer and its element offsets are read in place and handed to the
+/// planner as views; every access stays within the offsets `append` recorded; tested by the DCQL and
+/// ItemsRequest suites and the fuzzers).
 package struct RequestedElementList: Sendable {
     private struct Entry: Sendable {
         let nameSpace: Range<Int>
