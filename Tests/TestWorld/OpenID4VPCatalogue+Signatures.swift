@@ -12,10 +12,7 @@ import WebEncoding
 extension OpenID4VPCatalogue {
     /// The rows about the request object: algorithms and keys, the signature, client identifiers, expected_origins and the parameters.
     static func signatureAndParameterRows(world: TestWorld) throws -> [Row] {
-        var rows = [Row]()
-        func add(_ name: String, _ raw: Data, _ expected: ExpectedRefusal, origin: String = origin) {
-            rows.append(Row(name: name, raw: raw, origin: origin, expected: expected))
-        }
+        var rows = Rows()
         let p = try parameters(world)
         let payload = JSONValue.object(
             [("client_id", .string("x509_san_dns:verifier.example"))] + p + [
@@ -25,7 +22,7 @@ extension OpenID4VPCatalogue {
         let x5c = JSONValue.array([.string(Base64.encode(world.verifierCert.der))])
 
         // Algorithms and keys.
-        add(
+        rows.add(
             "alg none",
             frame(
                 "openid4vp-v1-signed",
@@ -41,7 +38,7 @@ extension OpenID4VPCatalogue {
                 ])),
             ExpectedRefusal(OpenID4VPRule.algorithmUnsupported, at: "request", lower: "jose.unsupportedAlgorithm"))
         let leafKey = try world.verifierCert.validatedPublicKey().rawRepresentation
-        add(
+        rows.add(
             "HS256 with the leaf's public key as the secret",
             frame(
                 "openid4vp-v1-signed",
@@ -59,14 +56,14 @@ extension OpenID4VPCatalogue {
                 ])),
             ExpectedRefusal(OpenID4VPRule.algorithmUnsupported, at: "request", lower: "jose.unsupportedAlgorithm"))
         let stranger = try PrivateKey.generate(.ec(.p256))
-        add(
+        rows.add(
             "x5c of the verifier, signed with another key", try signed(world, p, key: stranger),
             ExpectedRefusal(OpenID4VPRule.signatureInvalid, at: "request", lower: "jose.signatureInvalid"))
-        add(
+        rows.add(
             "kid naming the response encryption key, no x5c",
             try signed(world, p, header: [("typ", .string("oauth-authz-req+jwt")), ("kid", .string("k"))]),
             ExpectedRefusal(OpenID4VPRule.x5cMissing, at: "request"))
-        add(
+        rows.add(
             "ES384 header over a P-256 certificate",
             frame(
                 "openid4vp-v1-signed",
@@ -81,16 +78,16 @@ extension OpenID4VPCatalogue {
                                 payload: payload, signature: { _ in [UInt8](repeating: 1, count: 96) }))
                     )
                 ])), ExpectedRefusal(OpenID4VPRule.signatureInvalid, at: "request", lower: "jose."))
-        add(
+        rows.add(
             "crit in the request object header",
             try signed(
                 world, p,
                 header: standardHeader(world) + [("crit", .array([.string("exp")])), ("exp", .number(JSONNumber(1)))]),
             ExpectedRefusal(OpenID4VPRule.algorithmUnsupported, at: "request", lower: "jose.unsupportedCritical"))
-        add(
+        rows.add(
             "typ missing", try signed(world, p, header: [("x5c", x5c)]),
             ExpectedRefusal(OpenID4VPRule.typ, at: "request"))
-        add(
+        rows.add(
             "typ JWT", try signed(world, p, header: [("typ", .string("JWT")), ("x5c", x5c)]),
             ExpectedRefusal(OpenID4VPRule.typ, at: "request"))
         var tampered = Array(try signed(world, p))
@@ -101,7 +98,7 @@ extension OpenID4VPCatalogue {
                     from: String(decoding: tampered, as: UTF8.self).utf8.startIndex, to: dot.lowerBound) + 6
             tampered[k] = tampered[k] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
         }
-        add(
+        rows.add(
             "a payload byte changed after signing", Data(tampered),
             ExpectedRefusal(OpenID4VPRule.signatureInvalid, at: "request", lower: "jose.signatureInvalid"))
 
@@ -115,17 +112,17 @@ extension OpenID4VPCatalogue {
             ("verifier.example", .clientIDNoPrefix),
             ("https://verifier.example", .prefixUnsupported),
         ] {
-            add("client_id \(prefix)", try signed(world, p, clientID: prefix), ExpectedRefusal(rule))
+            rows.add("client_id \(prefix)", try signed(world, p, clientID: prefix), ExpectedRefusal(rule))
         }
-        add(
+        rows.add(
             "x509_san_dns naming another host", try signed(world, p, clientID: "x509_san_dns:evil.example"),
             ExpectedRefusal(OpenID4VPRule.clientIDNotSAN, at: "request"))
-        add(
+        rows.add(
             "x509_hash of another certificate",
             try signed(
                 world, p, clientID: "x509_hash:" + Base64URL.encode(DigestAlgorithm.sha256.hash(world.readerCert.der))),
             ExpectedRefusal(OpenID4VPRule.clientIDNotHash, at: "request"))
-        add(
+        rows.add(
             "signed without client_id", try signed(world, p, clientID: nil),
             ExpectedRefusal(OpenID4VPRule.signedLacksClientID))
 
@@ -134,41 +131,43 @@ extension OpenID4VPCatalogue {
             "https://verifier.example/", "https://Verifier.example", "https://verifier.example:443",
             "http://verifier.example",
         ] {
-            add(
+            rows.add(
                 "expected_origins \(near)", try signed(world, p, expected: [near]),
                 ExpectedRefusal(OpenID4VPRule.originNotExpected))
         }
-        add(
+        rows.add(
             "expected_origins missing", try signed(world, p, expected: nil),
             ExpectedRefusal(OpenID4VPRule.expectedOrigins))
-        add(
+        rows.add(
             "expected_origins empty", try signed(world, p, expected: []), ExpectedRefusal(OpenID4VPRule.expectedOrigins)
         )
 
         // Parameters.
-        add(
+        rows.add(
             "response_type code", unsigned(replacing(p, "response_type", .string("code"))),
             ExpectedRefusal(OpenID4VPRule.responseType))
-        add(
+        rows.add(
             "response_mode direct_post", unsigned(replacing(p, "response_mode", .string("direct_post"))),
             ExpectedRefusal(OpenID4VPRule.responseMode))
-        add(
+        rows.add(
             "response_mode a number", unsigned(replacing(p, "response_mode", .number(JSONNumber(1)))),
             ExpectedRefusal(OpenID4VPRule.responseMode))
-        add(
+        rows.add(
             "response_mode in capitals", unsigned(replacing(p, "response_mode", .string("DC_API.JWT"))),
             ExpectedRefusal(OpenID4VPRule.responseMode))
-        add(
+        rows.add(
             "response_mode missing", unsigned(replacing(p, "response_mode", nil)),
             ExpectedRefusal(OpenID4VPRule.responseMode))
-        add("nonce missing", unsigned(replacing(p, "nonce", nil)), ExpectedRefusal(OpenID4VPRule.nonceMissing))
-        add("nonce with a space", unsigned(replacing(p, "nonce", .string("a b"))), ExpectedRefusal(OpenID4VPRule.nonce))
-        add(
+        rows.add("nonce missing", unsigned(replacing(p, "nonce", nil)), ExpectedRefusal(OpenID4VPRule.nonceMissing))
+        rows.add(
+            "nonce with a space", unsigned(replacing(p, "nonce", .string("a b"))), ExpectedRefusal(OpenID4VPRule.nonce))
+        rows.add(
             "nonce a number", unsigned(replacing(p, "nonce", .number(JSONNumber(7)))),
             ExpectedRefusal(OpenID4VPRule.nonceMissing))
-        add("dcql_query missing", unsigned(replacing(p, "dcql_query", nil)), ExpectedRefusal(OpenID4VPRule.dcqlMissing))
-        add("scope", unsigned(p + [("scope", .string("mdl"))]), ExpectedRefusal(OpenID4VPRule.scope))
-        add(
+        rows.add(
+            "dcql_query missing", unsigned(replacing(p, "dcql_query", nil)), ExpectedRefusal(OpenID4VPRule.dcqlMissing))
+        rows.add("scope", unsigned(p + [("scope", .string("mdl"))]), ExpectedRefusal(OpenID4VPRule.scope))
+        rows.add(
             "transaction_data of an unknown type",
             unsigned(
                 p + [
@@ -178,15 +177,15 @@ extension OpenID4VPCatalogue {
                     )
                 ]),
             ExpectedRefusal(OpenID4VPRule.transactionData))
-        add(
+        rows.add(
             "an unsigned request carrying a request object",
             unsigned(p + [("request", .string("e30.e30.AA"))]),
             ExpectedRefusal(OpenID4VPRule.unsignedCarriesRequestObject))
-        add(
+        rows.add(
             "a JWE where the request object should be",
             frame("openid4vp-v1-signed", .object([("request", .string("a.b.c.d.e"))])),
             ExpectedRefusal(OpenID4VPRule.requestObjectMalformed, at: "request", lower: "jose.malformed"))
 
-        return rows
+        return rows.list
     }
 }

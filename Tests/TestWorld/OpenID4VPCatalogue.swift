@@ -112,6 +112,16 @@ public enum OpenID4VPCatalogue {
             "openid4vp-v1-multisigned", .object([("payload", .string(payload)), ("signatures", .array([good, bad]))]))
     }
 
+    /// Collects one part's rows.
+    struct Rows {
+        private(set) var list = [Row]()
+        mutating func add(
+            _ name: String, _ raw: Data, _ expected: ExpectedRefusal, origin: String = OpenID4VPCatalogue.origin
+        ) {
+            list.append(Row(name: name, raw: raw, origin: origin, expected: expected))
+        }
+    }
+
     public static func rows(world: TestWorld) throws -> [Row] {
         try signatureAndParameterRows(world: world) + responseAndQueryRows(world: world)
     }
