@@ -21,7 +21,8 @@ ROOT = os.path.dirname(HERE)
 TAG = "py3-none-linux_x86_64"
 
 
-def _project() -> dict:
+def project_table() -> dict:
+    """The [project] table of pyproject.toml."""
     path = os.path.join(HERE, "pyproject.toml")
     try:
         import tomllib
@@ -71,7 +72,7 @@ def get_requires_for_build_wheel(config_settings=None):
 
 
 def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
-    project = _project()
+    project = project_table()
     info = os.path.join(metadata_directory, _dist_info(project))
     os.makedirs(info, exist_ok=True)
     with open(os.path.join(info, "METADATA"), "wb") as f:
@@ -84,7 +85,7 @@ def write_wheel(wheel_directory, library, licenses=(), generator="python/build_b
     project's LICENSE and NOTICE, and `licenses` ((name, path) pairs: more licence texts, under
     dist-info/licenses/) into `wheel_directory`; returns its file name. scripts/package.sh writes the
     release wheel with it too (before auditwheel)."""
-    project = _project()
+    project = project_table()
     info = _dist_info(project)
     package = os.path.join(HERE, "mdoc_respond")
     files = {}

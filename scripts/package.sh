@@ -103,8 +103,8 @@ libzstd.so.1 (Debian 12: libssl3 libzstd1; Debian 13: libssl3t64 libzstd1), pres
 TXT
 tar -C "$work" --owner=0 --group=0 --sort=name -czf "$dist/$sdk.tar.gz" "$sdk"
 
-# The wheel: written here (a zip with the package, the library and its metadata; no build backend),
-# then `auditwheel repair` copies the libraries it needs outside the manylinux set (libcrypto, libzstd)
+# The wheel: written by python/build_backend.py's writer (the one `pip install ./python` uses), then
+# `auditwheel repair` copies the libraries it needs outside the manylinux set (libcrypto, libzstd)
 # into mdoc_respond.libs/ under private names and tags it manylinux.
 python3 - "$work" "$soname" "$version" <<'PY'
 import sys
@@ -112,7 +112,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, "python")
 import build_backend
 work, soname, version = sys.argv[1:4]
-assert build_backend._project()["version"] == version, "python/pyproject.toml's version is not VERSION's"
+assert build_backend.project_table()["version"] == version, "python/pyproject.toml's version is not VERSION's"
 # With the licences of the copies of OpenSSL and Zstandard auditwheel puts into the wheel (Debian's
 # copyright files of the packages they come from).
 build_backend.write_wheel(

@@ -36,7 +36,20 @@ for f in dist/mdoc-respond_"$version"_amd64.deb dist/libmdocrespond*_"$version"_
     [ -f "$f" ] || { echo "release-roots: $f is missing (scripts/package.sh)" >&2; exit 1; }
 done
 python=$(scripts/interop-venv.sh)
-python3 - /tmp/mdoc-release-examples <<'PY'
+# Run as root: nothing is written under a path another user could have prepared. The examples go to a
+# fresh private directory; the roots' directory must be root's own real directory (not a symlink).
+examples=$(mktemp -d "${TMPDIR:-/tmp}/mdoc-release-examples.XXXXXX")
+roots=/var/tmp/mdoc-roots
+trap 'rm -rf "$examples"' EXIT
+if [ -e "$roots" ] || [ -L "$roots" ]; then
+    if [ -L "$roots" ] || [ ! -d "$roots" ] || [ "$(stat -c %u "$roots")" != 0 ]; then
+        echo "release-roots: $roots is not root's own directory; remove it first" >&2
+        exit 1
+    fi
+else
+    mkdir -m 0700 "$roots"
+fi
+python3 - "$examples" <<'PY'
 import os, re, sys
 os.makedirs(sys.argv[1], exist_ok=True)
 text = open("README.md").read()
@@ -47,21 +60,21 @@ PY
 
 step() { printf '\n[%s] $ %s\n' "$suite" "$*"; }
 for suite in "${suites[@]}"; do
-    root=/var/tmp/mdoc-roots/$suite
+    root=$roots/$suite
     if [ $keep -eq 0 ] || [ ! -x "$root/usr/bin/apt-get" ]; then
         rm -rf "$root"
         mkdir -p "$root"
         step debootstrap --variant=minbase "$suite" "$root" "$mirror"
-        debootstrap --variant=minbase "$suite" "$root" "$mirror" > "/var/tmp/mdoc-roots/$suite.debootstrap.log" 2>&1 \
-            || { tail -20 "/var/tmp/mdoc-roots/$suite.debootstrap.log" >&2; exit 1; }
+        debootstrap --variant=minbase "$suite" "$root" "$mirror" > "$roots/$suite.debootstrap.log" 2>&1 \
+            || { tail -20 "$roots/$suite.debootstrap.log" >&2; exit 1; }
     fi
     mountpoint -q "$root/proc" || mount -t proc proc "$root/proc"
     mountpoint -q "$root/dev" || mount --bind /dev "$root/dev"
-    trap 'umount "$root/proc" "$root/dev" 2>/dev/null || true' EXIT
+    trap 'umount "$root/proc" "$root/dev" 2>/dev/null || true; rm -rf "$examples"' EXIT
     in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"; }
     rm -rf "$root/tmp/mdoc"
     mkdir -p "$root/tmp/mdoc"
-    cp dist/*.deb "${wheel[0]}" "dist/$sdk.tar.gz" /tmp/mdoc-release-examples/* "$root/tmp/mdoc/"
+    cp dist/*.deb "${wheel[0]}" "dist/$sdk.tar.gz" "$examples"/* "$root/tmp/mdoc/"
     rm -rf "$root/opt/mdoc-respond"
     mkdir -p "$root/opt/mdoc-respond"
     cp -r dist/mdoc-respond dist/mdoc-respond-data "$root/opt/mdoc-respond/"
@@ -69,7 +82,7 @@ for suite in "${suites[@]}"; do
     in_root cat /etc/debian_version
     step "apt-get install ./mdoc-respond_${version}_amd64.deb ./libmdocrespond*.deb python3-venv gcc libc6-dev pkg-config ca-certificates"
     in_root sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq /tmp/mdoc/*.deb python3-venv gcc libc6-dev pkg-config ca-certificates' \
-        > "/var/tmp/mdoc-roots/$suite.apt.log" 2>&1 || { tail -30 "/var/tmp/mdoc-roots/$suite.apt.log" >&2; exit 1; }
+        > "$roots/$suite.apt.log" 2>&1 || { tail -30 "$roots/$suite.apt.log" >&2; exit 1; }
     # The host's local certificate authorities (e.g. a TLS-inspecting egress), so the root reaches PyPI
     # as the host does; nothing else of the host goes in.
     if ls /usr/local/share/ca-certificates/*.crt > /dev/null 2>&1; then
@@ -91,9 +104,9 @@ for suite in "${suites[@]}"; do
     step "/usr/share/mdoc-respond/zk-setup.sh (the installer the CLI's advice names; pip from the venv below)"
     in_root sh -c 'rm -rf /tmp/venv && python3 -m venv /tmp/venv && PATH=/tmp/venv/bin:$PATH /usr/share/mdoc-respond/zk-setup.sh'
     step "mdoc-respond demo"
-    in_root sh -c 'cd /tmp && mdoc-respond demo' > "/var/tmp/mdoc-roots/$suite.demo.log" 2>&1 \
-        || { cat "/var/tmp/mdoc-roots/$suite.demo.log" >&2; exit 1; }
-    grep -E "verified|skipped|age_over_18" "/var/tmp/mdoc-roots/$suite.demo.log" | head -12
+    in_root sh -c 'cd /tmp && mdoc-respond demo' > "$roots/$suite.demo.log" 2>&1 \
+        || { cat "$roots/$suite.demo.log" >&2; exit 1; }
+    grep -E "verified|skipped|age_over_18" "$roots/$suite.demo.log" | head -12
     step "/tmp/venv/bin/pip install --no-index /tmp/mdoc/$(basename "${wheel[0]}")"
     in_root sh -c "/tmp/venv/bin/pip install -q --no-index /tmp/mdoc/$(basename "${wheel[0]}") && /tmp/venv/bin/python -c 'import mdoc_respond; print(\"mdoc_respond\", mdoc_respond.__version__)'"
     step "cc example.c \$(pkg-config --cflags --libs mdocrespond)   (libmdocrespond-dev)"
@@ -114,5 +127,5 @@ for suite in "${suites[@]}"; do
         "sdk-example=sh -c 'cp \"\$0\" $req && exec chroot $root /usr/bin/env LD_LIBRARY_PATH=/tmp/mdoc/$sdk/lib /tmp/mdoc/sdk-example /tmp/ctx /tmp/mdoc/request.json \"\$1\"'" \
         "standalone-cli=sh -c 'cp \"\$0\" $req && exec chroot $root /opt/mdoc-respond/mdoc-respond respond --context /tmp/ctx --request /tmp/mdoc/request.json --origin \"\$1\"'"
     umount "$root/proc" "$root/dev"
-    trap - EXIT
+    trap 'rm -rf "$examples"' EXIT
 done

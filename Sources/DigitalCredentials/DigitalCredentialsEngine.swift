@@ -298,7 +298,6 @@ public final class DigitalCredentialsEngine: Sendable {
         var owner: PresentationProtocol?
         // Read straight from the caller's buffer (no copy of the request; its size read there too:
         // each look into a `Data`'s storage is a dynamically checked access).
-        // unsafe: the request read in place from the caller's Data.
         let found: Result<RequestEnvelope, PresentmentError> = raw.withUnsafeBytes { bytes in
             Result { () throws(PresentmentError) in
                 guard bytes.count <= limits.maxRequestBytes else { throw PresentmentError(FramingRule.tooLarge) }

@@ -22,8 +22,8 @@ public enum EngineStage: String, Sendable, Hashable, CaseIterable {
     /// When the clock started (monotonic seconds).
     public let start: Double
     @usableFromInline var last: Double
-    @usableFromInline var durations = [Double](repeating: 0, count: EngineStage.allCases.count)
-    @usableFromInline var ran = [Bool](repeating: false, count: EngineStage.allCases.count)
+    /// Seconds per stage, in `EngineStage` order; nil for a stage that did not run.
+    @usableFromInline var durations: (Double?, Double?, Double?, Double?, Double?) = (nil, nil, nil, nil, nil)
 
     /// A clock started now.
     public init() {
@@ -34,15 +34,23 @@ public enum EngineStage: String, Sendable, Hashable, CaseIterable {
     /// Ends `stage` now: the time since the previous mark (or the start) is added to it.
     @inlinable public func mark(_ stage: EngineStage) {
         let t = StageClock.now()
-        let i = EngineStage.allCases.firstIndex(of: stage)!
-        durations[i] += t - last
-        ran[i] = true
+        let d = t - last
+        switch stage {
+        case .read: durations.0 = (durations.0 ?? 0) + d
+        case .check: durations.1 = (durations.1 ?? 0) + d
+        case .plan: durations.2 = (durations.2 ?? 0) + d
+        case .build: durations.3 = (durations.3 ?? 0) + d
+        case .seal: durations.4 = (durations.4 ?? 0) + d
+        }
         last = t
     }
 
     /// The seconds each stage that ran took, in stage order.
     public var stages: [(EngineStage, Double)] {
-        EngineStage.allCases.enumerated().compactMap { i, s in ran[i] ? (s, durations[i]) : nil }
+        let (r, c, p, b, s) = durations
+        return [(EngineStage.read, r), (.check, c), (.plan, p), (.build, b), (.seal, s)].compactMap { stage, d in
+            d.map { (stage, $0) }
+        }
     }
 
     /// The monotonic clock, in seconds.
